@@ -1,0 +1,1 @@
+"""Naming and type conventions: pure functions from the schema model to typed values."""

@@ -1,0 +1,79 @@
+"""Python conventions: default values and type hints for the generated structops.* functions."""
+
+from __future__ import annotations
+
+import re
+
+from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, Return, Type
+
+# Schema defaults that are names in PyTorch's manifest, and their Python spelling.
+_NAMED_DEFAULTS = {
+    "True": "True", "False": "False", "None": "None",
+    "contiguous_format": "torch.contiguous_format",
+    "long": "torch.long", "float": "torch.float",
+    "Mean": "1", "Sum": "2",  # at::Reduction
+    "inf": "math.inf", "-inf": "-math.inf",
+}
+_NUMBER = re.compile(r"^-?\d+(\.\d*)?([eE]-?\d+)?$")
+
+
+def default(text: str) -> str | None:
+    """The Python literal for a schema default, or None when there is no faithful one."""
+    if text in _NAMED_DEFAULTS:
+        return _NAMED_DEFAULTS[text]
+    if _NUMBER.match(text) or (text[:1] in "\"'" and text[-1:] == text[:1]):
+        return text
+    if text.startswith("[") and text.endswith("]"):
+        items = [x.strip() for x in text[1:-1].split(",") if x.strip()]
+        converted = [default(x) for x in items]
+        if all(c is not None for c in converted):
+            return "(" + "".join(f"{c}, " for c in converted).rstrip(" ") + ")"
+    return None
+
+
+_HINT = {
+    BaseTy.Tensor: "Tensor",
+    BaseTy.int: "int",
+    BaseTy.SymInt: "int | torch.SymInt",
+    BaseTy.float: "float",
+    BaseTy.bool: "bool",
+    BaseTy.str: "str",
+    BaseTy.Scalar: "Number",
+    BaseTy.ScalarType: "torch.dtype",
+    BaseTy.Layout: "torch.layout",
+    BaseTy.Device: "torch.device | str",
+    BaseTy.MemoryFormat: "torch.memory_format",
+    BaseTy.Generator: "torch.Generator",
+}
+
+
+def hint(t: Type) -> str:
+    if isinstance(t, BaseType):
+        return _HINT.get(t.name, "Any")
+    if isinstance(t, OptionalType):
+        return f"{hint(t.elem)} | None"
+    if isinstance(t, ListType):
+        elem = hint(t.elem)
+        return f"Sequence[{elem}]" if t.size is None else f"Sequence[{elem}] | {elem}"
+    return "Any"
+
+
+def return_hint(returns: tuple[Return, ...]) -> str:
+    def one(r: Return) -> str:
+        return "list[Tensor]" if isinstance(r.type, ListType) else hint(r.type)
+
+    if not returns:
+        return "None"
+    if len(returns) == 1:
+        return one(returns[0])
+    return "tuple[" + ", ".join(one(r) for r in returns) + "]"
+
+
+def parameter(a: Argument, with_hint: bool) -> str:
+    text = a.name
+    if with_hint:
+        text += f": {hint(a.type)}"
+    if a.default is not None:
+        value = default(a.default)
+        text += f" = {value if value is not None else '...'}" if with_hint else f"={value}"
+    return text

@@ -1,0 +1,102 @@
+"""Contexts for the generated Python module (structops._ops) and its type stub.
+
+Each Python function calls the dispatcher's OpOverload, so structops.add(...) traces under
+torch.compile exactly like torch.ops.structops.add.Tensor(...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.api import python
+from codegen.errors import SpecError
+from codegen.manifest import Manifest, NativeFunction
+from codegen.model import Argument, SchemaKind
+
+
+@dataclass(frozen=True)
+class PyFunction:
+    name: str
+    params: str  # the def's parameter list
+    stub_params: str  # with type hints, for the .pyi
+    stub_return: str
+    doc: str
+    # Direct calls: the functional overload, and the out= overload (or None).
+    call_args: str  # "self, other, alpha=alpha"
+    op: str | None  # "add.Tensor"; None means "resolve among overloads" (packet call)
+    out_op: str | None
+    out_names: tuple[str, ...]
+
+
+def _doc(fns: list[NativeFunction]) -> str:
+    text = next((f.doc for f in fns if f.doc), "")
+    schemas = "\n".join(f"    {f.func}" for f in fns)
+    return (text + "\n\n" if text else "") + "Overloads (torch.ops.structops.*):\n" + schemas
+
+
+def _check_defaults(fn: NativeFunction) -> None:
+    for a in fn.func.arguments.all:
+        if a.default is not None and python.default(a.default) is None:
+            raise SpecError(fn.loc.path, fn.loc.line, str(fn.func),
+                            f"default '{a.default}' of '{a.name}' has no Python equivalent",
+                            "use a number, bool, None, string or list default")
+
+
+def _direct(name: str, fn: NativeFunction, out: NativeFunction | None, fns: list[NativeFunction]) -> PyFunction:
+    _check_defaults(fn)
+    args = fn.func.arguments
+    call = [a.name for a in args.positional] + [f"{a.name}={a.name}" for a in args.kwarg_only]
+
+    def sig(with_hint: bool) -> str:
+        positional = [python.parameter(a, with_hint) for a in args.positional]
+        keyword = [python.parameter(a, with_hint) for a in args.kwarg_only]
+        if out is not None:
+            outs = out.func.arguments.out
+            if with_hint:
+                kind = "Tensor" if len(outs) == 1 else "tuple[" + ", ".join("Tensor" for _ in outs) + "]"
+                keyword.append(f"out: {kind} | None = None")
+            else:
+                keyword.append("out=None")
+        return ", ".join(positional + (["*"] + keyword if keyword else []))
+
+    return PyFunction(
+        name=name,
+        params=sig(False),
+        stub_params=sig(True),
+        stub_return=python.return_hint(fn.func.returns),
+        doc=_doc(fns),
+        call_args=", ".join(call),
+        op=str(fn.func.name),
+        out_op=str(out.func.name) if out else None,
+        out_names=tuple(o.name for o in out.func.arguments.out) if out else (),
+    )
+
+
+def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
+    return PyFunction(
+        name=name, params="*args, **kwargs", stub_params="*args: Any, **kwargs: Any",
+        stub_return=python.return_hint(fns[0].func.returns), doc=_doc(fns),
+        call_args="*args, **kwargs", op=None, out_op=None, out_names=(),
+    )
+
+
+def python_functions(manifest: Manifest) -> list[PyFunction]:
+    by_name: dict[str, list[NativeFunction]] = {}
+    for fn in manifest.functions:
+        by_name.setdefault(str(fn.func.name.name), []).append(fn)
+    result = []
+    for name, fns in by_name.items():
+        non_out = [f for f in fns if f.kind is not SchemaKind.out]
+        outs = [f for f in fns if f.kind is SchemaKind.out]
+        if len(non_out) == 1 and len(outs) <= 1:
+            fn, out = non_out[0], (outs[0] if outs else None)
+            if out is None or [(a.name, a.type, a.default) for a in fn.func.arguments.all] == [
+                (a.name, a.type, a.default) for a in out.func.arguments.non_out
+            ]:
+                result.append(_direct(name, fn, out, fns))
+                continue
+        if len(non_out) == 0 and len(outs) == 1:
+            result.append(_direct(name, outs[0], None, fns))
+            continue
+        result.append(_packet(name, fns))
+    return result

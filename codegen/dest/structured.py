@@ -1,0 +1,218 @@
+"""Contexts for the per-op declaration headers and the per-dispatch-key wrapper shards.
+
+The meta function takes the functional arguments and returns one TensorSpec per out argument
+(plus the ``precomputed`` values); the impl takes the same arguments, with precomputed values in
+place of the ones they replace, and writes tensors that match the specs exactly.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from codegen.api import cpp, names
+from codegen.errors import SpecError
+from codegen.manifest import DispatchKey, Manifest, NativeFunction, StructuredGroup
+from codegen.model import Argument, BaseTy, BaseType
+
+
+@dataclass(frozen=True)
+class MetaDecl:
+    struct: str
+    function: str
+    outputs: tuple[str, ...]
+    precomputed: tuple[cpp.Binding, ...]  # extra struct fields
+    params: str
+    describes: str  # "add.out, add.Tensor, add_.Tensor"
+
+
+@dataclass(frozen=True)
+class KernelDecl:
+    """A hand-written kernel the generated code calls: an impl or an unstructured kernel."""
+
+    name: str
+    returns: str
+    params: str
+    key: str
+    op: str
+
+
+@dataclass(frozen=True)
+class OpHeader:
+    group: str
+    meta: MetaDecl | None
+    kernels: tuple[KernelDecl, ...]
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    name: str
+    op: str
+    kind: str  # functional | inplace | out
+    returns: str
+    params: str
+    meta_call: str
+    device: str
+    inputs: str  # initializer list of NamedTensor
+    outs: tuple[str, ...]  # out argument names, in order
+    impl_prefix: str | None  # "impl::add_out_cpu(self, other, alpha, " or None for Meta
+    pointwise: bool
+
+
+@dataclass(frozen=True)
+class Registration:
+    op: str
+    function: str
+
+
+@dataclass(frozen=True)
+class WrapperShard:
+    key: str
+    headers: tuple[str, ...]
+    wrappers: tuple[Wrapper, ...]
+    registrations: tuple[Registration, ...]
+
+
+def _bindings_or_error(fn: NativeFunction, args: tuple[Argument, ...]) -> tuple[cpp.Binding, ...]:
+    try:
+        return cpp.arguments(args)
+    except cpp.UnsupportedType as e:
+        raise SpecError(fn.loc.path, fn.loc.line, str(fn.func), str(e),
+                        "use a type structops maps to C++ (see codegen/api/cpp.py)") from None
+
+
+def _params(bindings: tuple[cpp.Binding, ...]) -> str:
+    return ", ".join(b.decl() for b in bindings)
+
+
+def _meta_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
+    # The meta function reads its inputs only: every argument is taken as an input.
+    args = tuple(Argument(a.name, a.type, a.default, None) for a in group.out.func.arguments.non_out)
+    return _bindings_or_error(group.out, args)
+
+
+def _impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
+    pre = group.out.precomputed
+    replaced = dict(pre.replace) if pre else {}
+    out_args = group.out.func.arguments.out
+    params: list[cpp.Binding] = []
+    for b, a in zip(_meta_params(group), group.out.func.arguments.non_out):
+        if a.name in replaced:
+            params.extend(_bindings_or_error(group.out, replaced[a.name]))
+        else:
+            params.append(b)
+    if pre:
+        params.extend(_bindings_or_error(group.out, pre.add))
+    params.extend(cpp.Binding("const at::Tensor&", cpp.cpp_name(o.name)) for o in out_args)
+    return tuple(params)
+
+
+def op_header(group: StructuredGroup) -> OpHeader:
+    pre = group.out.precomputed
+    fields = ()
+    if pre:
+        fields = tuple(
+            cpp.Binding(cpp.value_type(a.type), cpp.cpp_name(a.name)) for a in pre.all_values
+        )
+    meta = MetaDecl(
+        struct=names.meta_result_struct(group),
+        function=names.meta_function(group),
+        outputs=tuple(cpp.cpp_name(o.name) for o in group.out.func.arguments.out),
+        precomputed=fields,
+        params=_params(_meta_params(group)),
+        describes=", ".join(str(f.func.name) for f in group.members),
+    )
+    kernels = tuple(
+        KernelDecl(kernel, "void", _params(_impl_params(group)), key.value, str(group.out.func.name))
+        for key, kernel in group.out.dispatch
+    )
+    return OpHeader(group.name, meta, kernels)
+
+
+def unstructured_header(fn: NativeFunction) -> OpHeader:
+    ret = cpp.return_type(fn.func.returns)
+    params = _params(_bindings_or_error(fn, fn.func.arguments.all))
+    kernels = tuple(KernelDecl(k, ret, params, key.value, str(fn.func.name)) for key, k in fn.dispatch)
+    return OpHeader(fn.func.name.unambiguous, None, kernels)
+
+
+def _device_expr(key: DispatchKey, fn: NativeFunction) -> str:
+    if key is DispatchKey.CPU:
+        return "at::kCPU"
+    if key is DispatchKey.Meta:
+        return "at::kMeta"
+    first = next(a for a in fn.func.arguments.all if a.type == BaseType(BaseTy.Tensor))
+    return f"{cpp.cpp_name(first.name)}.device()"
+
+
+def _named_tensors(args: tuple[Argument, ...]) -> str:
+    return ", ".join(
+        f'{{"{a.name}", {cpp.cpp_name(a.name)}}}' for a in args if a.type == BaseType(BaseTy.Tensor)
+    )
+
+
+def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wrapper:
+    ret, bindings = cpp.kernel_signature(fn.func)
+    non_out = fn.func.arguments.non_out
+    meta_args = ", ".join(cpp.cpp_name(a.name) for a in non_out)
+    impl_prefix = None
+    kernel = group.impl_name(key)
+    if kernel is not None:
+        pre = group.out.precomputed
+        replaced = dict(pre.replace) if pre else {}
+        args = []
+        for a in non_out:
+            if a.name in replaced:
+                args.extend(f"meta.{cpp.cpp_name(p.name)}" for p in replaced[a.name])
+            else:
+                args.append(cpp.cpp_name(a.name))
+        if pre:
+            args.extend(f"meta.{cpp.cpp_name(p.name)}" for p in pre.add)
+        impl_prefix = f"impl::{kernel}(" + "".join(f"{x}, " for x in args)
+    return Wrapper(
+        name=names.wrapper(fn, key),
+        op=str(fn.func.name),
+        kind=fn.kind.value,
+        returns=ret,
+        params=_params(bindings),
+        meta_call=f"meta::{names.meta_function(group)}({meta_args})",
+        device=_device_expr(key, fn),
+        inputs=_named_tensors(non_out),
+        outs=tuple(cpp.cpp_name(o.name) for o in group.out.func.arguments.out),
+        impl_prefix=impl_prefix,
+        pointwise="pointwise" in group.out.tags,
+    )
+
+
+def shard_of(name: str, shards: int) -> int:
+    """A stable shard for a group: the same op always lands in the same translation unit."""
+    return zlib.crc32(name.encode()) % shards
+
+
+def wrapper_shards(manifest: Manifest, key: DispatchKey, shards: int) -> list[WrapperShard]:
+    """Wrappers and registrations for one dispatch key, split into ``shards`` files."""
+    buckets: list[tuple[list[str], list[Wrapper], list[Registration]]] = [([], [], []) for _ in range(shards)]
+    for group in manifest.groups:
+        if key is not DispatchKey.Meta and group.impl_name(key) is None:
+            continue
+        headers, wrappers, regs = buckets[shard_of(group.name, shards)]
+        headers.append(names.group_header(group.name))
+        for fn in group.members:
+            w = _wrapper(group, fn, key)
+            wrappers.append(w)
+            regs.append(Registration(w.op, w.name))
+    for fn in manifest.unstructured:
+        kernel = dict(fn.dispatch).get(key)
+        if kernel is None:
+            continue
+        headers, _, regs = buckets[shard_of(fn.func.name.unambiguous, shards)]
+        headers.append(names.group_header(fn.func.name.unambiguous))
+        regs.append(Registration(str(fn.func.name), f"impl::{kernel}"))
+    return [
+        WrapperShard(key.value, tuple(h), tuple(w), tuple(r)) for h, w, r in buckets
+    ]
+
+
+def all_headers(manifest: Manifest) -> list[OpHeader]:
+    return [op_header(g) for g in manifest.groups] + [unstructured_header(f) for f in manifest.unstructured]
+

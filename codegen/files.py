@@ -1,0 +1,73 @@
+"""FileManager: render every output first, then write only the files whose content changed.
+
+Rendering everything before writing anything means a SpecError (or a template bug) leaves the
+output folder as it was: no half-written generation. Unchanged files keep their mtime, so a
+no-op regeneration recompiles nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+TEMPLATES = Path(__file__).parent / "templates"
+REGENERATE = "python -m codegen (run by the CMake build)"
+
+_COMMENT = {".cpp": "//", ".h": "//", ".cu": "//", ".cuh": "//", ".py": "#", ".pyi": "#", ".cmake": "#"}
+
+
+def make_environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def banner(path: str, template: str, source: str) -> str:
+    mark = _COMMENT[Path(path).suffix]
+    return (
+        f"{mark} @generated from {source} by codegen/templates/{template} — DO NOT EDIT.\n"
+        f"{mark} Regenerate with: {REGENERATE}\n"
+    )
+
+
+@dataclass
+class FileManager:
+    out_dir: Path
+    source: str  # the manifest's name, for the banner
+    env: jinja2.Environment = field(default_factory=make_environment)
+    planned: dict[str, str] = field(default_factory=dict)
+
+    def render(self, path: str, template: str, **context: Any) -> None:
+        if path in self.planned:
+            raise RuntimeError(f"codegen bug: {path} rendered twice")
+        body = self.env.get_template(template).render(**context)
+        self.planned[path] = banner(path, template, self.source) + body
+
+    def commit(self, owned_dirs: tuple[str, ...] = ()) -> list[str]:
+        """Write changed files; delete stale files in ``owned_dirs``. Returns what was written."""
+        written = []
+        for rel, text in sorted(self.planned.items()):
+            dest = self.out_dir / rel
+            if dest.exists() and dest.read_text() == text:
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(dest.name + ".tmp")
+            tmp.write_text(text)
+            tmp.replace(dest)
+            written.append(rel)
+        for d in owned_dirs:
+            folder = self.out_dir / d
+            if not folder.is_dir():
+                continue
+            for f in folder.iterdir():
+                if f.relative_to(self.out_dir).as_posix() not in self.planned:
+                    f.unlink()
+        return written

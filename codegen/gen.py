@@ -1,0 +1,48 @@
+"""Orchestration: manifest -> every generated file, through the FileManager."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codegen.api import names
+from codegen.dest import python_api, registration, structured
+from codegen.files import FileManager
+from codegen.manifest import DispatchKey, Manifest
+
+# Keys with wrapper shards, and the file stem of each. CUDA shards are compiled only when the
+# installed torch has CUDA (ARCHITECTURE decision 6).
+WRAPPER_KEYS = (DispatchKey.CPU, DispatchKey.Meta, DispatchKey.CUDA)
+OPS_HEADER_DIR = "include/structops/ops"
+
+
+def fixed_outputs(shards: int) -> list[str]:
+    """Files whose names do not depend on the manifest: what CMake compiles and installs.
+
+    Per-op headers are not listed: the compiler's dependency files track them.
+    """
+    files = ["src/registration.cpp"]
+    for key in WRAPPER_KEYS:
+        files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
+    files += ["python/structops/_ops.py", "python/structops/_ops.pyi"]
+    return files
+
+
+def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
+    for header in structured.all_headers(manifest):
+        fm.render(f"include/{names.group_header(header.group)}", "op_declarations.h.j2", header=header)
+    fm.render("src/registration.cpp", "registration.cpp.j2", defs=registration.defs(manifest))
+    for key in WRAPPER_KEYS:
+        for i, shard in enumerate(structured.wrapper_shards(manifest, key, shards)):
+            fm.render(f"src/wrappers_{key.value.lower()}_{i}.cpp", "wrappers.cpp.j2", shard=shard)
+    functions = python_api.python_functions(manifest)
+    fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions)
+    fm.render("python/structops/_ops.pyi", "ops.pyi.j2", functions=functions)
+    missing = set(fixed_outputs(shards)) - set(fm.planned)
+    assert not missing, f"codegen bug: fixed outputs not rendered: {missing}"
+
+
+def generate(manifest: Manifest, out_dir: Path, shards: int) -> list[str]:
+    fm = FileManager(out_dir, Path(manifest.path).name)
+    fm.env.filters["tag_enum"] = lambda tag: f"at::Tag::{tag}"
+    render_all(manifest, fm, shards)
+    return fm.commit(owned_dirs=(OPS_HEADER_DIR,))

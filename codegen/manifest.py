@@ -1,0 +1,405 @@
+"""Manifest entries (one per ``- func:``) and structured groups, with every check on them.
+
+The keys mean what they mean in PyTorch's native_functions.yaml; ``doc`` is ours. Each problem is
+a SpecError naming the file, the line of the offending key and the entry's schema.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen.errors import SpecError
+from codegen.load import LineDict, read_manifest_entries
+from codegen.model import (
+    Argument,
+    FunctionSchema,
+    OperatorName,
+    SchemaKind,
+    SchemaSyntaxError,
+    is_tensor_like,
+)
+
+
+class DispatchKey(enum.Enum):
+    CPU = "CPU"
+    CUDA = "CUDA"
+    Meta = "Meta"
+
+
+# Keys of PyTorch's manifest that structops implements, plus its own additions.
+SUPPORTED_KEYS = (
+    "func", "structured", "structured_delegate", "precomputed", "dispatch", "tags", "variants",
+    "doc",
+)
+# Keys PyTorch knows that structops does not implement yet: named so the error can say so.
+PYTORCH_ONLY_KEYS = (
+    "structured_inherits", "autogen", "python_module", "category_override",
+    "manual_kernel_registration", "manual_cpp_binding", "device_guard", "device_check",
+    "cpp_no_default_args", "use_const_ref_for_mutable_tensors", "ufunc_inner_loop",
+    "has_composite_implicit_autograd_kernel", "abstract",
+)
+
+# at::Tag values of torch 2.11..2.13 (torchgen/packaged/ATen/native/tags.yaml); a test keeps
+# this list in step with the installed torch.
+KNOWN_TAGS = (
+    "inplace_view", "pt2_compliant_tag", "view_copy", "dynamic_output_shape",
+    "data_dependent_output", "generated", "nondeterministic_seeded", "nondeterministic_bitwise",
+    "needs_exact_strides", "needs_contiguous_strides", "needs_fixed_stride_order",
+    "flexible_layout", "maybe_aliasing_or_mutating", "core", "pointwise", "reduction",
+    "cudagraph_unsafe", "inplace", "out",
+)
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Precomputed:
+    """PyTorch's ``precomputed:``: values the meta function computes and the impl receives.
+
+    ``replace`` maps an argument name to the arguments that stand for it in the impl signature;
+    ``add`` are extra values appended after all arguments.
+    """
+
+    replace: tuple[tuple[str, tuple[Argument, ...]], ...]
+    add: tuple[Argument, ...]
+
+    @property
+    def all_values(self) -> tuple[Argument, ...]:
+        return tuple(a for _, args in self.replace for a in args) + self.add
+
+
+@dataclass(frozen=True)
+class NativeFunction:
+    func: FunctionSchema
+    loc: Location
+    structured: bool
+    structured_delegate: OperatorName | None
+    precomputed: Precomputed | None
+    dispatch: tuple[tuple[DispatchKey, str], ...]
+    tags: tuple[str, ...]
+    doc: str
+
+    @property
+    def kind(self) -> SchemaKind:
+        return self.func.kind()
+
+
+@dataclass(frozen=True)
+class StructuredGroup:
+    """One structured kernel: the out= entry that owns meta + impl, and its delegating variants."""
+
+    out: NativeFunction
+    functional: NativeFunction | None
+    inplace: NativeFunction | None
+
+    @property
+    def name(self) -> str:
+        """The name of the meta function and generated files: the functional's, else out's."""
+        if self.functional is not None:
+            return self.functional.func.name.unambiguous
+        return self.out.func.name.unambiguous
+
+    @property
+    def members(self) -> tuple[NativeFunction, ...]:
+        return tuple(f for f in (self.functional, self.inplace, self.out) if f is not None)
+
+    def impl_name(self, key: DispatchKey) -> str | None:
+        return dict(self.out.dispatch).get(key)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: str
+    functions: tuple[NativeFunction, ...]
+    groups: tuple[StructuredGroup, ...]
+    # Entries that name their kernels directly (no meta function): registered as they are.
+    unstructured: tuple[NativeFunction, ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# Single entries
+
+
+def _err(path: str, entry: LineDict, key: str | None, op: str | None, problem: str, fix: str) -> SpecError:
+    line = entry.line_of(key) if key else entry.line
+    return SpecError(path, line, op, problem, fix)
+
+
+def _parse_precomputed(path: str, entry: LineDict, op: str, schema: FunctionSchema) -> Precomputed | None:
+    raw = entry.get("precomputed")
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise _err(path, entry, "precomputed", op, "'precomputed' must be a list of strings",
+                   "write e.g. '- dim -> int dim' or '- bool is_contiguous'")
+    arg_names = {a.name for a in schema.arguments.all}
+    replace: list[tuple[str, tuple[Argument, ...]]] = []
+    add: list[Argument] = []
+    for item in raw:
+        lhs, arrow, rhs = item.partition("->")
+        try:
+            if arrow:
+                name = lhs.strip()
+                if name not in arg_names:
+                    raise _err(path, entry, "precomputed", op,
+                               f"precomputed replaces '{name}', which is not an argument",
+                               f"use one of: {', '.join(sorted(arg_names))}")
+                replace.append((name, _parse_arg_list(rhs.strip())))
+            else:
+                add.extend(_parse_arg_list(item.strip()))
+        except SchemaSyntaxError as e:
+            raise _err(path, entry, "precomputed", op, f"bad precomputed value '{item}': {e}",
+                       "write values as '<type> <name>', e.g. 'int dim'") from None
+    return Precomputed(tuple(replace), tuple(add))
+
+
+def _parse_arg_list(text: str) -> tuple[Argument, ...]:
+    args = []
+    for part in text.split(","):
+        arg = Argument.parse(part.strip())
+        if arg.default is not None:
+            raise SchemaSyntaxError(f"'{part.strip()}' is not '<type> <name>'")
+        args.append(arg)
+    return tuple(args)
+
+
+def _parse_dispatch(path: str, entry: LineDict, op: str) -> tuple[tuple[DispatchKey, str], ...]:
+    raw = entry.get("dispatch")
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise _err(path, entry, "dispatch", op, "'dispatch' must map dispatch keys to kernel names",
+                   "write e.g. 'dispatch: {CPU: my_kernel}'")
+    pairs: list[tuple[DispatchKey, str]] = []
+    for keys, kernel in raw.items():
+        for key in str(keys).split(","):  # PyTorch's "CPU, CUDA: kernel" shorthand
+            key = key.strip()
+            try:
+                dk = DispatchKey(key)
+            except ValueError:
+                raise _err(path, entry, "dispatch", op, f"unknown dispatch key '{key}'",
+                           f"use one of: {', '.join(k.value for k in DispatchKey)}") from None
+            if not isinstance(kernel, str) or not kernel.isidentifier():
+                raise _err(path, entry, "dispatch", op,
+                           f"kernel name for {key} must be a C++ identifier, got {kernel!r}",
+                           "name the function defined in csrc/, e.g. 'add_out_cpu'")
+            if dk in dict(pairs):
+                raise _err(path, entry, "dispatch", op, f"dispatch key '{key}' is given twice",
+                           "keep one kernel per dispatch key")
+            pairs.append((dk, kernel))
+    return tuple(pairs)
+
+
+def parse_entry(path: str, entry: LineDict) -> NativeFunction:
+    raw_func = entry.get("func")
+    op = raw_func if isinstance(raw_func, str) else None
+    for key in entry:
+        if key in SUPPORTED_KEYS:
+            continue
+        if key in PYTORCH_ONLY_KEYS:
+            raise _err(path, entry, key, op, f"'{key}' is a PyTorch key that structops does not support",
+                       "remove it")
+        raise _err(path, entry, key, op, f"unknown key '{key}'",
+                   f"use only: {', '.join(SUPPORTED_KEYS)}")
+    if raw_func is None:
+        raise _err(path, entry, None, None, "entry has no 'func'",
+                   "add 'func: name.overload(args) -> returns'")
+    if not isinstance(raw_func, str):
+        raise _err(path, entry, "func", None, "'func' must be a schema string",
+                   "write e.g. 'func: neg(Tensor self) -> Tensor'")
+    try:
+        schema = FunctionSchema.parse(raw_func)
+    except SchemaSyntaxError as e:
+        raise _err(path, entry, "func", op, f"invalid schema: {e}",
+                   "follow PyTorch's schema syntax (see native_functions.yaml in PyTorch)") from None
+
+    structured = entry.get("structured", False)
+    if not isinstance(structured, bool):
+        raise _err(path, entry, "structured", op, f"'structured' must be true or false, got {structured!r}",
+                   "write 'structured: True'")
+    delegate_raw = entry.get("structured_delegate")
+    delegate = None
+    if delegate_raw is not None:
+        try:
+            delegate = OperatorName.parse(str(delegate_raw))
+        except SchemaSyntaxError:
+            raise _err(path, entry, "structured_delegate", op,
+                       f"'structured_delegate: {delegate_raw}' is not an operator name",
+                       "name the out= overload, e.g. 'structured_delegate: add.out'") from None
+
+    tags = entry.get("tags", [])
+    if isinstance(tags, str):
+        tags = [t.strip() for t in tags.split(",")]
+    if not isinstance(tags, list):
+        raise _err(path, entry, "tags", op, "'tags' must be a list", "write e.g. 'tags: [pointwise]'")
+    for tag in tags:
+        if tag not in KNOWN_TAGS:
+            raise _err(path, entry, "tags", op, f"unknown tag '{tag}'",
+                       f"use torch's tags: {', '.join(KNOWN_TAGS)}")
+    if any(t in ("inplace", "out") for t in tags):
+        raise _err(path, entry, "tags", op, "tags 'inplace' and 'out' are added from the schema",
+                   "remove them from 'tags'")
+
+    variants = entry.get("variants", "function")
+    if variants != "function":
+        raise _err(path, entry, "variants", op, f"variants '{variants}' is not supported",
+                   "structops ops are functions only; write 'variants: function' or omit it")
+
+    doc = entry.get("doc", "")
+    if not isinstance(doc, str):
+        raise _err(path, entry, "doc", op, "'doc' must be a string", "write the docstring as text")
+
+    fn = NativeFunction(
+        func=schema,
+        loc=Location(path, entry.line),
+        structured=structured,
+        structured_delegate=delegate,
+        precomputed=_parse_precomputed(path, entry, raw_func, schema),
+        dispatch=_parse_dispatch(path, entry, raw_func),
+        tags=tuple(tags),
+        doc=doc.strip(),
+    )
+    _check_entry(path, entry, fn)
+    return fn
+
+
+def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    op = str(fn.func)
+    schema = fn.func
+    kind = fn.kind
+    looks_out = schema.name.overload_name == "out" or schema.name.overload_name.endswith("_out")
+    if (looks_out or fn.structured) and kind is not SchemaKind.out:
+        raise _err(path, entry, "func", op,
+                   "an out= overload must take its outputs as keyword-only 'Tensor(a!)' arguments",
+                   "end the arguments with ', *, Tensor(a!) out' and return 'Tensor(a!)'")
+    if kind is SchemaKind.out:
+        outs = schema.arguments.out
+        if len(schema.returns) != len(outs) or any(
+            r.annotation != o.annotation or not r.is_write for r, o in zip(schema.returns, outs)
+        ):
+            want = ", ".join(f"Tensor({o.annotation})" for o in outs)
+            raise _err(path, entry, "func", op, "an out= overload must return its out arguments",
+                       f"write '-> {want if len(outs) == 1 else '(' + want + ')'}'")
+    if schema.name.name.inplace:
+        self_arg = schema.arguments.self_arg
+        if self_arg is None or not self_arg.is_write or not is_tensor_like(self_arg.type):
+            raise _err(path, entry, "func", op,
+                       f"inplace overload '{schema.name.name}' must take 'Tensor(a!) self'",
+                       "annotate self as written-to: 'Tensor(a!) self'")
+        if len(schema.returns) != 1 or schema.returns[0].annotation != self_arg.annotation:
+            raise _err(path, entry, "func", op, "an inplace overload must return self",
+                       f"write '-> Tensor({self_arg.annotation})'")
+    if fn.structured and fn.structured_delegate is not None:
+        raise _err(path, entry, "structured_delegate", op,
+                   "an entry is either structured or delegates to one, not both",
+                   "keep 'structured: True' on the out= overload and 'structured_delegate' on the others")
+    if fn.structured:
+        keys = dict(fn.dispatch)
+        if DispatchKey.Meta in keys:
+            raise _err(path, entry, "dispatch", op,
+                       "the Meta kernel of a structured op is generated from its meta function",
+                       "remove 'Meta' from dispatch")
+        if not (DispatchKey.CPU in keys or DispatchKey.CUDA in keys):
+            raise _err(path, entry, "structured", op, "a structured op needs an impl for CPU or CUDA",
+                       "add e.g. 'dispatch: {CPU: <name>_out_cpu}' and define it in csrc/cpu/")
+    elif fn.precomputed is not None:
+        raise _err(path, entry, "precomputed", op, "'precomputed' needs 'structured: True'",
+                   "move it to the structured out= overload")
+    if fn.structured_delegate is not None and fn.dispatch:
+        raise _err(path, entry, "dispatch", op,
+                   "an entry with 'structured_delegate' gets its kernels from the delegate",
+                   "remove 'dispatch' here")
+    if not fn.structured and fn.structured_delegate is None and not fn.dispatch:
+        raise _err(path, entry, None, op, "entry has no kernel",
+                   "add 'structured: True' + 'dispatch', 'structured_delegate: <op>.out', or 'dispatch'")
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole manifest
+
+
+def _same_arguments(a: Iterable[Argument], b: Iterable[Argument]) -> bool:
+    """Equal names, types and defaults; alias annotations may differ (inplace self)."""
+    key = [(x.name, x.type, x.default) for x in a]
+    return key == [(x.name, x.type, x.default) for x in b]
+
+
+def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
+    functions: list[NativeFunction] = []
+    by_name: dict[str, NativeFunction] = {}
+    for entry in entries:
+        fn = parse_entry(path, entry)
+        name = str(fn.func.name)
+        if name in by_name:
+            raise SpecError(path, fn.loc.line, str(fn.func),
+                            f"operator '{name}' is declared twice (first on line {by_name[name].loc.line})",
+                            "give the overloads distinct names or remove one")
+        by_name[name] = fn
+        functions.append(fn)
+
+    delegates: dict[str, dict[SchemaKind, NativeFunction]] = {}
+    unstructured: list[NativeFunction] = []
+    for fn in functions:
+        if fn.structured_delegate is None:
+            if not fn.structured:
+                unstructured.append(fn)
+            continue
+        target = by_name.get(str(fn.structured_delegate))
+        line = fn.loc.line
+        op = str(fn.func)
+        if target is None or target.kind is not SchemaKind.out:
+            outs = sorted(n for n, f in by_name.items() if f.kind is SchemaKind.out)
+            raise SpecError(path, line, op,
+                            f"structured_delegate '{fn.structured_delegate}' names no out= overload",
+                            f"name one of: {', '.join(outs) or '(none declared)'}")
+        if not target.structured:
+            raise SpecError(path, line, op,
+                            f"structured_delegate '{fn.structured_delegate}' is not structured",
+                            f"add 'structured: True' to {fn.structured_delegate}")
+        if fn.func.name.name.base != target.func.name.name.base:
+            raise SpecError(path, line, op,
+                            f"'{fn.func.name}' cannot delegate to '{target.func.name}': base names differ",
+                            f"delegate to a '{fn.func.name.name.base}.out' overload")
+        if fn.kind not in (SchemaKind.functional, SchemaKind.inplace):
+            raise SpecError(path, line, op, "only functional and inplace overloads can delegate",
+                            "remove 'structured_delegate' or make the schema functional/inplace")
+        if not _same_arguments(fn.func.arguments.all, target.func.arguments.non_out):
+            raise SpecError(path, line, op,
+                            f"arguments differ from the delegate's ({target.func.arguments.non_out and ', '.join(str(a) for a in target.func.arguments.non_out)})",
+                            "use the out= overload's arguments without the out arguments")
+        if fn.kind is SchemaKind.functional and len(fn.func.returns) != len(target.func.arguments.out):
+            raise SpecError(path, line, op,
+                            f"returns {len(fn.func.returns)} tensors but the delegate writes {len(target.func.arguments.out)}",
+                            "return one Tensor per out argument")
+        slot = delegates.setdefault(str(target.func.name), {})
+        if fn.kind in slot:
+            raise SpecError(path, line, op,
+                            f"'{target.func.name}' already has a {fn.kind.value} variant ('{slot[fn.kind].func.name}', line {slot[fn.kind].loc.line})",
+                            "keep one functional and one inplace variant per structured op")
+        slot[fn.kind] = fn
+
+    groups = []
+    for fn in functions:
+        if fn.structured:
+            slot = delegates.get(str(fn.func.name), {})
+            groups.append(StructuredGroup(fn, slot.get(SchemaKind.functional), slot.get(SchemaKind.inplace)))
+    names: dict[str, StructuredGroup] = {}
+    for g in groups:
+        if g.name in names:
+            raise SpecError(path, g.out.loc.line, str(g.out.func),
+                            f"structured ops '{g.out.func.name}' and '{names[g.name].out.func.name}' both get the meta name '{g.name}'",
+                            "rename one overload")
+        names[g.name] = g
+    return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
+
+
+def load_manifest(path: Path, display_path: str | None = None) -> Manifest:
+    shown = display_path or path.name
+    return build_manifest(shown, read_manifest_entries(path, shown))

@@ -1,0 +1,69 @@
+// Runtime of structured kernels: what the generated functional / inplace / out= wrappers call.
+//
+// A meta function returns one TensorSpec per output; the wrappers turn it into a fresh tensor
+// (functional), check and resize a user's `out` (out=), or check `self` (inplace) with PyTorch's
+// rules and messages. Everything works on SymInt so fake tensors with symbolic shapes
+// (torch.compile(dynamic=True), opcheck's dynamic AOT test) go through the same code.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/SymIntArrayRef.h>
+#include <c10/util/ArrayRef.h>
+
+#include <initializer_list>
+#include <string_view>
+
+namespace structops {
+
+// Shape, strides and dtype of one output, as computed by a meta function. Empty `strides`
+// means contiguous (PyTorch's set_output_raw_strided convention), which also keeps symbolic
+// shapes free of the max(size, 1) terms explicit contiguous strides would need.
+struct TensorSpec {
+  c10::SymDimVector sizes;
+  c10::SymDimVector strides;
+  at::ScalarType dtype;
+};
+
+// A tensor argument with the name the user knows it by, for error messages.
+struct NamedTensor {
+  std::string_view name;
+  const at::Tensor& tensor;
+};
+
+// A fresh output for a functional call.
+at::Tensor allocate(const TensorSpec& spec, at::Device device);
+
+// All defined tensor arguments must live on `device` ("expected all tensors on cpu, but ...").
+// 0-dim CPU tensors are accepted with any device, as PyTorch's CPU scalars are.
+void check_devices(std::string_view op, at::Device device,
+                   std::initializer_list<NamedTensor> tensors);
+
+// out=: PyTorch's rules, in PyTorch's order: no grad through out=, device, dtype castability,
+// internal overlap and overlap with inputs (full overlap, out=self, only where the op allows
+// it: pointwise ops), then resize (with PyTorch's warning when `out` had elements).
+void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
+                 const TensorSpec& spec, at::Device device, bool allow_full_overlap,
+                 std::initializer_list<NamedTensor> inputs);
+
+// inplace: the result must have self's shape and be castable to self's dtype; self must not
+// overlap itself or partially overlap another input.
+void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,
+                   std::initializer_list<NamedTensor> inputs);
+
+// The impl contract: the tensor an impl writes has exactly the spec's sizes, strides and
+// dtype. When the user's out (or self) does not, the impl writes a temporary that commit()
+// copies back; otherwise it writes the user's tensor directly.
+class OutputTarget {
+ public:
+  OutputTarget(at::Tensor& dest, const TensorSpec& spec, bool must_not_alias_inputs,
+               std::initializer_list<NamedTensor> inputs);
+  const at::Tensor& tensor() const { return target_; }
+  void commit();
+
+ private:
+  at::Tensor& dest_;
+  at::Tensor target_;
+  bool proxy_ = false;
+};
+
+}  // namespace structops

@@ -1,0 +1,57 @@
+// structops._C: loading it registers every operator (static TORCH_LIBRARY blocks in this
+// library). Its one Python function bridges C++ warnings to Python: torch.ops.* calls do not
+// install torch's PyWarningHandler, so a TORCH_WARN inside them only reaches stderr. Calls made
+// through structops.* run under call_with_warnings, which collects c10 warnings with a
+// thread-local c10::WarningHandler and re-raises them with PyErr_WarnEx.
+#include <pybind11/pybind11.h>
+
+#include <c10/util/Exception.h>
+
+#include <variant>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+class CollectWarnings final : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning& warning) override { warnings.push_back(warning); }
+  std::vector<c10::Warning> warnings;
+};
+
+// stacklevel 2: attribute the warning to the caller of the structops.* function.
+void emit(const std::vector<c10::Warning>& warnings) {
+  for (const auto& w : warnings) {
+    PyObject* category = std::holds_alternative<c10::DeprecationWarning>(w.type())
+                             ? PyExc_DeprecationWarning
+                             : PyExc_UserWarning;
+    if (PyErr_WarnEx(category, w.msg().c_str(), 2) < 0) throw py::error_already_set();
+  }
+}
+
+py::object call_with_warnings(const py::object& fn, const py::tuple& args, const py::dict& kwargs) {
+  CollectWarnings collector;
+  py::object result;
+  try {
+    c10::WarningUtils::WarningHandlerGuard guard(&collector);
+    result = fn(*args, **kwargs);
+  } catch (py::error_already_set&) {
+    try {
+      emit(collector.warnings);
+    } catch (py::error_already_set&) {
+      // A warning turned into an error while another error is on its way: keep the first.
+    }
+    throw;
+  }
+  emit(collector.warnings);
+  return result;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "structops native library: operators are registered in torch.ops.structops on import";
+  m.def("call_with_warnings", &call_with_warnings, py::arg("fn"), py::arg("args"), py::arg("kwargs"),
+        "Call fn(*args, **kwargs), turning C++ warnings raised inside into Python warnings.");
+}

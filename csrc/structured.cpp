@@ -1,0 +1,133 @@
+#include <structops/structured.h>
+
+#include <ATen/MemoryOverlap.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/ScalarType.h>
+
+namespace structops {
+
+at::Tensor allocate(const TensorSpec& spec, at::Device device) {
+  auto options = at::TensorOptions().dtype(spec.dtype).device(device);
+  if (spec.strides.empty()) return at::empty_symint(spec.sizes, options);
+  return at::empty_strided_symint(spec.sizes, spec.strides, options);
+}
+
+void check_devices(std::string_view op, at::Device device,
+                   std::initializer_list<NamedTensor> tensors) {
+  for (const auto& t : tensors) {
+    if (!t.tensor.defined() || t.tensor.device() == device) continue;
+    bool cpu_scalar = t.tensor.device().is_cpu() && t.tensor.dim() == 0 && !device.is_meta();
+    TORCH_CHECK(cpu_scalar, op, ": expected all tensors on ", device, ", but '", t.name,
+                "' is on ", t.tensor.device());
+  }
+}
+
+namespace {
+
+// Overlap checks read storage geometry; fake tensors with symbolic sizes have none worth
+// checking (and numel() would throw on them), so those are left to the real run.
+bool checkable(const at::Tensor& t) {
+  return t.defined() && !t.unsafeGetTensorImpl()->has_symbolic_sizes_strides() &&
+         !t.is_meta();
+}
+
+void check_overlaps(const at::Tensor& written, std::initializer_list<NamedTensor> inputs,
+                    bool allow_full_overlap) {
+  if (!checkable(written)) return;
+  at::assert_no_internal_overlap(written);
+  for (const auto& in : inputs) {
+    if (!checkable(in.tensor)) continue;
+    if (allow_full_overlap) {
+      at::assert_no_partial_overlap(written, in.tensor);
+    } else {
+      at::assert_no_overlap(written, in.tensor);
+    }
+  }
+}
+
+bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
+                 const TensorSpec& spec, at::Device device, bool allow_full_overlap,
+                 std::initializer_list<NamedTensor> inputs) {
+  if (at::GradMode::is_enabled() && !device.is_meta()) {
+    bool any_grad = out.requires_grad();
+    for (const auto& in : inputs) any_grad = any_grad || (in.tensor.defined() && in.tensor.requires_grad());
+    TORCH_CHECK(!any_grad, op, ": the out=... arguments don't support automatic differentiation, "
+                "but one of the arguments requires grad");
+  }
+  TORCH_CHECK(out.device() == device, op, ": expected '", name, "' on ", device,
+              " like the inputs, but it is on ", out.device());
+  TORCH_CHECK(at::canCast(spec.dtype, out.scalar_type()), op, ": result type ", spec.dtype,
+              " can't be cast to the desired output type ", out.scalar_type(), " of '",
+              name, "'");
+  check_overlaps(out, inputs, allow_full_overlap);
+  if (same_sizes(out.sym_sizes(), spec.sizes)) return;
+  if (out.sym_numel() != 0) {
+    TORCH_WARN("An output with one or more elements was resized since it had shape ",
+               out.sym_sizes(), ", which does not match the required output shape ",
+               c10::SymIntArrayRef(spec.sizes), ". This behavior is deprecated, and in a future "
+               "PyTorch release outputs will not be resized unless they have zero elements. You "
+               "can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+               "with t.resize_(0).");
+  }
+  out.resize__symint(spec.sizes);
+  // A freshly resized out takes the layout the meta function chose, as in PyTorch.
+  if (!spec.strides.empty()) out.as_strided__symint(spec.sizes, spec.strides);
+}
+
+void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,
+                   std::initializer_list<NamedTensor> inputs) {
+  TORCH_CHECK(same_sizes(self.sym_sizes(), spec.sizes), op, ": output with shape ",
+              self.sym_sizes(), " doesn't match the broadcast shape ",
+              c10::SymIntArrayRef(spec.sizes));
+  TORCH_CHECK(at::canCast(spec.dtype, self.scalar_type()), op, ": result type ", spec.dtype,
+              " can't be cast to the desired output type ", self.scalar_type());
+  check_overlaps(self, inputs, /*allow_full_overlap=*/true);
+}
+
+OutputTarget::OutputTarget(at::Tensor& dest, const TensorSpec& spec, bool must_not_alias_inputs,
+                           std::initializer_list<NamedTensor> inputs)
+    : dest_(dest), target_(dest) {
+  bool layout_matches = dest.scalar_type() == spec.dtype;
+  if (layout_matches && spec.strides.empty()) {
+    layout_matches = dest.is_contiguous();
+  } else if (layout_matches) {
+    auto strides = dest.sym_strides();
+    for (size_t i = 0; i < strides.size(); ++i) {
+      // Strides of size-1 dims never matter for addressing.
+      if (spec.sizes[i] != 1 && strides[i] != spec.strides[i]) {
+        layout_matches = false;
+        break;
+      }
+    }
+  }
+  bool aliased = false;
+  if (must_not_alias_inputs && checkable(dest)) {
+    for (const auto& in : inputs) {
+      if (checkable(in.tensor) && at::get_overlap_status(dest, in.tensor) != at::MemOverlapStatus::No) {
+        aliased = true;
+      }
+    }
+  }
+  if (!layout_matches || aliased) {
+    proxy_ = true;
+    target_ = allocate(spec, dest.device());
+  }
+}
+
+void OutputTarget::commit() {
+  if (proxy_) dest_.copy_(target_);
+}
+
+}  // namespace structops
