@@ -208,11 +208,13 @@ AUGMENTED_ASSIGNMENT_NAMES = (
 
 @dataclass(frozen=True)
 class BaseOperatorName:
-    """``add``, ``add_`` (inplace), ``__iand__`` (dunder inplace), ``__and__``."""
+    """``add``, ``add_`` (inplace), ``__iand__`` (dunder inplace), ``__and__``, and
+    ``normal_functional`` (the functional variant of a mutable op, base ``normal``)."""
 
     base: str
     inplace: bool
     dunder: bool
+    functional_overload: bool = False
 
     @staticmethod
     def parse(text: str) -> BaseOperatorName:
@@ -223,11 +225,15 @@ class BaseOperatorName:
             return BaseOperatorName(inner, inplace=False, dunder=True)
         if text.endswith("_") and not text.endswith("__"):
             return BaseOperatorName(text[:-1], inplace=True, dunder=False)
+        if text.endswith("_functional"):
+            return BaseOperatorName(text[: -len("_functional")], False, False, functional_overload=True)
         return BaseOperatorName(text, inplace=False, dunder=False)
 
     def __str__(self) -> str:
         if self.dunder:
             return f"__{'i' if self.inplace else ''}{self.base}__"
+        if self.functional_overload:
+            return f"{self.base}_functional"
         return self.base + ("_" if self.inplace else "")
 
 
@@ -405,6 +411,7 @@ class _SchemaParser:
     def argument(self) -> Argument:
         t, annotation = self.type_and_annotation()
         self.expect(" ")
+        self.skip_spaces()  # tolerated here; the round-trip check then names the canonical form
         name = self.ident("an argument name")
         default = None
         if self.peek("="):

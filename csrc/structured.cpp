@@ -18,7 +18,7 @@ void check_devices(std::string_view op, at::Device device,
                    std::initializer_list<NamedTensor> tensors) {
   for (const auto& t : tensors) {
     if (!t.tensor.defined() || t.tensor.device() == device) continue;
-    bool cpu_scalar = t.tensor.device().is_cpu() && t.tensor.dim() == 0 && !device.is_meta();
+    bool cpu_scalar = t.tensor.device().is_cpu() && t.tensor.dim() == 0;
     TORCH_CHECK(cpu_scalar, op, ": expected all tensors on ", device, ", but '", t.name,
                 "' is on ", t.tensor.device());
   }

@@ -1,0 +1,72 @@
+# @generated from native_functions.yaml by codegen/templates/ops.py.j2 — DO NOT EDIT.
+# Regenerate with: python -m codegen (run by the CMake build)
+"""The structops operators as Python functions (generated from the manifest).
+
+Each function calls torch.ops.structops.<op>.<overload>; C++ warnings raised during the call
+(e.g. the out= resize warning) reach Python as warnings.
+"""
+
+import math  # noqa: F401 - used by some defaults
+
+import torch
+
+from structops._dispatch import call as _call
+
+_ops = torch.ops.structops
+
+__all__ = [
+    "add",
+    "add_",
+    "amax",
+    "aminmax",
+    "my_fused",
+]
+
+
+def add(self, other, *, alpha=1, out=None):
+    """self + alpha * other.
+
+    Overloads (torch.ops.structops.*):
+        add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+        add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+    """
+    if out is None:
+        return _call(_ops.add.Tensor, self, other, alpha=alpha)
+    return _call(_ops.add.out, self, other, alpha=alpha, out=out)
+
+
+def add_(self, other, *, alpha=1):
+    """Overloads (torch.ops.structops.*):
+        add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+    """
+    return _call(_ops.add_.Tensor, self, other, alpha=alpha)
+
+
+def amax(self, dim=(), keepdim=False, *, out=None):
+    """Overloads (torch.ops.structops.*):
+        amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+        amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
+    """
+    if out is None:
+        return _call(_ops.amax, self, dim, keepdim)
+    return _call(_ops.amax.out, self, dim, keepdim, out=out)
+
+
+def aminmax(self, *, dim=None, keepdim=False, out=None):
+    """Minimum and maximum in one pass.
+
+    Overloads (torch.ops.structops.*):
+        aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
+        aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+    """
+    if out is None:
+        return _call(_ops.aminmax, self, dim=dim, keepdim=keepdim)
+    min, max = out
+    return _call(_ops.aminmax.out, self, dim=dim, keepdim=keepdim, min=min, max=max)
+
+
+def my_fused(x, bias, scale=1.0, mode="fast"):
+    """Overloads (torch.ops.structops.*):
+        my_fused(Tensor x, Tensor? bias, float scale=1.0, str mode="fast") -> Tensor
+    """
+    return _call(_ops.my_fused, x, bias, scale, mode)

@@ -1,0 +1,38 @@
+// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 — DO NOT EDIT.
+// Regenerate with: python -m codegen (run by the CMake build)
+// CUDA kernels: the functional, inplace and out= variants of each structured op,
+// derived from its meta function and impl, and their registration with the dispatcher.
+#include <structops/structured.h>
+#include <structops/ops/amax.h>
+
+#include <torch/library.h>
+
+namespace structops {
+namespace {
+
+at::Tensor wrapper_CUDA_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  check_devices("amax", self.device(), {{"self", self}});
+  const auto meta = meta::amax(self, dim, keepdim);
+  at::Tensor out = allocate(meta.out, self.device());
+  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, out);
+  return out;
+}
+
+at::Tensor& wrapper_CUDA_amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  check_devices("amax.out", self.device(), {{"self", self}});
+  const auto meta = meta::amax(self, dim, keepdim);
+  prepare_out("amax.out", "out", out, meta.out, self.device(), /*allow_full_overlap=*/false, {{"self", self}});
+  OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
+  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, target_out.tensor());
+  target_out.commit();
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(structops, CUDA, m) {
+  m.impl("amax", TORCH_FN(wrapper_CUDA_amax));
+  m.impl("amax.out", TORCH_FN(wrapper_CUDA_amax_out));
+}
+
+}  // namespace structops

@@ -1,0 +1,63 @@
+// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 — DO NOT EDIT.
+// Regenerate with: python -m codegen (run by the CMake build)
+// Meta kernels: the functional, inplace and out= variants of each structured op,
+// derived from its meta function and impl, and their registration with the dispatcher.
+#include <structops/structured.h>
+#include <structops/ops/add_Tensor.h>
+#include <structops/ops/aminmax.h>
+#include <structops/ops/my_fused.h>
+
+#include <torch/library.h>
+
+namespace structops {
+namespace {
+
+at::Tensor wrapper_Meta_add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  check_devices("add.Tensor", at::kMeta, {{"self", self}, {"other", other}});
+  const auto meta = meta::add_Tensor(self, other, alpha);
+  at::Tensor out = allocate(meta.out, at::kMeta);
+  return out;
+}
+
+at::Tensor& wrapper_Meta_add__Tensor(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  check_devices("add_.Tensor", at::kMeta, {{"self", self}, {"other", other}});
+  const auto meta = meta::add_Tensor(self, other, alpha);
+  check_inplace("add_.Tensor", self, meta.out, {{"self", self}, {"other", other}});
+  return self;
+}
+
+at::Tensor& wrapper_Meta_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
+  check_devices("add.out", at::kMeta, {{"self", self}, {"other", other}});
+  const auto meta = meta::add_Tensor(self, other, alpha);
+  prepare_out("add.out", "out", out, meta.out, at::kMeta, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  return out;
+}
+
+std::tuple<at::Tensor,at::Tensor> wrapper_Meta_aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  check_devices("aminmax", at::kMeta, {{"self", self}});
+  const auto meta = meta::aminmax(self, dim, keepdim);
+  at::Tensor min = allocate(meta.min, at::kMeta);
+  at::Tensor max = allocate(meta.max, at::kMeta);
+  return std::make_tuple(min, max);
+}
+
+std::tuple<at::Tensor&,at::Tensor&> wrapper_Meta_aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& min, at::Tensor& max) {
+  check_devices("aminmax.out", at::kMeta, {{"self", self}});
+  const auto meta = meta::aminmax(self, dim, keepdim);
+  prepare_out("aminmax.out", "min", min, meta.min, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
+  prepare_out("aminmax.out", "max", max, meta.max, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
+  return std::forward_as_tuple(min, max);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(structops, Meta, m) {
+  m.impl("add.Tensor", TORCH_FN(wrapper_Meta_add_Tensor));
+  m.impl("add_.Tensor", TORCH_FN(wrapper_Meta_add__Tensor));
+  m.impl("add.out", TORCH_FN(wrapper_Meta_add_out));
+  m.impl("aminmax", TORCH_FN(wrapper_Meta_aminmax));
+  m.impl("aminmax.out", TORCH_FN(wrapper_Meta_aminmax_out));
+  m.impl("my_fused", TORCH_FN(impl::my_fused_meta));
+}
+
+}  // namespace structops

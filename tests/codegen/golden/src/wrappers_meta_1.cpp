@@ -1,0 +1,34 @@
+// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 — DO NOT EDIT.
+// Regenerate with: python -m codegen (run by the CMake build)
+// Meta kernels: the functional, inplace and out= variants of each structured op,
+// derived from its meta function and impl, and their registration with the dispatcher.
+#include <structops/structured.h>
+#include <structops/ops/amax.h>
+
+#include <torch/library.h>
+
+namespace structops {
+namespace {
+
+at::Tensor wrapper_Meta_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  check_devices("amax", at::kMeta, {{"self", self}});
+  const auto meta = meta::amax(self, dim, keepdim);
+  at::Tensor out = allocate(meta.out, at::kMeta);
+  return out;
+}
+
+at::Tensor& wrapper_Meta_amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  check_devices("amax.out", at::kMeta, {{"self", self}});
+  const auto meta = meta::amax(self, dim, keepdim);
+  prepare_out("amax.out", "out", out, meta.out, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(structops, Meta, m) {
+  m.impl("amax", TORCH_FN(wrapper_Meta_amax));
+  m.impl("amax.out", TORCH_FN(wrapper_Meta_amax_out));
+}
+
+}  // namespace structops

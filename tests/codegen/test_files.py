@@ -1,0 +1,64 @@
+"""FileManager and build-facing behaviour of the generator."""
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from codegen.dest.structured import shard_of
+from codegen.gen import fixed_outputs, generate
+from codegen.manifest import KNOWN_TAGS, load_manifest
+
+HERE = Path(__file__).parent
+FIXTURE = HERE / "fixtures/native_functions.yaml"
+
+
+def test_unchanged_outputs_keep_their_mtime(tmp_path):
+    manifest = load_manifest(FIXTURE)
+    assert generate(manifest, tmp_path, shards=2)  # first run writes everything
+    stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+    time.sleep(0.01)
+    assert generate(manifest, tmp_path, shards=2) == []
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()} == stamps
+
+
+def test_editing_one_op_rewrites_only_its_files(tmp_path):
+    generate(load_manifest(FIXTURE), tmp_path, shards=4)
+    edited = tmp_path / "native_functions.yaml"
+    edited.write_text(FIXTURE.read_text().replace("doc: self + alpha * other.", "doc: changed"))
+    assert generate(load_manifest(edited), tmp_path, shards=4) == ["python/structops/_ops.py"]
+    edited.write_text(edited.read_text().replace("CPU: aminmax_out_cpu", "CPU: aminmax_cpu_v2"))
+    written = generate(load_manifest(edited), tmp_path, shards=4)
+    shard = shard_of("aminmax", 4)
+    assert written == ["include/structops/ops/aminmax.h", f"src/wrappers_cpu_{shard}.cpp"]
+
+
+def test_removed_op_header_is_deleted(tmp_path):
+    generate(load_manifest(FIXTURE), tmp_path, shards=2)
+    assert (tmp_path / "include/structops/ops/my_fused.h").exists()
+    smaller = tmp_path / "native_functions.yaml"
+    smaller.write_text(FIXTURE.read_text().split("- func: my_fused")[0])
+    generate(load_manifest(smaller), tmp_path, shards=2)
+    assert not (tmp_path / "include/structops/ops/my_fused.h").exists()
+
+
+def test_every_file_has_the_generated_banner(tmp_path):
+    generate(load_manifest(FIXTURE), tmp_path, shards=2)
+    for p in tmp_path.rglob("*"):
+        if p.is_file():
+            first = p.read_text().splitlines()[0]
+            assert "@generated from native_functions.yaml by codegen/templates/" in first
+            assert "DO NOT EDIT" in first
+
+
+def test_fixed_outputs_are_what_cmake_compiles(tmp_path):
+    generate(load_manifest(FIXTURE), tmp_path, shards=3)
+    assert all((tmp_path / f).is_file() for f in fixed_outputs(3))
+
+
+def test_known_tags_match_torch():
+    torchgen = pytest.importorskip("torchgen")
+    tags_yaml = Path(torchgen.__file__).parent / "packaged/ATen/native/tags.yaml"
+    torch_tags = {t["tag"] for t in yaml.safe_load(tags_yaml.read_text())}
+    assert set(KNOWN_TAGS) <= torch_tags | {"inplace", "out"}

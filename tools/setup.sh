@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Set up structops from scratch and run the demo:
+#   virtual environment in .venv, torch==2.13.0 (CPU wheel), build + test dependencies,
+#   the extension built from native_functions.yaml (codegen runs inside the CMake build),
+#   then tools/demo.py.
+# Re-running it is the rebuild command: pip reuses build/ and recompiles only what changed.
+# STRUCTOPS_PYTHON=/path/to/python uses that interpreter and its torch instead of a new .venv
+# (for machines with torch preinstalled and no network, e.g. the GPU machine).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ -n "${STRUCTOPS_PYTHON:-}" ]]; then
+  py="$STRUCTOPS_PYTHON"
+else
+  [[ -x .venv/bin/python ]] || python3 -m venv .venv
+  py=.venv/bin/python
+  # Exactly 2.13.0: a bare "torch" would pull a multi-GB CUDA build.
+  "$py" -m pip install --quiet torch==2.13.0
+  "$py" -m pip install --quiet "scikit-build-core>=0.10" "pybind11>=2.12" pyyaml jinja2 ninja "cmake>=3.25" \
+    pytest hypothesis expecttest numpy
+fi
+
+"$py" -m pip install --quiet --no-build-isolation -e .
+"$py" tools/demo.py
