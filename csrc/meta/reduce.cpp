@@ -1,8 +1,6 @@
 // Meta functions of reductions: which dims are reduced, the result's shape and dtype.
 #include <structops/ops/sum_dim_IntList.h>
 
-#include <c10/core/WrapDimMinimal.h>
-
 #include <vector>
 
 namespace structops::meta {
@@ -19,7 +17,11 @@ std::vector<bool> reduced_dims(const char* op, int64_t ndim, at::OptionalIntArra
   }
   std::vector<bool> seen(std::max<int64_t>(ndim, 1), false);
   for (int64_t d : *dim) {
-    int64_t wrapped = c10::maybe_wrap_dim(d, ndim);
+    // IndexError, as torch raises for a bad dim, but naming the op and the argument.
+    const int64_t lo = -std::max<int64_t>(ndim, 1), hi = std::max<int64_t>(ndim, 1) - 1;
+    TORCH_CHECK_INDEX(lo <= d && d <= hi, op, ": dim ", d, " is out of range for 'self' with ", ndim,
+                      " dims (expected to be in range of [", lo, ", ", hi, "])");
+    int64_t wrapped = d < 0 ? d + std::max<int64_t>(ndim, 1) : d;
     TORCH_CHECK(!seen[wrapped], op, ": dim ", wrapped, " appears multiple times in the list of dims");
     seen[wrapped] = true;
     if (ndim > 0) mask[wrapped] = true;

@@ -1,0 +1,201 @@
+"""The foundation's ops against torch: values, dtypes, shapes and strides, on real and meta tensors."""
+
+import pytest
+import torch
+
+import structops
+
+DTYPES = [torch.float32, torch.float64, torch.int64]
+
+
+def make(shape, dtype, *, layout="contiguous", low=-5, high=5, seed=0):
+    """A tensor of ``shape`` laid out as asked: contiguous, transposed, strided or expanded."""
+    g = torch.Generator().manual_seed(seed)
+
+    def rand(s):
+        if dtype.is_floating_point:
+            return torch.rand(s, generator=g, dtype=dtype) * (high - low) + low
+        if dtype == torch.bool:
+            return torch.randint(0, 2, s, generator=g).bool()
+        return torch.randint(low, high, s, generator=g, dtype=dtype)
+
+    if layout == "contiguous" or len(shape) == 0:
+        return rand(shape)
+    if layout == "transposed":
+        return rand(shape[::-1]).permute(*reversed(range(len(shape))))
+    if layout == "strided":  # every other element of the last dim
+        return rand((*shape[:-1], shape[-1] * 2))[..., ::2]
+    if layout == "expanded":  # broadcast along the first dim
+        return rand((1, *shape[1:])).expand(shape)
+    if layout == "channels_last":
+        return rand(shape).to(memory_format=torch.channels_last)
+    raise ValueError(layout)
+
+
+BINARY_SHAPES = [
+    ((2, 3), (2, 3)),
+    ((2, 3), (3,)),
+    ((4, 1, 3), (2, 1)),
+    ((), (2, 3)),
+    ((2, 3), ()),
+    ((0, 3), (3,)),
+    ((2, 0), (1, 0)),
+    ((5, 7, 9), (5, 7, 9)),
+]
+LAYOUTS = ["contiguous", "transposed", "strided", "expanded"]
+
+BINARY = {
+    "add": (structops.add, torch.add, {}),
+    "add_alpha": (structops.add, torch.add, {"alpha": 3}),
+    "mul": (structops.mul, torch.mul, {}),
+}
+
+
+def assert_same(actual, expected):
+    """Values, dtype, shape and strides equal to torch's result."""
+    assert actual.dtype == expected.dtype
+    assert actual.shape == expected.shape
+    torch.testing.assert_close(actual, expected)
+    if actual.numel() > 1:
+        assert actual.stride() == expected.stride()
+
+
+def assert_meta_matches(fn, args, kwargs, real):
+    meta_args = [a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]
+    m = fn(*meta_args, **kwargs)
+    assert m.device.type == "meta"
+    assert (m.shape, m.dtype) == (real.shape, real.dtype)
+    if real.numel() > 1:
+        assert m.stride() == real.stride()
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_binary_matches_torch(op, dtype, shapes, layout):
+    fn, ref, kwargs = BINARY[op]
+    a = make(shapes[0], dtype, layout=layout, seed=1)
+    b = make(shapes[1], dtype, seed=2)
+    expected = ref(a, b, **kwargs)
+    actual = fn(a, b, **kwargs)
+    assert_same(actual, expected)
+    assert_meta_matches(fn, (a, b), kwargs, actual)
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+@pytest.mark.parametrize("dtypes", [(torch.int64, torch.float32), (torch.float32, torch.float64),
+                                    (torch.bool, torch.int64), (torch.int8, torch.int64)], ids=str)
+def test_binary_type_promotion(op, dtypes):
+    fn, ref, kwargs = BINARY[op]
+    a = make((3, 4), dtypes[0], seed=3)
+    b = make((4,), dtypes[1], seed=4)
+    assert_same(fn(a, b, **kwargs), ref(a, b, **kwargs))
+    # A 0-dim tensor of the same kind does not promote: int8 + tensor(1000) stays int8.
+    s = torch.tensor(1000, dtype=dtypes[1])
+    assert_same(fn(a, s, **kwargs), ref(a, s, **kwargs))
+
+
+def test_channels_last_in_gives_channels_last_out():
+    a = make((2, 3, 4, 5), torch.float32, layout="channels_last")
+    b = make((2, 3, 4, 5), torch.float32, layout="channels_last", seed=5)
+    out = structops.add(a, b)
+    assert out.is_contiguous(memory_format=torch.channels_last)
+    assert_same(out, torch.add(a, b))
+    bias = make((3, 1, 1), torch.float32)
+    assert_same(structops.mul(a, bias), torch.mul(a, bias))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(), (0,), (3, 4), (2, 3, 4)], ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_neg_matches_torch(dtype, shape, layout):
+    a = make(shape, dtype, layout=layout)
+    out = structops.neg(a)
+    assert_same(out, torch.neg(a))
+    assert_meta_matches(structops.neg, (a,), {}, out)
+
+
+def test_neg_of_bool_raises():
+    with pytest.raises(RuntimeError, match=r"neg: negation, the `-` operator, on a bool tensor is not supported"):
+        structops.neg(torch.ones(2, dtype=torch.bool))
+
+
+SUM_ARGS = [
+    ((2, 3, 4), None, False),
+    ((2, 3, 4), [], False),
+    ((2, 3, 4), [0], False),
+    ((2, 3, 4), [-1], True),
+    ((2, 3, 4), [0, 2], False),
+    ((2, 3, 4), [2, 0], True),
+    ((5, 0, 3), [1], False),
+    ((5, 0, 3), [0], True),
+    ((), [0], False),
+    ((), None, True),
+    ((7,), [0], False),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.bool, torch.int32], ids=str)
+@pytest.mark.parametrize("shape, dim, keepdim", SUM_ARGS, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+def test_sum_matches_torch(dtype, shape, dim, keepdim, layout):
+    a = make(shape, dtype, layout=layout)
+    out = structops.sum(a, dim, keepdim)
+    assert_same(out, torch.sum(a, dim, keepdim))
+    assert_meta_matches(structops.sum, (a, dim, keepdim), {}, out)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.int32], ids=str)
+def test_sum_dtype_argument(dtype):
+    a = make((3, 4), torch.int64)
+    assert_same(structops.sum(a, [1], dtype=dtype), torch.sum(a, [1], dtype=dtype))
+
+
+def test_sum_large_float_accuracy():
+    a = torch.rand(1000, 4099, dtype=torch.float32)
+    torch.testing.assert_close(structops.sum(a, [1]), torch.sum(a.double(), [1]).float())
+    torch.testing.assert_close(structops.sum(a, [0]), torch.sum(a.double(), [0]).float())
+
+
+@pytest.mark.parametrize("dim, error, message", [
+    ([0, 0], RuntimeError, r"sum: dim 0 appears multiple times in the list of dims"),
+    ([1, -1], RuntimeError, r"sum: dim 1 appears multiple times in the list of dims"),
+    # IndexError, as torch.sum raises for a bad dim.
+    ([3], IndexError, r"sum: dim 3 is out of range for 'self' with 2 dims \(expected to be in range of \[-2, 1\]\)"),
+])
+def test_sum_bad_dims(dim, error, message):
+    with pytest.raises(error, match=message):
+        structops.sum(torch.ones(2, 3), dim)
+    with pytest.raises(error, match=message):
+        structops.sum(torch.ones(2, 3, device="meta"), dim)
+
+
+def test_broadcast_error_names_arguments():
+    with pytest.raises(RuntimeError, match=r"add: the size of 'other' \(4\) must match the size of 'self' \(3\) "
+                                           r"at non-singleton dimension -1"):
+        structops.add(torch.ones(2, 3), torch.ones(4))
+    with pytest.raises(RuntimeError, match=r"mul: the size of 'other' \(4\)"):
+        structops.mul(torch.ones(2, 3, device="meta"), torch.ones(4, device="meta"))
+
+
+@pytest.mark.parametrize("alpha, message", [
+    (1.5, r"add: for integral inputs alpha must not be a floating point number, got alpha=1.5"),
+    (True, r"add: a boolean alpha is only supported for bool results"),
+])
+def test_add_alpha_rules(alpha, message):
+    with pytest.raises(RuntimeError, match=message):
+        structops.add(torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64), alpha=alpha)
+
+
+def test_cpu_scalar_tensor_mixes_with_meta():
+    a = torch.ones(2, 3, device="meta")
+    assert structops.add(a, torch.tensor(2.0)).device.type == "meta"
+
+
+def test_torch_ops_namespace():
+    a, b = torch.ones(2), torch.full((2,), 2.0)
+    assert torch.equal(torch.ops.structops.add.Tensor(a, b, alpha=2), torch.full((2,), 5.0))
+    out = torch.empty(2)
+    assert torch.ops.structops.add.out(a, b, out=out) is out
+    assert torch.equal(out, torch.full((2,), 3.0))

@@ -1,0 +1,251 @@
+"""Functional, inplace and out= variants derived from one structured kernel, with PyTorch's rules."""
+
+import warnings
+
+import pytest
+import torch
+from torch.library import opcheck
+
+import structops
+
+RESIZE_WARNING = r"An output with one or more elements was resized since it had shape \[3\], which does not " \
+                 r"match the required output shape \[2, 3\]"
+
+
+def ab():
+    return torch.arange(6.0).reshape(2, 3), torch.tensor([10.0, 20.0, 30.0])
+
+
+# --- out= ------------------------------------------------------------------------------------
+
+def test_out_returns_out_itself_and_matches_functional():
+    a, b = ab()
+    out = torch.empty(2, 3)
+    assert structops.add(a, b, alpha=2, out=out) is out
+    assert torch.equal(out, structops.add(a, b, alpha=2))
+
+
+def test_out_wrong_shape_with_elements_is_resized_with_warning():
+    a, b = ab()
+    out = torch.empty(3)
+    with pytest.warns(UserWarning, match=RESIZE_WARNING):
+        structops.add(a, b, out=out)
+    assert out.shape == (2, 3)
+    assert torch.equal(out, torch.add(a, b))
+
+
+def test_out_empty_is_resized_silently():
+    a, b = ab()
+    out = torch.empty(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        structops.mul(a, b, out=out)
+    assert torch.equal(out, torch.mul(a, b))
+
+
+def test_resize_warning_is_a_python_warning_only_through_structops(capfd):
+    """torch.ops.* calls print TORCH_WARN to stderr; structops.* makes it a Python warning."""
+    a, b = ab()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.ops.structops.add.out(a, b, out=torch.empty(3))
+    assert not [w for w in caught if "resized" in str(w.message)]
+    assert "was resized" in capfd.readouterr().err
+    with pytest.warns(UserWarning, match="was resized"):
+        structops.add(a, b, out=torch.empty(3))
+
+
+def test_warning_filter_error_raises():
+    a, b = ab()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="was resized"):
+            structops.add(a, b, out=torch.empty(3))
+
+
+def test_out_non_castable_dtype_raises():
+    a, b = ab()
+    with pytest.raises(RuntimeError, match=r"add.out: result type Float can't be cast to the desired output "
+                                           r"type Long of 'out'"):
+        structops.add(a, b, out=torch.empty(2, 3, dtype=torch.int64))
+
+
+def test_out_wider_dtype_is_allowed():
+    a, b = ab()
+    out = torch.empty(2, 3, dtype=torch.float64)
+    structops.add(a, b, out=out)
+    assert torch.equal(out, torch.add(a, b).double())
+    ints = torch.arange(6).reshape(2, 3)
+    out = torch.empty(2, dtype=torch.float32)
+    structops.sum(ints, [1], out=out)
+    assert torch.equal(out, torch.sum(ints, [1]).float())
+
+
+def test_out_on_another_device_raises():
+    a, b = ab()
+    with pytest.raises(RuntimeError, match=r"add.out: expected all tensors on meta, but 'self' is on cpu"):
+        structops.add(a, b, out=torch.empty(2, 3, device="meta"))
+
+
+def test_out_partially_overlapping_an_input_raises():
+    x = torch.arange(10.0)
+    with pytest.raises(RuntimeError, match="unsupported operation: some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory location"):
+        structops.add(x[:5], x[:5], out=x[2:7])
+
+
+def test_out_fully_overlapping_an_input_is_allowed_for_pointwise():
+    a, b = ab()
+    expected = torch.add(a, b)
+    assert structops.add(a, b, out=a) is a
+    assert torch.equal(a, expected)
+
+
+def test_out_fully_overlapping_the_input_of_a_reduction_raises():
+    x = torch.ones(3, 1)
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        structops.sum(x, [1], True, out=x)
+
+
+def test_out_with_internal_overlap_raises():
+    a, b = ab()
+    with pytest.raises(RuntimeError, match="unsupported operation: more than one element of the written-to "
+                                           "tensor refers to a single memory location"):
+        structops.add(a, b, out=torch.empty(1, 3).expand(2, 3))
+
+
+def test_out_requiring_grad_raises():
+    a, b = ab()
+    with pytest.raises(RuntimeError, match=r"add.out: the out=... arguments don't support automatic "
+                                           r"differentiation, but one of the arguments requires grad"):
+        structops.add(a, b, out=torch.empty(2, 3, requires_grad=True))
+
+
+def test_out_prefilled_with_nan_is_fully_overwritten():
+    a, b = ab()
+    out = torch.full((2, 3), float("nan"))
+    structops.add(a, b, out=out)
+    assert torch.equal(out, torch.add(a, b))
+    ints = torch.arange(24).reshape(2, 3, 4)
+    iout = torch.full((2, 4), torch.iinfo(torch.int64).max)
+    structops.sum(ints, [1], out=iout)
+    assert torch.equal(iout, torch.sum(ints, [1]))
+
+
+def test_correctly_sized_noncontiguous_out_keeps_strides_and_storage():
+    a, b = ab()
+    out = torch.empty(3, 2).t()
+    strides, ptr = out.stride(), out.data_ptr()
+    structops.add(a, b, out=out)
+    assert (out.stride(), out.data_ptr()) == (strides, ptr)
+    assert torch.equal(out, torch.add(a, b))
+
+
+def test_resized_out_takes_the_meta_layout():
+    a = torch.randn(4, 3).t()  # transposed input: torch gives a transposed result
+    out = torch.empty(0)
+    structops.neg(a, out=out)
+    assert out.stride() == torch.neg(a).stride()
+
+
+# --- inplace -----------------------------------------------------------------------------------
+
+def test_inplace_matches_torch_and_keeps_storage():
+    a, b = ab()
+    expected = a.clone().add_(b, alpha=3)
+    ptr = a.data_ptr()
+    assert structops.add_(a, b, alpha=3) is a
+    assert a.data_ptr() == ptr
+    assert torch.equal(a, expected)
+
+
+def test_inplace_on_noncontiguous_self():
+    base = torch.randn(4, 6)
+    view = base[:, ::2]
+    expected = view.clone().mul_(2.5 * torch.ones(3))
+    structops.mul_(view, 2.5 * torch.ones(3))
+    assert torch.equal(view, expected)
+
+
+def test_inplace_broadcast_changing_shape_raises():
+    with pytest.raises(RuntimeError, match=r"add_.Tensor: output with shape \[3\] doesn't match the broadcast "
+                                           r"shape \[2, 3\]"):
+        structops.add_(torch.ones(3), torch.ones(2, 3))
+
+
+def test_inplace_non_castable_result_raises():
+    with pytest.raises(RuntimeError, match=r"add_.Tensor: result type Float can't be cast to the desired output "
+                                           r"type Long"):
+        structops.add_(torch.ones(3, dtype=torch.int64), torch.ones(3))
+
+
+def test_inplace_int8_with_large_scalar_tensor_wraps_like_torch():
+    a = torch.tensor([100, 120], dtype=torch.int8)
+    expected = a.clone().add_(torch.tensor(1000))
+    structops.add_(a, torch.tensor(1000))
+    assert torch.equal(a, expected)
+
+
+def test_inplace_on_meta_checks_too():
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        structops.mul_(torch.ones(3, device="meta"), torch.ones(2, 3, device="meta"))
+
+
+def test_inplace_partial_self_overlap_raises():
+    x = torch.arange(10.0)
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        structops.add_(x[1:], x[:-1])
+
+
+# --- opcheck and torch.compile --------------------------------------------------------------------
+
+def samples():
+    a, b = ab()
+    ints = torch.arange(12).reshape(3, 4)
+    return [
+        ("add.Tensor", (a, b), {"alpha": 2}),
+        ("add_.Tensor", (a.clone(), b), {}),
+        ("add.out", (a, b), {"out": torch.empty(2, 3)}),
+        ("mul.Tensor", (a.t(), torch.randn(3, 1)), {}),
+        ("mul_.Tensor", (a.clone(), b), {}),
+        ("mul.out", (ints, b[:1]), {"out": torch.empty(0)}),
+        ("neg.default", (a,), {}),
+        ("neg_.default", (a.clone(),), {}),
+        ("neg.out", (ints,), {"out": torch.empty(3, 4, dtype=torch.int64)}),
+        ("sum.dim_IntList", (a, [1], True), {}),
+        ("sum.dim_IntList", (ints, None), {"dtype": torch.float64}),
+        ("sum.IntList_out", (a, [0]), {"out": torch.empty(3)}),
+    ]
+
+
+@pytest.mark.parametrize("name, args, kwargs", samples(), ids=lambda x: x if isinstance(x, str) else "")
+def test_opcheck(name, args, kwargs):
+    packet, overload = name.split(".")
+    op = getattr(getattr(torch.ops.structops, packet), overload)
+    result = opcheck(op, args, kwargs)
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+def test_every_overload_has_an_opcheck_sample():
+    covered = {name for name, _, _ in samples()}
+    registered = set()
+    for packet_name in structops.__all__:
+        packet = getattr(torch.ops.structops, packet_name)
+        registered |= {f"{packet_name}.{o}" for o in packet.overloads()}
+    assert registered == covered
+
+
+def test_compile_fullgraph_dynamic_matches_eager():
+    torch._dynamo.reset()
+
+    def f(x, y):
+        z = structops.add(x, y, alpha=2)
+        structops.mul_(z, y)
+        out = torch.empty_like(z)  # Dynamo cannot trace an out= resize (same for aten ops)
+        structops.neg(z, out=out)
+        return structops.sum(out, [0], keepdim=True)
+
+    compiled = torch.compile(f, fullgraph=True, dynamic=True, backend="aot_eager")
+    for n in (3, 5, 8):
+        x, y = torch.randn(n, 4), torch.randn(4)
+        torch.testing.assert_close(compiled(x, y), f(x, y))
