@@ -1,0 +1,63 @@
+"""Time the generator: the full run on this repo's manifest, and the front end (YAML with line
+numbers, schema parsing, C++ signature mapping) on PyTorch's own manifest.
+
+PyTorch's manifest cannot be generated as a whole (it uses keys structops does not implement,
+e.g. autogen and method variants), so the second figure is the part of codegen that scales with
+the number of entries.
+"""
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from codegen.api import cpp  # noqa: E402
+from codegen.gen import generate  # noqa: E402
+from codegen.load import read_manifest_entries  # noqa: E402
+from codegen.manifest import load_manifest  # noqa: E402
+from codegen.model import FunctionSchema  # noqa: E402
+
+
+def best_of(n, fn):
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as out:
+        t = best_of(5, lambda: generate(load_manifest(ROOT / "native_functions.yaml"), Path(out), 4))
+    entries = len(load_manifest(ROOT / "native_functions.yaml").functions)
+    print(f"repo manifest: {entries} entries, full codegen {t * 1000:.1f} ms")
+
+    try:
+        import torchgen
+    except ImportError:
+        print("torchgen not importable: skipping PyTorch's manifest")
+        return
+    path = Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
+
+    def front_end():
+        mapped = 0
+        for entry in read_manifest_entries(path):
+            schema = FunctionSchema.parse(entry["func"])
+            try:
+                cpp.kernel_signature(schema)
+                mapped += 1
+            except cpp.UnsupportedType:
+                pass
+        return mapped
+
+    t = best_of(3, front_end)
+    print(f"PyTorch manifest: {len(read_manifest_entries(path))} entries, load + parse + C++ signatures "
+          f"{t * 1000:.0f} ms ({front_end()} with a C++ mapping)")
+
+
+if __name__ == "__main__":
+    main()
