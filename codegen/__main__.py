@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from codegen.errors import SpecError
-from codegen.gen import fixed_outputs, generate
+from codegen.gen import all_outputs, generate
 from codegen.manifest import load_manifest
 
 
@@ -21,17 +21,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=Path("build/generated"))
     parser.add_argument("--shards", type=int, default=4, help="translation units per dispatch key")
     parser.add_argument("--list-outputs", action="store_true",
-                        help="print the fixed output files (for CMake) and exit")
+                        help="print every output file, ';'-separated (for CMake), and exit")
     parser.add_argument("--stamp", type=Path, help="touch this file after a successful run")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
 
-    if args.list_outputs:
-        print(";".join(str(args.out_dir / f) for f in fixed_outputs(args.shards)))
-        return 0
     start = time.perf_counter()
     try:
         manifest = load_manifest(args.manifest)
+        if args.list_outputs:
+            print(";".join(str(args.out_dir / f) for f in all_outputs(manifest, args.shards)))
+            return 0
         written = generate(manifest, args.out_dir, args.shards)
     except SpecError as e:
         print(e, file=sys.stderr)

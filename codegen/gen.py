@@ -16,10 +16,7 @@ OPS_HEADER_DIR = "include/structops/ops"
 
 
 def fixed_outputs(shards: int) -> list[str]:
-    """Files whose names do not depend on the manifest: what CMake compiles and installs.
-
-    Per-op headers are not listed: the compiler's dependency files track them.
-    """
+    """Files whose names do not depend on the manifest: what CMake compiles and installs."""
     files = ["src/registration.cpp"]
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
@@ -27,9 +24,24 @@ def fixed_outputs(shards: int) -> list[str]:
     return files
 
 
+def op_headers(manifest: Manifest) -> list[str]:
+    return [f"include/{names.group_header(h.group)}" for h in structured.all_headers(manifest)]
+
+
+def all_outputs(manifest: Manifest, shards: int) -> list[str]:
+    """Every generated file. CMake declares them all as byproducts of the codegen step, so
+    ninja re-checks each one after codegen runs and recompiles exactly their dependents."""
+    return fixed_outputs(shards) + op_headers(manifest) + [OUTPUTS_CMAKE]
+
+
+# Written only when the set of outputs changes; CMake re-configures when it does.
+OUTPUTS_CMAKE = "outputs.cmake"
+
+
 def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
     for header in structured.all_headers(manifest):
         fm.render(f"include/{names.group_header(header.group)}", "op_declarations.h.j2", header=header)
+    fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", files=fixed_outputs(shards) + op_headers(manifest))
     fm.render("src/registration.cpp", "registration.cpp.j2", defs=registration.defs(manifest))
     for key in WRAPPER_KEYS:
         for i, shard in enumerate(structured.wrapper_shards(manifest, key, shards)):

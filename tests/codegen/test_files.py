@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from codegen.dest.structured import shard_of
-from codegen.gen import fixed_outputs, generate
+from codegen.gen import all_outputs, fixed_outputs, generate
 from codegen.manifest import KNOWN_TAGS, load_manifest
 
 HERE = Path(__file__).parent
@@ -62,3 +62,11 @@ def test_known_tags_match_torch():
     tags_yaml = Path(torchgen.__file__).parent / "packaged/ATen/native/tags.yaml"
     torch_tags = {t["tag"] for t in yaml.safe_load(tags_yaml.read_text())}
     assert set(KNOWN_TAGS) <= torch_tags | {"inplace", "out"}
+
+
+def test_every_generated_file_is_declared_to_cmake(tmp_path):
+    """Undeclared outputs would be stat'ed by ninja before codegen runs: stale objects."""
+    manifest = load_manifest(FIXTURE)
+    generate(manifest, tmp_path, shards=2)
+    produced = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    assert produced == set(all_outputs(manifest, 2))
