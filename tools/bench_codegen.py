@@ -14,11 +14,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from codegen.api import cpp  # noqa: E402
-from codegen.gen import generate  # noqa: E402
-from codegen.load import read_manifest_entries  # noqa: E402
-from codegen.manifest import load_manifest  # noqa: E402
-from codegen.model import FunctionSchema  # noqa: E402
+from codegen.api import cpp
+from codegen.gen import generate
+from codegen.load import read_manifest_entries
+from codegen.manifest import load_manifest
+from codegen.model import FunctionSchema
 
 
 def best_of(n, fn):

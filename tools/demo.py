@@ -1,8 +1,7 @@
 """The main job in one screen: ops built from native_functions.yaml, on CPU and meta tensors."""
 
-import torch
-
 import structops
+import torch
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from codegen.api import python
 from codegen.errors import SpecError
 from codegen.manifest import Manifest, NativeFunction
-from codegen.model import Argument, SchemaKind
+from codegen.model import SchemaKind
 
 
 @dataclass(frozen=True)

@@ -24,5 +24,5 @@ def test_fixture_outputs_match_golden(tmp_path):
             (GOLDEN / rel).write_text(text)
     expected = {p.relative_to(GOLDEN).as_posix(): p.read_text() for p in GOLDEN.rglob("*") if p.is_file()}
     assert sorted(produced) == sorted(expected)
-    for rel in produced:
-        assert produced[rel] == expected[rel], f"{rel} differs from golden (see module docstring)"
+    for rel, text in produced.items():
+        assert text == expected[rel], f"{rel} differs from golden (see module docstring)"

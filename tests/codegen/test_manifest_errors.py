@@ -19,13 +19,13 @@ ADD_OUT = "- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(
 CASES = {
     "unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  colour: red\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func, structured, "
-        "structured_delegate, precomputed, dispatch, tags, variants, doc",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func, structured, "
+        "structured_delegate, precomputed, dispatch, tags, variants, doc"),
     ),
     "pytorch_only_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  autogen: neg.out\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'autogen' is a PyTorch key that structops does not "
-        "support — remove it",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: 'autogen' is a PyTorch key that structops does not "
+        "support — remove it"),
     ),
     "duplicate_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  dispatch: {CPU: b}\n",
@@ -33,45 +33,45 @@ CASES = {
     ),
     "duplicate_schema": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: b}\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: operator 'neg' is declared twice (first on line 1) — "
-        "give the overloads distinct names or remove one",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: operator 'neg' is declared twice (first on line 1) — "
+        "give the overloads distinct names or remove one"),
     ),
     "delegate_to_missing": (
         NEG_OUT + "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.outt\n",
-        "native_functions.yaml:4: neg(Tensor self) -> Tensor: structured_delegate 'neg.outt' names no out= overload "
-        "— name one of: neg.out",
+        ("native_functions.yaml:4: neg(Tensor self) -> Tensor: structured_delegate 'neg.outt' names no out= overload "
+        "— name one of: neg.out"),
     ),
     "delegate_to_functional": (
         "- func: neg.x(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.x\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: structured_delegate 'neg.x' names no out= overload "
-        "— name one of: (none declared)",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: structured_delegate 'neg.x' names no out= overload "
+        "— name one of: (none declared)"),
     ),
     "delegate_not_structured": (
-        "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch: {CPU: a}\n"
-        "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: structured_delegate 'neg.out' is not structured — "
-        "add 'structured: True' to neg.out",
+        ("- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch: {CPU: a}\n"
+        "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.out\n"),
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: structured_delegate 'neg.out' is not structured — "
+        "add 'structured: True' to neg.out"),
     ),
     "out_without_out_argument": (
         "- func: add.out(Tensor self, Tensor other) -> Tensor\n  structured: True\n  dispatch: {CPU: a}\n",
-        "native_functions.yaml:1: add.out(Tensor self, Tensor other) -> Tensor: an out= overload must take its "
+        ("native_functions.yaml:1: add.out(Tensor self, Tensor other) -> Tensor: an out= overload must take its "
         "outputs as keyword-only 'Tensor(a!)' arguments — end the arguments with ', *, Tensor(a!) out' and return "
-        "'Tensor(a!)'",
+        "'Tensor(a!)'"),
     ),
     "out_not_returned": (
         "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor\n  structured: True\n  dispatch: {CPU: a}\n",
-        "native_functions.yaml:1: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor: an out= overload must return "
-        "its out arguments — write '-> Tensor(a!)'",
+        ("native_functions.yaml:1: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor: an out= overload must return "
+        "its out arguments — write '-> Tensor(a!)'"),
     ),
     "inplace_self_not_written": (
         NEG_OUT + "- func: neg_(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
-        "native_functions.yaml:4: neg_(Tensor self) -> Tensor: inplace overload 'neg_' must take 'Tensor(a!) self' "
-        "— annotate self as written-to: 'Tensor(a!) self'",
+        ("native_functions.yaml:4: neg_(Tensor self) -> Tensor: inplace overload 'neg_' must take 'Tensor(a!) self' "
+        "— annotate self as written-to: 'Tensor(a!) self'"),
     ),
     "inplace_returns_other": (
         NEG_OUT + "- func: neg_(Tensor(a!) self) -> Tensor\n  structured_delegate: neg.out\n",
-        "native_functions.yaml:4: neg_(Tensor(a!) self) -> Tensor: an inplace overload must return self — write "
-        "'-> Tensor(a!)'",
+        ("native_functions.yaml:4: neg_(Tensor(a!) self) -> Tensor: an inplace overload must return self — write "
+        "'-> Tensor(a!)'"),
     ),
     "unknown_dispatch_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {XLA: neg_xla}\n",
@@ -79,69 +79,69 @@ CASES = {
     ),
     "kernel_name_not_identifier": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg-cpu}\n",
-        "native_functions.yaml:2: neg(Tensor self) -> Tensor: kernel name for CPU must be a C++ identifier, got "
-        "'neg-cpu' — name the function defined in csrc/, e.g. 'add_out_cpu'",
+        ("native_functions.yaml:2: neg(Tensor self) -> Tensor: kernel name for CPU must be a C++ identifier, got "
+        "'neg-cpu' — name the function defined in csrc/, e.g. 'add_out_cpu'"),
     ),
     "structured_with_meta_kernel": (
         "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: a, Meta: b}\n",
-        "native_functions.yaml:3: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): the Meta kernel of a "
-        "structured op is generated from its meta function — remove 'Meta' from dispatch",
+        ("native_functions.yaml:3: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): the Meta kernel of a "
+        "structured op is generated from its meta function — remove 'Meta' from dispatch"),
     ),
     "structured_without_impl": (
         "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n",
-        "native_functions.yaml:2: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): a structured op needs an "
-        "impl for CPU or CUDA — add e.g. 'dispatch: {CPU: <name>_out_cpu}' and define it in csrc/cpu/",
+        ("native_functions.yaml:2: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): a structured op needs an "
+        "impl for CPU or CUDA — add e.g. 'dispatch: {CPU: <name>_out_cpu}' and define it in csrc/cpu/"),
     ),
     "delegate_with_dispatch": (
         NEG_OUT + "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.out\n  dispatch: {CPU: x}\n",
-        "native_functions.yaml:6: neg(Tensor self) -> Tensor: an entry with 'structured_delegate' gets its kernels "
-        "from the delegate — remove 'dispatch' here",
+        ("native_functions.yaml:6: neg(Tensor self) -> Tensor: an entry with 'structured_delegate' gets its kernels "
+        "from the delegate — remove 'dispatch' here"),
     ),
     "no_kernel": (
         "- func: neg(Tensor self) -> Tensor\n  doc: negation\n",
-        "native_functions.yaml:1: neg(Tensor self) -> Tensor: entry has no kernel — add 'structured: True' + "
-        "'dispatch', 'structured_delegate: <op>.out', or 'dispatch'",
+        ("native_functions.yaml:1: neg(Tensor self) -> Tensor: entry has no kernel — add 'structured: True' + "
+        "'dispatch', 'structured_delegate: <op>.out', or 'dispatch'"),
     ),
     "unknown_type": (
         "- func: neg(Tensor self, Tensr other) -> Tensor\n  dispatch: {CPU: a}\n",
-        "native_functions.yaml:1: neg(Tensor self, Tensr other) -> Tensor: invalid schema: column 18: expected a "
+        ("native_functions.yaml:1: neg(Tensor self, Tensr other) -> Tensor: invalid schema: column 18: expected a "
         "known type (Tensor, int, SymInt, float, bool, str, Scalar, ...), found 'Tensr other)' — follow PyTorch's "
-        "schema syntax (see native_functions.yaml in PyTorch)",
+        "schema syntax (see native_functions.yaml in PyTorch)"),
     ),
     "non_canonical_schema": (
         "- func: neg(Tensor  self)->Tensor\n  dispatch: {CPU: a}\n",
-        "native_functions.yaml:1: neg(Tensor  self)->Tensor: invalid schema: schema is not in canonical form; write "
-        "it as 'neg(Tensor self) -> Tensor' — follow PyTorch's schema syntax (see native_functions.yaml in PyTorch)",
+        ("native_functions.yaml:1: neg(Tensor  self)->Tensor: invalid schema: schema is not in canonical form; write "
+        "it as 'neg(Tensor self) -> Tensor' — follow PyTorch's schema syntax (see native_functions.yaml in PyTorch)"),
     ),
     "unknown_tag": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tags: [pointwize]\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tag 'pointwize' — use torch's tags: "
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tag 'pointwize' — use torch's tags: "
         "inplace_view, pt2_compliant_tag, view_copy, dynamic_output_shape, data_dependent_output, generated, "
         "nondeterministic_seeded, nondeterministic_bitwise, needs_exact_strides, needs_contiguous_strides, "
         "needs_fixed_stride_order, flexible_layout, maybe_aliasing_or_mutating, core, pointwise, reduction, "
-        "cudagraph_unsafe, inplace, out",
+        "cudagraph_unsafe, inplace, out"),
     ),
     "precomputed_unknown_argument": (
-        "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: a}\n"
-        "  precomputed:\n  - dim -> int dim\n",
-        "native_functions.yaml:4: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): precomputed replaces 'dim', "
-        "which is not an argument — use one of: out, self",
+        ("- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: a}\n"
+        "  precomputed:\n  - dim -> int dim\n"),
+        ("native_functions.yaml:4: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): precomputed replaces 'dim', "
+        "which is not an argument — use one of: out, self"),
     ),
     "delegate_arguments_differ": (
         ADD_OUT + "- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=2) -> Tensor\n  structured_delegate: add.out\n",
-        "native_functions.yaml:4: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=2) -> Tensor: arguments "
+        ("native_functions.yaml:4: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=2) -> Tensor: arguments "
         "differ from the delegate's (Tensor self, Tensor other, Scalar alpha=1) — use the out= overload's "
-        "arguments without the out arguments",
+        "arguments without the out arguments"),
     ),
     "delegate_base_name_differs": (
         NEG_OUT + "- func: abs(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
-        "native_functions.yaml:4: abs(Tensor self) -> Tensor: 'abs' cannot delegate to 'neg.out': base names "
-        "differ — delegate to a 'abs.out' overload",
+        ("native_functions.yaml:4: abs(Tensor self) -> Tensor: 'abs' cannot delegate to 'neg.out': base names "
+        "differ — delegate to a 'abs.out' overload"),
     ),
     "method_variant": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  variants: function, method\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: variants 'function, method' is not supported — "
-        "structops ops are functions only; write 'variants: function' or omit it",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: variants 'function, method' is not supported — "
+        "structops ops are functions only; write 'variants: function' or omit it"),
     ),
     "not_a_list": (
         "func: neg(Tensor self) -> Tensor\n",
@@ -158,13 +158,13 @@ CASES = {
     "two_functional_variants": (
         NEG_OUT + "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.out\n"
         "- func: neg.again(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
-        "native_functions.yaml:6: neg.again(Tensor self) -> Tensor: 'neg.out' already has a functional variant "
-        "('neg', line 4) — keep one functional and one inplace variant per structured op",
+        ("native_functions.yaml:6: neg.again(Tensor self) -> Tensor: 'neg.out' already has a functional variant "
+        "('neg', line 4) — keep one functional and one inplace variant per structured op"),
     ),
     "type_without_cpp_mapping": (
         "- func: neg(Tensor self, QScheme q) -> Tensor\n  dispatch: {CPU: a}\n",
-        "native_functions.yaml:1: neg(Tensor self, QScheme q) -> Tensor: type 'QScheme' has no C++ mapping in "
-        "structops — use a type structops maps to C++ (see codegen/api/cpp.py)",
+        ("native_functions.yaml:1: neg(Tensor self, QScheme q) -> Tensor: type 'QScheme' has no C++ mapping in "
+        "structops — use a type structops maps to C++ (see codegen/api/cpp.py)"),
     ),
 }
 
@@ -192,7 +192,7 @@ def test_cli_exit_status_and_nothing_written(tmp_path):
     out = tmp_path / "generated"
     proc = subprocess.run(
         [sys.executable, "-m", "codegen", "--manifest", str(path), "--out-dir", str(out)],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT, capture_output=True, text=True, check=False,
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == expected

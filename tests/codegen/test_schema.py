@@ -33,7 +33,7 @@ def test_every_pytorch_schema_round_trips():
 def _ours(schema: FunctionSchema):
     args = schema.arguments
     out = set(args.out)
-    arg = lambda a: (a.name, str(a.type), a.default, str(a.annotation) if a.annotation else None)  # noqa: E731
+    arg = lambda a: (a.name, str(a.type), a.default, str(a.annotation) if a.annotation else None)
     return (
         str(schema.name.name.base), schema.name.name.inplace, schema.name.name.functional_overload, schema.name.overload_name,
         [arg(a) for a in args.positional],
@@ -45,7 +45,7 @@ def _ours(schema: FunctionSchema):
 
 def _torchgen(schema):
     args = schema.arguments
-    arg = lambda a: (a.name, str(a.type), a.default, str(a.annotation) if a.annotation else None)  # noqa: E731
+    arg = lambda a: (a.name, str(a.type), a.default, str(a.annotation) if a.annotation else None)
     return (
         schema.name.name.base, schema.name.name.inplace, schema.name.name.functional_overload, schema.name.overload_name,
         [arg(a) for a in args.flat_positional],

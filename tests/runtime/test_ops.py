@@ -1,9 +1,8 @@
 """The foundation's ops against torch: values, dtypes, shapes and strides, on real and meta tensors."""
 
 import pytest
-import torch
-
 import structops
+import torch
 
 DTYPES = [torch.float32, torch.float64, torch.int64]
 

@@ -3,10 +3,9 @@
 import warnings
 
 import pytest
+import structops
 import torch
 from torch.library import opcheck
-
-import structops
 
 RESIZE_WARNING = r"An output with one or more elements was resized since it had shape \[3\], which does not " \
                  r"match the required output shape \[2, 3\]"
