@@ -325,7 +325,7 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
 # The whole manifest
 
 
-def _same_arguments(a: Iterable[Argument], b: Iterable[Argument]) -> bool:
+def same_arguments(a: Iterable[Argument], b: Iterable[Argument]) -> bool:
     """Equal names, types and defaults; alias annotations may differ (inplace self)."""
     key = [(x.name, x.type, x.default) for x in a]
     return key == [(x.name, x.type, x.default) for x in b]
@@ -370,7 +370,7 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         if fn.kind not in (SchemaKind.functional, SchemaKind.inplace):
             raise SpecError(path, line, op, "only functional and inplace overloads can delegate",
                             "remove 'structured_delegate' or make the schema functional/inplace")
-        if not _same_arguments(fn.func.arguments.all, target.func.arguments.non_out):
+        if not same_arguments(fn.func.arguments.all, target.func.arguments.non_out):
             raise SpecError(path, line, op,
                             f"arguments differ from the delegate's ({target.func.arguments.non_out and ', '.join(str(a) for a in target.func.arguments.non_out)})",
                             "use the out= overload's arguments without the out arguments")

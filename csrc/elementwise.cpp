@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <sstream>
 #include <vector>
 
 namespace structops {
@@ -25,10 +26,13 @@ c10::SymDimVector broadcast_shapes(std::string_view op, std::initializer_list<Na
         owner[offset + i] = in.name;
         continue;
       }
-      TORCH_CHECK(size == out, op, ": the size of '", in.name, "' (", size, ") must match the size of '",
-                  owner[offset + i], "' (", out, ") at non-singleton dimension ",
-                  static_cast<int64_t>(offset + i) - static_cast<int64_t>(ndim),
-                  " (broadcasting: ", in.tensor.sym_sizes(), " vs the other inputs)");
+      if (size != out) {
+        std::ostringstream shapes;
+        for (const auto& t : inputs) shapes << (&t == inputs.begin() ? "" : ", ") << t.name << "=" << t.tensor.sym_sizes();
+        TORCH_CHECK(false, op, ": the size of '", in.name, "' (", size, ") must match the size of '",
+                    owner[offset + i], "' (", out, ") at non-singleton dimension ",
+                    static_cast<int64_t>(offset + i) - static_cast<int64_t>(ndim), "; shapes: ", shapes.str());
+      }
     }
   }
   return shape;
@@ -49,14 +53,6 @@ c10::SymDimVector broadcast_strides(c10::SymIntArrayRef shape, const at::Tensor&
   return strides;
 }
 
-bool same_shape(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape,
@@ -66,7 +62,7 @@ c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape,
 
   // TensorIterator's fast setup: every input has exactly the output's shape.
   bool all_same_shape = true;
-  for (const auto& in : inputs) all_same_shape = all_same_shape && same_shape(in.tensor.sym_sizes(), shape);
+  for (const auto& in : inputs) all_same_shape = all_same_shape && same_sizes(in.tensor.sym_sizes(), shape);
   if (all_same_shape) {
     bool contiguous = true, channels_last = true, dense = true;
     for (const auto& in : inputs) {
@@ -82,7 +78,7 @@ c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape,
     if (dense) {
       const auto& first = inputs.begin()->tensor;
       bool equal = true;
-      for (const auto& in : inputs) equal = equal && same_shape(in.tensor.sym_strides(), first.sym_strides());
+      for (const auto& in : inputs) equal = equal && same_sizes(in.tensor.sym_strides(), first.sym_strides());
       if (equal) return c10::SymDimVector(first.sym_strides().begin(), first.sym_strides().end());
     }
   }

@@ -47,6 +47,8 @@ void check_overlaps(const at::Tensor& written, std::initializer_list<NamedTensor
   }
 }
 
+}  // namespace
+
 bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -54,8 +56,6 @@ bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
   }
   return true;
 }
-
-}  // namespace
 
 void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
                  const TensorSpec& spec, at::Device device, bool allow_full_overlap,

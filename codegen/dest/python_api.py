@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from codegen.api import python
 from codegen.errors import SpecError
-from codegen.manifest import Manifest, NativeFunction
+from codegen.manifest import Manifest, NativeFunction, same_arguments
 from codegen.model import SchemaKind
 
 
@@ -90,9 +90,7 @@ def python_functions(manifest: Manifest) -> list[PyFunction]:
         outs = [f for f in fns if f.kind is SchemaKind.out]
         if len(non_out) == 1 and len(outs) <= 1:
             fn, out = non_out[0], (outs[0] if outs else None)
-            if out is None or [(a.name, a.type, a.default) for a in fn.func.arguments.all] == [
-                (a.name, a.type, a.default) for a in out.func.arguments.non_out
-            ]:
+            if out is None or same_arguments(fn.func.arguments.all, out.func.arguments.non_out):
                 result.append(_direct(name, fn, out, fns))
                 continue
         if len(non_out) == 0 and len(outs) == 1:

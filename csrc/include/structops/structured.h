@@ -30,6 +30,9 @@ struct NamedTensor {
   const at::Tensor& tensor;
 };
 
+// Equal sizes (or strides); on symbolic sizes this guards, as comparing shapes must.
+bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b);
+
 // A fresh output for a functional call.
 at::Tensor allocate(const TensorSpec& spec, at::Device device);
 
