@@ -30,11 +30,11 @@ def make_environment() -> jinja2.Environment:
     )
 
 
-def banner(path: str, template: str, source: str) -> str:
+def banner(path: str, template: str, source: str, regenerate: str = REGENERATE) -> str:
     mark = _COMMENT[Path(path).suffix]
     return (
         f"{mark} @generated from {source} by codegen/templates/{template} — DO NOT EDIT.\n"
-        f"{mark} Regenerate with: {REGENERATE}\n"
+        f"{mark} Regenerate with: {regenerate}\n"
     )
 
 
@@ -42,6 +42,7 @@ def banner(path: str, template: str, source: str) -> str:
 class FileManager:
     out_dir: Path
     source: str  # the manifest's name, for the banner
+    regenerate: str = REGENERATE  # how to regenerate, for the banner
     env: jinja2.Environment = field(default_factory=make_environment)
     planned: dict[str, str] = field(default_factory=dict)
 
@@ -49,7 +50,7 @@ class FileManager:
         if path in self.planned:
             raise RuntimeError(f"codegen bug: {path} rendered twice")
         body = self.env.get_template(template).render(**context)
-        self.planned[path] = banner(path, template, self.source) + body
+        self.planned[path] = banner(path, template, self.source, self.regenerate) + body
 
     def commit(self, owned_dirs: tuple[str, ...] = ()) -> list[str]:
         """Write changed files; delete stale files in ``owned_dirs``. Returns what was written."""
@@ -68,6 +69,6 @@ class FileManager:
             if not folder.is_dir():
                 continue
             for f in folder.iterdir():
-                if f.relative_to(self.out_dir).as_posix() not in self.planned:
+                if f.is_file() and f.relative_to(self.out_dir).as_posix() not in self.planned:
                     f.unlink()
         return written

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codegen.api import names
-from codegen.dest import python_api, registration, structured
+from codegen.dest import conformance_suite, python_api, registration, structured
 from codegen.files import FileManager
 from codegen.manifest import DispatchKey, Manifest
 
@@ -47,14 +47,33 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         for i, shard in enumerate(structured.wrapper_shards(manifest, key, shards)):
             fm.render(f"src/wrappers_{key.value.lower()}_{i}.cpp", "wrappers.cpp.j2", shard=shard)
     functions = python_api.python_functions(manifest)
-    fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions)
+    fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions,
+              no_derivative=python_api.functional_overloads(manifest))
     fm.render("python/structops/_ops.pyi", "ops.pyi.j2", functions=functions)
     missing = set(fixed_outputs(shards)) - set(fm.planned)
     assert not missing, f"codegen bug: fixed outputs not rendered: {missing}"
 
 
+CONFORMANCE_CHECKS = (
+    "reference", "meta", "variants", "out_rules", "inplace_rules", "errors", "opcheck", "compile",
+    "backward_raises", "cuda_matches_cpu",
+)
+
+
+def generate_tests(manifest: Manifest, out_dir: Path) -> list[str]:
+    """The conformance suite: one test module per structured op (never committed)."""
+    fm = FileManager(out_dir, Path(manifest.path).name, regenerate="pytest (tests/conftest.py renders the suite)")
+    fm.env.filters["pyrepr"] = repr
+    for spec in conformance_suite.suite_specs(manifest):
+        fm.render(f"test_{spec.name}.py", "conformance_test.py.j2", spec=spec, checks=CONFORMANCE_CHECKS,
+                  few=("opcheck", "compile"))
+    written = fm.commit(owned_dirs=(".",))
+    return written
+
+
 def generate(manifest: Manifest, out_dir: Path, shards: int) -> list[str]:
     fm = FileManager(out_dir, Path(manifest.path).name)
     fm.env.filters["tag_enum"] = lambda tag: f"at::Tag::{tag}"
+    fm.env.filters["pyrepr"] = repr
     render_all(manifest, fm, shards)
     return fm.commit(owned_dirs=(OPS_HEADER_DIR,))

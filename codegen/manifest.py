@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegen.conformance import TestSpec, parse_tests
 from codegen.errors import SpecError
 from codegen.load import LineDict, read_manifest_entries
 from codegen.model import (
@@ -32,7 +33,7 @@ class DispatchKey(enum.Enum):
 # Keys of PyTorch's manifest that structops implements, plus its own additions.
 SUPPORTED_KEYS = (
     "func", "structured", "structured_delegate", "precomputed", "dispatch", "tags", "variants",
-    "doc",
+    "doc", "tests",
 )
 # Keys PyTorch knows that structops does not implement yet: named so the error can say so.
 PYTORCH_ONLY_KEYS = (
@@ -85,6 +86,7 @@ class NativeFunction:
     dispatch: tuple[tuple[DispatchKey, str], ...]
     tags: tuple[str, ...]
     doc: str
+    tests: TestSpec | None
 
     @property
     def kind(self) -> SchemaKind:
@@ -112,6 +114,10 @@ class StructuredGroup:
 
     def impl_name(self, key: DispatchKey) -> str | None:
         return dict(self.out.dispatch).get(key)
+
+    @property
+    def tests(self) -> TestSpec | None:
+        return next((f.tests for f in self.members if f.tests is not None), None)
 
 
 @dataclass(frozen=True)
@@ -265,6 +271,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         dispatch=_parse_dispatch(path, entry, raw_func),
         tags=tuple(tags),
         doc=doc.strip(),
+        tests=parse_tests(path, entry, raw_func, {a.name for a in schema.arguments.all}),
     )
     _check_entry(path, entry, fn)
     return fn
@@ -392,6 +399,11 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
             groups.append(StructuredGroup(fn, slot.get(SchemaKind.functional), slot.get(SchemaKind.inplace)))
     names: dict[str, StructuredGroup] = {}
     for g in groups:
+        with_tests = [f for f in g.members if f.tests is not None]
+        if len(with_tests) > 1:
+            raise SpecError(path, with_tests[1].loc.line, str(with_tests[1].func),
+                            f"'tests' is given twice for one structured op (also on line {with_tests[0].loc.line})",
+                            "keep one 'tests' key per structured op")
         if g.name in names:
             raise SpecError(path, g.out.loc.line, str(g.out.func),
                             f"structured ops '{g.out.func.name}' and '{names[g.name].out.func.name}' both get the meta name '{g.name}'",

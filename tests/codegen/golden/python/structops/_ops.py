@@ -70,3 +70,19 @@ def my_fused(x, bias, scale=1.0, mode="fast"):
         my_fused(Tensor x, Tensor? bias, float scale=1.0, str mode="fast") -> Tensor
     """
     return _call(_ops.my_fused, x, bias, scale, mode)
+
+
+def _no_derivative(overload):
+    """Backward through an op with no derivative raises (torch's fallback would only warn)."""
+
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            f"structops.{overload}: the derivative for this op is not implemented "
+            "(the manifest declares none); detach its inputs or compute it another way"
+        )
+
+    torch.library.register_autograd(f"structops::{overload}", backward)
+
+
+for _overload in ('add.Tensor', 'amax', 'aminmax', 'my_fused'):
+    _no_derivative(_overload)

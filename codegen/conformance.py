@@ -1,0 +1,131 @@
+"""The manifest's ``tests:`` key: what the generated conformance suite needs to know about an op.
+
+Everything has a default except the reference, so most ops need one line:
+
+    tests:
+      reference: torch.add              # a callable, or a lambda over the functional's arguments
+      domain: positive                  # values to sample: any (default), positive, nonzero, unit
+      args: {alpha: [1, 2.5]}           # values to try for non-tensor arguments
+      dtypes: [float32, int64]          # what to test (default: every dtype the op kind allows)
+      skip: {bool: "torch.neg rejects bool"}   # dtypes not tested, each with its reason
+      tolerance: {float16: [1e-3, 1e-3]}       # [atol, rtol] per dtype
+      extremes: false                   # no inf/nan/-0.0/int-limits sample
+      errors:                           # inputs that must raise, and the message regex
+      - {args: "torch.ones(2), torch.ones(3)", match: "must match the size"}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.errors import SpecError
+from codegen.load import LineDict
+
+# torch dtype names the suite knows, in the order tests run.
+DTYPES = (
+    "float32", "float64", "float16", "bfloat16", "complex64",
+    "int64", "int32", "int16", "int8", "uint8", "bool",
+)
+DOMAINS = ("any", "positive", "nonzero", "unit")
+KEYS = ("reference", "domain", "args", "dtypes", "skip", "tolerance", "extremes", "errors")
+
+
+@dataclass(frozen=True)
+class ErrorCase:
+    args: str  # Python source of the positional arguments, evaluated with torch in scope
+    match: str  # regex the error message must match
+    line: int
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    reference: str
+    domain: str
+    arg_values: tuple[tuple[str, tuple[str, ...]], ...]  # argument -> Python literals to try
+    dtypes: tuple[str, ...] | None  # None: the default set for the op kind
+    skip: tuple[tuple[str, str], ...]
+    tolerance: tuple[tuple[str, float, float], ...]
+    extremes: bool
+    errors: tuple[ErrorCase, ...]
+
+
+def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> TestSpec | None:
+    raw = entry.get("tests")
+    if raw is None:
+        return None
+    line = entry.line_of("tests")
+
+    def fail(problem: str, fix: str) -> SpecError:
+        return SpecError(path, line, op, problem, fix)
+
+    if not isinstance(raw, dict):
+        raise fail("'tests' must be a mapping", "write e.g. 'tests: {reference: torch.add}'")
+    for key in raw:
+        if key not in KEYS:
+            raise fail(f"unknown tests key '{key}'", f"use only: {', '.join(KEYS)}")
+    reference = raw.get("reference")
+    if not isinstance(reference, str) or not reference.strip():
+        raise fail("'tests' needs a 'reference'", "name a torch function, e.g. 'reference: torch.add'")
+    domain = raw.get("domain", "any")
+    if domain not in DOMAINS:
+        raise fail(f"unknown domain '{domain}'", f"use one of: {', '.join(DOMAINS)}")
+
+    def dtype_list(value: object, key: str) -> tuple[str, ...]:
+        if not isinstance(value, list | dict):
+            raise fail(f"'tests.{key}' must be a list of dtype names", "write e.g. [float32, int64]")
+        for name in value:
+            if name not in DTYPES:
+                raise fail(f"unknown dtype '{name}' in tests.{key}", f"use one of: {', '.join(DTYPES)}")
+        return tuple(value)
+
+    dtypes = dtype_list(raw["dtypes"], "dtypes") if "dtypes" in raw else None
+    skip_raw = raw.get("skip", {})
+    dtype_list(skip_raw, "skip")
+    if not isinstance(skip_raw, dict) or not all(isinstance(r, str) and r for r in skip_raw.values()):
+        raise fail("'tests.skip' must map each dtype to its reason", "write e.g. {bool: \"not defined\"}")
+
+    args_raw = raw.get("args", {})
+    if not isinstance(args_raw, dict):
+        raise fail("'tests.args' must map argument names to lists of values", "write e.g. {alpha: [1, 2]}")
+    arg_values = []
+    for name, values in args_raw.items():
+        if name not in arg_names:
+            raise fail(f"tests.args names '{name}', which is not an argument",
+                       f"use one of: {', '.join(sorted(arg_names))}")
+        if not isinstance(values, list) or not values:
+            raise fail(f"tests.args.{name} must be a non-empty list", f"write e.g. '{name}: [1, 2]'")
+        arg_values.append((name, tuple(_python_literal(v) for v in values)))
+
+    tolerance = []
+    for name, pair in raw.get("tolerance", {}).items():
+        dtype_list([name], "tolerance")
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, int | float) for x in pair)):
+            raise fail(f"tests.tolerance.{name} must be [atol, rtol]", f"write e.g. '{name}: [1e-3, 1e-3]'")
+        tolerance.append((name, float(pair[0]), float(pair[1])))
+
+    extremes = raw.get("extremes", True)
+    if not isinstance(extremes, bool):
+        raise fail("'tests.extremes' must be true or false", "write 'extremes: false'")
+
+    errors = []
+    for case in raw.get("errors", []):
+        if not (isinstance(case, dict) and set(case) == {"args", "match"}):
+            raise fail("each tests.errors item needs 'args' and 'match'",
+                       "write e.g. {args: \"torch.ones(2), torch.ones(3)\", match: \"size\"}")
+        errors.append(ErrorCase(str(case["args"]), str(case["match"]), getattr(case, "line", line)))
+
+    return TestSpec(
+        reference=reference.strip(),
+        domain=domain,
+        arg_values=tuple(arg_values),
+        dtypes=dtypes,
+        skip=tuple(skip_raw.items()),
+        tolerance=tuple(tolerance),
+        extremes=extremes,
+        errors=tuple(errors),
+    )
+
+
+def _python_literal(value: object) -> str:
+    """A YAML value as Python source (None, True, 2.5, [0, 1], 'mean')."""
+    return repr(value)

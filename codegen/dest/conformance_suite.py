@@ -1,0 +1,85 @@
+"""Context for the generated conformance test modules: one OpSpec per structured op."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.api import python
+from codegen.conformance import DTYPES
+from codegen.errors import SpecError
+from codegen.manifest import Manifest, StructuredGroup
+from codegen.model import BaseTy, BaseType
+
+# What an op kind is tested with when the manifest names no dtypes.
+DEFAULT_DTYPES = {
+    "pointwise": DTYPES,
+    "reduction": ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"),
+    "other": ("float32",),
+}
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    name: str
+    kind: str
+    functional: str | None
+    inplace: str | None
+    out: str | None
+    positional: tuple[str, ...]
+    kwarg_only: tuple[str, ...]
+    tensor_args: tuple[str, ...]
+    defaults: tuple[tuple[str, str], ...]  # name -> Python source
+    arg_values: tuple[tuple[str, str], ...]  # name -> Python source of a tuple
+    reference: str  # Python source of a callable, or "None"
+    dtypes: tuple[str, ...]
+    skips: tuple[tuple[str, str], ...]
+    tolerance: tuple[tuple[str, float, float], ...]
+    domain: str
+    extremes: bool
+    errors: tuple[tuple[str, str], ...]  # (args source, match)
+
+
+def _kind(group: StructuredGroup) -> str:
+    tags = group.out.tags
+    return "pointwise" if "pointwise" in tags else "reduction" if "reduction" in tags else "other"
+
+
+def suite_spec(group: StructuredGroup) -> SuiteSpec:
+    fn = group.functional or group.out
+    args = group.out.func.arguments
+    non_out = args.non_out
+    tests = group.tests
+    defaults = []
+    for a in non_out:
+        if a.default is not None:
+            defaults.append((a.name, python.default(a.default) or "None"))
+    kind = _kind(group)
+    tensor_args = tuple(a.name for a in non_out if a.type == BaseType(BaseTy.Tensor))
+    if kind == "reduction" and len(tensor_args) != 1:
+        raise SpecError(fn.loc.path, fn.loc.line, str(fn.func), "a 'reduction' op must take exactly one tensor",
+                        "drop the 'reduction' tag, or give the op one Tensor argument")
+    dtypes = tests.dtypes if tests and tests.dtypes else DEFAULT_DTYPES[kind]
+    return SuiteSpec(
+        name=group.name,
+        kind=kind,
+        functional=str(group.functional.func.name) if group.functional else None,
+        inplace=str(group.inplace.func.name) if group.inplace else None,
+        out=str(group.out.func.name),
+        positional=tuple(a.name for a in args.positional),
+        kwarg_only=tuple(a.name for a in args.kwarg_only if a not in args.out),
+        tensor_args=tensor_args,
+        defaults=tuple(defaults),
+        arg_values=tuple((n, "(" + "".join(f"{v}, " for v in vals) + ")") for n, vals in tests.arg_values)
+        if tests else (),
+        reference=tests.reference if tests else "None",
+        dtypes=dtypes,
+        skips=tests.skip if tests else (),
+        tolerance=tests.tolerance if tests else (),
+        domain=tests.domain if tests else "any",
+        extremes=tests.extremes if tests else True,
+        errors=tuple((e.args, e.match) for e in tests.errors) if tests else (),
+    )
+
+
+def suite_specs(manifest: Manifest) -> list[SuiteSpec]:
+    return [suite_spec(g) for g in manifest.groups if g.functional is not None]

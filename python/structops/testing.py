@@ -1,0 +1,542 @@
+"""The conformance suite's engine: samples and checks for one op, driven by an OpSpec.
+
+The generator writes one test module per structured op (tests/generated/test_<op>.py) holding
+an OpSpec built from the manifest; the checks here hold every op to the bar PyTorch's OpInfo
+tests and torch.library.opcheck hold built-in ops to. Each check raises AssertionError with the
+sample that failed, so a failure names op, overload, device, dtype, check and input.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+RESIZE_WARNING = "An output with one or more elements was resized"
+
+
+@dataclass(frozen=True)
+class ErrorCase:
+    make_args: Callable[[], tuple[tuple, dict]]  # () -> (args, kwargs)
+    match: str
+    source: str
+
+
+def arguments(*args, **kwargs) -> tuple[tuple, dict]:
+    """Capture a call's arguments (the manifest writes error cases as argument lists)."""
+    return args, kwargs
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    kind: str  # pointwise | reduction | other
+    functional: str | None  # "add.Tensor"
+    inplace: str | None
+    out: str | None
+    positional: tuple[str, ...]  # the functional's positional argument names
+    kwarg_only: tuple[str, ...]
+    tensor_args: tuple[str, ...]
+    defaults: dict[str, Any]
+    arg_values: dict[str, tuple]
+    reference: Callable | None
+    dtypes: tuple[str, ...]
+    skips: dict[str, str]
+    tolerance: dict[str, tuple[float, float]]
+    domain: str = "any"
+    extremes: bool = True
+    errors: tuple[ErrorCase, ...] = ()
+
+    def overload(self, qualified: str):
+        packet, _, name = qualified.partition(".")
+        return getattr(getattr(torch.ops.structops, packet), name or "default")
+
+    def params(self, few: bool = False) -> list[tuple[str, str]]:
+        """(device, dtype) pairs; skipped dtypes become pytest skips with their reason.
+
+        ``few``: only the first floating and the first integral dtype.
+        """
+        import pytest
+
+        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+        dtypes = self.dtypes
+        if few:
+            floats = [d for d in dtypes if _dtype(d).is_floating_point and d not in self.skips][:1]
+            ints = [d for d in dtypes if _is_integral(_dtype(d)) and d not in self.skips][:1]
+            dtypes = tuple(floats + ints)
+        result = []
+        for device in devices:
+            for dtype in dtypes:
+                marks = [pytest.mark.skip(reason=self.skips[dtype])] if dtype in self.skips else []
+                result.append(pytest.param(device, dtype, id=f"{self.functional or self.out}-{device}-{dtype}",
+                                           marks=marks))
+        return result
+
+
+@dataclass
+class Sample:
+    args: list[Any]
+    kwargs: dict[str, Any]
+    desc: str
+    meta_args: list[Any] = field(default_factory=list)
+
+    def map_tensors(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Sample:
+        def f(x):
+            return fn(x) if isinstance(x, torch.Tensor) else x
+        return Sample([f(a) for a in self.args], {k: f(v) for k, v in self.kwargs.items()}, self.desc)
+
+    def __repr__(self) -> str:
+        def show(x):
+            if isinstance(x, torch.Tensor):
+                return f"Tensor(shape={tuple(x.shape)}, stride={x.stride()}, dtype={x.dtype})"
+            return repr(x)
+        args = ", ".join([show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()])
+        return f"[{self.desc}] ({args})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sample generation
+
+
+def _dtype(name: str) -> torch.dtype:
+    return getattr(torch, name)
+
+
+def _is_integral(dtype: torch.dtype) -> bool:
+    return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
+
+
+def _values(shape, dtype, device, domain, gen) -> torch.Tensor:
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=gen).bool().to(device)
+    if dtype.is_floating_point or dtype.is_complex:
+        lo, hi = {"any": (-5, 5), "positive": (0.1, 5), "nonzero": (0.5, 5), "unit": (-1, 1)}[domain]
+        real_dtype = torch.float64
+        x = torch.rand(shape, generator=gen, dtype=real_dtype) * (hi - lo) + lo
+        if domain == "nonzero":
+            x = x * (torch.randint(0, 2, shape, generator=gen) * 2 - 1)
+        if dtype.is_complex:
+            x = torch.complex(x, torch.rand(shape, generator=gen, dtype=real_dtype) * (hi - lo) + lo)
+        return x.to(dtype).to(device)
+    info = torch.iinfo(dtype)
+    lo, hi = {"any": (-9, 10), "positive": (1, 10), "nonzero": (1, 10), "unit": (-1, 2)}[domain]
+    lo, hi = max(lo, info.min), min(hi, info.max)
+    x = torch.randint(lo, hi, shape, generator=gen, dtype=torch.int64)
+    if domain == "nonzero" and info.min < 0:
+        x = x * (torch.randint(0, 2, shape, generator=gen) * 2 - 1)
+    return x.to(dtype).to(device)
+
+
+def _laid_out(x: torch.Tensor, layout: str) -> torch.Tensor:
+    """The same values in another memory layout."""
+    if layout == "contiguous" or x.dim() == 0:
+        return x
+    if layout == "transposed":
+        return x.permute(*reversed(range(x.dim()))).contiguous().permute(*reversed(range(x.dim())))
+    if layout == "strided":  # every other element of a buffer twice as long in the last dim
+        buf = torch.empty((*x.shape[:-1], x.shape[-1] * 2), dtype=x.dtype, device=x.device)
+        view = buf[..., ::2]
+        view.copy_(x)
+        return view
+    if layout == "expanded":  # size-1 first dim broadcast
+        return x[:1].expand(x.shape) if x.shape[0] > 0 else x
+    if layout == "channels_last":
+        return x.contiguous(memory_format=torch.channels_last)
+    raise ValueError(layout)
+
+
+def _extremes(dtype, device, shape=(8,)) -> torch.Tensor | None:
+    if dtype.is_floating_point:
+        vals = [float("inf"), float("-inf"), float("nan"), -0.0, 0.0, 3.5, -2.25, 1e-3]
+    elif dtype == torch.bool or dtype.is_complex:
+        return None
+    else:
+        info = torch.iinfo(dtype)
+        vals = [info.min, info.max, 0, 1, -1 if info.min < 0 else 2, info.max - 1, 7, info.min + 1]
+    return torch.tensor(vals, dtype=dtype, device=device).reshape(shape)
+
+
+POINTWISE_SHAPES = {
+    1: [((),), ((0,),), ((7,),), ((3, 4),), ((2, 3, 4),), ((2, 3, 4, 5),)],
+    2: [((3, 4), (3, 4)), ((3, 4), (4,)), ((4, 1, 3), (2, 1)), ((), (3, 4)), ((3, 4), ()),
+        ((0, 4), (4,)), ((2, 0), (1, 0)), ((2, 3, 4, 5), (2, 3, 4, 5)), ((5, 7, 9), (5, 7, 9))],
+}
+
+
+def _pointwise_shapes(n: int) -> list[tuple]:
+    if n in POINTWISE_SHAPES:
+        return POINTWISE_SHAPES[n]
+    return [((3, 4),) * n, ((3, 4), (4,), (3, 1)) + ((3, 4),) * (n - 3), (((),) * n)]
+
+
+def _scalar_choices(spec: OpSpec) -> Iterator[dict[str, Any]]:
+    """Non-tensor arguments: the defaults, then each listed value of each argument in turn."""
+    base = {k: v for k, v in spec.defaults.items() if k not in spec.tensor_args}
+    yield base
+    for name, values in spec.arg_values.items():
+        for v in values:
+            if base.get(name, object()) != v:
+                yield {**base, name: v}
+
+
+def _call_args(spec: OpSpec, values: dict[str, Any], desc: str) -> Sample:
+    args = [values[n] for n in spec.positional if n in values]
+    kwargs = {n: values[n] for n in spec.kwarg_only if n in values}
+    return Sample(args, kwargs, desc)
+
+
+def samples(spec: OpSpec, device: str, dtype_name: str) -> list[Sample]:
+    dtype = _dtype(dtype_name)
+    gen = torch.Generator().manual_seed(hash((spec.name, dtype_name)) % (2**31))
+    result: list[Sample] = []
+    if spec.kind == "pointwise":
+        n = len(spec.tensor_args)
+        for shapes in _pointwise_shapes(n):
+            for layout in ("contiguous", "transposed", "strided", "expanded", "channels_last"):
+                if layout != "contiguous" and len(shapes[0]) < (4 if layout == "channels_last" else 1):
+                    continue
+                if layout == "channels_last" and len(shapes[0]) != 4:
+                    continue
+                tensors = [_values(s, dtype, device, spec.domain, gen) for s in shapes]
+                tensors[0] = _laid_out(tensors[0], layout)
+                for scalars in _scalar_choices(spec):
+                    values = dict(zip(spec.tensor_args, tensors, strict=True)) | scalars
+                    result.append(_call_args(spec, values, f"{layout} {shapes} {scalars or ''}".strip()))
+        if n >= 2:
+            # Type promotion: a tensor of another dtype, and a 0-dim tensor of another kind.
+            other = torch.float32 if not (dtype.is_floating_point or dtype.is_complex) else torch.int64
+            for shape, desc in (((3, 4), "mixed dtypes"), ((), "0-dim of another kind")):
+                tensors = [_values((3, 4), dtype, device, spec.domain, gen)]
+                tensors += [_values(shape, other, device, spec.domain, gen) for _ in range(n - 1)]
+                values = dict(zip(spec.tensor_args, tensors, strict=True)) | next(_scalar_choices(spec))
+                result.append(_call_args(spec, values, f"{desc}: other is {other}"))
+        ext = _extremes(dtype, device) if spec.extremes else None
+        if ext is not None and spec.domain == "any":
+            tensors = [ext] + [_values((8,), dtype, device, spec.domain, gen) for _ in range(n - 1)]
+            values = dict(zip(spec.tensor_args, tensors, strict=True)) | next(_scalar_choices(spec))
+            result.append(_call_args(spec, values, "extreme values"))
+            if n >= 2:
+                values = dict(zip(spec.tensor_args, [ext] * n, strict=True)) | next(_scalar_choices(spec))
+                result.append(_call_args(spec, values, "extreme values, all operands"))
+    elif spec.kind == "reduction":
+        (tensor_arg,) = spec.tensor_args
+        dims = spec.arg_values.get("dim", (None, [], [0], [-1], [0, 2], [2, 0]))
+        for shape in [(), (7,), (3, 4), (2, 3, 4), (5, 0, 3)]:
+            for layout in ("contiguous", "transposed", "strided"):
+                if layout != "contiguous" and len(shape) < 2:
+                    continue
+                x = _laid_out(_values(shape, dtype, device, spec.domain, gen), layout)
+                for dim in dims:
+                    if dim is not None and any(d >= max(len(shape), 1) or d < -max(len(shape), 1) for d in dim):
+                        continue
+                    for keepdim in (False, True):
+                        values = {**spec.defaults, tensor_arg: x, "dim": dim, "keepdim": keepdim}
+                        result.append(_call_args(spec, values, f"{layout} {shape} dim={dim} keepdim={keepdim}"))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparisons
+
+
+def _tolerance(spec: OpSpec, dtype: torch.dtype) -> dict[str, float]:
+    name = str(dtype).removeprefix("torch.")
+    if name in spec.tolerance:
+        atol, rtol = spec.tolerance[name]
+        return {"atol": atol, "rtol": rtol}
+    return {}
+
+
+def _same_layout(actual: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Strides equal wherever they matter (dims of size 1 never address memory)."""
+    if actual.numel() <= 1:
+        return True
+    return all(a == e for a, e, s in zip(actual.stride(), expected.stride(), actual.shape, strict=True) if s != 1)
+
+
+def assert_matches(actual, expected, spec: OpSpec, sample: Sample, what: str, check_strides=True) -> None:
+    if isinstance(expected, tuple | list):
+        for a, e in zip(actual, expected, strict=True):
+            assert_matches(a, e, spec, sample, what, check_strides)
+        return
+    ctx = f"{spec.name} {what} on {sample!r}"
+    assert actual.dtype == expected.dtype, f"{ctx}: dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"{ctx}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    if check_strides:
+        assert _same_layout(actual, expected), f"{ctx}: strides {actual.stride()} != {expected.stride()}"
+    if actual.device.type != "meta":
+        torch.testing.assert_close(actual, expected.to(actual.device), equal_nan=True,
+                                   msg=lambda m: f"{ctx}: {m}", **_tolerance(spec, expected.dtype))
+
+
+def _run(fn, sample: Sample, **extra):
+    return fn(*sample.args, **sample.kwargs, **extra)
+
+
+def _functional(spec: OpSpec):
+    return spec.overload(spec.functional)
+
+
+def _clone(sample: Sample) -> Sample:
+    return sample.map_tensors(lambda t: t.clone())
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+
+
+def check_reference(spec: OpSpec, device: str, dtype: str) -> None:
+    """1. Values, dtype, shape and strides equal the torch reference."""
+    for s in samples(spec, device, dtype):
+        assert_matches(_run(_functional(spec), s), _run(spec.reference, s), spec, s, "vs reference")
+
+
+def check_meta(spec: OpSpec, device: str, dtype: str) -> None:
+    """2. The same call on meta tensors gives the real result's shape, dtype and strides."""
+    for s in samples(spec, device, dtype):
+        real = _run(_functional(spec), s)
+        meta = _run(_functional(spec), s.map_tensors(lambda t: t.to("meta")))
+        for r, m in zip(real if isinstance(real, tuple) else (real,), meta if isinstance(meta, tuple) else (meta,),
+                        strict=True):
+            assert m.device.type == "meta"
+            ctx = f"{spec.name} meta vs real on {s!r}"
+            assert (m.shape, m.dtype) == (r.shape, r.dtype), f"{ctx}: {m.shape}/{m.dtype} != {r.shape}/{r.dtype}"
+            assert _same_layout(m, r), f"{ctx}: strides {m.stride()} != {r.stride()}"
+
+
+def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
+    """3. functional == out= == inplace (where inplace is legal for the sample)."""
+    for s in samples(spec, device, dtype):
+        expected = _run(_functional(spec), s)
+        if spec.out:
+            out = torch.empty(0, dtype=expected.dtype, device=device)
+            returned = _run(spec.overload(spec.out), s, out=out)
+            assert returned is out, f"{spec.out} did not return its out argument"
+            assert_matches(out, expected, spec, s, "out= vs functional", check_strides=True)
+        if spec.inplace:
+            self_ = s.args[0]
+            legal = expected.shape == self_.shape and torch.can_cast(expected.dtype, self_.dtype)
+            if not legal or self_.stride().count(0) and self_.numel() > 1:
+                continue
+            t = _clone(s)
+            target, ptr = t.args[0], t.args[0].data_ptr()
+            assert _run(spec.overload(spec.inplace), t) is target, f"{spec.inplace} did not return self"
+            assert target.data_ptr() == ptr, f"{spec.inplace} moved self's storage"
+            assert_matches(target, expected.to(self_.dtype), spec, s, "inplace vs functional", check_strides=False)
+
+
+def _first_sample(spec: OpSpec, device: str, dtype: str, min_numel: int = 2) -> Sample | None:
+    for s in samples(spec, device, dtype):
+        result = _run(_functional(spec), s)
+        self_ = s.args[0]
+        if result.numel() >= min_numel and self_.numel() >= 2 and self_.is_contiguous() and result.dim() >= 1:
+            return s
+    return None
+
+
+def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
+    """4. out=: resize (+warning), castability, device, overlap, grad, and what out keeps."""
+    import pytest
+
+    s = _first_sample(spec, device, dtype)
+    if spec.out is None or s is None:
+        pytest.skip("no out= overload" if spec.out is None else "no sample with a non-trivial result")
+    op = spec.overload(spec.out)
+    expected = _run(_functional(spec), s)
+    shape, rdtype = expected.shape, expected.dtype
+
+    wrong = torch.empty(max(expected.numel() - 1, 1) + 5, dtype=rdtype, device=device)
+    with pytest.warns(UserWarning, match=RESIZE_WARNING):
+        _run(_py(spec), s, out=wrong)
+    assert_matches(wrong, expected, spec, s, "resized out")
+
+    empty = torch.empty(0, dtype=rdtype, device=device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _run(_py(spec), s, out=empty)
+    assert_matches(empty, expected, spec, s, "empty out")
+
+    fill = float("nan") if (rdtype.is_floating_point or rdtype.is_complex) else (
+        torch.iinfo(rdtype).max if rdtype != torch.bool else True)
+    prefilled = torch.full(shape, fill, dtype=rdtype, device=device)
+    _run(op, s, out=prefilled)
+    assert_matches(prefilled, expected, spec, s, "prefilled out")
+
+    if expected.dim() >= 2:
+        strided = torch.empty(tuple(reversed(shape)), dtype=rdtype, device=device).permute(
+            *reversed(range(expected.dim())))
+        strides, ptr = strided.stride(), strided.data_ptr()
+        _run(op, s, out=strided)
+        assert (strided.stride(), strided.data_ptr()) == (strides, ptr), "a correctly sized out must be kept"
+        assert_matches(strided, expected, spec, s, "non-contiguous out", check_strides=False)
+
+    narrower = {True: torch.int64, False: torch.bool}[rdtype.is_floating_point or rdtype.is_complex]
+    if not torch.can_cast(rdtype, narrower):
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            _run(op, s, out=torch.empty(shape, dtype=narrower, device=device))
+
+    if rdtype.is_floating_point:
+        with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+            _run(op, s, out=torch.empty(shape, dtype=rdtype, device=device, requires_grad=True))
+
+    with pytest.raises(RuntimeError, match="expected all tensors on meta|expected 'out' on"):
+        _run(op, s, out=torch.empty(shape, dtype=rdtype, device="meta"))
+
+    expanded = torch.empty((1, *shape[1:]), dtype=rdtype, device=device).expand(shape)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        _run(op, s, out=expanded)
+
+    self_ = s.args[0]
+    if self_.dtype == rdtype:
+        buf = torch.empty(self_.numel() + expected.numel() + 1, dtype=rdtype, device=device)
+        aliased = _clone(s)
+        aliased.args[0] = buf[: self_.numel()].view(self_.shape).copy_(self_)
+        partial = buf[1 : 1 + expected.numel()].view(shape)
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            _run(op, aliased, out=partial)
+        if expected.shape == self_.shape:
+            full = _clone(s)
+            if spec.kind == "pointwise":
+                _run(op, full, out=full.args[0])
+                assert_matches(full.args[0], expected, spec, s, "out=self", check_strides=False)
+            else:
+                with pytest.raises(RuntimeError, match="unsupported operation"):
+                    _run(op, full, out=full.args[0])
+
+
+def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
+    """5. inplace: a broadcast that changes self's shape or a non-castable result raises."""
+    import pytest
+
+    if spec.inplace is None:
+        pytest.skip("no inplace overload")
+    op = spec.overload(spec.inplace)
+    d = _dtype(dtype)
+    base = next(_scalar_choices(spec))
+    n = len(spec.tensor_args)
+    checked = False
+    if spec.kind == "pointwise" and n >= 2:
+        tensors = [_values((4,), d, device, spec.domain, torch.Generator().manual_seed(0))]
+        tensors += [_values((3, 4), d, device, spec.domain, torch.Generator().manual_seed(i)) for i in range(n - 1)]
+        s = _call_args(spec, dict(zip(spec.tensor_args, tensors, strict=True)) | base, "broadcast changes self")
+        with pytest.raises(RuntimeError, match=r"output with shape \[4\] doesn't match the broadcast shape \[3, 4\]"):
+            _run(op, s)
+        if not (d.is_floating_point or d.is_complex) and d != torch.bool:
+            tensors = [_values((3,), d, device, spec.domain, torch.Generator().manual_seed(0))]
+            tensors += [_values((3,), torch.float32, device, spec.domain, torch.Generator()) for _ in range(n - 1)]
+            s = _call_args(spec, dict(zip(spec.tensor_args, tensors, strict=True)) | base, "float into int self")
+            with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+                _run(op, s)
+        checked = True
+    sample = _first_sample(spec, device, dtype)
+    if sample is not None:
+        expanded = _clone(sample)
+        self_ = expanded.args[0]
+        expanded.args[0] = torch.empty((1, *self_.shape[1:]), dtype=self_.dtype, device=device).expand(self_.shape)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            _run(op, expanded)
+        checked = True
+    if not checked:
+        pytest.skip("no sample applies")
+
+
+def check_errors(spec: OpSpec, device: str, dtype: str) -> None:
+    """6. The manifest's error cases raise with their message, on real and meta tensors."""
+    import pytest
+
+    if not spec.errors:
+        pytest.skip("no tests.errors in the manifest")
+    for case in spec.errors:
+        args, kwargs = case.make_args()
+        for where in (device, "meta"):
+            moved = [a.to(where) if isinstance(a, torch.Tensor) else a for a in args]
+            with pytest.raises((RuntimeError, IndexError, ValueError), match=case.match):
+                _functional(spec)(*moved, **kwargs)
+
+
+def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
+    """7. torch.library.opcheck, every test, one overload at a time, on real-device samples."""
+    chosen = [s for s in samples(spec, device, dtype) if s.args[0].numel() > 0][:2]
+    for s in chosen:
+        result = _run(_functional(spec), s)
+        checks = [(spec.functional, s, {})]
+        if spec.out:
+            checks.append((spec.out, _clone(s), {"out": torch.empty(0, dtype=result.dtype, device=device)}))
+        if spec.inplace and result.shape == s.args[0].shape and torch.can_cast(result.dtype, s.args[0].dtype) \
+                and 0 not in s.args[0].stride():
+            checks.append((spec.inplace, _clone(s), {}))
+        for name, sample, extra in checks:
+            report = torch.library.opcheck(spec.overload(name), tuple(sample.args), {**sample.kwargs, **extra})
+            assert set(report.values()) == {"SUCCESS"}, f"{name} on {sample!r}: {report}"
+
+
+def _py(spec: OpSpec):
+    """The structops.<name> Python function (warnings reach Python through it)."""
+    import structops
+
+    return getattr(structops, _py_name(spec))
+
+
+def _py_name(spec: OpSpec) -> str:
+    return (spec.functional or spec.out).split(".")[0]
+
+
+def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
+    """8. torch.compile(fullgraph=True, dynamic=True) equals eager, for every overload."""
+    import torch._dynamo
+
+    chosen = [s for s in samples(spec, device, dtype) if s.args[0].numel() > 1 and s.args[0].dim() >= 1][:2]
+    for name in (spec.functional, spec.out, spec.inplace):
+        if name is None:
+            continue
+        op = spec.overload(name)
+        torch._dynamo.reset()
+
+        def run(*args, _op=op, _name=name, **kwargs):
+            if _name == spec.out:
+                # Contiguous and correctly sized: Dynamo traces neither a resize nor a strided out=.
+                r = _op_result(spec, args, kwargs)
+                return _op(*args, **kwargs, out=torch.empty(r.shape, dtype=r.dtype, device=r.device))
+            if _name == spec.inplace:
+                return _op(args[0].clone(), *args[1:], **kwargs)
+            return _op(*args, **kwargs)
+
+        compiled = torch.compile(run, fullgraph=True, dynamic=True, backend="aot_eager")
+        for s in chosen:
+            if name == spec.inplace:
+                r = _run(_functional(spec), s)
+                if r.shape != s.args[0].shape or not torch.can_cast(r.dtype, s.args[0].dtype):
+                    continue
+            assert_matches(compiled(*s.args, **s.kwargs), run(*s.args, **s.kwargs), spec, s, f"compiled {name}")
+
+
+def _op_result(spec: OpSpec, args, kwargs):
+    return _functional(spec)(*args, **kwargs)
+
+
+def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
+    """Ops without derivatives must fail loudly on backward, not warn and return wrong grads."""
+    import pytest
+
+    if not (_dtype(dtype).is_floating_point):
+        pytest.skip("gradients need a floating dtype")
+    s = next(s for s in samples(spec, device, dtype) if s.args[0].numel() > 0)
+    g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.dtype.is_floating_point else t)
+    result = _run(_functional(spec), g)
+    with pytest.raises(RuntimeError, match="the derivative for this op is not implemented"):
+        result.sum().backward()
+
+
+def check_cuda_matches_cpu(spec: OpSpec, device: str, dtype: str) -> None:
+    """10. CPU and CUDA agree on every sample (runs where a GPU is present)."""
+    import pytest
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    for s in samples(spec, "cpu", dtype):
+        cpu = _run(_functional(spec), s)
+        cuda = _run(_functional(spec), s.map_tensors(lambda t: t.cuda()))
+        assert_matches(cuda.cpu(), cpu, spec, s, "cuda vs cpu")
