@@ -540,3 +540,75 @@ def check_cuda_matches_cpu(spec: OpSpec, device: str, dtype: str) -> None:
         cpu = _run(_functional(spec), s)
         cuda = _run(_functional(spec), s.map_tensors(lambda t: t.cuda()))
         assert_matches(cuda.cpu(), cpu, spec, s, "cuda vs cpu")
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. Property test
+
+
+def _hypothesis_settings():
+    """CI: derandomized and bounded; STRUCTOPS_HYPOTHESIS=fuzz for long random local runs."""
+    import os
+
+    from hypothesis import HealthCheck, settings
+
+    common = {"deadline": None, "print_blob": True, "suppress_health_check": list(HealthCheck)}
+    if os.environ.get("STRUCTOPS_HYPOTHESIS") == "fuzz":
+        return settings(max_examples=2000, **common)
+    return settings(max_examples=25, derandomize=True, database=None, **common)
+
+
+def _draw_pointwise(draw, spec: OpSpec, dtype: torch.dtype, device: str) -> Sample:
+    from hypothesis import strategies as st
+
+    ndim = draw(st.integers(0, 4))
+    shape = draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim))
+    tensors = []
+    seed = draw(st.integers(0, 2**16))
+    for i in range(len(spec.tensor_args)):
+        keep = draw(st.integers(0, ndim))  # broadcast: drop leading dims, set some to 1
+        own = [1 if draw(st.booleans()) and i > 0 else s for s in shape[ndim - keep:]]
+        layout = draw(st.sampled_from(["contiguous", "transposed", "strided", "expanded"]))
+        t = _values(tuple(own), dtype, device, spec.domain, torch.Generator().manual_seed(seed + i))
+        tensors.append(_laid_out(t, layout) if own else t)
+    values = dict(zip(spec.tensor_args, tensors, strict=True)) | next(_scalar_choices(spec))
+    return _call_args(spec, values, "hypothesis")
+
+
+def _draw_reduction(draw, spec: OpSpec, dtype: torch.dtype, device: str) -> Sample:
+    from hypothesis import strategies as st
+
+    ndim = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim)))
+    layout = draw(st.sampled_from(["contiguous", "transposed", "strided"]))
+    x = _values(shape, dtype, device, spec.domain, torch.Generator().manual_seed(draw(st.integers(0, 2**16))))
+    x = _laid_out(x, layout) if ndim else x
+    dims = draw(st.one_of(st.none(), st.lists(st.integers(-max(ndim, 1), max(ndim, 1) - 1), max_size=max(ndim, 1),
+                                                unique_by=lambda d: d % max(ndim, 1))))
+    values = {**spec.defaults, spec.tensor_args[0]: x, "dim": dims, "keepdim": draw(st.booleans())}
+    return _call_args(spec, values, "hypothesis")
+
+
+def check_property(spec: OpSpec, device: str, dtype: str) -> None:
+    """9. Random shapes, strides and broadcasting: meta == real, and real == reference."""
+    import pytest
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    draw_sample = {"pointwise": _draw_pointwise, "reduction": _draw_reduction}.get(spec.kind)
+    if draw_sample is None:
+        pytest.skip(f"no sample strategy for '{spec.kind}' ops")
+    d = _dtype(dtype)
+
+    @_hypothesis_settings()
+    @given(st.data())
+    def prop(data):
+        s = draw_sample(data.draw, spec, d, device)
+        real = _run(_functional(spec), s)
+        meta = _run(_functional(spec), s.map_tensors(lambda t: t.to("meta")))
+        assert (meta.shape, meta.dtype) == (real.shape, real.dtype), f"meta vs real on {s!r}"
+        assert _same_layout(meta, real), f"meta strides {meta.stride()} != real {real.stride()} on {s!r}"
+        if spec.reference is not None:
+            assert_matches(real, _run(spec.reference, s), spec, s, "vs reference (hypothesis)")
+
+    prop()
