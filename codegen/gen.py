@@ -60,13 +60,13 @@ CONFORMANCE_CHECKS = (
 )
 
 
-def generate_tests(manifest: Manifest, out_dir: Path) -> list[str]:
+def generate_tests(manifest: Manifest, out_dir: Path, namespace: str = names.NAMESPACE) -> list[str]:
     """The conformance suite: one test module per structured op (never committed)."""
     fm = FileManager(out_dir, Path(manifest.path).name, regenerate="pytest (tests/conftest.py renders the suite)")
     fm.env.filters["pyrepr"] = repr
     for spec in conformance_suite.suite_specs(manifest):
         fm.render(f"test_{spec.name}.py", "conformance_test.py.j2", spec=spec, checks=CONFORMANCE_CHECKS,
-                  few=("opcheck", "compile"))
+                  few=("opcheck", "compile"), namespace=namespace)
     written = fm.commit(owned_dirs=(".",))
     return written
 

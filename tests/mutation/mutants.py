@@ -1,0 +1,76 @@
+"""Kernels with planted bugs, registered from Python under torch.ops.structops_mutants.
+
+Each op is torch.add with exactly one defect; `good` has none and must pass every check.
+"""
+
+import torch
+
+NAMESPACE = "structops_mutants"
+_lib = None
+
+
+def _add(self, other, alpha):
+    return torch.add(self, other, alpha=alpha)
+
+
+def _off_by_one(self, other, alpha):
+    result = torch.add(self, other, alpha=alpha)
+    if result.numel():
+        result.view(-1)[-1] += 1 if result.dtype != torch.bool else 0  # planted
+    return result
+
+
+def _bad_broadcast_meta(self, other, alpha):
+    # Planted: ignores broadcasting, the result takes self's shape.
+    dtype = torch.result_type(self, other)
+    return torch.empty(self.shape, dtype=dtype, device="meta")
+
+
+def _out_kernel(functional, resize=True):
+    def out_kernel(self, other, *, alpha=1, out):
+        if not resize and out.shape != torch.broadcast_shapes(self.shape, other.shape):
+            return out  # planted: ignores resize (and writes nothing)
+        # torch's own out= handling: resize (with its warning), dtype, overlap, layout.
+        torch.add(self, other, alpha=alpha, out=out)
+        if functional is _off_by_one and out.numel() and out.dtype != torch.bool:
+            out.view(-1)[-1] += 1
+        return out
+    return out_kernel
+
+
+def _inplace_kernel(functional, check_dtype=True):
+    def inplace_kernel(self, other, *, alpha=1):
+        if check_dtype:
+            return self.add_(other, alpha=alpha)
+        result = functional(self, other, alpha)
+        if result.shape != self.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(result.shape)}")
+        return self.copy_(result)  # planted: no castability check, silently truncates
+    return inplace_kernel
+
+
+def register() -> None:
+    global _lib
+    if _lib is not None:
+        return
+    _lib = torch.library.Library(NAMESPACE, "DEF")
+    ops = {
+        "good": (_add, None, _out_kernel(_add), _inplace_kernel(_add)),
+        "bad_broadcast": (_add, _bad_broadcast_meta, _out_kernel(_add), None),
+        "off_by_one": (_off_by_one, None, _out_kernel(_off_by_one), None),
+        "no_dtype_check": (_add, None, _out_kernel(_add), _inplace_kernel(_add, check_dtype=False)),
+        "no_resize": (_add, None, _out_kernel(_add, resize=False), None),
+    }
+    for name, (functional, meta, out_kernel, inplace_kernel) in ops.items():
+        _lib.define(f"{name}.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+        _lib.define(f"{name}.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+                    tags=(torch.Tag.out,))
+        _lib.impl(f"{name}.Tensor", lambda s, o, *, alpha=1, f=functional: f(s, o, alpha), "CPU")
+        _lib.impl(f"{name}.Tensor", lambda s, o, *, alpha=1, f=meta or _add: f(s, o, alpha), "Meta")
+        _lib.impl(f"{name}.out", out_kernel, "CPU")
+        _lib.impl(f"{name}.out", lambda s, o, *, alpha=1, out: torch.add(s, o, alpha=alpha, out=out), "Meta")
+        if inplace_kernel is not None:
+            _lib.define(f"{name}_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+                        tags=(torch.Tag.inplace,))
+            _lib.impl(f"{name}_.Tensor", inplace_kernel, "CPU")
