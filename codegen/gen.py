@@ -66,7 +66,7 @@ def generate_tests(manifest: Manifest, out_dir: Path, namespace: str = names.NAM
     fm.env.filters["pyrepr"] = repr
     for spec in conformance_suite.suite_specs(manifest):
         fm.render(f"test_{spec.name}.py", "conformance_test.py.j2", spec=spec, checks=CONFORMANCE_CHECKS,
-                  few=("opcheck", "compile"), namespace=namespace)
+                  few=("opcheck", "compile", "errors"), namespace=namespace)
     written = fm.commit(owned_dirs=(".",))
     return written
 
