@@ -163,28 +163,28 @@ CASES = {
     ),
     "tests_unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg, samples: 3}\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tests key 'samples' — use only: reference, "
-        "domain, args, dtypes, skip, tolerance, extremes, errors",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tests key 'samples' — use only: reference, "
+        "domain, args, dtypes, skip, tolerance, extremes, errors"),
     ),
     "tests_without_reference": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {domain: positive}\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'tests' needs a 'reference' — name a torch function, "
-        "e.g. 'reference: torch.add'",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: 'tests' needs a 'reference' — name a torch function, "
+        "e.g. 'reference: torch.add'"),
     ),
     "tests_unknown_dtype": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg, dtypes: [float]}\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown dtype 'float' in tests.dtypes — use one of: "
-        "float32, float64, float16, bfloat16, complex64, int64, int32, int16, int8, uint8, bool",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown dtype 'float' in tests.dtypes — use one of: "
+        "float32, float64, float16, bfloat16, complex64, int64, int32, int16, int8, uint8, bool"),
     ),
     "tests_args_unknown_argument": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg, args: {alpha: [2]}}\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: tests.args names 'alpha', which is not an argument — "
-        "use one of: self",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: tests.args names 'alpha', which is not an argument — "
+        "use one of: self"),
     ),
     "tests_skip_without_reason": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg, skip: [bool]}\n",
-        "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'tests.skip' must map each dtype to its reason — "
-        "write e.g. {bool: \"not defined\"}",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: 'tests.skip' must map each dtype to its reason — "
+        "write e.g. {bool: \"not defined\"}"),
     ),
     "type_without_cpp_mapping": (
         "- func: neg(Tensor self, QScheme q) -> Tensor\n  dispatch: {CPU: a}\n",
