@@ -378,8 +378,8 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
             raise SpecError(path, line, op, "only functional and inplace overloads can delegate",
                             "remove 'structured_delegate' or make the schema functional/inplace")
         if not same_arguments(fn.func.arguments.all, target.func.arguments.non_out):
-            raise SpecError(path, line, op,
-                            f"arguments differ from the delegate's ({target.func.arguments.non_out and ', '.join(str(a) for a in target.func.arguments.non_out)})",
+            expected = ", ".join(str(a) for a in target.func.arguments.non_out)
+            raise SpecError(path, line, op, f"arguments differ from the delegate's ({expected})",
                             "use the out= overload's arguments without the out arguments")
         if fn.kind is SchemaKind.functional and len(fn.func.returns) != len(target.func.arguments.out):
             raise SpecError(path, line, op,
