@@ -20,7 +20,7 @@ _COMMENT = {".cpp": "//", ".h": "//", ".cu": "//", ".cuh": "//", ".py": "#", ".p
 
 
 def make_environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -28,6 +28,9 @@ def make_environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.filters["pyrepr"] = repr
+    env.filters["tag_enum"] = lambda tag: f"at::Tag::{tag}"
+    return env
 
 
 def banner(path: str, template: str, source: str, regenerate: str = REGENERATE) -> str:

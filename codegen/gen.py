@@ -25,7 +25,11 @@ def fixed_outputs(shards: int) -> list[str]:
 
 
 def op_headers(manifest: Manifest) -> list[str]:
-    return [f"include/{names.group_header(h.group)}" for h in structured.all_headers(manifest)]
+    return [_header_file(h) for h in structured.all_headers(manifest)]
+
+
+def _header_file(header: structured.OpHeader) -> str:
+    return f"include/{names.group_header(header.group)}"
 
 
 def all_outputs(manifest: Manifest, shards: int) -> list[str]:
@@ -39,9 +43,10 @@ OUTPUTS_CMAKE = "outputs.cmake"
 
 
 def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
-    for header in structured.all_headers(manifest):
-        fm.render(f"include/{names.group_header(header.group)}", "op_declarations.h.j2", header=header)
-    fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", files=fixed_outputs(shards) + op_headers(manifest))
+    headers = structured.all_headers(manifest)
+    for header in headers:
+        fm.render(_header_file(header), "op_declarations.h.j2", header=header)
+    fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", files=fixed_outputs(shards) + [_header_file(h) for h in headers])
     fm.render("src/registration.cpp", "registration.cpp.j2", defs=registration.defs(manifest))
     for key in WRAPPER_KEYS:
         for i, shard in enumerate(structured.wrapper_shards(manifest, key, shards)):
@@ -51,7 +56,8 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
               no_derivative=python_api.functional_overloads(manifest))
     fm.render("python/structops/_ops.pyi", "ops.pyi.j2", functions=functions)
     missing = set(fixed_outputs(shards)) - set(fm.planned)
-    assert not missing, f"codegen bug: fixed outputs not rendered: {missing}"
+    if missing:
+        raise RuntimeError(f"codegen bug: fixed outputs not rendered: {sorted(missing)}")
 
 
 CONFORMANCE_CHECKS = (
@@ -63,7 +69,6 @@ CONFORMANCE_CHECKS = (
 def generate_tests(manifest: Manifest, out_dir: Path, namespace: str = names.NAMESPACE) -> list[str]:
     """The conformance suite: one test module per structured op (never committed)."""
     fm = FileManager(out_dir, Path(manifest.path).name, regenerate="pytest (tests/conftest.py renders the suite)")
-    fm.env.filters["pyrepr"] = repr
     for spec in conformance_suite.suite_specs(manifest):
         fm.render(f"test_{spec.name}.py", "conformance_test.py.j2", spec=spec, checks=CONFORMANCE_CHECKS,
                   few=("opcheck", "compile", "errors"), namespace=namespace)
@@ -73,7 +78,5 @@ def generate_tests(manifest: Manifest, out_dir: Path, namespace: str = names.NAM
 
 def generate(manifest: Manifest, out_dir: Path, shards: int) -> list[str]:
     fm = FileManager(out_dir, Path(manifest.path).name)
-    fm.env.filters["tag_enum"] = lambda tag: f"at::Tag::{tag}"
-    fm.env.filters["pyrepr"] = repr
     render_all(manifest, fm, shards)
     return fm.commit(owned_dirs=(OPS_HEADER_DIR,))

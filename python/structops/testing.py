@@ -191,6 +191,12 @@ def _call_args(spec: OpSpec, values: dict[str, Any], desc: str) -> Sample:
     return Sample(args, kwargs, desc)
 
 
+def _with_tensors(spec: OpSpec, tensors: list[torch.Tensor], desc: str, scalars: dict | None = None) -> Sample:
+    """A sample from the op's tensor arguments, in order, and its scalar arguments (default: defaults)."""
+    scalars = next(_scalar_choices(spec)) if scalars is None else scalars
+    return _call_args(spec, dict(zip(spec.tensor_args, tensors, strict=True)) | scalars, desc)
+
+
 def samples(spec: OpSpec, device: str, dtype_name: str) -> list[Sample]:
     """Inputs for one (device, dtype); never empty, so no check passes vacuously."""
     import pytest
@@ -211,30 +217,25 @@ def samples(spec: OpSpec, device: str, dtype_name: str) -> list[Sample]:
                 tensors = [_values(s, dtype, device, spec.domain, gen) for s in shapes]
                 tensors[0] = _laid_out(tensors[0], layout)
                 for scalars in _scalar_choices(spec):
-                    values = dict(zip(spec.tensor_args, tensors, strict=True)) | scalars
-                    result.append(_call_args(spec, values, f"{layout} {shapes} {scalars or ''}".strip()))
+                    result.append(_with_tensors(spec, tensors, f"{layout} {shapes} {scalars or ''}".strip(), scalars))
         if n >= 2:
             # Type promotion: a tensor of another dtype, and a 0-dim tensor of another kind.
             other = torch.float32 if not (dtype.is_floating_point or dtype.is_complex) else torch.int64
             for shape, desc in (((3, 4), "mixed dtypes"), ((), "0-dim of another kind")):
                 tensors = [_values((3, 4), dtype, device, spec.domain, gen)]
                 tensors += [_values(shape, other, device, spec.domain, gen) for _ in range(n - 1)]
-                values = dict(zip(spec.tensor_args, tensors, strict=True)) | next(_scalar_choices(spec))
-                result.append(_call_args(spec, values, f"{desc}: other is {other}"))
+                result.append(_with_tensors(spec, tensors, f"{desc}: other is {other}"))
             if _is_integral(dtype) and spec.domain == "any":
                 # A 0-dim tensor of the same kind does not promote: int8 + tensor(1000) stays int8.
                 tensors = [_values((3, 4), dtype, device, spec.domain, gen)]
                 tensors += [torch.tensor(1000, device=device) for _ in range(n - 1)]
-                values = dict(zip(spec.tensor_args, tensors, strict=True)) | next(_scalar_choices(spec))
-                result.append(_call_args(spec, values, "0-dim int64 of the same kind, value 1000"))
+                result.append(_with_tensors(spec, tensors, "0-dim int64 of the same kind, value 1000"))
         ext = _extremes(dtype, device) if spec.extremes else None
         if ext is not None and spec.domain == "any":
             tensors = [ext] + [_values((8,), dtype, device, spec.domain, gen) for _ in range(n - 1)]
-            values = dict(zip(spec.tensor_args, tensors, strict=True)) | next(_scalar_choices(spec))
-            result.append(_call_args(spec, values, "extreme values"))
+            result.append(_with_tensors(spec, tensors, "extreme values"))
             if n >= 2:
-                values = dict(zip(spec.tensor_args, [ext] * n, strict=True)) | next(_scalar_choices(spec))
-                result.append(_call_args(spec, values, "extreme values, all operands"))
+                result.append(_with_tensors(spec, [ext] * n, "extreme values, all operands"))
     elif spec.kind == "reduction":
         (tensor_arg,) = spec.tensor_args
         dims = spec.arg_values.get("dim", (None, [], [0], [-1], [0, 2], [2, 0]))
@@ -432,19 +433,18 @@ def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
         pytest.skip("no inplace overload")
     op = spec.overload(spec.inplace)
     d = _dtype(dtype)
-    base = next(_scalar_choices(spec))
     n = len(spec.tensor_args)
     checked = False
     if spec.kind == "pointwise" and n >= 2:
         tensors = [_values((4,), d, device, spec.domain, torch.Generator().manual_seed(0))]
         tensors += [_values((3, 4), d, device, spec.domain, torch.Generator().manual_seed(i)) for i in range(n - 1)]
-        s = _call_args(spec, dict(zip(spec.tensor_args, tensors, strict=True)) | base, "broadcast changes self")
+        s = _with_tensors(spec, tensors, "broadcast changes self")
         with pytest.raises(RuntimeError, match=r"output with shape \[4\] doesn't match the broadcast shape \[3, 4\]"):
             _run(op, s)
         if not (d.is_floating_point or d.is_complex) and d != torch.bool:
             tensors = [_values((3,), d, device, spec.domain, torch.Generator().manual_seed(0))]
             tensors += [_values((3,), torch.float32, device, spec.domain, torch.Generator()) for _ in range(n - 1)]
-            s = _call_args(spec, dict(zip(spec.tensor_args, tensors, strict=True)) | base, "float into int self")
+            s = _with_tensors(spec, tensors, "float into int self")
             with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
                 _run(op, s)
         checked = True
@@ -507,7 +507,7 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
         def run(*args, _op=op, _name=name, **kwargs):
             if _name == spec.out:
                 # Contiguous and correctly sized: Dynamo traces neither a resize nor a strided out=.
-                r = _op_result(spec, args, kwargs)
+                r = _functional(spec)(*args, **kwargs)
                 return _op(*args, **kwargs, out=torch.empty(r.shape, dtype=r.dtype, device=r.device))
             if _name == spec.inplace:
                 return _op(args[0].clone(), *args[1:], **kwargs)
@@ -520,10 +520,6 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
                 if r.shape != s.args[0].shape or not torch.can_cast(r.dtype, s.args[0].dtype):
                     continue
             assert_matches(compiled(*s.args, **s.kwargs), run(*s.args, **s.kwargs), spec, s, f"compiled {name}")
-
-
-def _op_result(spec: OpSpec, args, kwargs):
-    return _functional(spec)(*args, **kwargs)
 
 
 def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
@@ -580,8 +576,7 @@ def _draw_pointwise(draw, spec: OpSpec, dtype: torch.dtype, device: str) -> Samp
         layout = draw(st.sampled_from(["contiguous", "transposed", "strided", "expanded"]))
         t = _values(tuple(own), dtype, device, spec.domain, torch.Generator().manual_seed(seed + i))
         tensors.append(_laid_out(t, layout) if own else t)
-    values = dict(zip(spec.tensor_args, tensors, strict=True)) | next(_scalar_choices(spec))
-    return _call_args(spec, values, "hypothesis")
+    return _with_tensors(spec, tensors, "hypothesis")
 
 
 def _draw_reduction(draw, spec: OpSpec, dtype: torch.dtype, device: str) -> Sample:

@@ -10,9 +10,7 @@
 
 namespace structops {
 
-struct NamedTensor;
-
-// The broadcast shape of the inputs; a mismatch raises naming both arguments and the dim.
+// The broadcast shape of the inputs; a mismatch raises naming the arguments, the dim and every shape.
 c10::SymDimVector broadcast_shapes(std::string_view op, std::initializer_list<NamedTensor> inputs);
 
 // Output strides for an elementwise result of `shape`, following TensorIterator: all inputs
