@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
-class SpecError(Exception):
+@dataclass
+class SpecError(Exception):  # not frozen: raising through a context manager sets __traceback__
     """A manifest problem, printed as ``file:line: op: what is wrong — how to fix it``.
 
     ``op`` is the entry's schema string (or None for problems outside an entry). ``fix`` is

@@ -18,6 +18,7 @@ OPS_HEADER_DIR = "include/structops/ops"
 def fixed_outputs(shards: int) -> list[str]:
     """Files whose names do not depend on the manifest: what CMake compiles and installs."""
     files = ["src/registration.cpp"]
+    files += [f"src/meta_{i}.cpp" for i in range(shards)]
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
     files += ["python/structops/_ops.py", "python/structops/_ops.pyi"]
@@ -48,6 +49,8 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         fm.render(_header_file(header), "op_declarations.h.j2", header=header)
     fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", files=fixed_outputs(shards) + [_header_file(h) for h in headers])
     fm.render("src/registration.cpp", "registration.cpp.j2", defs=registration.defs(manifest))
+    for i, meta_shard in enumerate(structured.meta_shards(manifest, shards)):
+        fm.render(f"src/meta_{i}.cpp", "meta.cpp.j2", shard=meta_shard)
     for key in WRAPPER_KEYS:
         for i, shard in enumerate(structured.wrapper_shards(manifest, key, shards)):
             fm.render(f"src/wrappers_{key.value.lower()}_{i}.cpp", "wrappers.cpp.j2", shard=shard)

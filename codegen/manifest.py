@@ -22,6 +22,7 @@ from codegen.model import (
     SchemaSyntaxError,
     is_tensor_like,
 )
+from codegen.rules.model import Rule, parse_rule
 
 
 class DispatchKey(enum.Enum):
@@ -33,7 +34,7 @@ class DispatchKey(enum.Enum):
 # Keys of PyTorch's manifest that structops implements, plus its own additions.
 SUPPORTED_KEYS = (
     "func", "structured", "structured_delegate", "precomputed", "dispatch", "tags", "variants",
-    "doc", "tests",
+    "doc", "tests", "meta",
 )
 # Keys PyTorch knows that structops does not implement yet: named so the error can say so.
 PYTORCH_ONLY_KEYS = (
@@ -87,6 +88,9 @@ class NativeFunction:
     tags: tuple[str, ...]
     doc: str
     tests: TestSpec | None
+    # Structured entries: the meta rule, or None with meta_custom (a hand-written meta function).
+    rule: Rule | None = None
+    meta_custom: bool = False
 
     @property
     def kind(self) -> SchemaKind:
@@ -262,16 +266,27 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
     if not isinstance(doc, str):
         raise _err(path, entry, "doc", op, "'doc' must be a string", "write the docstring as text")
 
+    precomputed = _parse_precomputed(path, entry, raw_func, schema)
+    rule, custom = None, False
+    if "meta" in entry:
+        if not structured:
+            raise _err(path, entry, "meta", raw_func, "'meta' needs 'structured: True'",
+                       "move the meta rule to the structured out= overload")
+        names = tuple(a.name for a in precomputed.all_values) if precomputed else ()
+        rule = parse_rule(path, entry, raw_func, schema, names)
+        custom = rule is None
     fn = NativeFunction(
         func=schema,
         loc=Location(path, entry.line),
         structured=structured,
         structured_delegate=delegate,
-        precomputed=_parse_precomputed(path, entry, raw_func, schema),
+        precomputed=precomputed,
         dispatch=_parse_dispatch(path, entry, raw_func),
         tags=tuple(tags),
         doc=doc.strip(),
         tests=parse_tests(path, entry, raw_func, {a.name for a in schema.arguments.all}),
+        rule=rule,
+        meta_custom=custom,
     )
     _check_entry(path, entry, fn)
     return fn
@@ -316,6 +331,10 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
         if not (DispatchKey.CPU in keys or DispatchKey.CUDA in keys):
             raise _err(path, entry, "structured", op, "a structured op needs an impl for CPU or CUDA",
                        "add e.g. 'dispatch: {CPU: <name>_out_cpu}' and define it in csrc/cpu/")
+        if fn.rule is None and not fn.meta_custom:
+            raise _err(path, entry, None, op, "a structured op needs a meta rule",
+                       "add 'meta: {shape: {out: ...}}' (see docs/rules.md) or 'meta: custom' and define "
+                       "the meta function in csrc/meta/")
     elif fn.precomputed is not None:
         raise _err(path, entry, "precomputed", op, "'precomputed' needs 'structured: True'",
                    "move it to the structured out= overload")

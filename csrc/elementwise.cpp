@@ -9,35 +9,6 @@
 
 namespace structops {
 
-c10::SymDimVector broadcast_shapes(std::string_view op, std::initializer_list<NamedTensor> inputs) {
-  size_t ndim = 0;
-  for (const auto& in : inputs) ndim = std::max(ndim, in.tensor.sym_sizes().size());
-  c10::SymDimVector shape(ndim, c10::SymInt(1));
-  std::vector<std::string_view> owner(ndim);
-  for (const auto& in : inputs) {
-    auto sizes = in.tensor.sym_sizes();
-    size_t offset = ndim - sizes.size();
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      auto& out = shape[offset + i];
-      const auto& size = sizes[i];
-      if (size == 1) continue;
-      if (out == 1) {
-        out = size;
-        owner[offset + i] = in.name;
-        continue;
-      }
-      if (size != out) {
-        std::ostringstream shapes;
-        for (const auto& t : inputs) shapes << (&t == inputs.begin() ? "" : ", ") << t.name << "=" << t.tensor.sym_sizes();
-        TORCH_CHECK(false, op, ": the size of '", in.name, "' (", size, ") must match the size of '",
-                    owner[offset + i], "' (", out, ") at non-singleton dimension ",
-                    static_cast<int64_t>(offset + i) - static_cast<int64_t>(ndim), "; shapes: ", shapes.str());
-      }
-    }
-  }
-  return shape;
-}
-
 namespace {
 
 // The inputs' strides seen through broadcasting: 0 where an input is broadcast.

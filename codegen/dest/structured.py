@@ -14,6 +14,7 @@ from codegen.api import cpp, names
 from codegen.errors import SpecError
 from codegen.manifest import DispatchKey, Manifest, NativeFunction, StructuredGroup
 from codegen.model import Argument, BaseTy, BaseType
+from codegen.rules.lower import RuleError, lower_rule
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class MetaDecl:
     precomputed: tuple[cpp.Binding, ...]  # extra struct fields
     params: str
     describes: str  # "add.out, add.Tensor, add_.Tensor"
+    from_rule: bool  # generated from the manifest's rule (else hand-written in csrc/meta/)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ def _impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
             params.append(b)
     if pre:
         params.extend(_bindings_or_error(group.out, pre.add))
+    if group.out.rule is not None:
+        params.append(cpp.Binding("at::ScalarType", "compute_dtype"))
     params.extend(cpp.Binding("const at::Tensor&", cpp.cpp_name(o.name)) for o in out_args)
     return tuple(params)
 
@@ -121,6 +125,7 @@ def op_header(group: StructuredGroup) -> OpHeader:
         precomputed=fields,
         params=_params(_meta_params(group)),
         describes=", ".join(str(f.func.name) for f in group.members),
+        from_rule=group.out.rule is not None,
     )
     kernels = tuple(
         KernelDecl(kernel, "void", _params(_impl_params(group)), key.value, str(group.out.func.name))
@@ -168,6 +173,8 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
                 args.append(cpp.cpp_name(a.name))
         if pre:
             args.extend(f"meta.{cpp.cpp_name(p.name)}" for p in pre.add)
+        if group.out.rule is not None:
+            args.append("meta.compute_dtype")
         impl_prefix = f"impl::{kernel}(" + "".join(f"{x}, " for x in args)
     return Wrapper(
         name=names.wrapper(fn, key),
@@ -216,3 +223,45 @@ def wrapper_shards(manifest: Manifest, key: DispatchKey, shards: int) -> list[Wr
 def all_headers(manifest: Manifest) -> list[OpHeader]:
     return [op_header(g) for g in manifest.groups] + [unstructured_header(f) for f in manifest.unstructured]
 
+
+
+@dataclass(frozen=True)
+class MetaDef:
+    """A meta function generated from a rule: its signature and C++ body."""
+
+    header: str
+    decl: MetaDecl
+    op: str  # the name run-time errors start with
+    body: tuple[str, ...]
+    result: str  # the aggregate initializer of the returned struct
+
+
+@dataclass(frozen=True)
+class MetaShard:
+    defs: tuple[MetaDef, ...]
+
+
+def meta_def(group: StructuredGroup) -> MetaDef:
+    rule = group.out.rule
+    assert rule is not None
+    header = op_header(group)
+    try:
+        body = lower_rule(rule, group.out.func.name.name.base)
+    except RuleError as e:  # parse_rule checked the rule already; keep the message if not
+        raise SpecError(group.out.loc.path, e.line or group.out.loc.line, str(group.out.func), e.problem, e.fix) from None
+    specs = [
+        f"TensorSpec{{std::move({o.arg}_shape), std::move({o.arg}_strides), {o.arg}_dtypes.result}}"
+        for o in rule.outputs
+    ]
+    declared = group.out.precomputed.all_values if group.out.precomputed else ()
+    pre = [f"std::move({a.name}_value)" for a in declared]  # in the struct's field order
+    result = ", ".join(specs + pre + [f"{rule.outputs[0].arg}_dtypes.compute"])
+    return MetaDef(names.group_header(group.name), header.meta, group.out.func.name.name.base, tuple(body), result)
+
+
+def meta_shards(manifest: Manifest, shards: int) -> list[MetaShard]:
+    buckets: list[list[MetaDef]] = [[] for _ in range(shards)]
+    for group in manifest.groups:
+        if group.out.rule is not None:
+            buckets[shard_of(group.name, shards)].append(meta_def(group))
+    return [MetaShard(tuple(b)) for b in buckets]

@@ -10,7 +10,7 @@
 namespace structops::impl {
 
 void add_out_cpu(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha,
-                 const at::Tensor& out) {
+                 at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "add", [&] {
     const auto a = alpha.to<scalar_t>();
     cpu::for_each<scalar_t, 2>(out, {cpu::as_operand(self, out), cpu::as_operand(other, out)},
@@ -24,7 +24,8 @@ void add_out_cpu(const at::Tensor& self, const at::Tensor& other, const at::Scal
   });
 }
 
-void mul_out_cpu(const at::Tensor& self, const at::Tensor& other, const at::Tensor& out) {
+void mul_out_cpu(const at::Tensor& self, const at::Tensor& other, at::ScalarType /*compute_dtype*/,
+                 const at::Tensor& out) {
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "mul", [&] {
     cpu::for_each<scalar_t, 2>(out, {cpu::as_operand(self, out), cpu::as_operand(other, out)},
                                [](scalar_t x, scalar_t y) -> scalar_t {
@@ -37,7 +38,7 @@ void mul_out_cpu(const at::Tensor& self, const at::Tensor& other, const at::Tens
   });
 }
 
-void neg_out_cpu(const at::Tensor& self, const at::Tensor& out) {
+void neg_out_cpu(const at::Tensor& self, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "neg", [&] {
     cpu::for_each<scalar_t, 1>(out, {cpu::as_operand(self, out)}, [](scalar_t x) -> scalar_t { return -x; });
   });

@@ -13,7 +13,8 @@ namespace structops::impl {
 
 // keepdim and dtype are already applied by the meta function to out's shape and dtype.
 void sum_IntList_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                         std::optional<at::ScalarType> /*dtype*/, const at::Tensor& out) {
+                         std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                         const at::Tensor& out) {
   const int64_t ndim = self.dim();
   std::vector<bool> reduced(ndim, false);
   for (int64_t d : reduced_dims) reduced[d] = true;

@@ -13,14 +13,14 @@ from codegen.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-NEG_OUT = "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: neg_out_cpu}\n"
-ADD_OUT = "- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: add_out_cpu}\n"
+NEG_OUT = "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: neg_out_cpu}\n  meta: custom\n"
+ADD_OUT = "- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: add_out_cpu}\n  meta: custom\n"
 
 CASES = {
     "unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  colour: red\n",
         ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func, structured, "
-        "structured_delegate, precomputed, dispatch, tags, variants, doc, tests"),
+        "structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta"),
     ),
     "pytorch_only_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  autogen: neg.out\n",
@@ -38,7 +38,7 @@ CASES = {
     ),
     "delegate_to_missing": (
         NEG_OUT + "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.outt\n",
-        ("native_functions.yaml:4: neg(Tensor self) -> Tensor: structured_delegate 'neg.outt' names no out= overload "
+        ("native_functions.yaml:5: neg(Tensor self) -> Tensor: structured_delegate 'neg.outt' names no out= overload "
         "— name one of: neg.out"),
     ),
     "delegate_to_functional": (
@@ -65,12 +65,12 @@ CASES = {
     ),
     "inplace_self_not_written": (
         NEG_OUT + "- func: neg_(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
-        ("native_functions.yaml:4: neg_(Tensor self) -> Tensor: inplace overload 'neg_' must take 'Tensor(a!) self' "
+        ("native_functions.yaml:5: neg_(Tensor self) -> Tensor: inplace overload 'neg_' must take 'Tensor(a!) self' "
         "— annotate self as written-to: 'Tensor(a!) self'"),
     ),
     "inplace_returns_other": (
         NEG_OUT + "- func: neg_(Tensor(a!) self) -> Tensor\n  structured_delegate: neg.out\n",
-        ("native_functions.yaml:4: neg_(Tensor(a!) self) -> Tensor: an inplace overload must return self — write "
+        ("native_functions.yaml:5: neg_(Tensor(a!) self) -> Tensor: an inplace overload must return self — write "
         "'-> Tensor(a!)'"),
     ),
     "unknown_dispatch_key": (
@@ -94,7 +94,7 @@ CASES = {
     ),
     "delegate_with_dispatch": (
         NEG_OUT + "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.out\n  dispatch: {CPU: x}\n",
-        ("native_functions.yaml:6: neg(Tensor self) -> Tensor: an entry with 'structured_delegate' gets its kernels "
+        ("native_functions.yaml:7: neg(Tensor self) -> Tensor: an entry with 'structured_delegate' gets its kernels "
         "from the delegate — remove 'dispatch' here"),
     ),
     "no_kernel": (
@@ -129,13 +129,13 @@ CASES = {
     ),
     "delegate_arguments_differ": (
         ADD_OUT + "- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=2) -> Tensor\n  structured_delegate: add.out\n",
-        ("native_functions.yaml:4: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=2) -> Tensor: arguments "
+        ("native_functions.yaml:5: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=2) -> Tensor: arguments "
         "differ from the delegate's (Tensor self, Tensor other, Scalar alpha=1) — use the out= overload's "
         "arguments without the out arguments"),
     ),
     "delegate_base_name_differs": (
         NEG_OUT + "- func: abs(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
-        ("native_functions.yaml:4: abs(Tensor self) -> Tensor: 'abs' cannot delegate to 'neg.out': base names "
+        ("native_functions.yaml:5: abs(Tensor self) -> Tensor: 'abs' cannot delegate to 'neg.out': base names "
         "differ — delegate to a 'abs.out' overload"),
     ),
     "method_variant": (
@@ -158,8 +158,8 @@ CASES = {
     "two_functional_variants": (
         NEG_OUT + "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.out\n"
         "- func: neg.again(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
-        ("native_functions.yaml:6: neg.again(Tensor self) -> Tensor: 'neg.out' already has a functional variant "
-        "('neg', line 4) — keep one functional and one inplace variant per structured op"),
+        ("native_functions.yaml:7: neg.again(Tensor self) -> Tensor: 'neg.out' already has a functional variant "
+        "('neg', line 5) — keep one functional and one inplace variant per structured op"),
     ),
     "tests_unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg, samples: 3}\n",

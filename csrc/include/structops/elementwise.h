@@ -10,9 +10,6 @@
 
 namespace structops {
 
-// The broadcast shape of the inputs; a mismatch raises naming the arguments, the dim and every shape.
-c10::SymDimVector broadcast_shapes(std::string_view op, std::initializer_list<NamedTensor> inputs);
-
 // Output strides for an elementwise result of `shape`, following TensorIterator: all inputs
 // contiguous -> contiguous; all channels_last -> channels_last; all dense with equal strides ->
 // those strides; otherwise the inputs' stride order (broadcast dims ignored), ties kept in

@@ -4,6 +4,8 @@
 # changes (an op added or removed), so every output is a declared byproduct of codegen.
 set(STRUCTOPS_GENERATED_OUTPUTS
   "src/registration.cpp"
+  "src/meta_0.cpp"
+  "src/meta_1.cpp"
   "src/wrappers_cpu_0.cpp"
   "src/wrappers_cpu_1.cpp"
   "src/wrappers_meta_0.cpp"
@@ -13,6 +15,7 @@ set(STRUCTOPS_GENERATED_OUTPUTS
   "python/structops/_ops.py"
   "python/structops/_ops.pyi"
   "include/structops/ops/add_Tensor.h"
+  "include/structops/ops/bmm_out.h"
   "include/structops/ops/amax.h"
   "include/structops/ops/aminmax.h"
   "include/structops/ops/my_fused.h"

@@ -7,6 +7,7 @@ TORCH_LIBRARY(structops, m) {
   m.def(R"schema(add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::out, at::Tag::pointwise});
   m.def(R"schema(add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise});
   m.def(R"schema(add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!))schema", {at::Tag::inplace, at::Tag::pointwise});
+  m.def(R"schema(bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::out});
   m.def(R"schema(amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::out, at::Tag::reduction});
   m.def(R"schema(amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor)schema", {});
   m.def(R"schema(aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max))schema", {at::Tag::out});

@@ -16,7 +16,7 @@ at::Tensor wrapper_CPU_add_Tensor(const at::Tensor& self, const at::Tensor& othe
   check_devices("add.Tensor", at::kCPU, {{"self", self}, {"other", other}});
   const auto meta = meta::add_Tensor(self, other, alpha);
   at::Tensor out = allocate(meta.out, at::kCPU);
-  impl::add_out_cpu(self, other, alpha, out);
+  impl::add_out_cpu(self, other, alpha, meta.compute_dtype, out);
   return out;
 }
 
@@ -25,7 +25,7 @@ at::Tensor& wrapper_CPU_add__Tensor(at::Tensor& self, const at::Tensor& other, c
   const auto meta = meta::add_Tensor(self, other, alpha);
   check_inplace("add_.Tensor", self, meta.out, {{"self", self}, {"other", other}});
   OutputTarget target(self, meta.out, /*must_not_alias_inputs=*/false, {{"self", self}, {"other", other}});
-  impl::add_out_cpu(self, other, alpha, target.tensor());
+  impl::add_out_cpu(self, other, alpha, meta.compute_dtype, target.tensor());
   target.commit();
   return self;
 }
@@ -35,7 +35,7 @@ at::Tensor& wrapper_CPU_add_out(const at::Tensor& self, const at::Tensor& other,
   const auto meta = meta::add_Tensor(self, other, alpha);
   prepare_out("add.out", "out", out, meta.out, at::kCPU, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
   OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
-  impl::add_out_cpu(self, other, alpha, target_out.tensor());
+  impl::add_out_cpu(self, other, alpha, meta.compute_dtype, target_out.tensor());
   target_out.commit();
   return out;
 }

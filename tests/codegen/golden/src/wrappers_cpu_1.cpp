@@ -3,6 +3,7 @@
 // CPU kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
 #include <structops/structured.h>
+#include <structops/ops/bmm_out.h>
 #include <structops/ops/amax.h>
 
 #include <torch/library.h>
@@ -10,11 +11,21 @@
 namespace structops {
 namespace {
 
+at::Tensor& wrapper_CPU_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  check_devices("bmm.out", at::kCPU, {{"self", self}, {"mat2", mat2}});
+  const auto meta = meta::bmm_out(self, mat2);
+  prepare_out("bmm.out", "out", out, meta.out, at::kCPU, /*allow_full_overlap=*/false, {{"self", self}, {"mat2", mat2}});
+  OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
+  impl::bmm_out_cpu(self, mat2, meta.compute_dtype, target_out.tensor());
+  target_out.commit();
+  return out;
+}
+
 at::Tensor wrapper_CPU_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   check_devices("amax", at::kCPU, {{"self", self}});
   const auto meta = meta::amax(self, dim, keepdim);
   at::Tensor out = allocate(meta.out, at::kCPU);
-  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, out);
+  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, meta.compute_dtype, out);
   return out;
 }
 
@@ -23,7 +34,7 @@ at::Tensor& wrapper_CPU_amax_out(const at::Tensor& self, at::IntArrayRef dim, bo
   const auto meta = meta::amax(self, dim, keepdim);
   prepare_out("amax.out", "out", out, meta.out, at::kCPU, /*allow_full_overlap=*/false, {{"self", self}});
   OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
-  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, target_out.tensor());
+  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, meta.compute_dtype, target_out.tensor());
   target_out.commit();
   return out;
 }
@@ -31,6 +42,7 @@ at::Tensor& wrapper_CPU_amax_out(const at::Tensor& self, at::IntArrayRef dim, bo
 }  // namespace
 
 TORCH_LIBRARY_IMPL(structops, CPU, m) {
+  m.impl("bmm.out", TORCH_FN(wrapper_CPU_bmm_out));
   m.impl("amax", TORCH_FN(wrapper_CPU_amax));
   m.impl("amax.out", TORCH_FN(wrapper_CPU_amax_out));
 }

@@ -14,7 +14,7 @@ at::Tensor wrapper_CUDA_amax(const at::Tensor& self, at::IntArrayRef dim, bool k
   check_devices("amax", self.device(), {{"self", self}});
   const auto meta = meta::amax(self, dim, keepdim);
   at::Tensor out = allocate(meta.out, self.device());
-  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, out);
+  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, meta.compute_dtype, out);
   return out;
 }
 
@@ -23,7 +23,7 @@ at::Tensor& wrapper_CUDA_amax_out(const at::Tensor& self, at::IntArrayRef dim, b
   const auto meta = meta::amax(self, dim, keepdim);
   prepare_out("amax.out", "out", out, meta.out, self.device(), /*allow_full_overlap=*/false, {{"self", self}});
   OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
-  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, target_out.tensor());
+  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, meta.compute_dtype, target_out.tensor());
   target_out.commit();
   return out;
 }

@@ -3,12 +3,20 @@
 // Meta kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
 #include <structops/structured.h>
+#include <structops/ops/bmm_out.h>
 #include <structops/ops/amax.h>
 
 #include <torch/library.h>
 
 namespace structops {
 namespace {
+
+at::Tensor& wrapper_Meta_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  check_devices("bmm.out", at::kMeta, {{"self", self}, {"mat2", mat2}});
+  const auto meta = meta::bmm_out(self, mat2);
+  prepare_out("bmm.out", "out", out, meta.out, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}, {"mat2", mat2}});
+  return out;
+}
 
 at::Tensor wrapper_Meta_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   check_devices("amax", at::kMeta, {{"self", self}});
@@ -27,6 +35,7 @@ at::Tensor& wrapper_Meta_amax_out(const at::Tensor& self, at::IntArrayRef dim, b
 }  // namespace
 
 TORCH_LIBRARY_IMPL(structops, Meta, m) {
+  m.impl("bmm.out", TORCH_FN(wrapper_Meta_bmm_out));
   m.impl("amax", TORCH_FN(wrapper_Meta_amax));
   m.impl("amax.out", TORCH_FN(wrapper_Meta_amax_out));
 }

@@ -17,6 +17,7 @@ _ops = torch.ops.structops
 __all__ = [
     "add",
     "add_",
+    "bmm",
     "amax",
     "aminmax",
     "my_fused",
@@ -40,6 +41,13 @@ def add_(self, other, *, alpha=1):
         add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
     """
     return _call(_ops.add_.Tensor, self, other, alpha=alpha)
+
+
+def bmm(self, mat2, *, out):
+    """Overloads (torch.ops.structops.*):
+        bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+    """
+    return _call(_ops.bmm.out, self, mat2, out=out)
 
 
 def amax(self, dim=(), keepdim=False, *, out=None):

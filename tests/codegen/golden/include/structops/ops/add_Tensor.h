@@ -13,16 +13,17 @@ namespace meta {
 // What the meta function of add.Tensor, add_.Tensor, add.out computes.
 struct add_Tensor_meta {
   TensorSpec out;
+  at::ScalarType compute_dtype;  // what the kernel computes in (opmath)
 };
 
-// Checks the arguments and computes the outputs; reads no data. Defined in csrc/meta/.
+// Checks the arguments and computes the outputs; reads no data. Generated from the rule.
 add_Tensor_meta add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha);
 
 }  // namespace meta
 namespace impl {
 
 // CPU kernel of add.out. Writes outputs whose sizes, strides and dtype equal the meta result.
-void add_out_cpu(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, const at::Tensor& out);
+void add_out_cpu(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::ScalarType compute_dtype, const at::Tensor& out);
 
 }  // namespace impl
 }  // namespace structops

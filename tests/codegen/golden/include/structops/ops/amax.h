@@ -15,18 +15,19 @@ struct amax_meta {
   TensorSpec out;
   std::vector<int64_t> reduced_dims;  // precomputed
   bool all_dims;  // precomputed
+  at::ScalarType compute_dtype;  // what the kernel computes in (opmath)
 };
 
-// Checks the arguments and computes the outputs; reads no data. Defined in csrc/meta/.
+// Checks the arguments and computes the outputs; reads no data. Generated from the rule.
 amax_meta amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim);
 
 }  // namespace meta
 namespace impl {
 
 // CPU kernel of amax.out. Writes outputs whose sizes, strides and dtype equal the meta result.
-void amax_out(const at::Tensor& self, at::IntArrayRef reduced_dims, bool keepdim, bool all_dims, const at::Tensor& out);
+void amax_out(const at::Tensor& self, at::IntArrayRef reduced_dims, bool keepdim, bool all_dims, at::ScalarType compute_dtype, const at::Tensor& out);
 // CUDA kernel of amax.out. Writes outputs whose sizes, strides and dtype equal the meta result.
-void amax_out(const at::Tensor& self, at::IntArrayRef reduced_dims, bool keepdim, bool all_dims, const at::Tensor& out);
+void amax_out(const at::Tensor& self, at::IntArrayRef reduced_dims, bool keepdim, bool all_dims, at::ScalarType compute_dtype, const at::Tensor& out);
 
 }  // namespace impl
 }  // namespace structops

@@ -1,0 +1,1 @@
+"""The shape/dtype rule language: syntax, the Rule model, C++ lowering."""

@@ -1,0 +1,500 @@
+"""Type-check a Rule and lower it to the body of a C++ meta function (on SymInt).
+
+One pass does both: every expression is lowered to (kind, C++ code), and a kind mismatch, an
+unbound name or an unknown builtin raises RuleError, which the manifest turns into a SpecError
+with the rule's line. The generated code calls helpers of csrc/include/structops/rules.h; the
+Python mirror (python/structops/rules.py) implements the same builtins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from codegen.api.cpp import cpp_name
+from codegen.rules.syntax import (
+    BinOp,
+    Call,
+    Element,
+    Expr,
+    Name,
+    Num,
+    PAny,
+    Pattern,
+    PDim,
+    PGroup,
+    PLiteral,
+    ShapeList,
+    Star,
+    UnaryOp,
+)
+
+
+@dataclass
+class RuleError(Exception):  # not frozen: raising sets __traceback__
+    problem: str
+    fix: str
+    line: int | None = None
+
+
+# The dtypes a rule may name, and their C++ spelling.
+DTYPES = {
+    "bool": "at::kBool", "uint8": "at::kByte", "int8": "at::kChar", "int16": "at::kShort",
+    "int32": "at::kInt", "int64": "at::kLong", "long": "at::kLong", "float16": "at::kHalf",
+    "half": "at::kHalf", "bfloat16": "at::kBFloat16", "float32": "at::kFloat", "float": "at::kFloat",
+    "float64": "at::kDouble", "double": "at::kDouble", "complex64": "at::kComplexFloat",
+    "complex128": "at::kComplexDouble",
+}
+PROMOTIONS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "COMPLEX_TO_FLOAT", "BOOL_TO_LONG")
+REDUCTIONS = ("SUM", "SAME", "FLOAT", "BOOL", "LONG")
+
+# Builtins by where they may appear; docs/rules.md describes each.
+SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "index", "window", "len", "ndim",
+                  "sum", "max", "min")
+DTYPE_BUILTINS = ("promote", "reduction")
+CHECK_BUILTINS = ("alpha_check",)
+OTHER_BUILTINS = ("dims", "like")
+
+
+@dataclass
+class Value:
+    kind: str
+    code: str
+    raw: str | None = None  # an argument's own C++ name (e.g. an at::IntArrayRef dim list)
+
+
+@dataclass
+class Lowering:
+    rule: object  # codegen.rules.model.Rule (not imported: model imports this module)
+    op: str  # the name errors start with
+    lines: list[str] = field(default_factory=list)
+    env: dict[str, Value] = field(default_factory=dict)
+    line: int | None = None
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def fail(self, problem: str, fix: str) -> RuleError:
+        return RuleError(problem, fix, self.line)
+
+    def emit(self, text: str) -> None:
+        self.lines.append(text)
+
+    def arg_value(self, name: str, kind: str) -> Value:
+        c = cpp_name(name)
+        code = {
+            "tensor": c, "tensors": c, "int": f"c10::SymInt({c})", "ints": f"rules::sym({c})",
+            "int?": c, "ints?": c, "bool": c, "scalar": c, "scalar?": c, "dtype": c, "dtype?": c,
+            "float": c,
+        }.get(kind)
+        return Value("other", c) if code is None else Value(kind, code, c)
+
+    # -- the whole rule --------------------------------------------------------------------------
+
+    def run(self) -> None:
+        rule = self.rule
+        for name, kind in rule.args:
+            self.env[name] = self.arg_value(name, kind)
+        for inp in rule.inputs:
+            self.line = inp.line
+            self.pattern(inp.arg, inp.kind, inp.pattern)
+        for out in rule.outputs:
+            self.line = out.line
+            if out.arg in self.env:
+                raise self.fail(f"output '{out.arg}' has the name of a bound dim", "rename the dim")
+            shape = self.expr(out.shape)
+            if shape.kind == "tensor":
+                shape = Value("ints", f"rules::sizes({shape.code})")
+            if shape.kind != "ints":
+                raise self.fail(f"meta.shape.{out.arg} must be a shape (a list of dims), got {_show(shape.kind)}",
+                                "write e.g. '[*batch, n, m]' or 'broadcast(self, other)'")
+            self.emit(f"rules::Dims {out.arg}_shape = {shape.code};")
+            dtype = self.dtype_expr(out.dtype)
+            self.emit(f"const rules::Dtypes {out.arg}_dtypes = {dtype};")
+        if rule.allowed is not None:
+            mask = " | ".join(f"rules::bit({DTYPES[d]})" for d in rule.allowed)
+            listed = ", ".join(rule.allowed)
+            for name, kind in rule.args:
+                if kind == "tensor":
+                    self.emit(f'rules::check_allowed(op, "{name}", {cpp_name(name)}.scalar_type(), {mask}, "{listed}");')
+                elif kind == "tensors":
+                    self.emit(f"for (const auto& t : {cpp_name(name)}) "
+                              f'rules::check_allowed(op, "{name}", t.scalar_type(), {mask}, "{listed}");')
+        for out in rule.outputs:
+            self.env[out.arg] = Value("output", out.arg)
+        for chk in rule.checks:
+            self.line = chk.line
+            self.check(chk.expr)
+        for out in rule.outputs:
+            self.line = out.line
+            if out.layout is None:
+                self.emit(f"rules::Dims {out.arg}_strides;")
+            else:
+                self.emit(f"rules::Dims {out.arg}_strides = {self.layout(out)};")
+        for name, expr in rule.precomputed:
+            v = self.expr(expr)
+            if v.kind == "int":
+                self.emit(f"int64_t {name}_value = ({v.code}).guard_int(__FILE__, __LINE__);")
+            elif v.kind in ("dimlist", "bool"):
+                self.emit(f"auto {name}_value = {v.code};")
+            else:
+                raise self.fail(f"meta.precomputed.{name} must be a dims(...) list, an int or a bool, got {_show(v.kind)}",
+                                "write e.g. 'dims(self, dim)'")
+
+    # -- patterns --------------------------------------------------------------------------------
+
+    def pattern(self, arg: str, kind: str, pattern: Pattern) -> None:
+        groups = [it for it in pattern.items if isinstance(it, PGroup)]
+        free = [g for g in groups if g.length is None]
+        if len(free) > 1:
+            raise self.fail(f"pattern {pattern} of '{arg}' has two variadic groups ({', '.join(str(g) for g in free)})",
+                            "keep one '*group' per pattern, or fix a group's length: '*pre:dim'")
+        names = [it.name for it in pattern.items if isinstance(it, PDim | PGroup)]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise self.fail(f"pattern {pattern} of '{arg}' uses '{dup}' twice",
+                            "use distinct names within one pattern (equal dims across patterns share a name)")
+        for it in pattern.items:
+            if isinstance(it, PDim | PGroup) and it.name in dict(self.rule.args):
+                raise self.fail(f"pattern {pattern} of '{arg}' binds '{it.name}', which is an argument",
+                                "name dims differently from the op's arguments")
+            if isinstance(it, PDim) and it.per_element and kind != "tensors":
+                raise self.fail(f"pattern {pattern}: '{it}' is per element, but '{arg}' is a single tensor",
+                                f"write '{it.name}' (per-element dims exist only for Tensor[] arguments)")
+            if isinstance(it, PDim | PGroup) and it.name in self.env:
+                want = "ints" if isinstance(it, PGroup) else ("elems" if getattr(it, "per_element", False) else "int")
+                if self.env[it.name].kind != want:
+                    raise self.fail(f"'{it.name}' is bound as {_show(self.env[it.name].kind)} and as {_show(want)}",
+                                    "use one name per kind of thing")
+                if want == "elems":
+                    raise self.fail(f"per-element dim '{it.name}[i]' is bound twice", "bind it in one pattern")
+        c = cpp_name(arg)
+        text = str(pattern)
+        fixed = sum(1 for it in pattern.items if not isinstance(it, PGroup))
+        self.emit(f"// {arg}: {text}")
+        # Declare what this pattern binds first; bindings happen inside the (possibly looped) block.
+        new: list[object] = []
+        for it in pattern.items:
+            if isinstance(it, PDim | PGroup) and it.name not in self.env:
+                new.append(it)
+                var = f"d_{it.name}"  # prefixed: a dim may be called `s` or `at`
+                if isinstance(it, PDim) and it.per_element:
+                    self.emit(f"std::vector<c10::SymInt> {var};")
+                    self.env[it.name] = Value("elems", var)
+                else:
+                    ctype = "rules::Dims" if isinstance(it, PGroup) else "c10::SymInt"
+                    self.emit(f"{ctype} {var};")
+                    self.emit(f"rules::Site {var}_site;")
+                    self.env[it.name] = Value("ints" if isinstance(it, PGroup) else "int", var)
+        lengths = []
+        for g in groups:
+            if g.length is not None:
+                v = self.int_expr(g.length, f"the length of {g}")
+                lengths.append((g.name, v))
+        if kind == "tensors":
+            self.emit(f'rules::check_nonempty(op, "{arg}", {c});')
+            self.emit(f"for (size_t i = 0; i < {c}.size(); ++i) {{")
+            tensor, element, first = f"{c}[i]", "static_cast<int64_t>(i)", "i == 0"
+        else:
+            self.emit("{")
+            tensor, element, first = c, "-1", "true"
+        self.emit(f"  const auto s = {tensor}.sym_sizes();")
+        self.emit("  const int64_t rank = s.size();")
+        fixed_len = str(fixed)
+        for name, v in lengths:
+            self.emit(f'  const int64_t len_{name} = rules::group_length(op, "{arg}", {element}, "{text}", {v}, rank);')
+            fixed_len += f" + len_{name}"
+        if free:
+            self.emit(f'  rules::check_rank(op, "{arg}", {element}, "{text}", rank, {fixed_len}, /*at_least=*/true);')
+            self.emit(f"  const int64_t len_{free[0].name} = rank - ({fixed_len});")
+        else:
+            self.emit(f'  rules::check_rank(op, "{arg}", {element}, "{text}", rank, {fixed_len}, /*at_least=*/false);')
+        self.emit("  int64_t at = 0;")
+        after_free = False
+        for it in pattern.items:
+            index = "at - rank" if after_free else "at"
+            if isinstance(it, PAny):
+                self.emit("  at += 1;")
+            elif isinstance(it, PLiteral):
+                self.emit(f'  rules::check_literal(op, rules::Site{{"{arg}", {element}, {index}}}, s[at], {it.size}, "{text}");')
+                self.emit("  at += 1;")
+            elif isinstance(it, PDim):
+                var = self.env[it.name].code
+                site = f'rules::Site{{"{arg}", {element}, {index}}}'
+                if it.per_element:
+                    self.emit(f"  {var}.push_back(s[at]);")
+                elif it in new and kind == "tensor":
+                    self.emit(f"  {var} = s[at];")
+                    self.emit(f"  {var}_site = {site};")
+                elif it in new:
+                    self.emit(f"  if ({first}) {{ {var} = s[at]; {var}_site = {site}; }}")
+                    self.emit(f'  else rules::check_same(op, {var}_site, {var}, {site}, s[at], "{it.name}");')
+                else:
+                    self.emit(f'  rules::check_same(op, {var}_site, {var}, {site}, s[at], "{it.name}");')
+                self.emit("  at += 1;")
+            else:
+                var = self.env[it.name].code
+                length = f"len_{it.name}"
+                site = f'rules::Site{{"{arg}", {element}, {index}, {index} + {length}, true}}'
+                value = f"rules::Dims(s.begin() + at, s.begin() + at + {length})"
+                if it in new and kind == "tensor":
+                    self.emit(f"  {var} = {value};")
+                    self.emit(f"  {var}_site = {site};")
+                elif it in new:
+                    self.emit(f"  if ({first}) {{ {var} = {value}; {var}_site = {site}; }}")
+                    self.emit(f'  else rules::check_same_dims(op, {var}_site, {var}, {site}, {value}, "{it.name}");')
+                else:
+                    self.emit(f'  rules::check_same_dims(op, {var}_site, {var}, {site}, {value}, "{it.name}");')
+                self.emit(f"  at += {length};")
+                if it.length is None:
+                    after_free = True
+        self.emit("}")
+
+    # -- expressions -----------------------------------------------------------------------------
+
+    def int_expr(self, e: Expr, what: str) -> str:
+        v = self.expr(e)
+        if v.kind != "int":
+            raise self.fail(f"{what} must be an int, got {_show(v.kind)} '{e}'", "use a dim, an int argument or arithmetic on them")
+        return v.code
+
+    def expr(self, e: Expr) -> Value:
+        if isinstance(e, Num):
+            return Value("int", f"c10::SymInt({e.value})")
+        if isinstance(e, Name):
+            if e.id in ("True", "False"):
+                return Value("bool", e.id.lower())
+            if e.id not in self.env:
+                raise self.fail(f"'{e.id}' is not bound: it is neither an argument nor a dim of a pattern",
+                                f"bind it in a pattern (e.g. 'self: \"[{e.id}]\"') or use an argument")
+            return self.env[e.id]
+        if isinstance(e, Element):
+            v = self.env.get(e.id)
+            if v is None or v.kind != "elems":
+                raise self.fail(f"'{e}' names no per-element dim", "bind it in a Tensor[] pattern: '[..., c[i], ...]'")
+            raise self.fail(f"'{e}' cannot be used in an expression", f"use sum({e.id}) or len({e.id})")
+        if isinstance(e, ShapeList):
+            parts = []
+            for item in e.items:
+                if isinstance(item, Star):
+                    v = self.expr(item.value)
+                    if v.kind == "tensor":
+                        v = Value("ints", f"rules::sizes({v.code})")
+                    if v.kind != "ints":
+                        raise self.fail(f"'*{item.value}' must splice a list of dims, got {_show(v.kind)}",
+                                        "splice a group ('*batch'), a tensor's shape ('*self') or broadcast(...)")
+                    parts.append(f"rules::Dims({v.code})")
+                else:
+                    parts.append(f"rules::Dims{{{self.int_expr(item, f'shape item {item}')}}}")
+            return Value("ints", f"rules::join({{{', '.join(parts)}}})")
+        if isinstance(e, UnaryOp):
+            if e.op == "-":
+                return Value("int", f"(-{self.int_expr(e.operand, 'the operand of -')})")
+            v = self.expr(e.operand)
+            if v.kind != "bool":
+                raise self.fail(f"'not' needs a bool, got {_show(v.kind)}", "compare values first")
+            return Value("bool", f"(!{v.code})")
+        if isinstance(e, BinOp):
+            if e.op in ("and", "or"):
+                a, b = self.expr(e.lhs), self.expr(e.rhs)
+                if a.kind != "bool" or b.kind != "bool":
+                    raise self.fail(f"'{e.op}' needs bools, got {_show(a.kind)} and {_show(b.kind)}",
+                                    "use 'or' between dtypes only in meta.dtype")
+                return Value("bool", f"({a.code} {'&&' if e.op == 'and' else '||'} {b.code})")
+            a = self.int_expr(e.lhs, f"the left side of '{e.op}'")
+            b = self.int_expr(e.rhs, f"the right side of '{e.op}'")
+            if e.op in ("==", "!=", "<", "<=", ">", ">="):
+                return Value("bool", f"({a} {e.op} {b})")
+            if e.op == "//":
+                return Value("int", f"rules::floordiv({a}, {b})")
+            return Value("int", f"({a} {e.op} {b})")
+        assert isinstance(e, Call)
+        return self.call(e)
+
+    def call(self, e: Call) -> Value:
+        fn = e.fn
+        if fn in DTYPE_BUILTINS or fn in CHECK_BUILTINS or fn == "like":
+            raise self.fail(f"{fn}() is not a shape builtin", f"use {fn}() in {'meta.dtype' if fn in DTYPE_BUILTINS else 'meta.checks' if fn in CHECK_BUILTINS else 'meta.layout'}")
+        if fn not in SHAPE_BUILTINS and fn != "dims":
+            raise self.fail(f"unknown builtin '{fn}'", f"use one of: {', '.join(SHAPE_BUILTINS + ('dims',))}")
+        if e.kwargs:
+            raise self.fail(f"{fn}() takes no keyword arguments", "pass arguments by position")
+        args = [self.expr(a) for a in e.args]
+        kinds = [a.kind for a in args]
+
+        def want(*expected: str) -> None:
+            ok = len(expected) == len(kinds) and all(k in exp.split("|") for k, exp in zip(kinds, expected))
+            if not ok:
+                raise self.fail(f"{fn}() takes ({', '.join(_show(x) for x in expected)}), got ({', '.join(_show(k) for k in kinds)})",
+                                f"see {fn}() in docs/rules.md")
+
+        def names(i: int) -> str:
+            return f'"{e.args[i]}"'
+
+        if fn == "broadcast":
+            if not args or any(k not in ("tensor", "ints") for k in kinds):
+                raise self.fail(f"broadcast() takes tensors or dim groups, got ({', '.join(_show(k) for k in kinds)})",
+                                "write e.g. broadcast(self, other) or broadcast(ba, bb)")
+            items = ", ".join(
+                f'{{{names(i)}, {a.code}.sym_sizes()}}' if a.kind == "tensor" else f'{{"*{e.args[i]}", {a.code}}}'
+                for i, a in enumerate(args)
+            )
+            return Value("ints", f"rules::broadcast(op, {{{items}}})")
+        if fn == "reduce":
+            want("tensor", "ints?|ints|int", "bool")
+            return Value("ints", f"rules::reduce(op, {names(0)}, {args[0].code}.sym_sizes(), {_dim_list(e.args[1], args[1])}, {args[2].code})")
+        if fn == "dims":
+            want("tensor", "ints?|ints|int")
+            return Value("dimlist", f"rules::reduced_dims(op, {names(0)}, {args[0].code}.dim(), {_dim_list(e.args[1], args[1])})")
+        if fn == "matmul":
+            want("tensor", "tensor")
+            return Value("ints", f"rules::matmul(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, {args[1].code}.sym_sizes())")
+        if fn in ("cat", "stack"):
+            want("tensors", "int")
+            return Value("ints", f"rules::{fn}(op, {names(0)}, {args[0].code}, {args[1].code})")
+        if fn == "index":
+            want("tensor", "int", "tensor")
+            return Value("ints", f"rules::index(op, {names(0)}, {args[0].code}.sym_sizes(), {args[1].code}, {names(2)}, {args[2].code}.sym_sizes())")
+        if fn == "window":
+            want("int", "int", "int", "int", "int", "bool")
+            return Value("int", f"rules::window(op, {', '.join(a.code for a in args)})")
+        if fn == "len":
+            want("tensors|ints|elems")
+            return Value("int", f"c10::SymInt(static_cast<int64_t>({args[0].code}.size()))")
+        if fn == "ndim":
+            want("tensor")
+            return Value("int", f"c10::SymInt({args[0].code}.dim())")
+        if fn == "sum":
+            want("elems|ints")
+            return Value("int", f"rules::sum({args[0].code})")
+        want("int", "int")  # max, min
+        return Value("int", f"rules::{fn}({args[0].code}, {args[1].code})")
+
+    def dtype_expr(self, e: Expr) -> str:
+        if isinstance(e, BinOp) and e.op == "or":
+            lhs = e.lhs
+            v = self.expr(lhs) if isinstance(lhs, Name) and lhs.id in self.env else None
+            if v is None or v.kind != "dtype?":
+                raise self.fail(f"the left side of 'or' in a dtype rule must be a ScalarType? argument, got '{lhs}'",
+                                "write e.g. 'dtype or promote(self)'")
+            return f"({v.code}.has_value() ? rules::Dtypes::of(*{v.code}) : {self.dtype_expr(e.rhs)})"
+        if isinstance(e, Name):
+            v = self.env.get(e.id)
+            if v is not None:
+                if v.kind == "tensor":
+                    return f"rules::Dtypes::of({v.code}.scalar_type())"
+                if v.kind == "dtype":
+                    return f"rules::Dtypes::of({v.code})"
+                raise self.fail(f"'{e.id}' is {_show(v.kind)}, not a dtype", "use a tensor, a dtype name or promote(...)")
+            if e.id in DTYPES:
+                return f"rules::Dtypes::of({DTYPES[e.id]})"
+            raise self.fail(f"'{e.id}' is neither a dtype nor an argument", f"use one of: {', '.join(DTYPES)}")
+        if isinstance(e, Call) and e.fn == "promote":
+            kind = self.kwarg(e, "kind", PROMOTIONS, "DEFAULT")
+            tensors, scalars = [], []
+            for a in e.args:
+                v = self.expr(a)
+                if v.kind == "tensor":
+                    tensors.append(f'{{"{a}", {v.code}}}')
+                elif v.kind == "scalar":
+                    scalars.append(v.code)
+                else:
+                    raise self.fail(f"promote() takes tensors and Scalars, got {_show(v.kind)} '{a}'",
+                                    "pass the tensor and Scalar arguments that take part in type promotion")
+            if not tensors:
+                raise self.fail("promote() needs at least one tensor", "pass the tensor inputs")
+            return f"rules::promote(op, {{{', '.join(tensors)}}}, {{{', '.join(scalars)}}}, rules::Promotion::{kind})"
+        if isinstance(e, Call) and e.fn == "reduction":
+            kind = self.kwarg(e, "kind", REDUCTIONS, "SUM")
+            if len(e.args) not in (1, 2):
+                raise self.fail("reduction() takes (tensor, [ScalarType? dtype])", "write e.g. reduction(self, dtype, kind=SUM)")
+            t = self.expr(e.args[0])
+            if t.kind != "tensor":
+                raise self.fail(f"reduction() reduces a tensor, got {_show(t.kind)}", "pass the reduced tensor")
+            override = "std::nullopt"
+            if len(e.args) == 2:
+                o = self.expr(e.args[1])
+                if o.kind != "dtype?":
+                    raise self.fail(f"reduction()'s second argument must be a ScalarType? argument, got {_show(o.kind)}",
+                                    "pass the op's 'ScalarType? dtype' argument")
+                override = o.code
+            return f'rules::reduction(op, "{e.args[0]}", {t.code}.scalar_type(), {override}, rules::Reduction::{kind})'
+        raise self.fail(f"'{e}' is not a dtype rule",
+                        "use promote(...), reduction(...), a dtype name, a tensor, or 'dtype or ...'")
+
+    def kwarg(self, e: Call, key: str, allowed: tuple[str, ...], default: str) -> str:
+        kw = dict(e.kwargs)
+        extra = set(kw) - {key}
+        if extra:
+            raise self.fail(f"{e.fn}() has no argument '{min(extra)}'", f"use '{key}=' only")
+        v = kw.get(key)
+        if v is None:
+            return default
+        if not isinstance(v, Name) or v.id not in allowed:
+            raise self.fail(f"{e.fn}(): unknown {key} '{v}'", f"use one of: {', '.join(allowed)}")
+        return v.id
+
+    def check(self, e: Expr) -> None:
+        if isinstance(e, Call) and e.fn == "alpha_check":
+            args = [self.expr(a) for a in e.args]
+            if [a.kind for a in args] != ["scalar", "output"]:
+                raise self.fail("alpha_check() takes (Scalar alpha, output)", "write 'alpha_check(alpha, out)'")
+            self.emit(f"rules::check_alpha(op, {args[1].code}_dtypes.result, {args[0].code});")
+            return
+        v = self.expr(e)
+        if v.kind != "bool":
+            raise self.fail(f"a check must be a condition, got {_show(v.kind)} '{e}'", "write e.g. 'n > 0'")
+        shown = [n for n in _names(e) if self.env.get(n) and self.env[n].kind == "int"]
+        values = "".join(f', " {n}=", {self.env[n].code}' for n in dict.fromkeys(shown))
+        self.emit(f'TORCH_CHECK({v.code}, op, ": rule \'{e}\' does not hold"{values});')
+
+    def layout(self, out) -> str:
+        e = out.layout
+        if not (isinstance(e, Call) and e.fn == "like" and e.args and not e.kwargs):
+            raise self.fail(f"meta.layout.{out.arg} must be 'contiguous' or 'like(<tensors>)', got '{e}'",
+                            "write e.g. 'like(self, other)' for PyTorch's elementwise stride propagation")
+        items = []
+        for a in e.args:
+            v = self.expr(a)
+            if v.kind != "tensor":
+                raise self.fail(f"like() takes tensor arguments, got {_show(v.kind)} '{a}'", "name tensor inputs")
+            items.append(f'{{"{a}", {v.code}}}')
+        return f"elementwise_strides({out.arg}_shape, {{{', '.join(items)}}})"
+
+
+def _dim_list(src: Expr, v: Value) -> str:
+    """A dim argument as at::OptionalIntArrayRef."""
+    if v.kind == "int":
+        return f"rules::one_dim({v.code})"
+    if v.kind == "ints":
+        return v.raw if v.raw and v.code.startswith("rules::sym(") else f"rules::concrete({v.code})"
+    return v.code
+
+
+def _names(e: Expr) -> list[str]:
+    if isinstance(e, Name):
+        return [e.id]
+    if isinstance(e, BinOp):
+        return _names(e.lhs) + _names(e.rhs)
+    if isinstance(e, UnaryOp):
+        return _names(e.operand)
+    if isinstance(e, Call):
+        return [n for a in e.args for n in _names(a)]
+    return []
+
+
+_KIND_NAMES = {
+    "tensor": "a Tensor", "tensors": "a Tensor[]", "int": "an int", "ints": "a list of dims",
+    "int?": "an int?", "ints?": "an int[]?", "bool": "a bool", "scalar": "a Scalar", "scalar?": "a Scalar?",
+    "dtype": "a ScalarType", "dtype?": "a ScalarType?", "float": "a float", "elems": "per-element dims",
+    "dimlist": "a dim list", "output": "an output", "other": "an argument rules cannot use",
+}
+
+
+def _show(kind: str) -> str:
+    return " or ".join(_KIND_NAMES.get(k, k) for k in kind.split("|"))
+
+
+def lower_rule(rule, op: str) -> list[str]:
+    """The C++ statements of the meta function's body (before the return)."""
+    low = Lowering(rule, op)
+    low.run()
+    return low.lines

@@ -1,0 +1,245 @@
+"""A structured op's ``meta:`` rule, parsed and statically checked against its schema.
+
+    meta:
+      shape:                       # input argument: a pattern; output argument: an expression
+        self: "[*ba, n, k]"
+        other: "[*bb, k, m]"
+        out: "[*broadcast(ba, bb), n, m]"
+      dtype: {out: "promote(self, other)"}      # default: promote(<every tensor input>)
+      layout: {out: "like(self, other)"}        # default: contiguous
+      allowed: [floating, complex]              # dtypes the tensor inputs may have
+      checks: ["alpha_check(alpha, out)"]       # more conditions, each an expression
+      precomputed: {reduced_dims: "dims(self, dim)"}
+      combine: add                              # how partial results over split reduced dims merge
+
+or ``meta: custom`` (a hand-written meta function in csrc/meta/). docs/rules.md is the reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.errors import SpecError
+from codegen.load import LineDict
+from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType
+from codegen.rules.lower import RuleError, lower_rule
+from codegen.rules.syntax import Expr, Pattern, RuleSyntaxError, parse_expr, parse_pattern
+
+DTYPE_GROUPS = {
+    "floating": ("float16", "bfloat16", "float32", "float64"),
+    "complex": ("complex64", "complex128"),
+    "integral": ("uint8", "int8", "int16", "int32", "int64"),
+    "bool": ("bool",),
+}
+DTYPE_NAMES = tuple(d for group in DTYPE_GROUPS.values() for d in group)
+COMBINES = ("add",)
+KEYS = ("shape", "dtype", "layout", "allowed", "checks", "precomputed", "combine")
+
+
+@dataclass(frozen=True)
+class InputRule:
+    arg: str
+    kind: str  # tensor | tensors
+    pattern: Pattern
+    line: int
+
+
+@dataclass(frozen=True)
+class OutputRule:
+    arg: str
+    shape: Expr
+    dtype: Expr
+    layout: Expr | None  # None: contiguous; else like(...)
+    line: int
+
+
+@dataclass(frozen=True)
+class Check:
+    expr: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class Rule:
+    args: tuple[tuple[str, str], ...]  # (argument name, rule kind) of the meta function's arguments
+    inputs: tuple[InputRule, ...]
+    outputs: tuple[OutputRule, ...]
+    checks: tuple[Check, ...]
+    allowed: tuple[str, ...] | None  # dtype names; None: any
+    precomputed: tuple[tuple[str, Expr], ...]
+    combine: str | None
+
+
+def arg_kind(t) -> str | None:
+    """The rule language's kind for a schema type, or None if rules cannot use it."""
+    if t == BaseType(BaseTy.Tensor):
+        return "tensor"
+    if isinstance(t, BaseType):
+        return {
+            BaseTy.int: "int", BaseTy.SymInt: "int", BaseTy.bool: "bool", BaseTy.Scalar: "scalar",
+            BaseTy.ScalarType: "dtype", BaseTy.float: "float",
+        }.get(t.name)
+    if isinstance(t, ListType):
+        if t.elem == BaseType(BaseTy.Tensor):
+            return "tensors"
+        if t.elem in (BaseType(BaseTy.int), BaseType(BaseTy.SymInt)):
+            return "ints"
+        return None
+    if isinstance(t, OptionalType):
+        inner = arg_kind(t.elem)
+        if inner in ("int", "ints", "dtype", "scalar"):
+            return inner + "?"
+    return None
+
+
+def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, precomputed_names: tuple[str, ...]) -> Rule | None:
+    """The ``meta:`` key of a structured entry: a Rule, or None for ``meta: custom``."""
+    raw = entry.get("meta")
+    line = entry.line_of("meta")
+
+    def fail(problem: str, fix: str, at: int | None = None) -> SpecError:
+        return SpecError(path, at or line, op, problem, fix)
+
+    if raw == "custom":
+        return None
+    if not isinstance(raw, dict):
+        raise fail(f"'meta' must be a rule mapping or 'custom', got {raw!r}",
+                   "write 'meta: {shape: {out: \"broadcast(self, other)\"}}' or 'meta: custom'")
+    for key in raw:
+        if key not in KEYS:
+            raise fail(f"unknown meta key '{key}'", f"use only: {', '.join(KEYS)}", raw.line_of(key))
+
+    def section(key: str) -> LineDict:
+        value = raw.get(key, LineDict())
+        if not isinstance(value, dict):
+            raise fail(f"'meta.{key}' must map argument names to rule text",
+                       f"write e.g. '{key}: {{out: ...}}'", raw.line_of(key))
+        return value
+
+    def text(value: object, where: str, at: int) -> str:
+        if not isinstance(value, str):
+            raise fail(f"{where} must be a string of rule text, got {value!r}", "quote the rule", at)
+        return value
+
+    def parsed(fn, value: str, where: str, at: int):
+        try:
+            return fn(value)
+        except RuleSyntaxError as e:
+            raise fail(f"{where}: cannot parse '{value}': {e}", "see docs/rules.md for the syntax", at) from None
+
+    kinds: dict[str, str] = {}
+    for a in schema.arguments.non_out:
+        kind = arg_kind(a.type)
+        if kind is not None:
+            kinds[a.name] = kind
+    outs: tuple[Argument, ...] = schema.arguments.out
+    out_names = [o.name for o in outs]
+    all_names = [a.name for a in schema.arguments.non_out]
+
+    shape = section("shape")
+    inputs: list[InputRule] = []
+    shapes: dict[str, tuple[Expr, int]] = {}
+    for name, value in shape.items():
+        at = shape.line_of(name)
+        where = f"meta.shape.{name}"
+        value = text(value, where, at)
+        if name in out_names:
+            shapes[name] = (parsed(parse_expr, value, where, at), at)
+        elif name in all_names:
+            if kinds.get(name) not in ("tensor", "tensors"):
+                raise fail(f"{where}: '{name}' is not a Tensor or Tensor[] argument, so it has no shape",
+                           "give patterns to tensor arguments only", at)
+            inputs.append(InputRule(name, kinds[name], parsed(parse_pattern, value, where, at), at))
+        else:
+            raise fail(f"{where}: '{name}' is not an argument of this op",
+                       f"use one of: {', '.join(all_names + out_names)}", at)
+    for o in out_names:
+        if o not in shapes:
+            raise fail(f"meta.shape has no rule for output '{o}'",
+                       f"add '{o}: <shape expression>' to meta.shape, e.g. '{o}: broadcast(self, other)'",
+                       raw.line_of("shape") if "shape" in raw else line)
+
+    tensors = [n for n in all_names if kinds.get(n) == "tensor"]
+    dtype = section("dtype")
+    layout = section("layout")
+    for key, sec in (("dtype", dtype), ("layout", layout)):
+        for name in sec:
+            if name not in out_names:
+                raise fail(f"meta.{key}.{name}: '{name}' is not an output",
+                           f"use one of: {', '.join(out_names)}", sec.line_of(name))
+    outputs = []
+    for o in out_names:
+        default_dtype = f"promote({', '.join(tensors)})" if tensors else None
+        d_text = dtype.get(o, default_dtype)
+        d_line = dtype.line_of(o) if o in dtype else shapes[o][1]
+        if d_text is None:
+            raise fail(f"meta.dtype has no rule for output '{o}' and the op has no tensor input to promote",
+                       f"add 'dtype: {{{o}: <dtype expression>}}'")
+        d_expr = parsed(parse_expr, text(d_text, f"meta.dtype.{o}", d_line), f"meta.dtype.{o}", d_line)
+        l_expr = None
+        if o in layout:
+            l_line = layout.line_of(o)
+            l_text = text(layout[o], f"meta.layout.{o}", l_line)
+            if l_text != "contiguous":
+                l_expr = parsed(parse_expr, l_text, f"meta.layout.{o}", l_line)
+        outputs.append(OutputRule(o, shapes[o][0], d_expr, l_expr, shapes[o][1]))
+
+    allowed = None
+    if "allowed" in raw:
+        at = raw.line_of("allowed")
+        items = raw["allowed"]
+        if not isinstance(items, list) or not items:
+            raise fail("'meta.allowed' must be a list of dtypes or dtype groups",
+                       f"write e.g. [floating, complex]; groups: {', '.join(DTYPE_GROUPS)}", at)
+        names: list[str] = []
+        for item in items:
+            if item in DTYPE_GROUPS:
+                names.extend(DTYPE_GROUPS[item])
+            elif item in DTYPE_NAMES:
+                names.append(item)
+            else:
+                raise fail(f"meta.allowed: unknown dtype or group '{item}'",
+                           f"use {', '.join(DTYPE_GROUPS)} or one of: {', '.join(DTYPE_NAMES)}", at)
+        allowed = tuple(d for d in DTYPE_NAMES if d in names)
+
+    checks = []
+    raw_checks = raw.get("checks", [])
+    if not isinstance(raw_checks, list):
+        raise fail("'meta.checks' must be a list of expressions", "write e.g. ['n > 0']", raw.line_of("checks"))
+    for item in raw_checks:
+        at = raw.line_of("checks")
+        checks.append(Check(parsed(parse_expr, text(item, "meta.checks", at), "meta.checks", at), at))
+
+    pre = section("precomputed")
+    precomputed = []
+    for name, value in pre.items():
+        at = pre.line_of(name)
+        if name not in precomputed_names:
+            raise fail(f"meta.precomputed.{name}: '{name}' is not declared in 'precomputed'",
+                       f"declare it in 'precomputed' (declared: {', '.join(precomputed_names) or 'none'})", at)
+        precomputed.append((name, parsed(parse_expr, text(value, f"meta.precomputed.{name}", at),
+                                         f"meta.precomputed.{name}", at)))
+    for name in precomputed_names:
+        if name not in pre:
+            raise fail(f"precomputed value '{name}' has no rule",
+                       f"add 'precomputed: {{{name}: <expression>}}' under 'meta'")
+
+    combine = raw.get("combine")
+    if combine is not None and combine not in COMBINES:
+        raise fail(f"meta.combine: unknown combine '{combine}'", f"use one of: {', '.join(COMBINES)}",
+                   raw.line_of("combine"))
+
+    rule = Rule(
+        args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),
+        inputs=tuple(inputs),
+        outputs=tuple(outputs),
+        checks=tuple(checks),
+        allowed=allowed,
+        precomputed=tuple(precomputed),
+        combine=combine,
+    )
+    try:
+        lower_rule(rule, "op")  # type-checks every expression
+    except RuleError as e:
+        raise fail(e.problem, e.fix, e.line) from None
+    return rule

@@ -1,0 +1,398 @@
+"""The rule language's syntax: a tokenizer, a recursive-descent parser and the AST.
+
+Two forms share one token set. A *pattern* describes an input's shape and binds names:
+``[*batch, n, k]``, ``[*pre:dim, c[i], *post]``, ``[3, _, n]``. An *expression* computes a
+value: ``[*broadcast(ba, bb), n, m]``, ``reduce(self, dim, keepdim)``, ``dtype or long``.
+Every node prints back to source (``str``), which error messages quote, and converts to plain
+tuples (``data``) that the generated Python mirror embeds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+class RuleSyntaxError(ValueError):
+    """Bad rule text; the message names the column and what was expected."""
+
+
+# ---------------------------------------------------------------------------------------------
+# AST
+
+
+@dataclass(frozen=True)
+class Num:
+    value: int
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def data(self) -> tuple:
+        return ("num", self.value)
+
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+
+    def __str__(self) -> str:
+        return self.id
+
+    def data(self) -> tuple:
+        return ("name", self.id)
+
+
+@dataclass(frozen=True)
+class Element:
+    """``c[i]``: the per-element value of a name bound by a Tensor[] pattern."""
+
+    id: str
+
+    def __str__(self) -> str:
+        return f"{self.id}[i]"
+
+    def data(self) -> tuple:
+        return ("element", self.id)
+
+
+@dataclass(frozen=True)
+class Call:
+    fn: str
+    args: tuple[Expr, ...]
+    kwargs: tuple[tuple[str, Expr], ...] = ()
+
+    def __str__(self) -> str:
+        parts = [str(a) for a in self.args] + [f"{k}={v}" for k, v in self.kwargs]
+        return f"{self.fn}({', '.join(parts)})"
+
+    def data(self) -> tuple:
+        return ("call", self.fn, tuple(a.data() for a in self.args),
+                tuple((k, v.data()) for k, v in self.kwargs))
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # + - * // % == != < <= > >= and or
+    lhs: Expr
+    rhs: Expr
+
+    def __str__(self) -> str:
+        return f"{_paren(self.lhs)} {self.op} {_paren(self.rhs)}"
+
+    def data(self) -> tuple:
+        return ("binop", self.op, self.lhs.data(), self.rhs.data())
+
+
+@dataclass(frozen=True)
+class UnaryOp:
+    op: str  # - not
+    operand: Expr
+
+    def __str__(self) -> str:
+        return f"{self.op}{' ' if self.op == 'not' else ''}{_paren(self.operand)}"
+
+    def data(self) -> tuple:
+        return ("unary", self.op, self.operand.data())
+
+
+@dataclass(frozen=True)
+class Star:
+    """``*x`` inside a shape list: splice a list of dims."""
+
+    value: Expr
+
+    def __str__(self) -> str:
+        return f"*{self.value}"
+
+    def data(self) -> tuple:
+        return ("star", self.value.data())
+
+
+@dataclass(frozen=True)
+class ShapeList:
+    items: tuple[Expr | Star, ...]
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(i) for i in self.items) + "]"
+
+    def data(self) -> tuple:
+        return ("list", tuple(i.data() for i in self.items))
+
+
+Expr = Num | Name | Element | Call | BinOp | UnaryOp | ShapeList
+
+
+def _paren(e: Expr) -> str:
+    return f"({e})" if isinstance(e, BinOp) else str(e)
+
+
+@dataclass(frozen=True)
+class PDim:
+    """A named dim; ``per_element`` for ``c[i]`` in a Tensor[] pattern."""
+
+    name: str
+    per_element: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.name}[i]" if self.per_element else self.name
+
+    def data(self) -> tuple:
+        return ("dim", self.name, self.per_element)
+
+
+@dataclass(frozen=True)
+class PLiteral:
+    size: int
+
+    def __str__(self) -> str:
+        return str(self.size)
+
+    def data(self) -> tuple:
+        return ("literal", self.size)
+
+
+@dataclass(frozen=True)
+class PAny:
+    def __str__(self) -> str:
+        return "_"
+
+    def data(self) -> tuple:
+        return ("any",)
+
+
+@dataclass(frozen=True)
+class PGroup:
+    """``*name`` (any number of dims) or ``*name:pos`` (the dims before position ``pos``)."""
+
+    name: str
+    length: Expr | None = None
+
+    def __str__(self) -> str:
+        return f"*{self.name}" + (f":{self.length}" if self.length is not None else "")
+
+    def data(self) -> tuple:
+        return ("group", self.name, None if self.length is None else self.length.data())
+
+
+PItem = PDim | PLiteral | PAny | PGroup
+
+
+@dataclass(frozen=True)
+class Pattern:
+    items: tuple[PItem, ...]
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(i) for i in self.items) + "]"
+
+    def data(self) -> tuple:
+        return ("pattern", tuple(i.data() for i in self.items))
+
+    @property
+    def group_index(self) -> int | None:
+        return next((i for i, it in enumerate(self.items) if isinstance(it, PGroup)), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokens and parser
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(//|==|!=|<=|>=|[-+*%<>()\[\],:=]))")
+_KEYWORDS = {"and", "or", "not"}
+
+
+def _tokenize(text: str) -> list[tuple[str, str, int]]:
+    tokens = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        m = _TOKEN.match(text, pos)
+        if not m:
+            raise RuleSyntaxError(f"unexpected character {text[pos]!r} at column {pos + 1}")
+        num, name, op = m.groups()
+        col = m.start(m.lastindex) + 1
+        if num is not None:
+            tokens.append(("num", num, col))
+        elif name is not None:
+            tokens.append(("kw" if name in _KEYWORDS else "name", name, col))
+        else:
+            tokens.append(("op", op, col))
+        pos = m.end()
+    tokens.append(("end", "", len(text) + 1))
+    return tokens
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = _tokenize(text)
+        self.i = 0
+
+    def peek(self, value: str | None = None, kind: str | None = None) -> bool:
+        k, v, _ = self.tokens[self.i]
+        return (value is None or v == value) and (kind is None or k == kind)
+
+    def take(self) -> tuple[str, str, int]:
+        tok = self.tokens[self.i]
+        self.i += 1
+        return tok
+
+    def expect(self, value: str) -> None:
+        k, v, col = self.take()
+        if v != value:
+            shown = "the end" if k == "end" else repr(v)
+            raise RuleSyntaxError(f"expected {value!r} at column {col}, found {shown}")
+
+    def done(self) -> None:
+        k, v, col = self.tokens[self.i]
+        if k != "end":
+            raise RuleSyntaxError(f"unexpected {v!r} at column {col}")
+
+    # Patterns --------------------------------------------------------------------------------
+
+    def pattern(self) -> Pattern:
+        self.expect("[")
+        items: list[PItem] = []
+        while not self.peek("]"):
+            items.append(self.pattern_item())
+            if not self.peek("]"):
+                self.expect(",")
+        self.expect("]")
+        return Pattern(tuple(items))
+
+    def pattern_item(self) -> PItem:
+        k, v, col = self.take()
+        if v == "*":
+            k, name, col = self.take()
+            if k != "name":
+                raise RuleSyntaxError(f"expected a group name after '*' at column {col}")
+            length = None
+            if self.peek(":"):
+                self.take()
+                length = self.arith()
+            return PGroup(name, length)
+        if k == "num":
+            return PLiteral(int(v))
+        if k == "name":
+            if v == "_":
+                return PAny()
+            if self.peek("["):
+                self.take()
+                self.expect("i")
+                self.expect("]")
+                return PDim(v, per_element=True)
+            return PDim(v)
+        shown = "the end" if k == "end" else repr(v)
+        raise RuleSyntaxError(f"expected a dim name, a size, '_' or '*group' at column {col}, found {shown}")
+
+    # Expressions -----------------------------------------------------------------------------
+
+    def expr(self) -> Expr:
+        lhs = self.and_expr()
+        while self.peek("or"):
+            self.take()
+            lhs = BinOp("or", lhs, self.and_expr())
+        return lhs
+
+    def and_expr(self) -> Expr:
+        lhs = self.not_expr()
+        while self.peek("and"):
+            self.take()
+            lhs = BinOp("and", lhs, self.not_expr())
+        return lhs
+
+    def not_expr(self) -> Expr:
+        if self.peek("not"):
+            self.take()
+            return UnaryOp("not", self.not_expr())
+        lhs = self.arith()
+        if any(self.peek(op, "op") for op in ("==", "!=", "<", "<=", ">", ">=")):
+            op = self.take()[1]
+            return BinOp(op, lhs, self.arith())
+        return lhs
+
+    def arith(self) -> Expr:
+        lhs = self.term()
+        while self.peek("+") or self.peek("-"):
+            op = self.take()[1]
+            lhs = BinOp(op, lhs, self.term())
+        return lhs
+
+    def term(self) -> Expr:
+        lhs = self.unary()
+        while any(self.peek(op, "op") for op in ("*", "//", "%")):
+            op = self.take()[1]
+            lhs = BinOp(op, lhs, self.unary())
+        return lhs
+
+    def unary(self) -> Expr:
+        if self.peek("-"):
+            self.take()
+            return UnaryOp("-", self.unary())
+        return self.atom()
+
+    def atom(self) -> Expr:
+        k, v, col = self.take()
+        if k == "num":
+            return Num(int(v))
+        if k == "name":
+            if self.peek("("):
+                self.take()
+                return self.call(v)
+            if self.peek("["):
+                self.take()
+                self.expect("i")
+                self.expect("]")
+                return Element(v)
+            return Name(v)
+        if v == "(":
+            e = self.expr()
+            self.expect(")")
+            return e
+        if v == "[":
+            items: list[Expr | Star] = []
+            while not self.peek("]"):
+                if self.peek("*"):
+                    self.take()
+                    items.append(Star(self.arith()))
+                else:
+                    items.append(self.expr())
+                if not self.peek("]"):
+                    self.expect(",")
+            self.expect("]")
+            return ShapeList(tuple(items))
+        shown = "the end" if k == "end" else repr(v)
+        raise RuleSyntaxError(f"expected a value at column {col}, found {shown}")
+
+    def call(self, fn: str) -> Call:
+        args: list[Expr] = []
+        kwargs: list[tuple[str, Expr]] = []
+        while not self.peek(")"):
+            if self.peek(kind="name") and self.tokens[self.i + 1][1] == "=":
+                key = self.take()[1]
+                self.take()
+                kwargs.append((key, self.expr()))
+            else:
+                if kwargs:
+                    raise RuleSyntaxError(f"positional argument after a keyword in {fn}()")
+                args.append(self.expr())
+            if not self.peek(")"):
+                self.expect(",")
+        self.expect(")")
+        return Call(fn, tuple(args), tuple(kwargs))
+
+
+def parse_pattern(text: str) -> Pattern:
+    p = _Parser(text)
+    pattern = p.pattern()
+    p.done()
+    return pattern
+
+
+def parse_expr(text: str) -> Expr:
+    p = _Parser(text)
+    e = p.expr()
+    p.done()
+    return e

@@ -1,0 +1,104 @@
+// The C++ lowering of the rule language (codegen/rules/): what generated meta functions call.
+//
+// Every builtin of docs/rules.md is one function here, working on SymInt so fake tensors with
+// symbolic shapes take the same path. Failures raise with the op's name, the argument, the
+// rule and the expected and actual values; python/structops/rules.py mirrors each function.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/SymIntArrayRef.h>
+#include <c10/util/ArrayRef.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <structops/structured.h>
+
+namespace structops::rules {
+
+using Dims = c10::SymDimVector;
+
+// The dtype an output is written in and the one its kernel computes in (PyTorch's opmath:
+// float for half and bfloat16, the result dtype otherwise, unless a promotion kind says more).
+struct Dtypes {
+  at::ScalarType result;
+  at::ScalarType compute;
+  static Dtypes of(at::ScalarType t);
+};
+
+// PyTorch's elementwise type-promotion kinds (torch._prims_common.ELEMENTWISE_TYPE_PROMOTION_KIND).
+enum class Promotion { DEFAULT, NO_OPMATH, INT_TO_FLOAT, ALWAYS_BOOL, COMPLEX_TO_FLOAT, BOOL_TO_LONG };
+// Result dtypes of reductions: SUM (integers -> int64), SAME, FLOAT (mean: needs a floating input),
+// BOOL (all/any: bool, uint8 stays uint8), LONG (argmax/argmin).
+enum class Reduction { SUM, SAME, FLOAT, BOOL, LONG };
+
+// Where a bound dim came from, for messages: tensors[1].size(-2), self.shape[0:2].
+struct Site {
+  std::string_view tensor;
+  int64_t element = -1;  // index into a Tensor[] argument, or -1
+  int64_t index = 0;     // dim (negative: from the end)
+  int64_t end = 0;       // groups: one past the last dim
+  bool group = false;
+  std::string str() const;
+};
+
+struct NamedSizes {
+  std::string_view name;
+  c10::SymIntArrayRef sizes;
+};
+
+inline Dims sym(c10::SymIntArrayRef a) { return Dims(a.begin(), a.end()); }
+Dims sym(at::IntArrayRef a);
+inline Dims sizes(const at::Tensor& t) { return sym(t.sym_sizes()); }
+Dims join(std::initializer_list<Dims> parts);
+std::vector<int64_t> one_dim(const c10::SymInt& d);
+std::vector<int64_t> concrete(c10::SymIntArrayRef dims);
+
+// Patterns.
+void check_nonempty(std::string_view op, std::string_view name, at::TensorList tensors);
+void check_rank(std::string_view op, std::string_view name, int64_t element, std::string_view pattern,
+                int64_t rank, int64_t expected, bool at_least);
+int64_t group_length(std::string_view op, std::string_view name, int64_t element, std::string_view pattern,
+                     const c10::SymInt& position, int64_t rank);
+void check_literal(std::string_view op, const Site& site, const c10::SymInt& size, int64_t literal,
+                   std::string_view pattern);
+void check_same(std::string_view op, const Site& bound, const c10::SymInt& expected, const Site& site,
+                const c10::SymInt& actual, std::string_view dim);
+void check_same_dims(std::string_view op, const Site& bound, c10::SymIntArrayRef expected, const Site& site,
+                     c10::SymIntArrayRef actual, std::string_view group);
+
+// Shape builtins.
+int64_t wrap_dim(std::string_view op, std::string_view name, int64_t dim, int64_t rank);
+Dims broadcast(std::string_view op, std::initializer_list<NamedSizes> inputs);
+std::vector<int64_t> reduced_dims(std::string_view op, std::string_view name, int64_t rank,
+                                  at::OptionalIntArrayRef dim);
+Dims reduce(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,
+            at::OptionalIntArrayRef dim, bool keepdim);
+Dims matmul(std::string_view op, std::string_view a_name, c10::SymIntArrayRef a, std::string_view b_name,
+            c10::SymIntArrayRef b);
+Dims cat(std::string_view op, std::string_view name, at::TensorList tensors, const c10::SymInt& dim);
+Dims stack(std::string_view op, std::string_view name, at::TensorList tensors, const c10::SymInt& dim);
+Dims index(std::string_view op, std::string_view src_name, c10::SymIntArrayRef src, const c10::SymInt& dim,
+           std::string_view index_name, c10::SymIntArrayRef index);
+c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt& k, const c10::SymInt& s,
+                   const c10::SymInt& p, const c10::SymInt& d, bool ceil_mode);
+c10::SymInt sum(c10::SymIntArrayRef values);
+inline c10::SymInt max(const c10::SymInt& a, const c10::SymInt& b) { return a.max(b); }
+inline c10::SymInt min(const c10::SymInt& a, const c10::SymInt& b) { return a.min(b); }
+c10::SymInt floordiv(const c10::SymInt& a, const c10::SymInt& b);
+
+// Dtype builtins and checks.
+Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
+               std::initializer_list<at::Scalar> scalars, Promotion kind);
+Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType input,
+                 std::optional<at::ScalarType> override_dtype, Reduction kind);
+constexpr uint64_t bit(at::ScalarType t) { return uint64_t{1} << static_cast<int>(t); }
+void check_allowed(std::string_view op, std::string_view name, at::ScalarType dtype, uint64_t mask,
+                   std::string_view allowed);
+void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& alpha);
+
+}  // namespace structops::rules

@@ -1,0 +1,358 @@
+#include <structops/rules.h>
+
+#include <ATen/OpMathType.h>
+#include <ATen/core/Formatting.h>
+#include <ATen/native/TypeProperties.h>
+#include <c10/core/DefaultDtype.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace structops::rules {
+
+namespace {
+
+std::string element_name(std::string_view name, int64_t element) {
+  std::ostringstream s;
+  s << name;
+  if (element >= 0) s << "[" << element << "]";
+  return s.str();
+}
+
+std::string show(c10::SymIntArrayRef dims) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < dims.size(); ++i) s << (i ? ", " : "") << dims[i];
+  s << "]";
+  return s.str();
+}
+
+}  // namespace
+
+Dtypes Dtypes::of(at::ScalarType t) { return {t, at::toOpMathType(t)}; }
+
+std::string Site::str() const {
+  std::ostringstream s;
+  s << element_name(tensor, element);
+  if (group) {
+    s << ".shape[" << index << ":";
+    if (end != 0 || index >= 0) s << end;
+    s << "]";
+  } else {
+    s << ".size(" << index << ")";
+  }
+  return s.str();
+}
+
+Dims sym(at::IntArrayRef a) {
+  Dims out;
+  for (int64_t x : a) out.emplace_back(x);
+  return out;
+}
+
+Dims join(std::initializer_list<Dims> parts) {
+  Dims out;
+  for (const auto& p : parts) out.append(p.begin(), p.end());
+  return out;
+}
+
+std::vector<int64_t> one_dim(const c10::SymInt& d) { return {d.guard_int(__FILE__, __LINE__)}; }
+
+std::vector<int64_t> concrete(c10::SymIntArrayRef dims) {
+  std::vector<int64_t> out;
+  for (const auto& d : dims) out.push_back(d.guard_int(__FILE__, __LINE__));
+  return out;
+}
+
+void check_nonempty(std::string_view op, std::string_view name, at::TensorList tensors) {
+  TORCH_CHECK(!tensors.empty(), op, ": '", name, "' must be a non-empty list of tensors");
+}
+
+void check_rank(std::string_view op, std::string_view name, int64_t element, std::string_view pattern,
+                int64_t rank, int64_t expected, bool at_least) {
+  const bool ok = at_least ? rank >= expected : rank == expected;
+  TORCH_CHECK(ok, op, ": '", element_name(name, element), "' must have ", at_least ? "at least " : "",
+              expected, " dims to match ", pattern, ", got ", rank);
+}
+
+int64_t group_length(std::string_view op, std::string_view name, int64_t element, std::string_view pattern,
+                     const c10::SymInt& position, int64_t rank) {
+  // `*g:d` takes the dims before position d, a dim index wrapped like PyTorch's dim arguments.
+  const int64_t d = position.guard_int(__FILE__, __LINE__);
+  TORCH_CHECK_INDEX(-rank <= d && d < rank, op, ": dim ", d, " is out of range for '",
+                    element_name(name, element), "' with ", rank, " dims (pattern ", pattern,
+                    "; expected a dim in [", -rank, ", ", rank - 1, "])");
+  return d < 0 ? d + rank : d;
+}
+
+void check_literal(std::string_view op, const Site& site, const c10::SymInt& size, int64_t literal,
+                   std::string_view pattern) {
+  TORCH_CHECK(size == literal, op, ": ", site.str(), "=", size, " must equal ", literal, " (pattern ",
+              pattern, ")");
+}
+
+void check_same(std::string_view op, const Site& bound, const c10::SymInt& expected, const Site& site,
+                const c10::SymInt& actual, std::string_view dim) {
+  TORCH_CHECK(expected == actual, op, ": ", bound.str(), "=", expected, " must equal ", site.str(), "=",
+              actual, " (dim ", dim, ")");
+}
+
+void check_same_dims(std::string_view op, const Site& bound, c10::SymIntArrayRef expected, const Site& site,
+                     c10::SymIntArrayRef actual, std::string_view group) {
+  bool same = expected.size() == actual.size();
+  for (size_t i = 0; same && i < expected.size(); ++i) same = expected[i] == actual[i];
+  TORCH_CHECK(same, op, ": ", bound.str(), "=", show(expected), " must equal ", site.str(), "=", show(actual),
+              " (group *", group, ")");
+}
+
+int64_t wrap_dim(std::string_view op, std::string_view name, int64_t dim, int64_t rank) {
+  // A 0-dim tensor accepts dims 0 and -1, as in PyTorch. IndexError, as torch raises.
+  const int64_t r = std::max<int64_t>(rank, 1);
+  TORCH_CHECK_INDEX(-r <= dim && dim < r, op, ": dim ", dim, " is out of range for '", name, "' with ", rank,
+                    " dims (expected to be in range of [", -r, ", ", r - 1, "])");
+  return dim < 0 ? dim + r : dim;
+}
+
+Dims broadcast(std::string_view op, std::initializer_list<NamedSizes> inputs) {
+  size_t ndim = 0;
+  for (const auto& in : inputs) ndim = std::max(ndim, in.sizes.size());
+  Dims shape(ndim, c10::SymInt(1));
+  std::vector<std::string_view> owner(ndim);
+  for (const auto& in : inputs) {
+    const size_t offset = ndim - in.sizes.size();
+    for (size_t i = 0; i < in.sizes.size(); ++i) {
+      auto& out = shape[offset + i];
+      const auto& size = in.sizes[i];
+      if (size == 1) continue;
+      if (out == 1) {
+        out = size;
+        owner[offset + i] = in.name;
+        continue;
+      }
+      if (size != out) {
+        std::ostringstream shapes;
+        for (const auto& t : inputs) shapes << (&t == inputs.begin() ? "" : ", ") << t.name << "=" << show(t.sizes);
+        TORCH_CHECK(false, op, ": the size of '", in.name, "' (", size, ") must match the size of '",
+                    owner[offset + i], "' (", out, ") at non-singleton dimension ",
+                    static_cast<int64_t>(offset + i) - static_cast<int64_t>(ndim), "; shapes: ", shapes.str());
+      }
+    }
+  }
+  return shape;
+}
+
+std::vector<int64_t> reduced_dims(std::string_view op, std::string_view name, int64_t rank,
+                                  at::OptionalIntArrayRef dim) {
+  // None or [] reduces every dim; duplicates are an error, as in PyTorch.
+  std::vector<int64_t> out;
+  if (!dim.has_value() || dim->empty()) {
+    for (int64_t d = 0; d < rank; ++d) out.push_back(d);
+    return out;
+  }
+  std::vector<bool> seen(std::max<int64_t>(rank, 1), false);
+  for (int64_t d : *dim) {
+    const int64_t w = wrap_dim(op, name, d, rank);
+    TORCH_CHECK(!seen[w], op, ": dim ", w, " appears multiple times in the list of dims");
+    seen[w] = true;
+    if (rank > 0) out.push_back(w);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Dims reduce(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes, at::OptionalIntArrayRef dim,
+            bool keepdim) {
+  const auto reduced = reduced_dims(op, name, sizes.size(), dim);
+  Dims out;
+  for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
+    const bool r = std::find(reduced.begin(), reduced.end(), d) != reduced.end();
+    if (!r) {
+      out.push_back(sizes[d]);
+    } else if (keepdim) {
+      out.emplace_back(1);
+    }
+  }
+  return out;
+}
+
+Dims matmul(std::string_view op, std::string_view a_name, c10::SymIntArrayRef a, std::string_view b_name,
+            c10::SymIntArrayRef b) {
+  TORCH_CHECK(!a.empty() && !b.empty(), op, ": both arguments need at least 1 dim, but '", a_name, "' has ",
+              a.size(), " and '", b_name, "' has ", b.size());
+  // A 1-D left operand is a row [1, k] whose n dim is dropped; a 1-D right operand a column.
+  const int64_t ka = static_cast<int64_t>(a.size()) - 1;
+  const int64_t kb = b.size() == 1 ? 0 : static_cast<int64_t>(b.size()) - 2;
+  check_same(op, Site{a_name, -1, -1}, a[ka], Site{b_name, -1, b.size() == 1 ? -1 : -2}, b[kb], "k");
+  const c10::SymIntArrayRef ba = a.size() > 2 ? a.slice(0, a.size() - 2) : c10::SymIntArrayRef();
+  const c10::SymIntArrayRef bb = b.size() > 2 ? b.slice(0, b.size() - 2) : c10::SymIntArrayRef();
+  Dims out = broadcast(op, {{a_name, ba}, {b_name, bb}});
+  if (a.size() >= 2) out.push_back(a[a.size() - 2]);
+  if (b.size() >= 2) out.push_back(b[b.size() - 1]);
+  return out;
+}
+
+namespace {
+
+// torch.cat skips 1-D empty tensors (shape [0]) in its shape checks: legacy behaviour kept.
+bool legacy_empty(const at::Tensor& t) { return t.dim() == 1 && t.sym_size(0) == 0; }
+
+}  // namespace
+
+Dims cat(std::string_view op, std::string_view name, at::TensorList tensors, const c10::SymInt& dim) {
+  check_nonempty(op, name, tensors);
+  int64_t ref = -1;
+  for (size_t i = 0; i < tensors.size() && ref < 0; ++i) {
+    if (!legacy_empty(tensors[i])) ref = static_cast<int64_t>(i);
+  }
+  if (ref < 0) return sizes(tensors[0]);
+  const auto& first = tensors[ref];
+  TORCH_CHECK(first.dim() > 0, op, ": zero-dimensional tensor (", element_name(name, ref), ") cannot be concatenated");
+  const int64_t d = wrap_dim(op, "dim", dim.guard_int(__FILE__, __LINE__), first.dim());
+  Dims out = sizes(first);
+  out[d] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const auto& t = tensors[i];
+    if (legacy_empty(t)) continue;
+    TORCH_CHECK(t.dim() == first.dim(), op, ": ", element_name(name, i), " must have ", first.dim(),
+                " dims like ", element_name(name, ref), ", got ", t.dim());
+    for (int64_t j = 0; j < t.dim(); ++j) {
+      if (j == d) continue;
+      check_same(op, Site{name, ref, j}, first.sym_size(j), Site{name, static_cast<int64_t>(i), j}, t.sym_size(j),
+                 "that is not the cat dim");
+    }
+    out[d] = out[d] + t.sym_size(d);
+  }
+  return out;
+}
+
+Dims stack(std::string_view op, std::string_view name, at::TensorList tensors, const c10::SymInt& dim) {
+  check_nonempty(op, name, tensors);
+  const auto& first = tensors[0];
+  const int64_t d = wrap_dim(op, "dim", dim.guard_int(__FILE__, __LINE__), first.dim() + 1);
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    const auto& t = tensors[i];
+    TORCH_CHECK(t.dim() == first.dim(), op, ": ", element_name(name, i), " must have ", first.dim(),
+                " dims like ", element_name(name, 0), ", got ", t.dim());
+    check_same_dims(op, Site{name, 0, 0, first.dim(), true}, first.sym_sizes(),
+                    Site{name, static_cast<int64_t>(i), 0, t.dim(), true}, t.sym_sizes(), "(every dim)");
+  }
+  Dims out = sizes(first);
+  out.insert(out.begin() + d, c10::SymInt(static_cast<int64_t>(tensors.size())));
+  return out;
+}
+
+Dims index(std::string_view op, std::string_view src_name, c10::SymIntArrayRef src, const c10::SymInt& dim,
+           std::string_view index_name, c10::SymIntArrayRef index) {
+  (void)index_name;
+  const int64_t rank = src.size();
+  const int64_t d = wrap_dim(op, "dim", dim.guard_int(__FILE__, __LINE__), rank);
+  Dims out(src.begin(), src.begin() + std::min(d, rank));
+  out.append(index.begin(), index.end());
+  if (d + 1 <= rank) out.append(src.begin() + d + 1, src.end());
+  (void)src_name;
+  return out;
+}
+
+c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt& k, const c10::SymInt& s,
+                   const c10::SymInt& p, const c10::SymInt& d, bool ceil_mode) {
+  TORCH_CHECK(k > 0 && s > 0 && d > 0 && p >= 0, op, ": window needs kernel, stride and dilation > 0 and padding >= 0, got kernel=",
+              k, ", stride=", s, ", dilation=", d, ", padding=", p);
+  const c10::SymInt span = d * (k - 1) + 1;
+  const c10::SymInt room = n + 2 * p - span;
+  TORCH_CHECK(room >= 0, op, ": the window (kernel=", k, ", dilation=", d, ", padding=", p,
+              ") does not fit an input of size ", n, ": output size would be < 1");
+  c10::SymInt out = (room + (ceil_mode ? s - 1 : c10::SymInt(0))) / s + 1;
+  // With ceil_mode the last window must start inside the input or the left padding.
+  if (ceil_mode && (out - 1) * s >= n + p) out = out - 1;
+  return out;
+}
+
+c10::SymInt sum(c10::SymIntArrayRef values) {
+  c10::SymInt total = 0;
+  for (const auto& v : values) total = total + v;
+  return total;
+}
+
+c10::SymInt floordiv(const c10::SymInt& a, const c10::SymInt& b) {
+  // Sizes are non-negative, where truncation and floor agree; keep Python's floor otherwise.
+  if (auto x = a.maybe_as_int(), y = b.maybe_as_int(); x && y) {
+    TORCH_CHECK(*y != 0, "rule: division by zero");
+    int64_t q = *x / *y;
+    if ((*x % *y != 0) && ((*x < 0) != (*y < 0))) --q;
+    return q;
+  }
+  return a / b;
+}
+
+Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
+               std::initializer_list<at::Scalar> scalars, Promotion kind) {
+  (void)op;
+  at::native::ResultTypeState state{};
+  for (const auto& t : tensors) state = at::native::update_result_type_state(t.tensor, state);
+  for (const auto& s : scalars) state = at::native::update_result_type_state(s, state);
+  const at::ScalarType promoted = at::native::result_type(state);
+  const at::ScalarType opmath = at::toOpMathType(promoted);
+  switch (kind) {
+    case Promotion::DEFAULT:
+      return {promoted, opmath};
+    case Promotion::NO_OPMATH:
+      return {promoted, promoted};
+    case Promotion::INT_TO_FLOAT: {
+      if (at::isIntegralType(promoted, /*includeBool=*/true)) {
+        const auto f = c10::get_default_dtype_as_scalartype();
+        return {f, at::toOpMathType(f)};
+      }
+      return {promoted, opmath};
+    }
+    case Promotion::ALWAYS_BOOL:
+      return {at::kBool, opmath};
+    case Promotion::COMPLEX_TO_FLOAT:
+      return {at::isComplexType(promoted) ? c10::toRealValueType(promoted) : promoted, opmath};
+    case Promotion::BOOL_TO_LONG:
+      return {promoted == at::kBool ? at::kLong : promoted, promoted == at::kBool ? at::kLong : opmath};
+  }
+  TORCH_CHECK(false, "unknown promotion kind");
+}
+
+Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType input,
+                 std::optional<at::ScalarType> override_dtype, Reduction kind) {
+  if (override_dtype.has_value() && kind != Reduction::BOOL && kind != Reduction::LONG) {
+    return Dtypes::of(*override_dtype);
+  }
+  switch (kind) {
+    case Reduction::SUM:
+      return Dtypes::of(at::isIntegralType(input, /*includeBool=*/true) ? at::kLong : input);
+    case Reduction::SAME:
+      return Dtypes::of(input);
+    case Reduction::FLOAT:
+      TORCH_CHECK(at::isFloatingType(input) || at::isComplexType(input), op,
+                  ": could not infer the output dtype: '", name,
+                  "' must have a floating point or complex dtype, got ", input, "; pass dtype= to choose one");
+      return Dtypes::of(input);
+    case Reduction::BOOL:
+      return Dtypes::of(input == at::kByte ? at::kByte : at::kBool);
+    case Reduction::LONG:
+      return {at::kLong, input};
+  }
+  TORCH_CHECK(false, "unknown reduction kind");
+}
+
+void check_allowed(std::string_view op, std::string_view name, at::ScalarType dtype, uint64_t mask,
+                   std::string_view allowed) {
+  TORCH_CHECK(mask & bit(dtype), op, ": '", name, "' has dtype ", dtype, ", which ", op,
+              " does not support (supported: ", allowed, ")");
+}
+
+void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& alpha) {
+  // PyTorch's alpha rules for add/sub.
+  TORCH_CHECK(!alpha.isBoolean() || dtype == at::kBool, op,
+              ": a boolean alpha is only supported for bool results, got alpha=", alpha.toBool(),
+              " with result type ", dtype);
+  TORCH_CHECK(at::isFloatingType(dtype) || at::isComplexType(dtype) || alpha.isIntegral(true), op,
+              ": for integral inputs alpha must not be a floating point number, got alpha=", alpha,
+              " with result type ", dtype);
+  TORCH_CHECK(at::isComplexType(dtype) || !alpha.isComplex(), op,
+              ": for non-complex inputs alpha must not be complex, got alpha=", alpha);
+}
+
+}  // namespace structops::rules

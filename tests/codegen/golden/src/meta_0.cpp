@@ -1,0 +1,22 @@
+// @generated from native_functions.yaml by codegen/templates/meta.cpp.j2 — DO NOT EDIT.
+// Regenerate with: python -m codegen (run by the CMake build)
+// Meta functions generated from the `meta:` rules of the manifest (docs/rules.md): shape,
+// dtype and layout of every output, all on SymInt. Both the Meta kernel and the real kernels
+// call them, so shapes cannot drift between fake and real tensors.
+#include <structops/elementwise.h>
+#include <structops/rules.h>
+#include <structops/ops/add_Tensor.h>
+
+namespace structops::meta {
+
+// add.Tensor, add_.Tensor, add.out
+add_Tensor_meta add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  static constexpr std::string_view op = "add";
+  rules::Dims out_shape = rules::broadcast(op, {{"self", self.sym_sizes()}, {"other", other.sym_sizes()}});
+  const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}, {"other", other}}, {}, rules::Promotion::DEFAULT);
+  rules::check_alpha(op, out_dtypes.result, alpha);
+  rules::Dims out_strides = elementwise_strides(out_shape, {{"self", self}, {"other", other}});
+  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute};
+}
+
+}  // namespace structops::meta

@@ -1,0 +1,72 @@
+// @generated from native_functions.yaml by codegen/templates/meta.cpp.j2 — DO NOT EDIT.
+// Regenerate with: python -m codegen (run by the CMake build)
+// Meta functions generated from the `meta:` rules of the manifest (docs/rules.md): shape,
+// dtype and layout of every output, all on SymInt. Both the Meta kernel and the real kernels
+// call them, so shapes cannot drift between fake and real tensors.
+#include <structops/elementwise.h>
+#include <structops/rules.h>
+#include <structops/ops/bmm_out.h>
+#include <structops/ops/amax.h>
+
+namespace structops::meta {
+
+// bmm.out
+bmm_out_meta bmm_out(const at::Tensor& self, const at::Tensor& mat2) {
+  static constexpr std::string_view op = "bmm";
+  // self: [b, n, k]
+  c10::SymInt d_b;
+  rules::Site d_b_site;
+  c10::SymInt d_n;
+  rules::Site d_n_site;
+  c10::SymInt d_k;
+  rules::Site d_k_site;
+  {
+    const auto s = self.sym_sizes();
+    const int64_t rank = s.size();
+    rules::check_rank(op, "self", -1, "[b, n, k]", rank, 3, /*at_least=*/false);
+    int64_t at = 0;
+    d_b = s[at];
+    d_b_site = rules::Site{"self", -1, at};
+    at += 1;
+    d_n = s[at];
+    d_n_site = rules::Site{"self", -1, at};
+    at += 1;
+    d_k = s[at];
+    d_k_site = rules::Site{"self", -1, at};
+    at += 1;
+  }
+  // mat2: [b, k, m]
+  c10::SymInt d_m;
+  rules::Site d_m_site;
+  {
+    const auto s = mat2.sym_sizes();
+    const int64_t rank = s.size();
+    rules::check_rank(op, "mat2", -1, "[b, k, m]", rank, 3, /*at_least=*/false);
+    int64_t at = 0;
+    rules::check_same(op, d_b_site, d_b, rules::Site{"mat2", -1, at}, s[at], "b");
+    at += 1;
+    rules::check_same(op, d_k_site, d_k, rules::Site{"mat2", -1, at}, s[at], "k");
+    at += 1;
+    d_m = s[at];
+    d_m_site = rules::Site{"mat2", -1, at};
+    at += 1;
+  }
+  rules::Dims out_shape = rules::join({rules::Dims{d_b}, rules::Dims{d_n}, rules::Dims{d_m}});
+  const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}, {"mat2", mat2}}, {}, rules::Promotion::DEFAULT);
+  TORCH_CHECK(((d_k > c10::SymInt(0)) || (d_n == c10::SymInt(0))), op, ": rule '(k > 0) or (n == 0)' does not hold", " k=", d_k, " n=", d_n);
+  rules::Dims out_strides;
+  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute};
+}
+
+// amax, amax.out
+amax_meta amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  static constexpr std::string_view op = "amax";
+  rules::Dims out_shape = rules::reduce(op, "self", self.sym_sizes(), dim, keepdim);
+  const rules::Dtypes out_dtypes = rules::reduction(op, "self", self.scalar_type(), std::nullopt, rules::Reduction::SAME);
+  rules::Dims out_strides;
+  auto reduced_dims_value = rules::reduced_dims(op, "self", self.dim(), dim);
+  auto all_dims_value = (c10::SymInt(static_cast<int64_t>(rules::sym(dim).size())) == c10::SymInt(0));
+  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, std::move(reduced_dims_value), std::move(all_dims_value), out_dtypes.compute};
+}
+
+}  // namespace structops::meta
