@@ -12,6 +12,8 @@ Everything has a default except the reference, so most ops need one line:
       extremes: false                   # no inf/nan/-0.0/int-limits sample
       errors:                           # inputs that must raise, and the message regex
       - {args: "torch.ones(2), torch.ones(3)", match: "must match the size"}
+      samples: ["t(2, 3), t(3, 4)"]     # inputs for ops that are neither pointwise nor reductions;
+                                        # t(*shape) makes a tensor of the tested dtype and device
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ DTYPES = (
     "int64", "int32", "int16", "int8", "uint8", "bool",
 )
 DOMAINS = ("any", "positive", "nonzero", "unit")
-KEYS = ("reference", "domain", "args", "dtypes", "skip", "tolerance", "extremes", "errors")
+KEYS = ("reference", "domain", "args", "dtypes", "skip", "tolerance", "extremes", "errors", "samples")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class TestSpec:
     tolerance: tuple[tuple[str, float, float], ...]
     extremes: bool
     errors: tuple[ErrorCase, ...]
+    samples: tuple[str, ...] = ()  # Python source of argument lists, with t(*shape) in scope
 
 
 def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> TestSpec | None:
@@ -99,7 +102,7 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
     tolerance = []
     for name, pair in raw.get("tolerance", {}).items():
         dtype_list([name], "tolerance")
-        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, int | float) for x in pair)):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(_is_number(x) for x in pair)):
             raise fail(f"tests.tolerance.{name} must be [atol, rtol]", f"write e.g. '{name}: [1e-3, 1e-3]'")
         tolerance.append((name, float(pair[0]), float(pair[1])))
 
@@ -114,6 +117,10 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
                        "write e.g. {args: \"torch.ones(2), torch.ones(3)\", match: \"size\"}")
         errors.append(ErrorCase(str(case["args"]), str(case["match"]), getattr(case, "line", line)))
 
+    samples = raw.get("samples", [])
+    if not isinstance(samples, list) or not all(isinstance(x, str) and x.strip() for x in samples):
+        raise fail("'tests.samples' must be a list of argument lists", "write e.g. samples: [\"t(2, 3), t(3, 4)\"]")
+
     return TestSpec(
         reference=reference.strip(),
         domain=domain,
@@ -123,7 +130,17 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         tolerance=tuple(tolerance),
         extremes=extremes,
         errors=tuple(errors),
+        samples=tuple(samples),
     )
+
+
+def _is_number(value: object) -> bool:
+    """YAML 1.1 reads 1e-4 (no dot) as a string; accept it as the number it means."""
+    try:
+        float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(value, bool)
 
 
 def _python_literal(value: object) -> str:

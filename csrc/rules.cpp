@@ -285,10 +285,14 @@ c10::SymInt floordiv(const c10::SymInt& a, const c10::SymInt& b) {
 }
 
 Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
-               std::initializer_list<at::Scalar> scalars, Promotion kind) {
+               std::initializer_list<at::TensorList> lists, std::initializer_list<at::Scalar> scalars,
+               Promotion kind) {
   (void)op;
   at::native::ResultTypeState state{};
   for (const auto& t : tensors) state = at::native::update_result_type_state(t.tensor, state);
+  for (const auto& list : lists) {
+    for (const auto& t : list) state = at::native::update_result_type_state(t, state);
+  }
   for (const auto& s : scalars) state = at::native::update_result_type_state(s, state);
   const at::ScalarType promoted = at::native::result_type(state);
   const at::ScalarType opmath = at::toOpMathType(promoted);
@@ -353,6 +357,15 @@ void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& al
               " with result type ", dtype);
   TORCH_CHECK(at::isComplexType(dtype) || !alpha.isComplex(), op,
               ": for non-complex inputs alpha must not be complex, got alpha=", alpha);
+}
+
+void check_same_dtype(std::string_view op, std::initializer_list<NamedTensor> tensors) {
+  const auto& first = *tensors.begin();
+  for (const auto& t : tensors) {
+    TORCH_CHECK(t.tensor.scalar_type() == first.tensor.scalar_type(), op, ": '", t.name, "' has dtype ",
+                t.tensor.scalar_type(), " but '", first.name, "' has ", first.tensor.scalar_type(),
+                "; they must have the same dtype");
+  }
 }
 
 }  // namespace structops::rules

@@ -15,7 +15,7 @@ at::Tensor allocate(const TensorSpec& spec, at::Device device) {
 }
 
 void check_devices(std::string_view op, at::Device device,
-                   std::initializer_list<NamedTensor> tensors) {
+                   c10::ArrayRef<NamedTensor> tensors) {
   for (const auto& t : tensors) {
     if (!t.tensor.defined() || t.tensor.device() == device) continue;
     bool cpu_scalar = t.tensor.device().is_cpu() && t.tensor.dim() == 0;
@@ -33,7 +33,7 @@ bool checkable(const at::Tensor& t) {
          !t.is_meta();
 }
 
-void check_overlaps(const at::Tensor& written, std::initializer_list<NamedTensor> inputs,
+void check_overlaps(const at::Tensor& written, c10::ArrayRef<NamedTensor> inputs,
                     bool allow_full_overlap) {
   if (!checkable(written)) return;
   at::assert_no_internal_overlap(written);
@@ -59,7 +59,7 @@ bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
 
 void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
                  const TensorSpec& spec, at::Device device, bool allow_full_overlap,
-                 std::initializer_list<NamedTensor> inputs) {
+                 c10::ArrayRef<NamedTensor> inputs) {
   if (at::GradMode::is_enabled() && !device.is_meta()) {
     bool any_grad = out.requires_grad();
     for (const auto& in : inputs) any_grad = any_grad || (in.tensor.defined() && in.tensor.requires_grad());
@@ -87,7 +87,7 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
 }
 
 void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,
-                   std::initializer_list<NamedTensor> inputs) {
+                   c10::ArrayRef<NamedTensor> inputs) {
   TORCH_CHECK(same_sizes(self.sym_sizes(), spec.sizes), op, ": output with shape ",
               self.sym_sizes(), " doesn't match the broadcast shape ",
               c10::SymIntArrayRef(spec.sizes));
@@ -97,7 +97,7 @@ void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec
 }
 
 OutputTarget::OutputTarget(at::Tensor& dest, const TensorSpec& spec, bool must_not_alias_inputs,
-                           std::initializer_list<NamedTensor> inputs)
+                           c10::ArrayRef<NamedTensor> inputs)
     : dest_(dest), target_(dest) {
   bool layout_matches = dest.scalar_type() == spec.dtype;
   if (layout_matches && spec.strides.empty()) {

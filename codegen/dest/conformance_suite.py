@@ -37,6 +37,7 @@ class SuiteSpec:
     domain: str
     extremes: bool
     errors: tuple[tuple[str, str], ...]  # (args source, match)
+    samples: tuple[str, ...]  # argument-list sources over t(*shape)
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -78,6 +79,7 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         domain=tests.domain if tests else "any",
         extremes=tests.extremes if tests else True,
         errors=tuple((e.args, e.match) for e in tests.errors) if tests else (),
+        samples=tests.samples if tests else (),
     )
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from codegen.api import cpp, names
 from codegen.errors import SpecError
 from codegen.manifest import DispatchKey, Manifest, NativeFunction, StructuredGroup
-from codegen.model import Argument, BaseTy, BaseType
+from codegen.model import Argument, BaseTy, BaseType, ListType
 from codegen.rules.lower import RuleError, lower_rule
 
 
@@ -55,7 +55,9 @@ class Wrapper:
     params: str
     meta_call: str
     device: str
-    inputs: str  # initializer list of NamedTensor
+    inputs: str  # a braced list of NamedTensor, or the local `inputs` vector (see lists)
+    lists: tuple[str, ...]  # Tensor[] arguments, whose elements join the inputs at run time
+    named: str  # the braced NamedTensor list of the single-tensor arguments
     outs: tuple[str, ...]  # out argument names, in order
     impl_prefix: str | None  # "impl::add_out_cpu(self, other, alpha, " or None for Meta
     pointwise: bool
@@ -160,6 +162,7 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
     ret, bindings = cpp.kernel_signature(fn.func)
     non_out = fn.func.arguments.non_out
     meta_args = ", ".join(cpp.cpp_name(a.name) for a in non_out)
+    lists = tuple(cpp.cpp_name(a.name) for a in non_out if a.type == ListType(BaseType(BaseTy.Tensor), None))
     impl_prefix = None
     kernel = group.impl_name(key)
     if kernel is not None:
@@ -184,7 +187,9 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         params=_params(bindings),
         meta_call=f"meta::{names.meta_function(group)}({meta_args})",
         device=_device_expr(key, fn),
-        inputs=_named_tensors(non_out),
+        inputs="inputs" if lists else "{" + _named_tensors(non_out) + "}",
+        lists=lists,
+        named=_named_tensors(non_out),
         outs=tuple(cpp.cpp_name(o.name) for o in group.out.func.arguments.out),
         impl_prefix=impl_prefix,
         pointwise="pointwise" in group.out.tags,

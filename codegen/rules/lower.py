@@ -51,7 +51,7 @@ REDUCTIONS = ("SUM", "SAME", "FLOAT", "BOOL", "LONG")
 SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "index", "window", "len", "ndim",
                   "sum", "max", "min")
 DTYPE_BUILTINS = ("promote", "reduction")
-CHECK_BUILTINS = ("alpha_check",)
+CHECK_BUILTINS = ("alpha_check", "same_dtype")
 OTHER_BUILTINS = ("dims", "like")
 
 
@@ -109,10 +109,12 @@ class Lowering:
             self.emit(f"rules::Dims {out.arg}_shape = {shape.code};")
             dtype = self.dtype_expr(out.dtype)
             self.emit(f"const rules::Dtypes {out.arg}_dtypes = {dtype};")
-        if rule.allowed is not None:
-            mask = " | ".join(f"rules::bit({DTYPES[d]})" for d in rule.allowed)
-            listed = ", ".join(rule.allowed)
+        for arg, allowed in rule.allowed:
+            mask = " | ".join(f"rules::bit({DTYPES[d]})" for d in allowed)
+            listed = ", ".join(allowed)
             for name, kind in rule.args:
+                if arg is not None and name != arg:
+                    continue
                 if kind == "tensor":
                     self.emit(f'rules::check_allowed(op, "{name}", {cpp_name(name)}.scalar_type(), {mask}, "{listed}");')
                 elif kind == "tensors":
@@ -389,19 +391,22 @@ class Lowering:
             raise self.fail(f"'{e.id}' is neither a dtype nor an argument", f"use one of: {', '.join(DTYPES)}")
         if isinstance(e, Call) and e.fn == "promote":
             kind = self.kwarg(e, "kind", PROMOTIONS, "DEFAULT")
-            tensors, scalars = [], []
+            tensors, lists, scalars = [], [], []
             for a in e.args:
                 v = self.expr(a)
                 if v.kind == "tensor":
                     tensors.append(f'{{"{a}", {v.code}}}')
+                elif v.kind == "tensors":
+                    lists.append(v.code)
                 elif v.kind == "scalar":
                     scalars.append(v.code)
                 else:
                     raise self.fail(f"promote() takes tensors and Scalars, got {_show(v.kind)} '{a}'",
                                     "pass the tensor and Scalar arguments that take part in type promotion")
-            if not tensors:
+            if not tensors and not lists:
                 raise self.fail("promote() needs at least one tensor", "pass the tensor inputs")
-            return f"rules::promote(op, {{{', '.join(tensors)}}}, {{{', '.join(scalars)}}}, rules::Promotion::{kind})"
+            return (f"rules::promote(op, {{{', '.join(tensors)}}}, {{{', '.join(lists)}}}, {{{', '.join(scalars)}}}, "
+                    f"rules::Promotion::{kind})")
         if isinstance(e, Call) and e.fn == "reduction":
             kind = self.kwarg(e, "kind", REDUCTIONS, "SUM")
             if len(e.args) not in (1, 2):
@@ -438,6 +443,13 @@ class Lowering:
             if [a.kind for a in args] != ["scalar", "output"]:
                 raise self.fail("alpha_check() takes (Scalar alpha, output)", "write 'alpha_check(alpha, out)'")
             self.emit(f"rules::check_alpha(op, {args[1].code}_dtypes.result, {args[0].code});")
+            return
+        if isinstance(e, Call) and e.fn == "same_dtype":
+            args = [self.expr(a) for a in e.args]
+            if len(args) < 2 or any(a.kind != "tensor" for a in args):
+                raise self.fail("same_dtype() takes two or more tensors", "write e.g. 'same_dtype(self, other)'")
+            items = ", ".join(f'{{"{a}", {v.code}}}' for a, v in zip(e.args, args))
+            self.emit(f"rules::check_same_dtype(op, {{{items}}});")
             return
         v = self.expr(e)
         if v.kind != "bool":

@@ -7,7 +7,8 @@
         out: "[*broadcast(ba, bb), n, m]"
       dtype: {out: "promote(self, other)"}      # default: promote(<every tensor input>)
       layout: {out: "like(self, other)"}        # default: contiguous
-      allowed: [floating, complex]              # dtypes the tensor inputs may have
+      allowed: [floating, complex]              # dtypes the tensor inputs may have, or per
+                                                # argument: {indices: [int32, int64]}
       checks: ["alpha_check(alpha, out)"]       # more conditions, each an expression
       precomputed: {reduced_dims: "dims(self, dim)"}
       combine: add                              # how partial results over split reduced dims merge
@@ -65,7 +66,7 @@ class Rule:
     inputs: tuple[InputRule, ...]
     outputs: tuple[OutputRule, ...]
     checks: tuple[Check, ...]
-    allowed: tuple[str, ...] | None  # dtype names; None: any
+    allowed: tuple[tuple[str | None, tuple[str, ...]], ...]  # (argument or None: every tensor, dtypes)
     precomputed: tuple[tuple[str, Expr], ...]
     combine: str | None
 
@@ -184,12 +185,9 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, prec
                 l_expr = parsed(parse_expr, l_text, f"meta.layout.{o}", l_line)
         outputs.append(OutputRule(o, shapes[o][0], d_expr, l_expr, shapes[o][1]))
 
-    allowed = None
-    if "allowed" in raw:
-        at = raw.line_of("allowed")
-        items = raw["allowed"]
+    def dtype_set(items: object, where: str, at: int) -> tuple[str, ...]:
         if not isinstance(items, list) or not items:
-            raise fail("'meta.allowed' must be a list of dtypes or dtype groups",
+            raise fail(f"'{where}' must be a list of dtypes or dtype groups",
                        f"write e.g. [floating, complex]; groups: {', '.join(DTYPE_GROUPS)}", at)
         names: list[str] = []
         for item in items:
@@ -198,9 +196,23 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, prec
             elif item in DTYPE_NAMES:
                 names.append(item)
             else:
-                raise fail(f"meta.allowed: unknown dtype or group '{item}'",
+                raise fail(f"{where}: unknown dtype or group '{item}'",
                            f"use {', '.join(DTYPE_GROUPS)} or one of: {', '.join(DTYPE_NAMES)}", at)
-        allowed = tuple(d for d in DTYPE_NAMES if d in names)
+        return tuple(d for d in DTYPE_NAMES if d in names)
+
+    allowed: list[tuple[str | None, tuple[str, ...]]] = []
+    if "allowed" in raw:
+        at = raw.line_of("allowed")
+        items = raw["allowed"]
+        if isinstance(items, dict):
+            for name, value in items.items():
+                if kinds.get(name) not in ("tensor", "tensors"):
+                    raise fail(f"meta.allowed.{name}: '{name}' is not a tensor argument",
+                               f"use one of: {', '.join(n for n in all_names if kinds.get(n) in ('tensor', 'tensors'))}",
+                               items.line_of(name))
+                allowed.append((name, dtype_set(value, f"meta.allowed.{name}", items.line_of(name))))
+        else:
+            allowed.append((None, dtype_set(items, "meta.allowed", at)))
 
     checks = []
     raw_checks = raw.get("checks", [])
@@ -234,7 +246,7 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, prec
         inputs=tuple(inputs),
         outputs=tuple(outputs),
         checks=tuple(checks),
-        allowed=allowed,
+        allowed=tuple(allowed),
         precomputed=tuple(precomputed),
         combine=combine,
     )

@@ -52,6 +52,8 @@ class OpSpec:
     domain: str = "any"
     extremes: bool = True
     errors: tuple[ErrorCase, ...] = ()
+    # Inputs from the manifest's tests.samples: each takes t(*shape) -> tensor and returns arguments.
+    samples: tuple[Callable[[Callable[..., torch.Tensor]], tuple[tuple, dict]], ...] = ()
     namespace: str = "structops"  # the torch.ops namespace the op lives in
 
     def overload(self, qualified: str):
@@ -88,6 +90,8 @@ class Sample:
 
     def map_tensors(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Sample:
         def f(x):
+            if isinstance(x, list | tuple) and x and all(isinstance(e, torch.Tensor) for e in x):
+                return [fn(e) for e in x]  # a Tensor[] argument
             return fn(x) if isinstance(x, torch.Tensor) else x
         return Sample([f(a) for a in self.args], {k: f(v) for k, v in self.kwargs.items()}, self.desc)
 
@@ -201,12 +205,21 @@ def samples(spec: OpSpec, device: str, dtype_name: str) -> list[Sample]:
     """Inputs for one (device, dtype); never empty, so no check passes vacuously."""
     import pytest
 
-    if spec.kind not in ("pointwise", "reduction"):
-        pytest.skip(f"no sample generator for '{spec.kind}' ops yet: tag the op pointwise or reduction")
     dtype = _dtype(dtype_name)
     gen = torch.Generator().manual_seed(hash((spec.name, dtype_name)) % (2**31))
     result: list[Sample] = []
-    if spec.kind == "pointwise":
+    if spec.samples:
+        # The manifest's samples as written, then with every 2-D+ tensor transposed in memory.
+        for layout in ("contiguous", "transposed"):
+            for make in spec.samples:
+                def t(*shape, _layout=layout):
+                    return _laid_out(_values(shape, dtype, device, spec.domain, gen), _layout if len(shape) >= 2 else "contiguous")
+                args, kwargs = make(t)
+                sample = Sample(list(args), dict(kwargs), f"{layout} sample")
+                result.append(sample.map_tensors(lambda x: x.to(device)))
+    elif spec.kind not in ("pointwise", "reduction"):
+        pytest.skip(f"no sample generator for '{spec.kind}' ops: tag the op pointwise or reduction, or give tests.samples")
+    elif spec.kind == "pointwise":
         n = len(spec.tensor_args)
         for shapes in _pointwise_shapes(n):
             for layout in ("contiguous", "transposed", "strided", "expanded", "channels_last"):
@@ -344,10 +357,16 @@ def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
             assert_matches(target, expected.to(self_.dtype), spec, s, "inplace vs functional", check_strides=False)
 
 
+def _first_tensor(sample: Sample) -> torch.Tensor:
+    """The first tensor argument (the first element of a leading Tensor[] argument)."""
+    first = sample.args[0]
+    return first[0] if isinstance(first, list | tuple) else first
+
+
 def _first_sample(spec: OpSpec, device: str, dtype: str, min_numel: int = 2) -> Sample | None:
     for s in samples(spec, device, dtype):
         result = _run(_functional(spec), s)
-        self_ = s.args[0]
+        self_ = _first_tensor(s)
         if result.numel() >= min_numel and self_.numel() >= 2 and self_.is_contiguous() and result.dim() >= 1:
             return s
     return None
@@ -408,7 +427,7 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
         _run(op, s, out=expanded)
 
     self_ = s.args[0]
-    if self_.dtype == rdtype:
+    if isinstance(self_, torch.Tensor) and self_.dtype == rdtype:  # (Tensor[] inputs: not here)
         buf = torch.empty(self_.numel() + expected.numel() + 1, dtype=rdtype, device=device)
         aliased = _clone(s)
         aliased.args[0] = buf[: self_.numel()].view(self_.shape).copy_(self_)
@@ -476,7 +495,7 @@ def check_errors(spec: OpSpec, device: str, dtype: str) -> None:
 
 def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
     """7. torch.library.opcheck, every test, one overload at a time, on real-device samples."""
-    chosen = [s for s in samples(spec, device, dtype) if s.args[0].numel() > 0][:2]
+    chosen = [s for s in samples(spec, device, dtype) if _first_tensor(s).numel() > 0][:2]
     for s in chosen:
         result = _run(_functional(spec), s)
         checks = [(spec.functional, s, {})]
@@ -495,8 +514,8 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
     import torch._dynamo
 
     # Two different shapes, so the dynamic graph is exercised beyond the sizes it was traced with.
-    by_shape = {s.args[0].shape: s for s in reversed(samples(spec, device, dtype))
-                if s.args[0].numel() > 1 and s.args[0].dim() >= 1}
+    by_shape = {_first_tensor(s).shape: s for s in reversed(samples(spec, device, dtype))
+                if _first_tensor(s).numel() > 1 and _first_tensor(s).dim() >= 1}
     chosen = list(by_shape.values())[-2:]
     for name in (spec.functional, spec.out, spec.inplace):
         if name is None:
@@ -528,7 +547,7 @@ def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
 
     if not (_dtype(dtype).is_floating_point):
         pytest.skip("gradients need a floating dtype")
-    s = next(s for s in samples(spec, device, dtype) if s.args[0].numel() > 0)
+    s = next(s for s in samples(spec, device, dtype) if _first_tensor(s).numel() > 0)
     g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.dtype.is_floating_point else t)
     result = _run(_functional(spec), g)
     with pytest.raises(RuntimeError, match="the derivative for this op is not implemented"):

@@ -162,9 +162,9 @@ CASES = {
         "('neg', line 5) — keep one functional and one inplace variant per structured op"),
     ),
     "tests_unknown_key": (
-        "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg, samples: 3}\n",
-        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tests key 'samples' — use only: reference, "
-        "domain, args, dtypes, skip, tolerance, extremes, errors"),
+        "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg, sample: 3}\n",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tests key 'sample' — use only: reference, "
+        "domain, args, dtypes, skip, tolerance, extremes, errors, samples"),
     ),
     "tests_without_reference": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {domain: positive}\n",

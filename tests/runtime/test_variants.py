@@ -214,6 +214,16 @@ def samples():
         ("sum.dim_IntList", (a, [1], True), {}),
         ("sum.dim_IntList", (ints, None), {"dtype": torch.float64}),
         ("sum.IntList_out", (a, [0]), {"out": torch.empty(3)}),
+        ("matmul.default", (a, b.t()), {}),
+        ("matmul.out", (torch.randn(2, 3, 4), torch.randn(4)), {"out": torch.empty(0)}),
+        ("bmm.default", (torch.randn(2, 3, 4), torch.randn(2, 4, 5)), {}),
+        ("bmm.out", (torch.randn(2, 3, 4), torch.randn(2, 4, 5)), {"out": torch.empty(2, 3, 5)}),
+        ("cat.default", ([a, a], 1), {}),
+        ("cat.out", ([a, ints[:, :3].float()],), {"out": torch.empty(5, 3)}),
+        ("stack.default", ([a, a.t().t()], -1), {}),
+        ("stack.out", ([a, a.clone()],), {"out": torch.empty(2, 2, 3)}),
+        ("embedding.default", (a, torch.tensor([[1, 0], [1, 1]])), {}),
+        ("embedding.out", (ints.float(), torch.tensor([2])), {"out": torch.empty(1, 4)}),
     ]
 
 

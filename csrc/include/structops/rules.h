@@ -93,12 +93,14 @@ c10::SymInt floordiv(const c10::SymInt& a, const c10::SymInt& b);
 
 // Dtype builtins and checks.
 Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
-               std::initializer_list<at::Scalar> scalars, Promotion kind);
+               std::initializer_list<at::TensorList> lists, std::initializer_list<at::Scalar> scalars,
+               Promotion kind);
 Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType input,
                  std::optional<at::ScalarType> override_dtype, Reduction kind);
 constexpr uint64_t bit(at::ScalarType t) { return uint64_t{1} << static_cast<int>(t); }
 void check_allowed(std::string_view op, std::string_view name, at::ScalarType dtype, uint64_t mask,
                    std::string_view allowed);
 void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& alpha);
+void check_same_dtype(std::string_view op, std::initializer_list<NamedTensor> tensors);
 
 }  // namespace structops::rules

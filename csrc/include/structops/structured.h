@@ -39,19 +39,19 @@ at::Tensor allocate(const TensorSpec& spec, at::Device device);
 // All defined tensor arguments must live on `device` ("expected all tensors on cpu, but ...").
 // 0-dim CPU tensors are accepted with any device, as PyTorch's CPU scalars are.
 void check_devices(std::string_view op, at::Device device,
-                   std::initializer_list<NamedTensor> tensors);
+                   c10::ArrayRef<NamedTensor> tensors);
 
 // out=: PyTorch's rules, in PyTorch's order: no grad through out=, device, dtype castability,
 // internal overlap and overlap with inputs (full overlap, out=self, only where the op allows
 // it: pointwise ops), then resize (with PyTorch's warning when `out` had elements).
 void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
                  const TensorSpec& spec, at::Device device, bool allow_full_overlap,
-                 std::initializer_list<NamedTensor> inputs);
+                 c10::ArrayRef<NamedTensor> inputs);
 
 // inplace: the result must have self's shape and be castable to self's dtype; self must not
 // overlap itself or partially overlap another input.
 void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,
-                   std::initializer_list<NamedTensor> inputs);
+                   c10::ArrayRef<NamedTensor> inputs);
 
 // The impl contract: the tensor an impl writes has exactly the spec's sizes, strides and
 // dtype. When the user's out (or self) does not, the impl writes a temporary that commit()
@@ -59,7 +59,7 @@ void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec
 class OutputTarget {
  public:
   OutputTarget(at::Tensor& dest, const TensorSpec& spec, bool must_not_alias_inputs,
-               std::initializer_list<NamedTensor> inputs);
+               c10::ArrayRef<NamedTensor> inputs);
   const at::Tensor& tensor() const { return target_; }
   void commit();
 

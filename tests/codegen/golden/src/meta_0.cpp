@@ -13,7 +13,7 @@ namespace structops::meta {
 add_Tensor_meta add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   static constexpr std::string_view op = "add";
   rules::Dims out_shape = rules::broadcast(op, {{"self", self.sym_sizes()}, {"other", other.sym_sizes()}});
-  const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}, {"other", other}}, {}, rules::Promotion::DEFAULT);
+  const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}, {"other", other}}, {}, {}, rules::Promotion::DEFAULT);
   rules::check_alpha(op, out_dtypes.result, alpha);
   rules::Dims out_strides = elementwise_strides(out_shape, {{"self", self}, {"other", other}});
   return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute};

@@ -52,7 +52,7 @@ bmm_out_meta bmm_out(const at::Tensor& self, const at::Tensor& mat2) {
     at += 1;
   }
   rules::Dims out_shape = rules::join({rules::Dims{d_b}, rules::Dims{d_n}, rules::Dims{d_m}});
-  const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}, {"mat2", mat2}}, {}, rules::Promotion::DEFAULT);
+  const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}, {"mat2", mat2}}, {}, {}, rules::Promotion::DEFAULT);
   TORCH_CHECK(((d_k > c10::SymInt(0)) || (d_n == c10::SymInt(0))), op, ": rule '(k > 0) or (n == 0)' does not hold", " k=", d_k, " n=", d_n);
   rules::Dims out_strides;
   return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute};
