@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codegen.api import names
-from codegen.dest import conformance_suite, python_api, registration, structured
+from codegen.dest import conformance_suite, python_api, registration, rules_data, structured
 from codegen.files import FileManager
 from codegen.manifest import DispatchKey, Manifest
 
@@ -21,7 +21,7 @@ def fixed_outputs(shards: int) -> list[str]:
     files += [f"src/meta_{i}.cpp" for i in range(shards)]
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
-    files += ["python/structops/_ops.py", "python/structops/_ops.pyi"]
+    files += ["python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py"]
     return files
 
 
@@ -58,6 +58,7 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
     fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions,
               no_derivative=python_api.functional_overloads(manifest))
     fm.render("python/structops/_ops.pyi", "ops.pyi.j2", functions=functions)
+    fm.render("python/structops/_rules.py", "rules.py.j2", rules=rules_data.all_rule_data(manifest))
     missing = set(fixed_outputs(shards)) - set(fm.planned)
     if missing:
         raise RuntimeError(f"codegen bug: fixed outputs not rendered: {sorted(missing)}")

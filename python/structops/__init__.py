@@ -6,8 +6,13 @@ torch.ops.structops (CPU and Meta kernels), and exposes them as structops.<name>
 
 import torch  # noqa: F401 - libtorch must be loaded before the extension
 
-from structops import _C  # noqa: F401 - registers torch.ops.structops.*
+from structops import (
+    _C,  # noqa: F401 - registers torch.ops.structops.*
+    sharding,
+)
 from structops._ops import *
 from structops._ops import __all__ as _op_names
+from structops.rules import describe
 
 __all__ = list(_op_names)
+__all__ += ["describe", "sharding"]

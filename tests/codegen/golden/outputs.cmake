@@ -14,6 +14,7 @@ set(STRUCTOPS_GENERATED_OUTPUTS
   "src/wrappers_cuda_1.cpp"
   "python/structops/_ops.py"
   "python/structops/_ops.pyi"
+  "python/structops/_rules.py"
   "include/structops/ops/add_Tensor.h"
   "include/structops/ops/bmm_out.h"
   "include/structops/ops/amax.h"

@@ -1,0 +1,470 @@
+"""Bad ``meta:`` rules: each stops with file:line: op: problem — fix, the line being the rule's own.
+
+Every case is a one-entry manifest. ``entry()`` lays it out as
+
+    1  - func: <schema>
+    2    structured: True
+    3    dispatch: {CPU: kernel_out_cpu}
+       (precomputed lines, if any)
+    4    meta: ...            (a flow mapping stays on this line; a block starts on line 5)
+
+so the expected line numbers below can be counted from that picture.
+"""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from codegen.errors import SpecError
+from codegen.gen import generate
+from codegen.manifest import load_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+OP = ("myop.out(Tensor self, Tensor other, int dim, bool keepdim, Scalar alpha, ScalarType? dtype, *, "
+      "Tensor(a!) out) -> Tensor(a!)")
+CAT = "mycat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)"
+NEG = "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+PRECOMPUTED = "  precomputed:\n  - dim -> int[] reduced_dims\n"  # two lines: meta moves to line 6
+DTYPES = ("bool, uint8, int8, int16, int32, int64, long, float16, half, bfloat16, float32, float, float64, "
+          "double, complex64, complex128")
+
+
+def entry(meta: str, func: str = OP, precomputed: str = "") -> str:
+    head = f"- func: {func}\n  structured: True\n  dispatch: {{CPU: kernel_out_cpu}}\n{precomputed}"
+    if meta.startswith("{") or "\n" not in meta:
+        return head + f"  meta: {meta}\n"
+    return head + "  meta:\n" + textwrap.indent(meta, "    ")
+
+
+def at(line: int, problem: str, func: str = OP) -> str:
+    return f"native_functions.yaml:{line}: {func}: {problem}"
+
+
+SYNTAX_FIX = " — see docs/rules.md for the syntax"
+UNBOUND = "is not bound: it is neither an argument nor a dim of a pattern"
+
+CASES = {
+    # -- syntax ------------------------------------------------------------------------------------
+    "pattern_unexpected_character": (
+        entry('shape:\n  self: "[n, $k]"\n  out: "[n]"\n'),
+        at(6, "meta.shape.self: cannot parse '[n, $k]': unexpected character '$' at column 5" + SYNTAX_FIX),
+    ),
+    "pattern_missing_open_bracket": (
+        entry('shape:\n  self: "n, k]"\n  out: "[n]"\n'),
+        at(6, "meta.shape.self: cannot parse 'n, k]': expected '[' at column 1, found 'n'" + SYNTAX_FIX),
+    ),
+    "pattern_trailing_text": (
+        entry('shape:\n  self: "[n] k"\n  out: "[n]"\n'),
+        at(6, "meta.shape.self: cannot parse '[n] k': unexpected 'k' at column 5" + SYNTAX_FIX),
+    ),
+    "pattern_element_not_i": (
+        entry('shape:\n  tensors: "[c[j]]"\n  out: "[sum(c)]"\ndtype:\n  out: "promote(tensors)"\n', func=CAT),
+        at(6, "meta.shape.tensors: cannot parse '[c[j]]': expected 'i' at column 4, found 'j'" + SYNTAX_FIX,
+           func=CAT),
+    ),
+    "expression_unexpected_character": (
+        entry('shape:\n  out: "[*self] @ 2"\n'),
+        at(6, "meta.shape.out: cannot parse '[*self] @ 2': unexpected character '@' at column 9" + SYNTAX_FIX),
+    ),
+    "expression_missing_close_paren": (
+        entry('shape:\n  out: "[*self]"\nchecks: ["(dim + 1 > 0"]\n'),
+        at(7, "meta.checks: cannot parse '(dim + 1 > 0': expected ')' at column 13, found the end" + SYNTAX_FIX),
+    ),
+    "expression_empty": (
+        entry('shape:\n  out: ""\n'),
+        at(6, "meta.shape.out: cannot parse '': expected a value at column 1, found the end" + SYNTAX_FIX),
+    ),
+    # -- names and patterns ------------------------------------------------------------------------
+    "unbound_name_in_output_shape": (
+        entry('shape:\n  self: "[n, k]"\n  out: "[n, m]"\n'),
+        at(7, f"'m' {UNBOUND} — bind it in a pattern (e.g. 'self: \"[m]\"') or use an argument"),
+    ),
+    "two_variadic_groups": (
+        entry('shape:\n  self: "[*a, n, *b]"\n  out: "[n]"\n'),
+        at(6, "pattern [*a, n, *b] of 'self' has two variadic groups (*a, *b) — keep one '*group' per pattern, "
+              "or fix a group's length: '*pre:dim'"),
+    ),
+    "same_name_twice_in_pattern": (
+        entry('shape:\n  self: "[n, n]"\n  out: "[n]"\n'),
+        at(6, "pattern [n, n] of 'self' uses 'n' twice — use distinct names within one pattern (equal dims "
+              "across patterns share a name)"),
+    ),
+    "pattern_binds_an_argument": (
+        entry('shape:\n  self: "[dim, k]"\n  out: "[k]"\n'),
+        at(6, "pattern [dim, k] of 'self' binds 'dim', which is an argument — name dims differently from the "
+              "op's arguments"),
+    ),
+    "per_element_dim_on_single_tensor": (
+        entry('shape:\n  self: "[c[i], k]"\n  out: "[k]"\n'),
+        at(6, "pattern [c[i], k]: 'c[i]' is per element, but 'self' is a single tensor — write 'c' "
+              "(per-element dims exist only for Tensor[] arguments)"),
+    ),
+    "name_bound_as_group_and_dim": (
+        entry('shape:\n  self: "[*n]"\n  other: "[n]"\n  out: "[n]"\n'),
+        at(7, "'n' is bound as a list of dims and as an int — use one name per kind of thing"),
+    ),
+    "per_element_dim_in_expression": (
+        entry('shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, c[i], *post]"\n'
+              'dtype:\n  out: "promote(tensors)"\n', func=CAT),
+        at(7, "'c[i]' cannot be used in an expression — use sum(c) or len(c)", func=CAT),
+    ),
+    "group_length_not_an_int": (
+        entry('shape:\n  tensors: "[*pre:tensors, c[i], *post]"\n  out: "[*pre, sum(c), *post]"\n'
+              'dtype:\n  out: "promote(tensors)"\n', func=CAT),
+        at(6, "the length of *pre:tensors must be an int, got a Tensor[] 'tensors' — use a dim, an int argument "
+              "or arithmetic on them", func=CAT),
+    ),
+    # -- meta.shape keys ---------------------------------------------------------------------------
+    "pattern_on_non_tensor_argument": (
+        entry('shape:\n  dim: "[n]"\n  out: "[n]"\n'),
+        at(6, "meta.shape.dim: 'dim' is not a Tensor or Tensor[] argument, so it has no shape — give patterns "
+              "to tensor arguments only"),
+    ),
+    "shape_key_not_an_argument": (
+        entry('shape:\n  input: "[n]"\n  out: "[n]"\n'),
+        at(6, "meta.shape.input: 'input' is not an argument of this op — use one of: self, other, dim, "
+              "keepdim, alpha, dtype, out"),
+    ),
+    "output_without_shape_rule": (
+        entry('shape:\n  self: "[n]"\ndtype:\n  out: self\n'),
+        at(5, "meta.shape has no rule for output 'out' — add 'out: <shape expression>' to meta.shape, e.g. "
+              "'out: broadcast(self, other)'"),
+    ),
+    "shape_rule_not_a_shape": (
+        entry('shape:\n  out: "ndim(self)"\n'),
+        at(6, "meta.shape.out must be a shape (a list of dims), got an int — write e.g. '[*batch, n, m]' or "
+              "'broadcast(self, other)'"),
+    ),
+    "shape_rule_not_a_string": (
+        entry('shape:\n  out: [1, 2]\n'),
+        at(6, "meta.shape.out must be a string of rule text, got [1, 2] — quote the rule"),
+    ),
+    # -- builtins ----------------------------------------------------------------------------------
+    "unknown_builtin": (
+        entry('shape:\n  out: "broadcat(self, other)"\n'),
+        at(6, "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, index, window, "
+              "len, ndim, sum, max, min, dims"),
+    ),
+    "reduce_wrong_argument_kinds": (
+        entry('shape:\n  out: "reduce(self, keepdim, dim)"\n'),
+        at(6, "reduce() takes (a Tensor, an int[]? or a list of dims or an int, a bool), got (a Tensor, a bool, "
+              "an int) — see reduce() in docs/rules.md"),
+    ),
+    "matmul_with_an_int": (
+        entry('shape:\n  out: "matmul(self, 3)"\n'),
+        at(6, "matmul() takes (a Tensor, a Tensor), got (a Tensor, an int) — see matmul() in docs/rules.md"),
+    ),
+    "cat_of_a_single_tensor": (
+        entry('shape:\n  out: "cat(self, dim)"\n'),
+        at(6, "cat() takes (a Tensor[], an int), got (a Tensor, an int) — see cat() in docs/rules.md"),
+    ),
+    "builtin_with_keyword": (
+        entry('shape:\n  out: "broadcast(self, other=other)"\n'),
+        at(6, "broadcast() takes no keyword arguments — pass arguments by position"),
+    ),
+    "dtype_builtin_in_shape": (
+        entry('shape:\n  out: "promote(self)"\n'),
+        at(6, "promote() is not a shape builtin — use promote() in meta.dtype"),
+    ),
+    # -- meta.dtype (flow style: the whole rule is on line 4) ---------------------------------------
+    "unknown_promotion_kind": (
+        entry('{shape: {out: "[*self]"}, dtype: {out: "promote(self, other, kind=FLOATY)"}}'),
+        at(4, "promote(): unknown kind 'FLOATY' — use one of: DEFAULT, NO_OPMATH, INT_TO_FLOAT, ALWAYS_BOOL, "
+              "COMPLEX_TO_FLOAT, BOOL_TO_LONG"),
+    ),
+    "promote_of_an_int": (
+        entry('{shape: {out: "[*self]"}, dtype: {out: "promote(self, dim)"}}'),
+        at(4, "promote() takes tensors and Scalars, got an int 'dim' — pass the tensor and Scalar arguments "
+              "that take part in type promotion"),
+    ),
+    "or_after_a_tensor": (
+        entry('{shape: {out: "[*self]"}, dtype: {out: "self or float32"}}'),
+        at(4, "the left side of 'or' in a dtype rule must be a ScalarType? argument, got 'self' — write e.g. "
+              "'dtype or promote(self)'"),
+    ),
+    "or_after_an_int": (
+        entry('{shape: {out: "[*self]"}, dtype: {out: "dim or float32"}}'),
+        at(4, "the left side of 'or' in a dtype rule must be a ScalarType? argument, got 'dim' — write e.g. "
+              "'dtype or promote(self)'"),
+    ),
+    "unknown_dtype_name": (
+        entry('{shape: {out: "[*self]"}, dtype: {out: float33}}'),
+        at(4, f"'float33' is neither a dtype nor an argument — use one of: {DTYPES}"),
+    ),
+    "dtype_of_an_int_argument": (
+        entry('{shape: {out: "[*self]"}, dtype: {out: dim}}'),
+        at(4, "'dim' is an int, not a dtype — use a tensor, a dtype name or promote(...)"),
+    ),
+    "dtype_key_not_an_output": (
+        entry('shape:\n  out: "[*self]"\ndtype:\n  self: float32\n'),
+        at(8, "meta.dtype.self: 'self' is not an output — use one of: out"),
+    ),
+    "dtype_parse_error": (
+        entry('shape:\n  out: "[*self]"\ndtype:\n  out: "promote(self) $"\n'),
+        at(8, "meta.dtype.out: cannot parse 'promote(self) $': unexpected character '$' at column 15"
+              + SYNTAX_FIX),
+    ),
+    # -- meta.layout -------------------------------------------------------------------------------
+    "layout_neither_contiguous_nor_like": (
+        entry('{shape: {out: "[*self]"}, layout: {out: channels_last}}'),
+        at(4, "meta.layout.out must be 'contiguous' or 'like(<tensors>)', got 'channels_last' — write e.g. "
+              "'like(self, other)' for PyTorch's elementwise stride propagation"),
+    ),
+    "like_of_a_non_tensor": (
+        entry('{shape: {out: "[*self]"}, layout: {out: "like(self, dim)"}}'),
+        at(4, "like() takes tensor arguments, got an int 'dim' — name tensor inputs"),
+    ),
+    # -- meta.allowed ------------------------------------------------------------------------------
+    "allowed_unknown_dtype_group": (
+        entry('shape:\n  out: "[*self]"\nallowed: [floating, quantized]\n'),
+        at(7, "meta.allowed: unknown dtype or group 'quantized' — use floating, complex, integral, bool or one "
+              "of: float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, "
+              "bool"),
+    ),
+    "allowed_not_a_list": (
+        entry('shape:\n  out: "[*self]"\nallowed: floating\n'),
+        at(7, "'meta.allowed' must be a list of dtypes or dtype groups — write e.g. [floating, complex]; groups: "
+              "floating, complex, integral, bool"),
+    ),
+    "allowed_on_non_tensor_argument": (
+        entry('shape:\n  out: "[*self]"\nallowed:\n  self: [floating]\n  dim: [int64]\n'),
+        at(9, "meta.allowed.dim: 'dim' is not a tensor argument — use one of: self, other"),
+    ),
+    # -- meta.checks (flow list: the check is on the 'checks' line) ---------------------------------
+    "check_not_a_condition": (
+        entry('shape:\n  out: "[*self]"\nchecks: ["dim > 0", "dim + 1"]\n'),
+        at(7, "a check must be a condition, got an int 'dim + 1' — write e.g. 'n > 0'"),
+    ),
+    "alpha_check_arguments_swapped": (
+        entry('shape:\n  out: "[*self]"\nchecks: ["alpha_check(out, alpha)"]\n'),
+        at(7, "alpha_check() takes (Scalar alpha, output) — write 'alpha_check(alpha, out)'"),
+    ),
+    "alpha_check_of_an_int": (
+        entry('shape:\n  out: "[*self]"\nchecks: ["alpha_check(dim, out)"]\n'),
+        at(7, "alpha_check() takes (Scalar alpha, output) — write 'alpha_check(alpha, out)'"),
+    ),
+    "same_dtype_of_one_tensor": (
+        entry('shape:\n  out: "[*self]"\nchecks: ["same_dtype(self)"]\n'),
+        at(7, "same_dtype() takes two or more tensors — write e.g. 'same_dtype(self, other)'"),
+    ),
+    "checks_not_a_list": (
+        entry('shape:\n  out: "[*self]"\nchecks: "dim > 0"\n'),
+        at(7, "'meta.checks' must be a list of expressions — write e.g. ['n > 0']"),
+    ),
+    "check_and_of_an_int": (
+        entry('shape:\n  out: "[*self]"\nchecks: ["dim and keepdim"]\n'),
+        at(7, "'and' needs bools, got an int and a bool — use 'or' between dtypes only in meta.dtype"),
+    ),
+    # -- meta.precomputed --------------------------------------------------------------------------
+    "precomputed_rule_for_undeclared_value": (
+        entry('shape:\n  out: "[*self]"\nprecomputed:\n  reduced: "dims(self, dim)"\n'),
+        at(8, "meta.precomputed.reduced: 'reduced' is not declared in 'precomputed' — declare it in "
+              "'precomputed' (declared: none)"),
+    ),
+    "precomputed_value_without_rule": (
+        entry('shape:\n  out: "[*self]"\n', precomputed=PRECOMPUTED),
+        at(6, "precomputed value 'reduced_dims' has no rule — add 'precomputed: {reduced_dims: <expression>}' "
+              "under 'meta'"),
+    ),
+    # -- the meta key itself -----------------------------------------------------------------------
+    "unknown_meta_key": (
+        entry('shape:\n  out: "[*self]"\nshapes:\n  out: "[*self]"\n'),
+        at(7, "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, precomputed, combine"),
+    ),
+    "meta_on_non_structured_entry": (
+        "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  meta: custom\n",
+        at(3, "'meta' needs 'structured: True' — move the meta rule to the structured out= overload",
+           func="neg(Tensor self) -> Tensor"),
+    ),
+    "structured_without_meta": (
+        f"- func: {NEG}\n  structured: True\n  dispatch: {{CPU: neg_out_cpu}}\n",
+        at(1, "a structured op needs a meta rule — add 'meta: {shape: {out: ...}}' (see docs/rules.md) or "
+              "'meta: custom' and define the meta function in csrc/meta/", func=NEG),
+    ),
+    "meta_is_a_number": (
+        entry("3", func=NEG),
+        at(4, "'meta' must be a rule mapping or 'custom', got 3 — write 'meta: {shape: {out: \"broadcast(self, "
+              "other)\"}}' or 'meta: custom'", func=NEG),
+    ),
+    "meta_shape_not_a_mapping": (
+        entry('shape: ["[*self]"]\n'),
+        at(5, "'meta.shape' must map argument names to rule text — write e.g. 'shape: {out: ...}'"),
+    ),
+    "unknown_combine": (
+        entry('shape:\n  out: "[*self]"\ncombine: mean\n'),
+        at(7, "meta.combine: unknown combine 'mean' — use one of: add"),
+    ),
+}
+
+# Cases whose message or line is wrong today: the expected text is the correct one.
+XFAIL_CASES = {
+    "pattern_missing_close_bracket": (
+        entry('shape:\n  self: "[n, k"\n  out: "[n]"\n'),
+        at(6, "meta.shape.self: cannot parse '[n, k': expected ',' or ']' at column 6, found the end"
+              + SYNTAX_FIX),
+        ("a missing ']' is reported as \"expected ','\": the parser names only one of the two tokens "
+         "that may follow a list item"),
+    ),
+    "call_missing_close_paren": (
+        entry('shape:\n  out: "broadcast(self, other"\n'),
+        at(6, "meta.shape.out: cannot parse 'broadcast(self, other': expected ',' or ')' at column 22, found "
+              "the end" + SYNTAX_FIX),
+        "a missing ')' after call arguments is reported as \"expected ','\"",
+    ),
+    "dtype_error_points_at_dtype_line": (
+        entry('shape:\n  out: "[*self]"\ndtype:\n  out: float33\n'),
+        at(8, f"'float33' is neither a dtype nor an argument — use one of: {DTYPES}"),
+        "type errors in meta.dtype are reported at the output's meta.shape line (OutputRule keeps one line)",
+    ),
+    "promotion_kind_error_points_at_dtype_line": (
+        entry('shape:\n  out: "[*self]"\ndtype:\n  out: "promote(self, kind=FLOATY)"\n'),
+        at(8, "promote(): unknown kind 'FLOATY' — use one of: DEFAULT, NO_OPMATH, INT_TO_FLOAT, ALWAYS_BOOL, "
+              "COMPLEX_TO_FLOAT, BOOL_TO_LONG"),
+        "type errors in meta.dtype are reported at the output's meta.shape line",
+    ),
+    "layout_error_points_at_layout_line": (
+        entry('shape:\n  out: "[*self]"\nlayout:\n  out: "like(self, dim)"\n'),
+        at(8, "like() takes tensor arguments, got an int 'dim' — name tensor inputs"),
+        "type errors in meta.layout are reported at the output's meta.shape line",
+    ),
+    "precomputed_error_points_at_precomputed_line": (
+        entry('shape:\n  out: "[*self]"\nprecomputed:\n  reduced_dims: "dims(self, keepdim)"\n',
+              precomputed=PRECOMPUTED),
+        at(10, "dims() takes (a Tensor, an int[]? or a list of dims or an int), got (a Tensor, a bool) — see "
+               "dims() in docs/rules.md"),
+        ("Rule.precomputed keeps no line and Lowering.run does not set it: the error is reported at the "
+         "last output's shape line"),
+    ),
+    "check_in_block_list_points_at_its_item": (
+        entry('shape:\n  out: "[*self]"\nchecks:\n- "dim > 0"\n- "dim + 1"\n'),
+        at(9, "a check must be a condition, got an int 'dim + 1' — write e.g. 'n > 0'"),
+        "YAML list items keep no line: every check is reported at the 'checks:' key line",
+    ),
+}
+
+
+def write_manifest(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "native_functions.yaml"
+    path.write_text(text)
+    return path
+
+
+def load_error(tmp_path: Path, text: str) -> SpecError:
+    """The SpecError the manifest stops with; generation must write nothing."""
+    path = write_manifest(tmp_path, text)
+    out = tmp_path / "generated"
+    with pytest.raises(SpecError) as e:
+        generate(load_manifest(path), out, shards=2)
+    assert not out.exists(), "nothing may be written when a rule is bad"
+    return e.value
+
+
+def test_layout_of_entry_matches_the_line_numbers():
+    """The line numbers above rely on entry()'s layout."""
+    lines = entry('shape:\n  out: "[*self]"\n', precomputed=PRECOMPUTED).splitlines()
+    assert lines[3] == "  precomputed:" and lines[5] == "  meta:" and lines[6] == "    shape:"
+    assert entry('{shape: {out: "[*self]"}}').splitlines()[3] == '  meta: {shape: {out: "[*self]"}}'
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_rule_message(tmp_path, name):
+    text, expected = CASES[name]
+    assert str(load_error(tmp_path, text)) == expected
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
+    for name, (_, _, reason) in sorted(XFAIL_CASES.items())
+])
+def test_bad_rule_message_known_wrong(tmp_path, name):
+    text, expected, _ = XFAIL_CASES[name]
+    assert str(load_error(tmp_path, text)) == expected
+
+
+@pytest.mark.xfail(strict=True, reason="a precomputed rule's kind is not compared with the declared type: "
+                   "'int[] reduced_dims' computed as a bool is accepted and the generated C++ does not compile")
+def test_precomputed_rule_must_match_declared_type(tmp_path):
+    text = entry('shape:\n  out: "[*self]"\nprecomputed:\n  reduced_dims: "True"\n', precomputed=PRECOMPUTED)
+    error = load_error(tmp_path, text)
+    assert error.line == 10
+    assert "reduced_dims" in error.problem and "int[]" in error.problem
+
+
+@pytest.mark.xfail(strict=True, reason="an unknown builtin in meta.checks lists only the shape builtins, "
+                   "not alpha_check/same_dtype")
+def test_unknown_builtin_in_checks_suggests_check_builtins(tmp_path):
+    error = load_error(tmp_path, entry('shape:\n  out: "[*self]"\nchecks: ["alpha_chek(alpha, out)"]\n'))
+    assert error.line == 7
+    assert "'alpha_chek'" in error.problem
+    assert "alpha_check" in error.fix and "same_dtype" in error.fix
+
+
+@pytest.mark.xfail(strict=True, reason="the unbound-name fix always suggests binding it in 'self', even for "
+                   "an op without a 'self' argument")
+def test_unbound_name_fix_names_an_argument_of_the_op(tmp_path):
+    text = entry('shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, m, *post]"\n'
+                 'dtype:\n  out: "promote(tensors)"\n', func=CAT)
+    error = load_error(tmp_path, text)
+    assert error.line == 7 and "'m' is not bound" in error.problem
+    assert "'self:" not in error.fix and "'tensors:" in error.fix
+
+
+@pytest.mark.xfail(strict=True, reason="a group length naming a dim bound by a later pattern is reported as "
+                   "'neither an argument nor a dim of a pattern', which is false")
+def test_group_length_bound_by_a_later_pattern(tmp_path):
+    text = entry('shape:\n  self: "[*pre:n, k]"\n  other: "[n]"\n  out: "[k]"\n')
+    path = write_manifest(tmp_path, text)
+    try:
+        load_manifest(path)  # accepting it (binding in dependency order) is correct too
+    except SpecError as e:
+        assert UNBOUND not in e.problem, str(e)
+
+
+@pytest.mark.xfail(strict=True, reason="the default dtype promote(<every tensor input>) skips Tensor[] "
+                   "inputs, and the error says the op 'has no tensor input to promote'")
+def test_default_dtype_promotes_tensor_list_inputs(tmp_path):
+    text = entry('shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, sum(c), *post]"\n', func=CAT)
+    manifest = load_manifest(write_manifest(tmp_path, text))
+    (out,) = manifest.functions[0].rule.outputs
+    assert str(out.dtype) == "promote(tensors)"
+
+
+def test_cli_exit_status_and_nothing_written(tmp_path):
+    text, expected = CASES["two_variadic_groups"]
+    path = write_manifest(tmp_path, text)
+    out = tmp_path / "generated"
+    proc = subprocess.run(
+        [sys.executable, "-m", "codegen", "--manifest", str(path), "--out-dir", str(out)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == expected
+    assert proc.stdout == ""
+    assert not out.exists()
+
+
+def test_cat_like_pattern_generates_per_element_loop(tmp_path):
+    text = (
+        entry('shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, sum(c), *post]"\n'
+              'dtype:\n  out: "promote(tensors)"\n', func=CAT)
+        + "- func: mycat(Tensor[] tensors, int dim=0) -> Tensor\n  structured_delegate: mycat.out\n"
+    )
+    manifest = load_manifest(write_manifest(tmp_path, text))
+    out = tmp_path / "generated"
+    generate(manifest, out, shards=2)
+    metas = [p.read_text() for p in sorted((out / "src").glob("meta_*.cpp"))]
+    assert len(metas) == 2
+    (meta,) = [m for m in metas if "mycat" in m]
+    assert "// tensors: [*pre:dim, c[i], *post]" in meta
+    assert 'rules::check_nonempty(op, "tensors", tensors);' in meta
+    assert "for (size_t i = 0; i < tensors.size(); ++i) {" in meta
+    assert "std::vector<c10::SymInt> d_c;" in meta
+    assert "d_c.push_back(s[at]);" in meta  # one size per element of the list
+    assert "c10::SymInt(dim), rank);" in meta  # *pre has length dim
+    assert "const int64_t len_post = rank - (1 + len_pre);" in meta
+    assert "rules::Dims{rules::sum(d_c)}" in meta
+    assert "rules::promote(op, {}, {tensors}, {}, rules::Promotion::DEFAULT)" in meta
