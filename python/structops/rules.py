@@ -104,6 +104,14 @@ def _promote(tensors: list[TensorInfo], scalars: list[Any]) -> torch.dtype:
     return _combine(dim, _combine(zero, wrapped))
 
 
+# c10's names, so the mirror's messages read like the C++ meta function's.
+C10_NAMES = {
+    torch.bool: "Bool", torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", torch.int32: "Int",
+    torch.int64: "Long", torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float32: "Float",
+    torch.float64: "Double", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble",
+}
+
+
 def _opmath(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
@@ -354,7 +362,7 @@ class _Eval:
         elif kind == "FLOAT":
             if not (x.is_floating_point or x.is_complex):
                 _fail(self.op, f"could not infer the output dtype: '{t.label}' must have a floating point or complex "
-                               f"dtype, got {x}; pass dtype= to choose one")
+                               f"dtype, got {C10_NAMES[x]}; pass dtype= to choose one")
             r = x
         elif kind == "BOOL":
             r = torch.uint8 if x == torch.uint8 else torch.bool
@@ -383,9 +391,50 @@ class _Eval:
             for n in names:
                 for t in (self.env[n] if isinstance(self.env[n], list) else [self.env[n]]):
                     if str(t.dtype).removeprefix("torch.") not in allowed:
-                        _fail(self.op, f"'{n}' has dtype {t.dtype} which {self.op} does not support "
+                        _fail(self.op, f"'{n}' has dtype {C10_NAMES[t.dtype]}, which {self.op} does not support "
                                        f"(supported: {', '.join(allowed)})")
+        for check, text in self.rule["checks"]:
+            self.check(check, text)
         return Result(self.op, outputs, self.inputs, self.rule["combine"], self.reduced, self.env)
+
+    def check(self, e: tuple, text: str) -> None:
+        if e[0] == "call" and e[1] == "alpha_check":
+            _check_alpha(self.op, self.env[e[2][1][1]], self.env[e[2][0][1]])
+        elif e[0] == "call" and e[1] == "same_dtype":
+            first = self.env[e[2][0][1]]
+            for a in e[2]:
+                t = self.env[a[1]]
+                if t.dtype != first.dtype:
+                    _fail(self.op, f"'{t.name}' has dtype {C10_NAMES[t.dtype]} but '{first.name}' has "
+                                   f"{C10_NAMES[first.dtype]}; they must have the same dtype")
+        elif not self.expr(e):
+            names = dict.fromkeys(_names(e))
+            values = "".join(f" {n}={self.env[n].size}" for n in names if isinstance(self.env.get(n), Dim))
+            _fail(self.op, f"rule '{text}' does not hold{values}")
+
+
+def _names(e: tuple) -> list[str]:
+    if e[0] == "name":
+        return [e[1]]
+    if e[0] == "binop":
+        return _names(e[2]) + _names(e[3])
+    if e[0] == "unary":
+        return _names(e[2])
+    if e[0] == "call":
+        return [n for a in e[2] for n in _names(a)]
+    return []
+
+
+def _check_alpha(op: str, dtype: torch.dtype, alpha) -> None:
+    """PyTorch's alpha rules for add/sub (mirrors rules::check_alpha)."""
+    if isinstance(alpha, bool) and dtype != torch.bool:
+        _fail(op, f"a boolean alpha is only supported for bool results, got alpha={int(alpha)} with result type "
+                  f"{C10_NAMES[dtype]}")
+    if not (dtype.is_floating_point or dtype.is_complex) and isinstance(alpha, float | complex):
+        _fail(op, f"for integral inputs alpha must not be a floating point number, got alpha={alpha} with result "
+                  f"type {C10_NAMES[dtype]}")
+    if not dtype.is_complex and isinstance(alpha, complex):
+        _fail(op, f"for non-complex inputs alpha must not be complex, got alpha={alpha}")
 
 
 def _pattern_item_str(i: tuple) -> str:
@@ -554,6 +603,8 @@ def _elementwise_strides(shape: list[int], inputs: list[TensorInfo]) -> tuple[in
         return ()
 
     def is_contiguous(t: TensorInfo) -> bool:
+        if 0 in t.shape:
+            return True  # as torch says of empty tensors
         return all(sz == 1 or st == c for sz, st, c in zip(t.shape, t.stride, _contiguous(list(t.shape))))
 
     if all(list(t.shape) == shape for t in inputs):
@@ -588,7 +639,7 @@ def _elementwise_strides(shape: list[int], inputs: list[TensorInfo]) -> tuple[in
         return 0
 
     for i in range(1, ndim):
-        dim1 = i
+        dim1 = i  # insertion sort, as TensorIterator does
         for dim0 in range(i - 1, -1, -1):
             cmp = should_swap(perm[dim0], perm[dim1])
             if cmp > 0:
@@ -596,6 +647,8 @@ def _elementwise_strides(shape: list[int], inputs: list[TensorInfo]) -> tuple[in
                 dim1 = dim0
             elif cmp < 0:
                 break
+    if perm == list(range(ndim - 1, -1, -1)):
+        return contiguous
     out = [0] * ndim
     acc = 1
     for j in range(ndim):
@@ -803,7 +856,7 @@ def _ipf(t: TensorInfo, space: list[Dim]) -> IPF:
     rank = len(t.shape)
     matrix = [[0] * len(space) for _ in range(rank)]
     offset = [0] * rank
-    tile = list(t.shape)  # unlinked axes: read whole
+    tile = list(t.shape)  # unlinked axes (broadcast, gathered): read whole
     select = None
     for j, d in enumerate(space):
         for o in d.origins:
@@ -812,8 +865,6 @@ def _ipf(t: TensorInfo, space: list[Dim]) -> IPF:
             if o.axis is None:
                 select = (j, -o.offset)
                 continue
-            if t.shape[o.axis] == 1 and d.size != 1:
-                continue  # broadcast: the one element, whatever the index
             matrix[o.axis][j] = o.stride
             offset[o.axis] = o.offset
             tile[o.axis] = o.extent

@@ -62,17 +62,20 @@ CASES = {
         at(6, "meta.shape.self: cannot parse '[n] k': unexpected 'k' at column 5" + SYNTAX_FIX),
     ),
     "pattern_element_not_i": (
-        entry('shape:\n  tensors: "[c[j]]"\n  out: "[sum(c)]"\ndtype:\n  out: "promote(tensors)"\n', func=CAT),
+        entry('shape:\n  tensors: "[c[j]]"\n  out: "[sum(c)]"\ndtype:\n  out: "promote(tensors)"\n',
+              func=CAT),
         at(6, "meta.shape.tensors: cannot parse '[c[j]]': expected 'i' at column 4, found 'j'" + SYNTAX_FIX,
            func=CAT),
     ),
     "expression_unexpected_character": (
         entry('shape:\n  out: "[*self] @ 2"\n'),
-        at(6, "meta.shape.out: cannot parse '[*self] @ 2': unexpected character '@' at column 9" + SYNTAX_FIX),
+        at(6, "meta.shape.out: cannot parse '[*self] @ 2': unexpected character '@' at column 9"
+              + SYNTAX_FIX),
     ),
     "expression_missing_close_paren": (
         entry('shape:\n  out: "[*self]"\nchecks: ["(dim + 1 > 0"]\n'),
-        at(7, "meta.checks: cannot parse '(dim + 1 > 0': expected ')' at column 13, found the end" + SYNTAX_FIX),
+        at(7, "meta.checks: cannot parse '(dim + 1 > 0': expected ')' at column 13, found the end"
+              + SYNTAX_FIX),
     ),
     "expression_empty": (
         entry('shape:\n  out: ""\n'),
@@ -85,8 +88,8 @@ CASES = {
     ),
     "two_variadic_groups": (
         entry('shape:\n  self: "[*a, n, *b]"\n  out: "[n]"\n'),
-        at(6, "pattern [*a, n, *b] of 'self' has two variadic groups (*a, *b) — keep one '*group' per pattern, "
-              "or fix a group's length: '*pre:dim'"),
+        at(6, "pattern [*a, n, *b] of 'self' has two variadic groups (*a, *b) — keep one '*group' per "
+              "pattern, or fix a group's length: '*pre:dim'"),
     ),
     "same_name_twice_in_pattern": (
         entry('shape:\n  self: "[n, n]"\n  out: "[n]"\n'),
@@ -115,14 +118,14 @@ CASES = {
     "group_length_not_an_int": (
         entry('shape:\n  tensors: "[*pre:tensors, c[i], *post]"\n  out: "[*pre, sum(c), *post]"\n'
               'dtype:\n  out: "promote(tensors)"\n', func=CAT),
-        at(6, "the length of *pre:tensors must be an int, got a Tensor[] 'tensors' — use a dim, an int argument "
-              "or arithmetic on them", func=CAT),
+        at(6, "the length of *pre:tensors must be an int, got a Tensor[] 'tensors' — use a dim, an int "
+              "argument or arithmetic on them", func=CAT),
     ),
     # -- meta.shape keys ---------------------------------------------------------------------------
     "pattern_on_non_tensor_argument": (
         entry('shape:\n  dim: "[n]"\n  out: "[n]"\n'),
-        at(6, "meta.shape.dim: 'dim' is not a Tensor or Tensor[] argument, so it has no shape — give patterns "
-              "to tensor arguments only"),
+        at(6, "meta.shape.dim: 'dim' is not a Tensor or Tensor[] argument, so it has no shape — give "
+              "patterns to tensor arguments only"),
     ),
     "shape_key_not_an_argument": (
         entry('shape:\n  input: "[n]"\n  out: "[n]"\n'),
@@ -146,13 +149,13 @@ CASES = {
     # -- builtins ----------------------------------------------------------------------------------
     "unknown_builtin": (
         entry('shape:\n  out: "broadcat(self, other)"\n'),
-        at(6, "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, index, window, "
-              "len, ndim, sum, max, min, dims"),
+        at(6, "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, index, "
+              "window, len, ndim, sum, max, min, dims"),
     ),
     "reduce_wrong_argument_kinds": (
         entry('shape:\n  out: "reduce(self, keepdim, dim)"\n'),
-        at(6, "reduce() takes (a Tensor, an int[]? or a list of dims or an int, a bool), got (a Tensor, a bool, "
-              "an int) — see reduce() in docs/rules.md"),
+        at(6, "reduce() takes (a Tensor, an int[]? or a list of dims or an int, a bool), got (a Tensor, a "
+              "bool, an int) — see reduce() in docs/rules.md"),
     ),
     "matmul_with_an_int": (
         entry('shape:\n  out: "matmul(self, 3)"\n'),
@@ -221,14 +224,14 @@ CASES = {
     # -- meta.allowed ------------------------------------------------------------------------------
     "allowed_unknown_dtype_group": (
         entry('shape:\n  out: "[*self]"\nallowed: [floating, quantized]\n'),
-        at(7, "meta.allowed: unknown dtype or group 'quantized' — use floating, complex, integral, bool or one "
-              "of: float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, "
-              "bool"),
+        at(7, "meta.allowed: unknown dtype or group 'quantized' — use floating, complex, integral, bool or "
+              "one of: float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, "
+              "int32, int64, bool"),
     ),
     "allowed_not_a_list": (
         entry('shape:\n  out: "[*self]"\nallowed: floating\n'),
-        at(7, "'meta.allowed' must be a list of dtypes or dtype groups — write e.g. [floating, complex]; groups: "
-              "floating, complex, integral, bool"),
+        at(7, "'meta.allowed' must be a list of dtypes or dtype groups — write e.g. [floating, complex]; "
+              "groups: floating, complex, integral, bool"),
     ),
     "allowed_on_non_tensor_argument": (
         entry('shape:\n  out: "[*self]"\nallowed:\n  self: [floating]\n  dim: [int64]\n'),
@@ -267,13 +270,14 @@ CASES = {
     ),
     "precomputed_value_without_rule": (
         entry('shape:\n  out: "[*self]"\n', precomputed=PRECOMPUTED),
-        at(6, "precomputed value 'reduced_dims' has no rule — add 'precomputed: {reduced_dims: <expression>}' "
-              "under 'meta'"),
+        at(6, "precomputed value 'reduced_dims' has no rule — add 'precomputed: {reduced_dims: "
+              "<expression>}' under 'meta'"),
     ),
     # -- the meta key itself -----------------------------------------------------------------------
     "unknown_meta_key": (
         entry('shape:\n  out: "[*self]"\nshapes:\n  out: "[*self]"\n'),
-        at(7, "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, precomputed, combine"),
+        at(7, "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, precomputed, "
+              "combine"),
     ),
     "meta_on_non_structured_entry": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  meta: custom\n",
@@ -287,8 +291,8 @@ CASES = {
     ),
     "meta_is_a_number": (
         entry("3", func=NEG),
-        at(4, "'meta' must be a rule mapping or 'custom', got 3 — write 'meta: {shape: {out: \"broadcast(self, "
-              "other)\"}}' or 'meta: custom'", func=NEG),
+        at(4, "'meta' must be a rule mapping or 'custom', got 3 — write 'meta: {shape: {out: "
+              "\"broadcast(self, other)\"}}' or 'meta: custom'", func=NEG),
     ),
     "meta_shape_not_a_mapping": (
         entry('shape: ["[*self]"]\n'),
@@ -377,7 +381,7 @@ def test_bad_rule_message(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
     for name, (_, _, reason) in sorted(XFAIL_CASES.items())
 ])
 def test_bad_rule_message_known_wrong(tmp_path, name):
@@ -385,8 +389,9 @@ def test_bad_rule_message_known_wrong(tmp_path, name):
     assert str(load_error(tmp_path, text)) == expected
 
 
-@pytest.mark.xfail(strict=True, reason="a precomputed rule's kind is not compared with the declared type: "
-                   "'int[] reduced_dims' computed as a bool is accepted and the generated C++ does not compile")
+@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason=(
+    "a precomputed rule's kind is not compared with the declared type: "
+    "'int[] reduced_dims' computed as a bool is accepted and the generated C++ does not compile"))
 def test_precomputed_rule_must_match_declared_type(tmp_path):
     text = entry('shape:\n  out: "[*self]"\nprecomputed:\n  reduced_dims: "True"\n', precomputed=PRECOMPUTED)
     error = load_error(tmp_path, text)
@@ -394,8 +399,9 @@ def test_precomputed_rule_must_match_declared_type(tmp_path):
     assert "reduced_dims" in error.problem and "int[]" in error.problem
 
 
-@pytest.mark.xfail(strict=True, reason="an unknown builtin in meta.checks lists only the shape builtins, "
-                   "not alpha_check/same_dtype")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "an unknown builtin in meta.checks lists only the shape builtins, "
+    "not alpha_check/same_dtype"))
 def test_unknown_builtin_in_checks_suggests_check_builtins(tmp_path):
     error = load_error(tmp_path, entry('shape:\n  out: "[*self]"\nchecks: ["alpha_chek(alpha, out)"]\n'))
     assert error.line == 7
@@ -403,8 +409,9 @@ def test_unknown_builtin_in_checks_suggests_check_builtins(tmp_path):
     assert "alpha_check" in error.fix and "same_dtype" in error.fix
 
 
-@pytest.mark.xfail(strict=True, reason="the unbound-name fix always suggests binding it in 'self', even for "
-                   "an op without a 'self' argument")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "the unbound-name fix always suggests binding it in 'self', even for "
+    "an op without a 'self' argument"))
 def test_unbound_name_fix_names_an_argument_of_the_op(tmp_path):
     text = entry('shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, m, *post]"\n'
                  'dtype:\n  out: "promote(tensors)"\n', func=CAT)
@@ -413,8 +420,9 @@ def test_unbound_name_fix_names_an_argument_of_the_op(tmp_path):
     assert "'self:" not in error.fix and "'tensors:" in error.fix
 
 
-@pytest.mark.xfail(strict=True, reason="a group length naming a dim bound by a later pattern is reported as "
-                   "'neither an argument nor a dim of a pattern', which is false")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "a group length naming a dim bound by a later pattern is reported as "
+    "'neither an argument nor a dim of a pattern', which is false"))
 def test_group_length_bound_by_a_later_pattern(tmp_path):
     text = entry('shape:\n  self: "[*pre:n, k]"\n  other: "[n]"\n  out: "[k]"\n')
     path = write_manifest(tmp_path, text)
@@ -424,8 +432,9 @@ def test_group_length_bound_by_a_later_pattern(tmp_path):
         assert UNBOUND not in e.problem, str(e)
 
 
-@pytest.mark.xfail(strict=True, reason="the default dtype promote(<every tensor input>) skips Tensor[] "
-                   "inputs, and the error says the op 'has no tensor input to promote'")
+@pytest.mark.xfail(strict=True, raises=SpecError, reason=(
+    "the default dtype promote(<every tensor input>) skips Tensor[] "
+    "inputs, and the error says the op 'has no tensor input to promote'"))
 def test_default_dtype_promotes_tensor_list_inputs(tmp_path):
     text = entry('shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, sum(c), *post]"\n', func=CAT)
     manifest = load_manifest(write_manifest(tmp_path, text))
