@@ -272,8 +272,8 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         if not structured:
             raise _err(path, entry, "meta", raw_func, "'meta' needs 'structured: True'",
                        "move the meta rule to the structured out= overload")
-        names = tuple(a.name for a in precomputed.all_values) if precomputed else ()
-        rule = parse_rule(path, entry, raw_func, schema, names)
+        declared = tuple((a.name, str(a.type)) for a in precomputed.all_values) if precomputed else ()
+        rule = parse_rule(path, entry, raw_func, schema, declared)
         custom = rule is None
     fn = NativeFunction(
         func=schema,

@@ -207,7 +207,7 @@ Dims cat(std::string_view op, std::string_view name, at::TensorList tensors, con
   if (ref < 0) return sizes(tensors[0]);
   const auto& first = tensors[ref];
   TORCH_CHECK(first.dim() > 0, op, ": zero-dimensional tensor (", element_name(name, ref), ") cannot be concatenated");
-  const int64_t d = wrap_dim(op, "dim", dim.guard_int(__FILE__, __LINE__), first.dim());
+  const int64_t d = wrap_dim(op, element_name(name, ref), dim.guard_int(__FILE__, __LINE__), first.dim());
   Dims out = sizes(first);
   out[d] = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -228,7 +228,8 @@ Dims cat(std::string_view op, std::string_view name, at::TensorList tensors, con
 Dims stack(std::string_view op, std::string_view name, at::TensorList tensors, const c10::SymInt& dim) {
   check_nonempty(op, name, tensors);
   const auto& first = tensors[0];
-  const int64_t d = wrap_dim(op, "dim", dim.guard_int(__FILE__, __LINE__), first.dim() + 1);
+  // The new dim may go anywhere in the result, which has one dim more than each input.
+  const int64_t d = wrap_dim(op, "the result", dim.guard_int(__FILE__, __LINE__), first.dim() + 1);
   for (size_t i = 1; i < tensors.size(); ++i) {
     const auto& t = tensors[i];
     TORCH_CHECK(t.dim() == first.dim(), op, ": ", element_name(name, i), " must have ", first.dim(),
@@ -245,11 +246,10 @@ Dims index(std::string_view op, std::string_view src_name, c10::SymIntArrayRef s
            std::string_view index_name, c10::SymIntArrayRef index) {
   (void)index_name;
   const int64_t rank = src.size();
-  const int64_t d = wrap_dim(op, "dim", dim.guard_int(__FILE__, __LINE__), rank);
+  const int64_t d = wrap_dim(op, src_name, dim.guard_int(__FILE__, __LINE__), rank);
   Dims out(src.begin(), src.begin() + std::min(d, rank));
   out.append(index.begin(), index.end());
   if (d + 1 <= rank) out.append(src.begin() + d + 1, src.end());
-  (void)src_name;
   return out;
 }
 
@@ -273,15 +273,21 @@ c10::SymInt sum(c10::SymIntArrayRef values) {
   return total;
 }
 
-c10::SymInt floordiv(const c10::SymInt& a, const c10::SymInt& b) {
-  // Sizes are non-negative, where truncation and floor agree; keep Python's floor otherwise.
+c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymInt& b) {
+  // Python's floor division on concrete values; symbolic sizes are non-negative, where
+  // truncation (SymInt's /) and floor agree.
+  TORCH_CHECK(b != 0, op, ": division by zero in a shape rule (", a, " // ", b, ")");
   if (auto x = a.maybe_as_int(), y = b.maybe_as_int(); x && y) {
-    TORCH_CHECK(*y != 0, "rule: division by zero");
     int64_t q = *x / *y;
     if ((*x % *y != 0) && ((*x < 0) != (*y < 0))) --q;
     return q;
   }
   return a / b;
+}
+
+c10::SymInt mod(std::string_view op, const c10::SymInt& a, const c10::SymInt& b) {
+  TORCH_CHECK(b != 0, op, ": division by zero in a shape rule (", a, " % ", b, ")");
+  return a - floordiv(op, a, b) * b;
 }
 
 Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,

@@ -69,6 +69,7 @@ class Lowering:
     lines: list[str] = field(default_factory=list)
     env: dict[str, Value] = field(default_factory=dict)
     line: int | None = None
+    in_check: bool = False
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -107,6 +108,7 @@ class Lowering:
                 raise self.fail(f"meta.shape.{out.arg} must be a shape (a list of dims), got {_show(shape.kind)}",
                                 "write e.g. '[*batch, n, m]' or 'broadcast(self, other)'")
             self.emit(f"rules::Dims {out.arg}_shape = {shape.code};")
+            self.line = out.dtype_line
             dtype = self.dtype_expr(out.dtype)
             self.emit(f"const rules::Dtypes {out.arg}_dtypes = {dtype};")
         for arg, allowed in rule.allowed:
@@ -122,17 +124,24 @@ class Lowering:
                               f'rules::check_allowed(op, "{name}", t.scalar_type(), {mask}, "{listed}");')
         for out in rule.outputs:
             self.env[out.arg] = Value("output", out.arg)
+        self.in_check = True
         for chk in rule.checks:
             self.line = chk.line
             self.check(chk.expr)
+        self.in_check = False
         for out in rule.outputs:
-            self.line = out.line
+            self.line = out.layout_line
             if out.layout is None:
                 self.emit(f"rules::Dims {out.arg}_strides;")
             else:
                 self.emit(f"rules::Dims {out.arg}_strides = {self.layout(out)};")
-        for name, expr in rule.precomputed:
+        for name, expr, declared, line in rule.precomputed:
+            self.line = line
             v = self.expr(expr)
+            want = {"int[]": "dimlist", "int": "int", "SymInt": "int", "bool": "bool"}.get(declared)
+            if v.kind != want:
+                raise self.fail(f"meta.precomputed.{name} computes {_show(v.kind)}, but '{name}' is declared "
+                                f"'{declared}'", "declare int[] for dims(...), int for int rules, bool for conditions")
             if v.kind == "int":
                 self.emit(f"int64_t {name}_value = ({v.code}).guard_int(__FILE__, __LINE__);")
             elif v.kind in ("dimlist", "bool"):
@@ -265,8 +274,9 @@ class Lowering:
             if e.id in ("True", "False"):
                 return Value("bool", e.id.lower())
             if e.id not in self.env:
+                tensor = next((n for n, k in self.rule.args if k in ("tensor", "tensors")), "x")
                 raise self.fail(f"'{e.id}' is not bound: it is neither an argument nor a dim of a pattern",
-                                f"bind it in a pattern (e.g. 'self: \"[{e.id}]\"') or use an argument")
+                                f"bind it in a pattern (e.g. '{tensor}: \"[..., {e.id}]\"') or use an argument")
             return self.env[e.id]
         if isinstance(e, Element):
             v = self.env.get(e.id)
@@ -305,8 +315,8 @@ class Lowering:
             b = self.int_expr(e.rhs, f"the right side of '{e.op}'")
             if e.op in ("==", "!=", "<", "<=", ">", ">="):
                 return Value("bool", f"({a} {e.op} {b})")
-            if e.op == "//":
-                return Value("int", f"rules::floordiv({a}, {b})")
+            if e.op in ("//", "%"):  # Python's floor semantics; division by zero raises, never traps
+                return Value("int", f"rules::{'floordiv' if e.op == '//' else 'mod'}(op, {a}, {b})")
             return Value("int", f"({a} {e.op} {b})")
         assert isinstance(e, Call)
         return self.call(e)
@@ -316,7 +326,8 @@ class Lowering:
         if fn in DTYPE_BUILTINS or fn in CHECK_BUILTINS or fn == "like":
             raise self.fail(f"{fn}() is not a shape builtin", f"use {fn}() in {'meta.dtype' if fn in DTYPE_BUILTINS else 'meta.checks' if fn in CHECK_BUILTINS else 'meta.layout'}")
         if fn not in SHAPE_BUILTINS and fn != "dims":
-            raise self.fail(f"unknown builtin '{fn}'", f"use one of: {', '.join(SHAPE_BUILTINS + ('dims',))}")
+            known = SHAPE_BUILTINS + ("dims",) + (CHECK_BUILTINS if self.in_check else ())
+            raise self.fail(f"unknown builtin '{fn}'", f"use one of: {', '.join(known)}")
         if e.kwargs:
             raise self.fail(f"{fn}() takes no keyword arguments", "pass arguments by position")
         args = [self.expr(a) for a in e.args]

@@ -51,7 +51,9 @@ class OutputRule:
     shape: Expr
     dtype: Expr
     layout: Expr | None  # None: contiguous; else like(...)
-    line: int
+    line: int  # of its meta.shape rule
+    dtype_line: int
+    layout_line: int
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ class Rule:
     outputs: tuple[OutputRule, ...]
     checks: tuple[Check, ...]
     allowed: tuple[tuple[str | None, tuple[str, ...]], ...]  # (argument or None: every tensor, dtypes)
-    precomputed: tuple[tuple[str, Expr], ...]
+    precomputed: tuple[tuple[str, Expr, str, int], ...]  # name, rule, declared type, line
     combine: str | None
 
 
@@ -93,7 +95,8 @@ def arg_kind(t) -> str | None:
     return None
 
 
-def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, precomputed_names: tuple[str, ...]) -> Rule | None:
+def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
+               precomputed: tuple[tuple[str, str], ...]) -> Rule | None:
     """The ``meta:`` key of a structured entry: a Rule, or None for ``meta: custom``."""
     raw = entry.get("meta")
     line = entry.line_of("meta")
@@ -160,7 +163,7 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, prec
                        f"add '{o}: <shape expression>' to meta.shape, e.g. '{o}: broadcast(self, other)'",
                        raw.line_of("shape") if "shape" in raw else line)
 
-    tensors = [n for n in all_names if kinds.get(n) == "tensor"]
+    [n for n in all_names if kinds.get(n) == "tensor"]
     dtype = section("dtype")
     layout = section("layout")
     for key, sec in (("dtype", dtype), ("layout", layout)):
@@ -170,7 +173,8 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, prec
                            f"use one of: {', '.join(out_names)}", sec.line_of(name))
     outputs = []
     for o in out_names:
-        default_dtype = f"promote({', '.join(tensors)})" if tensors else None
+        promoted = [n for n in all_names if kinds.get(n) in ("tensor", "tensors")]
+        default_dtype = f"promote({', '.join(promoted)})" if promoted else None
         d_text = dtype.get(o, default_dtype)
         d_line = dtype.line_of(o) if o in dtype else shapes[o][1]
         if d_text is None:
@@ -178,12 +182,13 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, prec
                        f"add 'dtype: {{{o}: <dtype expression>}}'")
         d_expr = parsed(parse_expr, text(d_text, f"meta.dtype.{o}", d_line), f"meta.dtype.{o}", d_line)
         l_expr = None
+        l_line = shapes[o][1]
         if o in layout:
             l_line = layout.line_of(o)
             l_text = text(layout[o], f"meta.layout.{o}", l_line)
             if l_text != "contiguous":
                 l_expr = parsed(parse_expr, l_text, f"meta.layout.{o}", l_line)
-        outputs.append(OutputRule(o, shapes[o][0], d_expr, l_expr, shapes[o][1]))
+        outputs.append(OutputRule(o, shapes[o][0], d_expr, l_expr, shapes[o][1], d_line, l_line))
 
     def dtype_set(items: object, where: str, at: int) -> tuple[str, ...]:
         if not isinstance(items, list) or not items:
@@ -223,14 +228,16 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, prec
         checks.append(Check(parsed(parse_expr, text(item, "meta.checks", at), "meta.checks", at), at))
 
     pre = section("precomputed")
-    precomputed = []
+    declared = dict(precomputed)
+    precomputed_names = tuple(declared)
+    rules_pre = []
     for name, value in pre.items():
         at = pre.line_of(name)
         if name not in precomputed_names:
             raise fail(f"meta.precomputed.{name}: '{name}' is not declared in 'precomputed'",
                        f"declare it in 'precomputed' (declared: {', '.join(precomputed_names) or 'none'})", at)
-        precomputed.append((name, parsed(parse_expr, text(value, f"meta.precomputed.{name}", at),
-                                         f"meta.precomputed.{name}", at)))
+        rules_pre.append((name, parsed(parse_expr, text(value, f"meta.precomputed.{name}", at),
+                                       f"meta.precomputed.{name}", at), declared[name], at))
     for name in precomputed_names:
         if name not in pre:
             raise fail(f"precomputed value '{name}' has no rule",
@@ -247,7 +254,7 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema, prec
         outputs=tuple(outputs),
         checks=tuple(checks),
         allowed=tuple(allowed),
-        precomputed=tuple(precomputed),
+        precomputed=tuple(rules_pre),
         combine=combine,
     )
     try:

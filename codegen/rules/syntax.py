@@ -239,11 +239,12 @@ class _Parser:
         self.i += 1
         return tok
 
-    def expect(self, value: str) -> None:
+    def expect(self, value: str, alternative: str | None = None) -> None:
         k, v, col = self.take()
         if v != value:
             shown = "the end" if k == "end" else repr(v)
-            raise RuleSyntaxError(f"expected {value!r} at column {col}, found {shown}")
+            wanted = f"{value!r}" + (f" or {alternative}" if alternative else "")
+            raise RuleSyntaxError(f"expected {wanted} at column {col}, found {shown}")
 
     def done(self) -> None:
         k, v, col = self.tokens[self.i]
@@ -258,7 +259,7 @@ class _Parser:
         while not self.peek("]"):
             items.append(self.pattern_item())
             if not self.peek("]"):
-                self.expect(",")
+                self.expect(",", "']'")
         self.expect("]")
         return Pattern(tuple(items))
 
@@ -360,7 +361,7 @@ class _Parser:
                 else:
                     items.append(self.expr())
                 if not self.peek("]"):
-                    self.expect(",")
+                    self.expect(",", "']'")
             self.expect("]")
             return ShapeList(tuple(items))
         shown = "the end" if k == "end" else repr(v)
@@ -379,7 +380,7 @@ class _Parser:
                     raise RuleSyntaxError(f"positional argument after a keyword in {fn}()")
                 args.append(self.expr())
             if not self.peek(")"):
-                self.expect(",")
+                self.expect(",", "')'")
         self.expect(")")
         return Call(fn, tuple(args), tuple(kwargs))
 

@@ -264,8 +264,8 @@ class _Eval:
                 a = self.expr(e[2])
                 return (a and self.expr(e[3])) if op == "and" else (a or self.expr(e[3]))
             a, b = self.int_value(self.expr(e[2])), self.int_value(self.expr(e[3]))
-            result = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
-                      "%": lambda: a % b, "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b,
+            result = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: _floordiv(self.op, a, b),
+                      "%": lambda: _mod(self.op, a, b), "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b,
                       "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
             return result if isinstance(result, bool) else Dim(result)
         return self.call(e[1], [self.expr(a) for a in e[2]], e[2])
@@ -296,7 +296,7 @@ class _Eval:
         if fn == "index":
             src_t, dim, idx = args
             rank = len(src_t.shape)
-            d = _wrap(op, "dim", self.int_value(dim), rank)
+            d = _wrap(op, src_t.label, self.int_value(dim), rank)
             dims = src_t.dims()
             return dims[:d] + idx.dims() + dims[d + 1:]
         if fn == "window":
@@ -411,6 +411,18 @@ class _Eval:
             names = dict.fromkeys(_names(e))
             values = "".join(f" {n}={self.env[n].size}" for n in names if isinstance(self.env.get(n), Dim))
             _fail(self.op, f"rule '{text}' does not hold{values}")
+
+
+def _floordiv(op: str, a: int, b: int) -> int:
+    if b == 0:
+        _fail(op, f"division by zero in a shape rule ({a} // {b})")
+    return a // b
+
+
+def _mod(op: str, a: int, b: int) -> int:
+    if b == 0:
+        _fail(op, f"division by zero in a shape rule ({a} % {b})")
+    return a % b
 
 
 def _names(e: tuple) -> list[str]:
@@ -539,7 +551,7 @@ def _cat(op: str, tensors: list[TensorInfo], dim: int) -> list[Dim]:
     first = used[0]
     if not first.shape:
         _fail(op, f"zero-dimensional tensor ({first.label}) cannot be concatenated")
-    d = _wrap(op, "dim", dim, len(first.shape))
+    d = _wrap(op, first.label, dim, len(first.shape))
     out = first.dims()
     for t in used[1:]:
         if len(t.shape) != len(first.shape):
@@ -559,7 +571,7 @@ def _stack(op: str, tensors: list[TensorInfo], dim: int) -> list[Dim]:
     if not tensors:
         _fail(op, "'tensors' must be a non-empty list of tensors")
     first = tensors[0]
-    d = _wrap(op, "dim", dim, len(first.shape) + 1)
+    d = _wrap(op, "the result", dim, len(first.shape) + 1)
     out = first.dims()
     for t in tensors[1:]:
         if len(t.shape) != len(first.shape):

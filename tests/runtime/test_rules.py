@@ -19,20 +19,20 @@ ERRORS = [
     ("matmul", (torch.ones(2, 3), torch.ones(4, 5)), "matmul: self.size(-1)=3 must equal other.size(-2)=4 (dim k)"),
     ("matmul", (torch.ones(3), torch.ones(4)), "matmul: self.size(-1)=3 must equal other.size(-1)=4 (dim k)"),
     ("matmul", (torch.ones(2, 2, 3), torch.ones(3, 3, 4)),
-     "matmul: the size of 'other' (3) must match the size of 'self' (2) at non-singleton dimension -1; "
-     "shapes: self=[2], other=[3]"),
+     ("matmul: the size of 'other' (3) must match the size of 'self' (2) at non-singleton dimension -1; "
+     "shapes: self=[2], other=[3]")),
     ("bmm", (torch.ones(2, 3, 4), torch.ones(2, 5, 6)), "bmm: self.size(2)=4 must equal mat2.size(1)=5 (dim k)"),
     ("bmm", (torch.ones(3, 4), torch.ones(2, 4, 6)), "bmm: 'self' must have 3 dims to match [b, n, k], got 2"),
     ("bmm", (torch.ones(2, 3, 4), torch.ones(2, 4, 5, dtype=torch.float64)),
      "bmm: 'mat2' has dtype Double but 'self' has Float; they must have the same dtype"),
     ("add", (torch.ones(2, 3), torch.ones(4)),
-     "add: the size of 'other' (4) must match the size of 'self' (3) at non-singleton dimension -1; "
-     "shapes: self=[2, 3], other=[4]"),
+     ("add: the size of 'other' (4) must match the size of 'self' (3) at non-singleton dimension -1; "
+     "shapes: self=[2, 3], other=[4]")),
     ("add", (torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64), {"alpha": 1.5}),
      "add: for integral inputs alpha must not be a floating point number, got alpha=1.5 with result type Long"),
     ("neg", (torch.ones(2, dtype=torch.bool),),
-     "neg: 'self' has dtype Bool, which neg does not support (supported: float16, bfloat16, float32, float64, "
-     "complex64, complex128, uint8, int8, int16, int32, int64)"),
+     ("neg: 'self' has dtype Bool, which neg does not support (supported: float16, bfloat16, float32, float64, "
+     "complex64, complex128, uint8, int8, int16, int32, int64)")),
     ("sum", (torch.ones(2, 3), [0, -2]), "sum: dim 0 appears multiple times in the list of dims"),
     ("cat", ([torch.ones(2, 3), torch.ones(2, 4)],),
      "cat: tensors[0].size(1)=3 must equal tensors[1].size(1)=4 (dim that is not the cat dim)"),
@@ -59,7 +59,7 @@ def test_rule_error_message(op, args, message, device):
 def test_index_errors_are_index_errors():
     with pytest.raises(IndexError, match=r"^sum: dim 2 is out of range for 'self' with 2 dims"):
         structops.sum(torch.ones(2, 3), [2])
-    with pytest.raises(IndexError, match=r"^cat: dim 2 is out of range for 'dim' with 2 dims"):
+    with pytest.raises(IndexError, match=r"^cat: dim 2 is out of range for 'tensors\[0\]' with 2 dims"):
         structops.cat([torch.ones(2, 3)], 2)
 
 

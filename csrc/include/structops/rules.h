@@ -89,7 +89,8 @@ c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt&
 c10::SymInt sum(c10::SymIntArrayRef values);
 inline c10::SymInt max(const c10::SymInt& a, const c10::SymInt& b) { return a.max(b); }
 inline c10::SymInt min(const c10::SymInt& a, const c10::SymInt& b) { return a.min(b); }
-c10::SymInt floordiv(const c10::SymInt& a, const c10::SymInt& b);
+c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);
+c10::SymInt mod(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);
 
 // Dtype builtins and checks.
 Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
