@@ -59,7 +59,6 @@ OTHER_BUILTINS = ("dims", "like")
 class Value:
     kind: str
     code: str
-    raw: str | None = None  # an argument's own C++ name (e.g. an at::IntArrayRef dim list)
 
 
 @dataclass
@@ -86,7 +85,7 @@ class Lowering:
             "int?": c, "ints?": c, "bool": c, "scalar": c, "scalar?": c, "dtype": c, "dtype?": c,
             "float": c,
         }.get(kind)
-        return Value("other", c) if code is None else Value(kind, code, c)
+        return Value("other", c) if code is None else Value(kind, code)
 
     # -- the whole rule --------------------------------------------------------------------------
 
@@ -488,7 +487,7 @@ def _dim_list(src: Expr, v: Value) -> str:
     if v.kind == "int":
         return f"rules::one_dim({v.code})"
     if v.kind == "ints":
-        return v.raw if v.raw and v.code.startswith("rules::sym(") else f"rules::concrete({v.code})"
+        return f"rules::concrete({v.code})"  # int[] and SymInt[] alike (dims are never symbolic)
     return v.code
 
 
