@@ -1,17 +1,13 @@
 """Malformed manifests: each stops with file:line: op: problem — fix, exit status 2, no output."""
 
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from codegen.errors import SpecError
 from codegen.gen import generate
 from codegen.manifest import load_manifest
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.codegen.manifest_helpers import load_error, run_cli, write_manifest
 
 NEG_OUT = "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: neg_out_cpu}\n  meta: custom\n"
 ADD_OUT = "- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: add_out_cpu}\n  meta: custom\n"
@@ -194,31 +190,15 @@ CASES = {
 }
 
 
-def write_manifest(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "native_functions.yaml"
-    path.write_text(text)
-    return path
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_malformed_manifest_message(tmp_path, name):
     text, expected = CASES[name]
-    path = write_manifest(tmp_path, text)
-    out = tmp_path / "generated"
-    with pytest.raises(SpecError) as e:
-        generate(load_manifest(path), out, shards=2)
-    assert str(e.value) == expected
-    assert not out.exists(), "nothing may be written when the manifest is bad"
+    assert str(load_error(tmp_path, text)) == expected
 
 
 def test_cli_exit_status_and_nothing_written(tmp_path):
     text, expected = CASES["delegate_to_missing"]
-    path = write_manifest(tmp_path, text)
-    out = tmp_path / "generated"
-    proc = subprocess.run(
-        [sys.executable, "-m", "codegen", "--manifest", str(path), "--out-dir", str(out)],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )
+    proc, out = run_cli(tmp_path, text)
     assert proc.returncode == 2
     assert proc.stderr.strip() == expected
     assert not out.exists()

@@ -11,18 +11,14 @@ Every case is a one-entry manifest. ``entry()`` lays it out as
 so the expected line numbers below can be counted from that picture.
 """
 
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from codegen.errors import SpecError
 from codegen.gen import generate
 from codegen.manifest import load_manifest
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.codegen.manifest_helpers import load_error, run_cli, write_manifest
 
 OP = ("myop.out(Tensor self, Tensor other, int dim, bool keepdim, Scalar alpha, ScalarType? dtype, *, "
       "Tensor(a!) out) -> Tensor(a!)")
@@ -343,22 +339,6 @@ XFAIL_CASES = {
 }
 
 
-def write_manifest(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "native_functions.yaml"
-    path.write_text(text)
-    return path
-
-
-def load_error(tmp_path: Path, text: str) -> SpecError:
-    """The SpecError the manifest stops with; generation must write nothing."""
-    path = write_manifest(tmp_path, text)
-    out = tmp_path / "generated"
-    with pytest.raises(SpecError) as e:
-        generate(load_manifest(path), out, shards=2)
-    assert not out.exists(), "nothing may be written when a rule is bad"
-    return e.value
-
-
 def test_layout_of_entry_matches_the_line_numbers():
     """The line numbers above rely on entry()'s layout."""
     lines = entry('shape:\n  out: "[*self]"\n', precomputed=PRECOMPUTED).splitlines()
@@ -424,12 +404,7 @@ def test_default_dtype_promotes_tensor_list_inputs(tmp_path):
 
 def test_cli_exit_status_and_nothing_written(tmp_path):
     text, expected = CASES["two_variadic_groups"]
-    path = write_manifest(tmp_path, text)
-    out = tmp_path / "generated"
-    proc = subprocess.run(
-        [sys.executable, "-m", "codegen", "--manifest", str(path), "--out-dir", str(out)],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )
+    proc, out = run_cli(tmp_path, text)
     assert proc.returncode == 2
     assert proc.stderr.strip() == expected
     assert proc.stdout == ""
