@@ -34,7 +34,7 @@ def rule_data(group: StructuredGroup) -> RuleData:
         functional=_overload(str(group.functional.func.name)) if group.functional else None,
         overloads=tuple(_overload(str(f.func.name)) for f in group.members),
         args=rule.args,
-        inputs=tuple((i.arg, i.kind, i.pattern.data()) for i in rule.inputs),
+        inputs=tuple((i.arg, i.kind, i.pattern.data(), str(i.pattern)) for i in rule.inputs),
         outputs=tuple(
             (o.arg, o.shape.data(), o.dtype.data(), None if o.layout is None else o.layout.data())
             for o in rule.outputs

@@ -59,6 +59,7 @@ OTHER_BUILTINS = ("dims", "like")
 class Value:
     kind: str
     code: str
+    raw: str | None = None  # an int[]/SymInt[] argument's own C++ name (no conversion needed)
 
 
 @dataclass
@@ -85,7 +86,9 @@ class Lowering:
             "int?": c, "ints?": c, "bool": c, "scalar": c, "scalar?": c, "dtype": c, "dtype?": c,
             "float": c,
         }.get(kind)
-        return Value("other", c) if code is None else Value(kind, code)
+        if code is None:
+            return Value("other", c)
+        return Value(kind, code, c if kind == "ints" else None)
 
     # -- the whole rule --------------------------------------------------------------------------
 
@@ -226,37 +229,36 @@ class Lowering:
             elif isinstance(it, PLiteral):
                 self.emit(f'  rules::check_literal(op, rules::Site{{"{arg}", {element}, {index}}}, s[at], {it.size}, "{text}");')
                 self.emit("  at += 1;")
+            elif isinstance(it, PDim) and it.per_element:
+                self.emit(f"  {self.env[it.name].code}.push_back(s[at]);")
+                self.emit("  at += 1;")
             elif isinstance(it, PDim):
-                var = self.env[it.name].code
                 site = f'rules::Site{{"{arg}", {element}, {index}}}'
-                if it.per_element:
-                    self.emit(f"  {var}.push_back(s[at]);")
-                elif it in new and kind == "tensor":
-                    self.emit(f"  {var} = s[at];")
-                    self.emit(f"  {var}_site = {site};")
-                elif it in new:
-                    self.emit(f"  if ({first}) {{ {var} = s[at]; {var}_site = {site}; }}")
-                    self.emit(f'  else rules::check_same(op, {var}_site, {var}, {site}, s[at], "{it.name}");')
-                else:
-                    self.emit(f'  rules::check_same(op, {var}_site, {var}, {site}, s[at], "{it.name}");')
+                self.bind_or_check(it, it in new, kind, first, "s[at]", site, "check_same")
                 self.emit("  at += 1;")
             else:
-                var = self.env[it.name].code
                 length = f"len_{it.name}"
                 site = f'rules::Site{{"{arg}", {element}, {index}, {index} + {length}, true}}'
                 value = f"rules::Dims(s.begin() + at, s.begin() + at + {length})"
-                if it in new and kind == "tensor":
-                    self.emit(f"  {var} = {value};")
-                    self.emit(f"  {var}_site = {site};")
-                elif it in new:
-                    self.emit(f"  if ({first}) {{ {var} = {value}; {var}_site = {site}; }}")
-                    self.emit(f'  else rules::check_same_dims(op, {var}_site, {var}, {site}, {value}, "{it.name}");')
-                else:
-                    self.emit(f'  rules::check_same_dims(op, {var}_site, {var}, {site}, {value}, "{it.name}");')
+                self.bind_or_check(it, it in new, kind, first, value, site, "check_same_dims")
                 self.emit(f"  at += {length};")
                 if it.length is None:
                     after_free = True
         self.emit("}")
+
+    def bind_or_check(self, it: PDim | PGroup, new: bool, kind: str, first: str, value: str, site: str,
+                      check: str) -> None:
+        """A name's first occurrence binds it (and where it came from); later ones must equal it."""
+        var = self.env[it.name].code
+        compare = f'rules::{check}(op, {var}_site, {var}, {site}, {value}, "{it.name}");'
+        if new and kind == "tensor":
+            self.emit(f"  {var} = {value};")
+            self.emit(f"  {var}_site = {site};")
+        elif new:  # a Tensor[]: element 0 binds, the others compare
+            self.emit(f"  if ({first}) {{ {var} = {value}; {var}_site = {site}; }}")
+            self.emit(f"  else {compare}")
+        else:
+            self.emit(f"  {compare}")
 
     # -- expressions -----------------------------------------------------------------------------
 
@@ -352,10 +354,10 @@ class Lowering:
             return Value("ints", f"rules::broadcast(op, {{{items}}})")
         if fn == "reduce":
             want("tensor", "ints?|ints|int", "bool")
-            return Value("ints", f"rules::reduce(op, {names(0)}, {args[0].code}.sym_sizes(), {_dim_list(e.args[1], args[1])}, {args[2].code})")
+            return Value("ints", f"rules::reduce(op, {names(0)}, {args[0].code}.sym_sizes(), {_dim_list(args[1])}, {args[2].code})")
         if fn == "dims":
             want("tensor", "ints?|ints|int")
-            return Value("dimlist", f"rules::reduced_dims(op, {names(0)}, {args[0].code}.dim(), {_dim_list(e.args[1], args[1])})")
+            return Value("dimlist", f"rules::reduced_dims(op, {names(0)}, {args[0].code}.dim(), {_dim_list(args[1])})")
         if fn == "matmul":
             want("tensor", "tensor")
             return Value("ints", f"rules::matmul(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, {args[1].code}.sym_sizes())")
@@ -482,12 +484,13 @@ class Lowering:
         return f"elementwise_strides({out.arg}_shape, {{{', '.join(items)}}})"
 
 
-def _dim_list(src: Expr, v: Value) -> str:
+def _dim_list(v: Value) -> str:
     """A dim argument as at::OptionalIntArrayRef."""
     if v.kind == "int":
         return f"rules::one_dim({v.code})"
     if v.kind == "ints":
-        return f"rules::concrete({v.code})"  # int[] and SymInt[] alike (dims are never symbolic)
+        # An int[] argument passes as it is; SymInt[] and computed lists are guarded to ints.
+        return f"rules::concrete({v.raw or v.code})"
     return v.code
 
 

@@ -146,6 +146,7 @@ class _Eval:
         self.kinds = dict(rule["args"])
         self.inputs: dict[str, TensorInfo | list[TensorInfo]] = {}
         self.reduced: list[Dim] = []
+        self.sites: dict[str, str] = {}  # bound name -> where it was first bound, for messages
         for name, kind in rule["args"]:
             v = values[name]
             if kind == "tensor":
@@ -158,13 +159,11 @@ class _Eval:
 
     # -- patterns ------------------------------------------------------------------------------
 
-    def pattern(self, arg: str, kind: str, pattern: tuple) -> None:
+    def pattern(self, arg: str, kind: str, pattern: tuple, text: str) -> None:
         items = pattern[1]
-        text = "[" + ", ".join(_pattern_item_str(i) for i in items) + "]"
         tensors = self.env[arg] if kind == "tensors" else [self.env[arg]]
         if kind == "tensors" and not tensors:
             _fail(self.op, f"'{arg}' must be a non-empty list of tensors")
-        sites: dict[str, str] = {}
         for t in tensors:
             rank = len(t.shape)
             fixed = sum(1 for i in items if i[0] != "group")
@@ -200,17 +199,17 @@ class _Eval:
                     if per_element:
                         self.env.setdefault(name, []).append(dims[at])
                     else:
-                        self.bind(name, dims[at], site, sites)
+                        self.bind(name, dims[at], site)
                     at += 1
                 else:
                     n = lengths[i[1]]
                     end = index + n
                     site = f"{t.label}.shape[{index}:{'' if after and end == 0 else end}]"
-                    self.bind(i[1], dims[at:at + n], site, sites)
+                    self.bind(i[1], dims[at:at + n], site)
                     at += n
                     after = after or i[2] is None
 
-    def bind(self, name: str, value, site: str, sites: dict[str, str]) -> None:
+    def bind(self, name: str, value, site: str) -> None:
         if name not in self.env:
             self.env[name] = value
             self.sites[name] = site
@@ -228,8 +227,6 @@ class _Eval:
                                f"{[d.size for d in value]} (group *{name})")
             for b, v in zip(bound, value):
                 b.origins.extend(v.origins)
-
-    sites: dict[str, str]
 
     # -- expressions ---------------------------------------------------------------------------
 
@@ -373,9 +370,8 @@ class _Eval:
         return r, _opmath(r)
 
     def run(self) -> Result:
-        self.sites = {}
-        for arg, kind, pattern in self.rule["inputs"]:
-            self.pattern(arg, kind, pattern)
+        for arg, kind, pattern, text in self.rule["inputs"]:
+            self.pattern(arg, kind, pattern, text)
         outputs = []
         for name, shape, dtype, layout in self.rule["outputs"]:
             v = self.expr(shape)
@@ -447,16 +443,6 @@ def _check_alpha(op: str, dtype: torch.dtype, alpha) -> None:
                   f"type {C10_NAMES[dtype]}")
     if not dtype.is_complex and isinstance(alpha, complex):
         _fail(op, f"for non-complex inputs alpha must not be complex, got alpha={alpha}")
-
-
-def _pattern_item_str(i: tuple) -> str:
-    if i[0] == "dim":
-        return i[1] + ("[i]" if i[2] else "")
-    if i[0] == "literal":
-        return str(i[1])
-    if i[0] == "any":
-        return "_"
-    return f"*{i[1]}" + ("" if i[2] is None else ":…")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -57,6 +57,7 @@ inline Dims sizes(const at::Tensor& t) { return sym(t.sym_sizes()); }
 Dims join(std::initializer_list<Dims> parts);
 std::vector<int64_t> one_dim(const c10::SymInt& d);
 std::vector<int64_t> concrete(c10::SymIntArrayRef dims);
+inline at::IntArrayRef concrete(at::IntArrayRef dims) { return dims; }  // already ints: no copy
 
 // Patterns.
 void check_nonempty(std::string_view op, std::string_view name, at::TensorList tensors);

@@ -61,10 +61,10 @@ bmm_out_meta bmm_out(const at::Tensor& self, const at::Tensor& mat2) {
 // amax, amax.out
 amax_meta amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   static constexpr std::string_view op = "amax";
-  rules::Dims out_shape = rules::reduce(op, "self", self.sym_sizes(), rules::concrete(rules::sym(dim)), keepdim);
+  rules::Dims out_shape = rules::reduce(op, "self", self.sym_sizes(), rules::concrete(dim), keepdim);
   const rules::Dtypes out_dtypes = rules::reduction(op, "self", self.scalar_type(), std::nullopt, rules::Reduction::SAME);
   rules::Dims out_strides;
-  auto reduced_dims_value = rules::reduced_dims(op, "self", self.dim(), rules::concrete(rules::sym(dim)));
+  auto reduced_dims_value = rules::reduced_dims(op, "self", self.dim(), rules::concrete(dim));
   auto all_dims_value = (c10::SymInt(static_cast<int64_t>(rules::sym(dim).size())) == c10::SymInt(0));
   return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, std::move(reduced_dims_value), std::move(all_dims_value), out_dtypes.compute};
 }

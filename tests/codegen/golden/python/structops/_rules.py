@@ -22,7 +22,7 @@ RULES = {
         "op": 'bmm',
         "functional": None,
         "args": (('self', 'tensor'), ('mat2', 'tensor')),
-        "inputs": (('self', 'tensor', ('pattern', (('dim', 'b', False), ('dim', 'n', False), ('dim', 'k', False)))), ('mat2', 'tensor', ('pattern', (('dim', 'b', False), ('dim', 'k', False), ('dim', 'm', False))))),
+        "inputs": (('self', 'tensor', ('pattern', (('dim', 'b', False), ('dim', 'n', False), ('dim', 'k', False))), '[b, n, k]'), ('mat2', 'tensor', ('pattern', (('dim', 'b', False), ('dim', 'k', False), ('dim', 'm', False))), '[b, k, m]')),
         "outputs": (('out', ('list', (('name', 'b'), ('name', 'n'), ('name', 'm'))), ('call', 'promote', (('name', 'self'), ('name', 'mat2')), ()), None),),
         "checks": ((('binop', 'or', ('binop', '>', ('name', 'k'), ('num', 0)), ('binop', '==', ('name', 'n'), ('num', 0))), '(k > 0) or (n == 0)'),),
         "allowed": (),
