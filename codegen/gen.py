@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from codegen.api import names
-from codegen.dest import conformance_suite, python_api, registration, rules_data, structured
+from codegen.dest import (
+    conformance_suite,
+    pointwise_kernels,
+    python_api,
+    registration,
+    rules_data,
+    structured,
+)
 from codegen.files import FileManager
 from codegen.manifest import DispatchKey, Manifest
 
@@ -21,6 +28,8 @@ def fixed_outputs(shards: int) -> list[str]:
     files += [f"src/meta_{i}.cpp" for i in range(shards)]
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
+    for stem in ("kernels_cpu_{}.cpp", "kernels_cuda_{}.cu", "kernels_cuda_host_{}.cpp"):
+        files += ["src/" + stem.format(i) for i in range(shards)]
     files += ["python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py"]
     return files
 
@@ -54,6 +63,10 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
     for key in WRAPPER_KEYS:
         for i, shard in enumerate(structured.wrapper_shards(manifest, key, shards)):
             fm.render(f"src/wrappers_{key.value.lower()}_{i}.cpp", "wrappers.cpp.j2", shard=shard)
+    for i, kernel_shard in enumerate(pointwise_kernels.kernel_shards(manifest, shards)):
+        fm.render(f"src/kernels_cpu_{i}.cpp", "kernels_cpu.cpp.j2", shard=kernel_shard)
+        fm.render(f"src/kernels_cuda_{i}.cu", "kernels_cuda.cu.j2", shard=kernel_shard)
+        fm.render(f"src/kernels_cuda_host_{i}.cpp", "kernels_cuda_host.cpp.j2", shard=kernel_shard)
     functions = python_api.python_functions(manifest)
     fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions,
               no_derivative=python_api.functional_overloads(manifest))

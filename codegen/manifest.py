@@ -22,6 +22,7 @@ from codegen.model import (
     SchemaSyntaxError,
     is_tensor_like,
 )
+from codegen.pointwise.model import PointwiseKernel, parse_pointwise, with_default_meta
 from codegen.rules.model import Rule, parse_rule
 
 
@@ -34,7 +35,7 @@ class DispatchKey(enum.Enum):
 # Keys of PyTorch's manifest that structops implements, plus its own additions.
 SUPPORTED_KEYS = (
     "func", "structured", "structured_delegate", "precomputed", "dispatch", "tags", "variants",
-    "doc", "tests", "meta",
+    "doc", "tests", "meta", "pointwise",
 )
 # Keys PyTorch knows that structops does not implement yet: named so the error can say so.
 PYTORCH_ONLY_KEYS = (
@@ -91,6 +92,8 @@ class NativeFunction:
     # Structured entries: the meta rule, or None with meta_custom (a hand-written meta function).
     rule: Rule | None = None
     meta_custom: bool = False
+    # Pointwise entries: the formula their CPU and CUDA kernels are generated from.
+    pointwise: PointwiseKernel | None = None
 
     @property
     def kind(self) -> SchemaKind:
@@ -267,6 +270,20 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         raise _err(path, entry, "doc", op, "'doc' must be a string", "write the docstring as text")
 
     precomputed = _parse_precomputed(path, entry, raw_func, schema)
+    dispatch = _parse_dispatch(path, entry, raw_func)
+    if "pointwise" in entry:
+        if not structured:
+            raise _err(path, entry, "pointwise", raw_func, "'pointwise' needs 'structured: True'",
+                       "put the formula on the structured out= overload")
+        if dispatch:
+            raise _err(path, entry, "dispatch", raw_func, "the kernels of a pointwise op are generated from its formula",
+                       "remove 'dispatch'")
+        if entry.get("meta") == "custom":
+            raise _err(path, entry, "meta", raw_func, "a pointwise op's meta function comes from its rule",
+                       "remove 'meta: custom' (the elementwise defaults apply) or give a rule")
+        entry = with_default_meta(entry, schema)
+        kernel = schema.name.unambiguous
+        dispatch = ((DispatchKey.CPU, f"{kernel}_cpu"), (DispatchKey.CUDA, f"{kernel}_cuda"))
     rule, custom = None, False
     if "meta" in entry:
         if not structured:
@@ -281,12 +298,13 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         structured=structured,
         structured_delegate=delegate,
         precomputed=precomputed,
-        dispatch=_parse_dispatch(path, entry, raw_func),
+        dispatch=dispatch,
         tags=tuple(tags),
         doc=doc.strip(),
         tests=parse_tests(path, entry, raw_func, {a.name for a in schema.arguments.all}),
         rule=rule,
         meta_custom=custom,
+        pointwise=parse_pointwise(path, entry, raw_func, schema, rule) if "pointwise" in entry and rule else None,
     )
     _check_entry(path, entry, fn)
     return fn

@@ -29,7 +29,7 @@ std::string show(c10::SymIntArrayRef dims) {
 
 }  // namespace
 
-Dtypes Dtypes::of(at::ScalarType t) { return {t, at::toOpMathType(t)}; }
+Dtypes Dtypes::of(at::ScalarType t) { return {t, at::toOpMathType(t), t}; }
 
 std::string Site::str() const {
   std::ostringstream s;
@@ -292,7 +292,7 @@ c10::SymInt mod(std::string_view op, const c10::SymInt& a, const c10::SymInt& b)
 
 Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
                std::initializer_list<at::TensorList> lists, std::initializer_list<at::Scalar> scalars,
-               Promotion kind) {
+               Promotion kind, std::initializer_list<std::optional<at::Scalar>> optional_scalars) {
   (void)op;
   at::native::ResultTypeState state{};
   for (const auto& t : tensors) state = at::native::update_result_type_state(t.tensor, state);
@@ -300,26 +300,31 @@ Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
     for (const auto& t : list) state = at::native::update_result_type_state(t, state);
   }
   for (const auto& s : scalars) state = at::native::update_result_type_state(s, state);
+  for (const auto& s : optional_scalars) {
+    if (s.has_value()) state = at::native::update_result_type_state(*s, state);
+  }
   const at::ScalarType promoted = at::native::result_type(state);
   const at::ScalarType opmath = at::toOpMathType(promoted);
   switch (kind) {
     case Promotion::DEFAULT:
-      return {promoted, opmath};
+      return {promoted, opmath, promoted};
     case Promotion::NO_OPMATH:
-      return {promoted, promoted};
+      return {promoted, promoted, promoted};
     case Promotion::INT_TO_FLOAT: {
       if (at::isIntegralType(promoted, /*includeBool=*/true)) {
         const auto f = c10::get_default_dtype_as_scalartype();
-        return {f, at::toOpMathType(f)};
+        return {f, at::toOpMathType(f), f};
       }
-      return {promoted, opmath};
+      return {promoted, opmath, promoted};
     }
     case Promotion::ALWAYS_BOOL:
-      return {at::kBool, opmath};
+      return {at::kBool, opmath, promoted};
     case Promotion::COMPLEX_TO_FLOAT:
-      return {at::isComplexType(promoted) ? c10::toRealValueType(promoted) : promoted, opmath};
-    case Promotion::BOOL_TO_LONG:
-      return {promoted == at::kBool ? at::kLong : promoted, promoted == at::kBool ? at::kLong : opmath};
+      return {at::isComplexType(promoted) ? c10::toRealValueType(promoted) : promoted, opmath, promoted};
+    case Promotion::BOOL_TO_LONG: {
+      const auto t = promoted == at::kBool ? at::kLong : promoted;
+      return {t, promoted == at::kBool ? at::kLong : opmath, t};
+    }
   }
   TORCH_CHECK(false, "unknown promotion kind");
 }
@@ -342,7 +347,7 @@ Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType inpu
     case Reduction::BOOL:
       return Dtypes::of(input == at::kByte ? at::kByte : at::kBool);
     case Reduction::LONG:
-      return {at::kLong, input};
+      return {at::kLong, input, input};
   }
   TORCH_CHECK(false, "unknown reduction kind");
 }

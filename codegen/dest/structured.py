@@ -107,7 +107,9 @@ def _impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
             params.append(b)
     if pre:
         params.extend(_bindings_or_error(group.out, pre.add))
-    if group.out.rule is not None:
+    if group.out.pointwise is not None:
+        params.append(cpp.Binding("at::ScalarType", "common_dtype"))
+    elif group.out.rule is not None:
         params.append(cpp.Binding("at::ScalarType", "compute_dtype"))
     params.extend(cpp.Binding("const at::Tensor&", cpp.cpp_name(o.name)) for o in out_args)
     return tuple(params)
@@ -176,7 +178,9 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
                 args.append(cpp.cpp_name(a.name))
         if pre:
             args.extend(f"meta.{cpp.cpp_name(p.name)}" for p in pre.add)
-        if group.out.rule is not None:
+        if group.out.pointwise is not None:
+            args.append("meta.common_dtype")
+        elif group.out.rule is not None:
             args.append("meta.compute_dtype")
         impl_prefix = f"impl::{kernel}(" + "".join(f"{x}, " for x in args)
     return Wrapper(
@@ -260,7 +264,8 @@ def meta_def(group: StructuredGroup) -> MetaDef:
     ]
     declared = group.out.precomputed.all_values if group.out.precomputed else ()
     pre = [f"std::move({a.name}_value)" for a in declared]  # in the struct's field order
-    result = ", ".join(specs + pre + [f"{rule.outputs[0].arg}_dtypes.compute"])
+    first = rule.outputs[0].arg
+    result = ", ".join(specs + pre + [f"{first}_dtypes.compute", f"{first}_dtypes.common"])
     return MetaDef(names.group_header(group.name), header.meta, group.out.func.name.name.base, tuple(body), result)
 
 

@@ -403,7 +403,7 @@ class Lowering:
             raise self.fail(f"'{e.id}' is neither a dtype nor an argument", f"use one of: {', '.join(DTYPES)}")
         if isinstance(e, Call) and e.fn == "promote":
             kind = self.kwarg(e, "kind", PROMOTIONS, "DEFAULT")
-            tensors, lists, scalars = [], [], []
+            tensors, lists, scalars, optional = [], [], [], []
             for a in e.args:
                 v = self.expr(a)
                 if v.kind == "tensor":
@@ -412,13 +412,15 @@ class Lowering:
                     lists.append(v.code)
                 elif v.kind == "scalar":
                     scalars.append(v.code)
+                elif v.kind == "scalar?":
+                    optional.append(v.code)
                 else:
                     raise self.fail(f"promote() takes tensors and Scalars, got {_show(v.kind)} '{a}'",
                                     "pass the tensor and Scalar arguments that take part in type promotion")
             if not tensors and not lists:
                 raise self.fail("promote() needs at least one tensor", "pass the tensor inputs")
             return (f"rules::promote(op, {{{', '.join(tensors)}}}, {{{', '.join(lists)}}}, {{{', '.join(scalars)}}}, "
-                    f"rules::Promotion::{kind})")
+                    f"rules::Promotion::{kind}" + (f", {{{', '.join(optional)}}})" if optional else ")"))
         if isinstance(e, Call) and e.fn == "reduction":
             kind = self.kwarg(e, "kind", REDUCTIONS, "SUM")
             if len(e.args) not in (1, 2):

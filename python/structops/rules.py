@@ -331,7 +331,7 @@ class _Eval:
                     tensors.append(v)
                 elif isinstance(v, list):
                     tensors.extend(v)
-                else:
+                elif v is not None:  # a None Scalar? takes no part
                     scalars.append(v)
             kind = kwargs.get("kind", ("name", "DEFAULT"))[1]
             p = _promote(tensors, scalars)

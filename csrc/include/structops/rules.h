@@ -22,11 +22,14 @@ namespace structops::rules {
 
 using Dims = c10::SymDimVector;
 
-// The dtype an output is written in and the one its kernel computes in (PyTorch's opmath:
-// float for half and bfloat16, the result dtype otherwise, unless a promotion kind says more).
+// The dtype an output is written in, the one its kernel computes in (PyTorch's opmath: float
+// for half and bfloat16, the result dtype otherwise, unless a promotion kind says more) and the
+// common dtype the inputs are brought to (TensorIterator's: the promoted dtype, which differs
+// from the result for comparisons (bool result) and complex-to-real ops).
 struct Dtypes {
   at::ScalarType result;
   at::ScalarType compute;
+  at::ScalarType common;
   static Dtypes of(at::ScalarType t);
 };
 
@@ -96,7 +99,7 @@ c10::SymInt mod(std::string_view op, const c10::SymInt& a, const c10::SymInt& b)
 // Dtype builtins and checks.
 Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
                std::initializer_list<at::TensorList> lists, std::initializer_list<at::Scalar> scalars,
-               Promotion kind);
+               Promotion kind, std::initializer_list<std::optional<at::Scalar>> optional_scalars = {});
 Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType input,
                  std::optional<at::ScalarType> override_dtype, Reduction kind);
 constexpr uint64_t bit(at::ScalarType t) { return uint64_t{1} << static_cast<int>(t); }

@@ -16,7 +16,7 @@ add_Tensor_meta add_Tensor(const at::Tensor& self, const at::Tensor& other, cons
   const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}, {"other", other}}, {}, {}, rules::Promotion::DEFAULT);
   rules::check_alpha(op, out_dtypes.result, alpha);
   rules::Dims out_strides = elementwise_strides(out_shape, {{"self", self}, {"other", other}});
-  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute};
+  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute, out_dtypes.common};
 }
 
 }  // namespace structops::meta

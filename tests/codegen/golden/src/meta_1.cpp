@@ -55,7 +55,7 @@ bmm_out_meta bmm_out(const at::Tensor& self, const at::Tensor& mat2) {
   const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}, {"mat2", mat2}}, {}, {}, rules::Promotion::DEFAULT);
   TORCH_CHECK(((d_k > c10::SymInt(0)) || (d_n == c10::SymInt(0))), op, ": rule '(k > 0) or (n == 0)' does not hold", " k=", d_k, " n=", d_n);
   rules::Dims out_strides;
-  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute};
+  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute, out_dtypes.common};
 }
 
 // amax, amax.out
@@ -66,7 +66,7 @@ amax_meta amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   rules::Dims out_strides;
   auto reduced_dims_value = rules::reduced_dims(op, "self", self.dim(), rules::concrete(dim));
   auto all_dims_value = (c10::SymInt(static_cast<int64_t>(rules::sym(dim).size())) == c10::SymInt(0));
-  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, std::move(reduced_dims_value), std::move(all_dims_value), out_dtypes.compute};
+  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, std::move(reduced_dims_value), std::move(all_dims_value), out_dtypes.compute, out_dtypes.common};
 }
 
 }  // namespace structops::meta

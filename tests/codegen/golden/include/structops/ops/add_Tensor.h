@@ -14,6 +14,7 @@ namespace meta {
 struct add_Tensor_meta {
   TensorSpec out;
   at::ScalarType compute_dtype;  // what the kernel computes in (opmath)
+  at::ScalarType common_dtype;   // what the inputs are brought to (pointwise kernels)
 };
 
 // Checks the arguments and computes the outputs; reads no data. Generated from the rule.

@@ -16,6 +16,7 @@ struct amax_meta {
   std::vector<int64_t> reduced_dims;  // precomputed
   bool all_dims;  // precomputed
   at::ScalarType compute_dtype;  // what the kernel computes in (opmath)
+  at::ScalarType common_dtype;   // what the inputs are brought to (pointwise kernels)
 };
 
 // Checks the arguments and computes the outputs; reads no data. Generated from the rule.

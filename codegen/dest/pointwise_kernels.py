@@ -1,0 +1,155 @@
+"""Contexts for the generated pointwise kernels: one CPU impl, one CUDA launcher (device code,
+no torch) and its CUDA host glue per op with a ``pointwise:`` formula, sharded like the wrappers.
+
+Each op's formula becomes one functor template over the compute type T, emitted identically
+into the CPU and the CUDA translation units; the impl brings the promoted inputs to the common
+dtype, checks the str modes, decides the host conditions once, and dispatches on the common
+dtype to the loop (CPU) or the launcher (CUDA).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.api import cpp, names
+from codegen.dest.structured import op_header, shard_of
+from codegen.manifest import DispatchKey, Manifest, StructuredGroup
+from codegen.pointwise.model import CPU_TYPES, CUDA_TYPES
+
+# at::ScalarType enumerators and structops::Dtype names per dtype.
+SCALAR_TYPES = {
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint8": "Byte", "int8": "Char",
+    "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
+}
+DTYPE_CODES = {
+    "float16": "Float16", "bfloat16": "BFloat16", "float32": "Float32", "float64": "Float64",
+    "uint8": "UInt8", "int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64", "bool": "Bool",
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    ctype: str  # "T" or "bool"
+    name: str
+    cpu_init: str  # C++ on the host, with T known
+    cuda_init: str  # C++ in the launcher, from the PointwiseLaunch p
+
+
+@dataclass(frozen=True)
+class ModeCheck:
+    arg: str  # C++ name
+    shown: str  # schema name
+    optional: bool
+    values: tuple[str | None, ...]
+
+    @property
+    def condition(self) -> str:
+        tests = []
+        for v in self.values:
+            if v is None:
+                tests.append(f"!{self.arg}.has_value()")
+            elif self.optional:
+                tests.append(f'({self.arg}.has_value() && *{self.arg} == "{v}")')
+            else:
+                tests.append(f'{self.arg} == "{v}"')
+        return " || ".join(tests)
+
+    @property
+    def expected(self) -> str:
+        return ", ".join("None" if v is None else f"'{v}'" for v in self.values)
+
+    @property
+    def actual(self) -> str:
+        return f'({self.arg}.has_value() ? std::string(*{self.arg}) : std::string("None"))' if self.optional else self.arg
+
+
+@dataclass(frozen=True)
+class PointwiseOp:
+    op: str  # what messages start with: "add"
+    header: str
+    functor: str  # the formula's struct
+    fields: tuple[Field, ...]
+    conditions: tuple[tuple[str, str], ...]  # (field, host C++ bool) computed once per call
+    call_params: str  # "T self, T other"
+    expr: str
+    tensors: tuple[tuple[str, bool], ...]  # (C++ name, promoted)
+    in_types: tuple[str, ...]  # per tensor: "scalar_t" or "bool"
+    out_type: str  # "scalar_t" or "bool"
+    modes: tuple[ModeCheck, ...]
+    cpu_kernel: str
+    cpu_params: str
+    cpu_dtypes: tuple[tuple[str, str], ...]  # (at::ScalarType enumerator, C++ type)
+    cuda_kernel: str
+    launcher: str  # structops::cuda_kernels::<launcher>(const PointwiseLaunch&)
+    cuda_dtypes: tuple[tuple[str, str], ...]  # (Dtype enumerator, CUDA type)
+
+
+def pointwise_op(group: StructuredGroup) -> PointwiseOp:
+    fn = group.out
+    kernel = fn.pointwise
+    assert kernel is not None
+    low = kernel.lowered
+    decls = {k.key: k for k in op_header(group).kernels}
+    by_name = {a.name: a for a in fn.func.arguments.non_out}
+    fields: list[Field] = []
+    conditions = []
+    for c in low.conditions:
+        arg = cpp.cpp_name(c.arg)
+        if c.value is None:
+            host = f"!{arg}.has_value()"
+        elif c.optional:
+            host = f'({arg}.has_value() && *{arg} == "{c.value}")'
+        else:
+            host = f'{arg} == "{c.value}"'
+        conditions.append((c.field, host))
+    for i, (name, _) in enumerate(conditions):
+        fields.append(Field("bool", name, name, f"p.conditions[{i}]"))
+    scalar_slot = 0
+    for s in low.scalars:
+        arg = cpp.cpp_name(s)
+        fields.append(Field("T", arg, f"{arg}.to<T>()", f"pw::scalar_as<T>(p.scalars[{scalar_slot}])"))
+        scalar_slot += 1
+    for s in low.optional_scalars:
+        arg = cpp.cpp_name(s)
+        fields.append(Field("bool", f"has_{arg}", f"{arg}.has_value()", f"p.scalars[{scalar_slot}].present"))
+        fields.append(Field("T", arg, f"{arg}.has_value() ? {arg}->to<T>() : T(0)",
+                            f"pw::scalar_as<T>(p.scalars[{scalar_slot}])"))
+        scalar_slot += 1
+    tensors = tuple((cpp.cpp_name(n), t == "T") for n, t in low.tensors)
+    modes = tuple(
+        ModeCheck(cpp.cpp_name(arg), arg, str(by_name[arg].type).endswith("?"), values) for arg, values in low.modes
+    )
+    base = fn.func.name.name.base
+    return PointwiseOp(
+        op=base,
+        header=names.group_header(group.name),
+        functor=f"{fn.func.name.unambiguous}_formula",
+        fields=tuple(fields),
+        conditions=tuple(conditions),
+        call_params=", ".join(f"{t} {cpp.cpp_name(n)}" for n, t in low.tensors),
+        expr=low.expr,
+        tensors=tensors,
+        in_types=tuple("scalar_t" if promoted else "bool" for _, promoted in tensors),
+        out_type="bool" if kernel.bool_result else "scalar_t",
+        modes=modes,
+        cpu_kernel=decls[DispatchKey.CPU.value].name,
+        cpu_params=decls[DispatchKey.CPU.value].params,
+        cpu_dtypes=tuple((SCALAR_TYPES[d], CPU_TYPES[d]) for d in kernel.dtypes),
+        cuda_kernel=decls[DispatchKey.CUDA.value].name,
+        launcher=fn.func.name.unambiguous,
+        cuda_dtypes=tuple((DTYPE_CODES[d], CUDA_TYPES[d]) for d in kernel.dtypes if d in CUDA_TYPES),
+    )
+
+
+@dataclass(frozen=True)
+class KernelShard:
+    ops: tuple[PointwiseOp, ...]
+
+
+def kernel_shards(manifest: Manifest, shards: int) -> list[KernelShard]:
+    buckets: list[list[PointwiseOp]] = [[] for _ in range(shards)]
+    for group in manifest.groups:
+        if group.out.pointwise is not None:
+            buckets[shard_of(group.name, shards)].append(pointwise_op(group))
+    return [KernelShard(tuple(b)) for b in buckets]

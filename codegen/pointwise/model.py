@@ -1,0 +1,185 @@
+"""The manifest's ``pointwise:`` key: a formula from which CPU and CUDA kernels are generated.
+
+    - func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+      structured: True
+      pointwise: "self + alpha * other"
+      meta: {checks: ["alpha_check(alpha, out)"]}
+
+A pointwise entry needs no ``dispatch`` (its kernels are generated) and its ``meta`` rule
+defaults to what every elementwise op shares: ``shape: broadcast(<tensors>)``,
+``layout: like(<tensors>)``, ``dtype: promote(<tensors>)``. The dtype rule must be a
+``promote(...)`` (any kind but COMPLEX_TO_FLOAT): the promoted arguments are brought to the
+common dtype, other tensor arguments keep their one allowed dtype (where's bool condition).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.errors import SpecError
+from codegen.load import LineDict
+from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, OptionalType
+from codegen.pointwise.lower import FormulaError, Lowered, Operand, lower_formula
+from codegen.pointwise.syntax import FormulaSyntaxError, parse_formula
+from codegen.rules.model import DTYPE_GROUPS, DTYPE_NAMES, Rule
+from codegen.rules.syntax import Call, Name
+
+# Which formula category a dtype computes in.
+CATEGORY = {d: ("floating" if g == "floating" else "integral" if g == "integral" else g)
+            for g, ds in DTYPE_GROUPS.items() for d in ds}
+# C++ element types: on the CPU (c10) and on the GPU (CUDA's own; no complex in device code).
+CPU_TYPES = {
+    "float16": "at::Half", "bfloat16": "at::BFloat16", "float32": "float", "float64": "double",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+    "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "bool": "bool",
+}
+CUDA_TYPES = {
+    "float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float", "float64": "double",
+    "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "bool": "bool",
+}
+KINDS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "BOOL_TO_LONG")
+MAX_TENSORS = 3  # csrc/include/structops/cpu_pointwise.h kMaxOperands - 1
+
+
+@dataclass(frozen=True)
+class PointwiseKernel:
+    formula: str
+    line: int
+    lowered: Lowered
+    dtypes: tuple[str, ...]  # common dtypes the kernels are instantiated for
+    bool_result: bool  # ALWAYS_BOOL: written as bool whatever the common dtype
+
+
+def default_meta(entry: LineDict, schema: FunctionSchema) -> LineDict:
+    """The entry's ``meta`` with the elementwise defaults filled in (shape, layout)."""
+    given = entry.get("meta")
+    meta = LineDict(given) if isinstance(given, dict) else LineDict()
+    meta.line = given.line if isinstance(given, LineDict) else entry.line_of("pointwise")
+    meta.key_lines = dict(given.key_lines) if isinstance(given, LineDict) else {}
+    tensors = [a.name for a in schema.arguments.non_out if a.type == BaseType(BaseTy.Tensor)]
+    outs = [o.name for o in schema.arguments.out]
+    if tensors and len(outs) == 1:
+        shape = f"broadcast({', '.join(tensors)})" if len(tensors) > 1 else f"[*{tensors[0]}]"
+        for key, value in (("shape", shape), ("layout", f"like({', '.join(tensors)})")):
+            if key not in meta:
+                section = LineDict({outs[0]: value})
+                section.line = meta.line
+                section.key_lines = {}
+                meta[key] = section
+    return meta
+
+
+def with_default_meta(entry: LineDict, schema: FunctionSchema) -> LineDict:
+    """A copy of the entry whose ``meta`` has the elementwise defaults."""
+    copy = LineDict(entry)
+    copy.line = entry.line
+    copy.key_lines = dict(entry.key_lines)
+    copy.key_lines.setdefault("meta", entry.line_of("pointwise"))
+    copy["meta"] = default_meta(entry, schema)
+    return copy
+
+
+def _operand_kind(a: Argument) -> str | None:
+    t = a.type
+    if t == BaseType(BaseTy.Tensor):
+        return "tensor"
+    if t == BaseType(BaseTy.Scalar):
+        return "scalar"
+    if t == BaseType(BaseTy.str):
+        return "str"
+    if isinstance(t, OptionalType) and t.elem == BaseType(BaseTy.Scalar):
+        return "scalar?"
+    if isinstance(t, OptionalType) and t.elem == BaseType(BaseTy.str):
+        return "str?"
+    return None
+
+
+def _cpp_name(name: str) -> str:
+    from codegen.api.cpp import cpp_name
+
+    return cpp_name(name)
+
+
+def _promotion(rule: Rule) -> tuple[tuple[str, ...], str]:
+    """The promoted argument names and kind of the output's dtype rule, or FormulaError."""
+    d = rule.outputs[0].dtype
+    if isinstance(d, Name):
+        return (d.id,), "DEFAULT"
+    if isinstance(d, Call) and d.fn == "promote" and all(isinstance(a, Name) for a in d.args):
+        kind = dict(d.kwargs).get("kind")
+        return tuple(a.id for a in d.args), (kind.id if isinstance(kind, Name) else "DEFAULT")
+    raise FormulaError(f"a pointwise op's dtype rule must be promote(...), got '{d}'",
+                       "write e.g. meta: {dtype: {out: \"promote(self, other, kind=ALWAYS_BOOL)\"}}")
+
+
+def _kernel_dtypes(allowed: set[str], scalars: bool, kind: str) -> tuple[str, ...]:
+    """Every common dtype promotion can produce from the allowed input dtypes."""
+    cats = {CATEGORY[d] for d in allowed}
+    if scalars:  # a bool tensor with an int Scalar is int64; an int tensor with 2.5 is float
+        if "bool" in cats:
+            cats.add("integral")
+        if cats & {"bool", "integral"}:
+            cats.add("floating")
+    if kind == "INT_TO_FLOAT" and cats & {"bool", "integral"}:
+        cats -= {"bool", "integral"}
+        cats.add("floating")
+    if kind == "BOOL_TO_LONG" and "bool" in cats:
+        cats.discard("bool")
+        cats.add("integral")
+    return tuple(d for d in DTYPE_NAMES if CATEGORY[d] in cats)
+
+
+def parse_pointwise(path: str, entry: LineDict, op: str, schema: FunctionSchema, rule: Rule) -> PointwiseKernel:
+    text = entry["pointwise"]
+    line = entry.line_of("pointwise")
+
+    def fail(problem: str, fix: str) -> SpecError:
+        return SpecError(path, line, op, f"pointwise: {problem}", fix)
+
+    if not isinstance(text, str) or not text.strip():
+        raise fail(f"the formula must be a string, got {text!r}", "write e.g. pointwise: \"self + alpha * other\"")
+    try:
+        formula = parse_formula(text)
+    except FormulaSyntaxError as e:
+        raise fail(f"cannot parse '{text}': {e}", "see docs/pointwise.md for the formula syntax") from None
+    if len(rule.outputs) != 1:
+        raise fail("a pointwise op writes exactly one output", "declare one 'Tensor(a!) out'")
+    try:
+        promoted, kind = _promotion(rule)
+    except FormulaError as e:
+        raise fail(e.problem, e.fix) from None
+    if kind not in KINDS:
+        raise fail(f"promotion kind {kind} is not supported by generated kernels",
+                   f"use one of: {', '.join(KINDS)}")
+
+    allowed = dict(rule.allowed)
+    everything = allowed.get(None, DTYPE_NAMES)
+    operands = []
+    promoted_dtypes: set[str] = set()
+    for a in schema.arguments.non_out:
+        k = _operand_kind(a)
+        if k is None:
+            raise fail(f"argument '{a.name}' has type {a.type}, which formulas cannot use",
+                       "pointwise formulas take Tensor, Scalar, Scalar?, str and str? arguments")
+        if k == "tensor" and a.name not in promoted:
+            if tuple(allowed.get(a.name, ())) != ("bool",):
+                raise fail(f"tensor '{a.name}' is not promoted, so it must have one dtype",
+                           f"add it to promote(...) in meta.dtype, or 'allowed: {{{a.name}: [bool]}}'")
+            k = "bool_tensor"
+        elif k == "tensor":
+            promoted_dtypes |= set(allowed.get(a.name, everything))
+        operands.append(Operand(a.name, k, _cpp_name(a.name), a.default))
+    tensors = [o for o in operands if o.kind in ("tensor", "bool_tensor")]
+    if not tensors or len(tensors) > MAX_TENSORS:
+        raise fail(f"a pointwise op takes 1 to {MAX_TENSORS} tensors, this one takes {len(tensors)}",
+                   "split the formula into several ops")
+    scalars_promoted = any(o.kind in ("scalar", "scalar?") and o.name in promoted for o in operands)
+    dtypes = _kernel_dtypes(promoted_dtypes, scalars_promoted, kind)
+    categories = tuple(dict.fromkeys(CATEGORY[d] for d in dtypes))
+    try:
+        lowered = lower_formula(formula, tuple(operands), categories)
+    except FormulaError as e:
+        raise fail(e.problem, e.fix) from None
+    return PointwiseKernel(text, line, lowered, dtypes, kind == "ALWAYS_BOOL")

@@ -1,0 +1,199 @@
+"""The pointwise formula language's syntax: tokenizer, recursive-descent parser and AST.
+
+A formula is one Python-like expression over the op's arguments, e.g.
+``self + alpha * other``, ``where(self > 0, self, alpha * expm1(self))``,
+``clamp(self, min, max)``. Precedence, loosest first: ``or``, ``and``, ``not``, comparisons,
+``|``, ``^``, ``&``, ``+ -``, ``* / // %``, unary ``- ~``. Every node prints back to source for
+error messages.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+class FormulaSyntaxError(ValueError):
+    """Bad formula text; the message names the column and what was expected."""
+
+
+@dataclass(frozen=True)
+class Lit:
+    value: int | float | str | bool | None
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Call:
+    fn: str
+    args: tuple[Node, ...]
+
+    def __str__(self) -> str:
+        return f"{self.fn}({', '.join(str(a) for a in self.args)})"
+
+
+@dataclass(frozen=True)
+class Bin:
+    op: str
+    lhs: Node
+    rhs: Node
+
+    def __str__(self) -> str:
+        return f"{_paren(self.lhs)} {self.op} {_paren(self.rhs)}"
+
+
+@dataclass(frozen=True)
+class Un:
+    op: str  # - ~ not
+    operand: Node
+
+    def __str__(self) -> str:
+        return f"{self.op}{' ' if self.op == 'not' else ''}{_paren(self.operand)}"
+
+
+Node = Lit | Var | Call | Bin | Un
+
+
+def _paren(n: Node) -> str:
+    return f"({n})" if isinstance(n, Bin) else str(n)
+
+
+_TOKEN = re.compile(
+    r"(?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)"
+    r"|(?P<str>\"[^\"]*\"|'[^']*')"
+    r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
+    r"|(?P<op>//|==|!=|<=|>=|[-+*/%<>()&|^~,])"
+)
+_KEYWORDS = {"and", "or", "not", "True", "False", "None"}
+# Binary operator levels, loosest first (and/or/not and comparisons are handled separately).
+_LEVELS = (("|",), ("^",), ("&",), ("+", "-"), ("*", "/", "//", "%"))
+COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+
+
+def _tokenize(text: str) -> list[tuple[str, str, int]]:
+    tokens = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        m = _TOKEN.match(text, pos)
+        if not m:
+            raise FormulaSyntaxError(f"unexpected character {text[pos]!r} at column {pos + 1}")
+        kind = m.lastgroup
+        value = m.group(kind)
+        if kind == "name" and value in _KEYWORDS:
+            kind = "kw"
+        tokens.append((kind, value, pos + 1))
+        pos = m.end()
+    tokens.append(("end", "", len(text) + 1))
+    return tokens
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.tokens = _tokenize(text)
+        self.i = 0
+
+    def peek(self, *values: str) -> bool:
+        return self.tokens[self.i][1] in values and self.tokens[self.i][0] in ("op", "kw")
+
+    def take(self) -> tuple[str, str, int]:
+        tok = self.tokens[self.i]
+        self.i += 1
+        return tok
+
+    def expect(self, value: str) -> None:
+        kind, v, col = self.take()
+        if v != value or kind not in ("op", "kw"):
+            raise FormulaSyntaxError(f"expected {value!r} at column {col}, found {'the end' if kind == 'end' else repr(v)}")
+
+    def expr(self) -> Node:
+        lhs = self.and_()
+        while self.peek("or"):
+            self.take()
+            lhs = Bin("or", lhs, self.and_())
+        return lhs
+
+    def and_(self) -> Node:
+        lhs = self.not_()
+        while self.peek("and"):
+            self.take()
+            lhs = Bin("and", lhs, self.not_())
+        return lhs
+
+    def not_(self) -> Node:
+        if self.peek("not"):
+            self.take()
+            return Un("not", self.not_())
+        lhs = self.level(0)
+        if self.peek(*COMPARISONS):
+            op = self.take()[1]
+            rhs = self.level(0)
+            if self.peek(*COMPARISONS):
+                raise FormulaSyntaxError(f"chained comparison at column {self.tokens[self.i][2]}: "
+                                         "write 'a < b and b < c'")
+            return Bin(op, lhs, rhs)
+        return lhs
+
+    def level(self, n: int) -> Node:
+        if n == len(_LEVELS):
+            return self.unary()
+        lhs = self.level(n + 1)
+        while self.peek(*_LEVELS[n]):
+            op = self.take()[1]
+            lhs = Bin(op, lhs, self.level(n + 1))
+        return lhs
+
+    def unary(self) -> Node:
+        if self.peek("-", "~"):
+            op = self.take()[1]
+            return Un(op, self.unary())
+        return self.atom()
+
+    def atom(self) -> Node:
+        kind, v, col = self.take()
+        if kind == "num":
+            is_int = re.fullmatch(r"\d+", v) is not None
+            return Lit(int(v) if is_int else float(v), v)
+        if kind == "str":
+            return Lit(v[1:-1], v)
+        if kind == "kw" and v in ("True", "False", "None"):
+            return Lit({"True": True, "False": False, "None": None}[v], v)
+        if kind == "name":
+            if self.peek("("):
+                self.take()
+                args: list[Node] = []
+                while not self.peek(")"):
+                    args.append(self.expr())
+                    if not self.peek(")"):
+                        self.expect(",")
+                self.expect(")")
+                return Call(v, tuple(args))
+            return Var(v)
+        if kind == "op" and v == "(":
+            e = self.expr()
+            self.expect(")")
+            return e
+        raise FormulaSyntaxError(f"expected a value at column {col}, found {'the end' if kind == 'end' else repr(v)}")
+
+
+def parse_formula(text: str) -> Node:
+    p = _Parser(text)
+    node = p.expr()
+    kind, v, col = p.tokens[p.i]
+    if kind != "end":
+        raise FormulaSyntaxError(f"unexpected {v!r} at column {col}")
+    return node

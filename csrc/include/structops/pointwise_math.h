@@ -1,0 +1,256 @@
+// The functions a pointwise formula (codegen/pointwise/) lowers to, for host and device alike.
+//
+// Torch-free on purpose (ARCHITECTURE decision 6): generated CUDA kernels include this header
+// and nothing of torch. Each function takes values of the op's compute type T (PyTorch's
+// opmath: float for half/bfloat16) and matches torch's semantics, e.g. maximum propagates NaN,
+// floor division of integers rounds toward -inf, integer division by zero raises on the CPU.
+// The generic forms call `exp(x)` etc. unqualified after `using std::exp`, so c10::complex's
+// overloads are found on the host; device code gets CUDA's math functions.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#if defined(__CUDACC__)
+#define SO_HD __host__ __device__ __forceinline__
+#else
+#define SO_HD inline
+#endif
+
+namespace structops::pw {
+
+// Integer division by zero: a RuntimeError on the CPU (as torch's ZeroDivisionError); on a GPU,
+// where a kernel cannot raise, the quotient is 0 (torch's CUDA result is unspecified).
+[[noreturn]] void throw_zero_division();
+
+template <typename T>
+inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <typename T>
+inline constexpr bool is_float_v = std::is_floating_point_v<T>;
+
+template <typename T>
+SO_HD T zero_division() {
+#if defined(__CUDA_ARCH__)
+  return T(0);
+#else
+  throw_zero_division();
+#endif
+}
+
+template <typename T>
+SO_HD bool truth(T x) { return x != T(0); }
+
+template <typename T>
+SO_HD bool isnan_(T x) {
+  if constexpr (is_float_v<T>) return x != x;
+  else return false;
+}
+
+template <typename T>
+SO_HD bool isinf_(T x) {
+  if constexpr (is_float_v<T>) return x == std::numeric_limits<T>::infinity() || x == -std::numeric_limits<T>::infinity();
+  else return false;
+}
+
+// NaN-propagating max / min, as torch.maximum / torch.minimum (and clamp).
+template <typename T>
+SO_HD T maximum(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a || b;
+  else return (a > b || a != a) ? a : b;
+}
+template <typename T>
+SO_HD T minimum(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a && b;
+  else return (a < b || a != a) ? a : b;
+}
+
+// torch.clamp: NaN in x stays NaN; a bound given as NaN makes the result NaN.
+template <typename T>
+SO_HD T clamp(T x, bool has_lo, T lo, bool has_hi, T hi) {
+  T r = x;
+  if (has_lo) r = maximum(r, lo);
+  if (has_hi) r = minimum(r, hi);
+  return r;
+}
+
+template <typename T>
+SO_HD T floor_div(T a, T b) {
+  if constexpr (is_int_v<T>) {
+    if (b == 0) return zero_division<T>();
+    if constexpr (std::is_signed_v<T>) {
+      // Avoid the overflow trap of min / -1: the wrapped result is torch's.
+      if (b == T(-1)) return T(-static_cast<std::make_unsigned_t<T>>(a));
+      const T q = a / b;
+      const T r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? T(q - 1) : q;
+    } else {
+      return a / b;
+    }
+  } else {
+    using std::floor;
+    using std::fmod;
+    if (b == T(0)) return a / b;
+    // As torch: quotient from the remainder, so floor(a / b) is exact where a / b rounds.
+    const T mod = fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+    if (div != T(0)) {
+      T fl = floor(div);
+      if (div - fl > T(0.5)) fl += T(1);
+      return fl;
+    }
+    return std::copysign(T(0), a / b);
+  }
+}
+
+template <typename T>
+SO_HD T trunc_div(T a, T b) {
+  if constexpr (is_int_v<T>) {
+    if (b == 0) return zero_division<T>();
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return T(-static_cast<std::make_unsigned_t<T>>(a));
+    }
+    return a / b;
+  } else {
+    using std::trunc;
+    return trunc(a / b);
+  }
+}
+
+// torch.remainder: the result takes the divisor's sign.
+template <typename T>
+SO_HD T remainder(T a, T b) {
+  if constexpr (is_int_v<T>) {
+    if (b == 0) return zero_division<T>();
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return T(0);
+      const T r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+    } else {
+      return a % b;
+    }
+  } else {
+    using std::fmod;
+    T r = fmod(a, b);
+    if (r != T(0) && ((b < T(0)) != (r < T(0)))) r += b;
+    return r;
+  }
+}
+
+// Integer powers by squaring; a negative exponent gives 0 except for bases 1 and -1 (torch).
+template <typename T>
+SO_HD T int_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return T(1);
+      if (base == -1) return (exp % 2 == 0) ? T(1) : T(-1);
+      return T(0);
+    }
+  }
+  T result = 1;
+  while (exp) {
+    if (exp & 1) result = T(result * base);
+    exp = T(exp >> 1);
+    base = T(base * base);
+  }
+  return result;
+}
+
+template <typename T>
+SO_HD T pow(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a || !b;
+  else if constexpr (is_int_v<T>) return int_pow(a, b);
+  else {
+    using std::pow;
+    return pow(a, b);
+  }
+}
+
+template <typename T>
+SO_HD T abs(T x) {
+  if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return x;
+  else if constexpr (is_int_v<T>) return x < 0 ? T(-x) : x;
+  else {
+    using std::fabs;
+    return fabs(x);
+  }
+}
+
+template <typename T>
+SO_HD T sign(T x) {
+  if constexpr (std::is_same_v<T, bool>) return x;
+  else if constexpr (std::is_unsigned_v<T>) return T(x > 0);
+  else return T((T(0) < x) - (x < T(0)));
+}
+
+// Rounding: identities on integers (torch.floor of an int tensor returns it unchanged).
+#define SO_ROUNDING(name, fn)            \
+  template <typename T>                  \
+  SO_HD T name(T x) {                    \
+    if constexpr (!is_float_v<T>) {      \
+      return x;                          \
+    } else {                             \
+      using std::fn;                     \
+      return fn(x);                      \
+    }                                    \
+  }
+SO_ROUNDING(floor, floor)
+SO_ROUNDING(ceil, ceil)
+SO_ROUNDING(trunc, trunc)
+SO_ROUNDING(round, nearbyint)  // round half to even, as torch.round
+#undef SO_ROUNDING
+
+// Float functions: the formula checker admits them on floating (and, where listed in
+// codegen/pointwise/lower.py, complex) compute types only.
+#define SO_UNARY(name, fn, expr)            \
+  template <typename T>                     \
+  SO_HD T name(T x) {                       \
+    using std::fn;                          \
+    return expr;                            \
+  }
+SO_UNARY(exp, exp, exp(x))
+SO_UNARY(exp2, exp2, exp2(x))
+SO_UNARY(expm1, expm1, expm1(x))
+SO_UNARY(log, log, log(x))
+SO_UNARY(log2, log2, log2(x))
+SO_UNARY(log1p, log1p, log1p(x))
+SO_UNARY(sqrt, sqrt, sqrt(x))
+SO_UNARY(sin, sin, sin(x))
+SO_UNARY(cos, cos, cos(x))
+SO_UNARY(tan, tan, tan(x))
+SO_UNARY(tanh, tanh, tanh(x))
+SO_UNARY(erf, erf, erf(x))
+SO_UNARY(erfc, erfc, erfc(x))
+SO_UNARY(rsqrt, sqrt, T(1) / sqrt(x))
+SO_UNARY(sigmoid, exp, T(1) / (T(1) + exp(-x)))
+#undef SO_UNARY
+
+template <typename T>
+SO_HD T fma(T a, T b, T c) {
+  if constexpr (is_float_v<T>) {
+    using std::fma;
+    return fma(a, b, c);
+  } else {
+    return T(a * b + c);
+  }
+}
+
+// A formula's Scalar argument as the compute type, from the plain fields the CUDA launcher
+// receives (the host glue fills them from an at::Scalar).
+struct ScalarArg {
+  double real = 0;
+  int64_t integral = 0;
+  bool is_integral = false;
+  bool present = true;  // false for a None `Scalar?`
+};
+
+template <typename T>
+SO_HD T scalar_as(const ScalarArg& s) {
+  if constexpr (std::is_same_v<T, bool>) return s.is_integral ? s.integral != 0 : s.real != 0;
+  else if constexpr (is_int_v<T>) return s.is_integral ? T(s.integral) : T(s.real);
+  else return s.is_integral ? T(s.integral) : T(s.real);
+}
+
+}  // namespace structops::pw
