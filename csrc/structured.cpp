@@ -88,12 +88,13 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
 
 void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,
                    c10::ArrayRef<NamedTensor> inputs) {
+  // TensorIterator's order: memory overlap, then shape, then castability.
+  check_overlaps(self, inputs, /*allow_full_overlap=*/true);
   TORCH_CHECK(same_sizes(self.sym_sizes(), spec.sizes), op, ": output with shape ",
               self.sym_sizes(), " doesn't match the broadcast shape ",
               c10::SymIntArrayRef(spec.sizes));
   TORCH_CHECK(at::canCast(spec.dtype, self.scalar_type()), op, ": result type ", spec.dtype,
               " can't be cast to the desired output type ", self.scalar_type());
-  check_overlaps(self, inputs, /*allow_full_overlap=*/true);
 }
 
 OutputTarget::OutputTarget(at::Tensor& dest, const TensorSpec& spec, bool must_not_alias_inputs,

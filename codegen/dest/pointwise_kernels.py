@@ -77,6 +77,7 @@ class PointwiseOp:
     in_types: tuple[str, ...]  # per tensor: "scalar_t" or "bool"
     out_type: str  # "scalar_t" or "bool"
     modes: tuple[ModeCheck, ...]
+    requires: tuple[tuple[str, str], ...]  # (host condition, message)
     cpu_kernel: str
     cpu_params: str
     cpu_dtypes: tuple[tuple[str, str], ...]  # (at::ScalarType enumerator, C++ type)
@@ -133,6 +134,7 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         in_types=tuple("scalar_t" if promoted else "bool" for _, promoted in tensors),
         out_type="bool" if kernel.bool_result else "scalar_t",
         modes=modes,
+        requires=low.requires,
         cpu_kernel=decls[DispatchKey.CPU.value].name,
         cpu_params=decls[DispatchKey.CPU.value].params,
         cpu_dtypes=tuple((SCALAR_TYPES[d], CPU_TYPES[d]) for d in kernel.dtypes),
@@ -140,6 +142,18 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         launcher=fn.func.name.unambiguous,
         cuda_dtypes=tuple((DTYPE_CODES[d], CUDA_TYPES[d]) for d in kernel.dtypes if d in CUDA_TYPES),
     )
+
+
+def argument_checks(group: StructuredGroup) -> list[str]:
+    """C++ checks of the formula's str modes and requirements, for the meta function: they
+    depend on arguments only, so fake tensors must raise them as real ones do."""
+    op = pointwise_op(group)
+    lines = [
+        f'TORCH_CHECK({m.condition}, op, ": {m.shown} must be one of {m.expected}, got \'", {m.actual}, "\'");'
+        for m in op.modes
+    ]
+    lines += [f'TORCH_CHECK({cond}, op, ": {message}");' for cond, message in op.requires]
+    return lines
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ FUNCTIONS: dict[str, tuple[int, tuple[str, ...], str, str]] = {
     "isnan": (1, CATEGORIES, "bool", "pw::isnan_"),
     "isinf": (1, CATEGORIES, "bool", "pw::isinf_"),
 }
-SPECIAL = ("where", "clamp", "bool")
+SPECIAL = ("where", "clamp", "bool", "select")
 _BINARY_OK = {
     "+": ("bool",) + NUMERIC, "*": ("bool",) + NUMERIC, "-": NUMERIC, "/": _FC,
     "//": _IF, "%": _IF, "&": ("bool", "integral"), "|": ("bool", "integral"), "^": ("bool", "integral"),
@@ -47,6 +47,7 @@ _BINARY_OK = {
 _BINARY_CPP = {"//": "pw::floor_div", "%": "pw::remainder"}
 _ORDERED = ("<", "<=", ">", ">=")
 _WHAT = {"bool": "bool", "integral": "integral", "floating": "floating-point", "complex": "complex"}
+_A_TYPE = {"bool": "a bool", "integral": "an integral", "floating": "a floating-point", "complex": "a complex"}
 
 
 class FormulaError(Exception):
@@ -74,6 +75,7 @@ class Lowered:
     optional_scalars: tuple[str, ...]  # Scalar? arguments used: has_<x> + <x>
     conditions: tuple[HostCondition, ...]
     modes: tuple[tuple[str, tuple[str | None, ...]], ...]  # str argument -> accepted values
+    requires: tuple[tuple[str, str], ...] = ()  # (host C++ condition, message) checked per call
 
 
 @dataclass(frozen=True)
@@ -103,12 +105,14 @@ class _Lowering:
         self.category = category
         self.used: dict[str, Operand] = {}
         self.conditions: dict[str, HostCondition] = {}
+        self.requires: dict[str, str] = {}
+        self.selected: set[str] = set()  # str arguments whose values a select() lists
 
     def need(self, what: str, allowed: tuple[str, ...], fix: str) -> None:
         if self.category not in allowed:
             raise FormulaError(
-                f"{what} is not defined on {_WHAT[self.category]} values, and this op computes in a "
-                f"{_WHAT[self.category]} type for {_WHAT[self.category]} inputs", fix)
+                f"{what} is not defined on {_WHAT[self.category]} values, and this op computes in "
+                f"{_A_TYPE[self.category]} type for {_WHAT[self.category]} inputs", fix)
 
     def node(self, n: Node) -> _Val:
         if isinstance(n, Lit):
@@ -217,6 +221,8 @@ class _Lowering:
             return _Val(self.truth(self.node(n.args[0])), "bool")
         if n.fn == "clamp":
             return self.clamp(n)
+        if n.fn == "select":
+            return self.select(n)
         spec = FUNCTIONS.get(n.fn)
         if spec is None:
             known = sorted(list(FUNCTIONS) + list(SPECIAL))
@@ -229,19 +235,51 @@ class _Lowering:
         args = ", ".join(_cast(self.node(a)) for a in n.args)
         return _Val(f"{cpp}({args})", result)
 
+    def select(self, n: Call) -> _Val:
+        """``select(mode, "a", x, "b", y)``: the branch of the str argument's value; the listed
+        values are exactly the ones the op accepts (any other raises before the kernel runs)."""
+        usage = 'write select(mode, "value1", expr1, "value2", expr2, ...)'
+        if len(n.args) < 3 or len(n.args) % 2 == 0 or not self.is_mode(n.args[0]):
+            raise FormulaError(f"'{n}' is not a select over a string argument", usage)
+        arg = n.args[0]
+        op = self.operands[arg.name]  # type: ignore[union-attr]
+        branches = []
+        for lit, expr in zip(n.args[1::2], n.args[2::2]):
+            if not isinstance(lit, Lit) or not (isinstance(lit.value, str) or (lit.value is None and op.kind == "str?")):
+                raise FormulaError(f"select(): '{lit}' is not a string literal", usage)
+            cond = self.condition(Bin("==", arg, lit))
+            branches.append((cond.code, self.node(expr)))
+        self.selected.add(op.name)
+        kinds = {v.kind for _, v in branches}
+        if kinds == {"bool"}:
+            code = branches[-1][1].code
+            for cond, v in reversed(branches[:-1]):
+                code = f"({cond} ? {v.code} : {code})"
+            return _Val(code, "bool")
+        code = _cast(branches[-1][1])
+        for cond, v in reversed(branches[:-1]):
+            code = f"({cond} ? {_cast(v)} : {code})"
+        return _Val(code, "num")
+
     def clamp(self, n: Call) -> _Val:
         if len(n.args) != 3:
             raise FormulaError(f"clamp() takes 3 arguments, got {len(n.args)}", "write clamp(x, lo, hi)")
         self.need("clamp()", ("bool",) + _IF, "clamp is for real values")
         x = _cast(self.node(n.args[0]))
         bounds = []
+        optional = []
         for b in n.args[1:]:
             op = self.operands.get(b.name) if isinstance(b, Var) else None
             if op is not None and op.kind == "scalar?":
                 self.used[op.name] = op
+                optional.append(op)
                 bounds.append(f"has_{op.cpp}, {op.cpp}")
             else:
                 bounds.append(f"true, {_cast(self.node(b))}")
+        if len(optional) == 2:  # as torch.clamp: a clamp with no bound is a mistake
+            lo, hi = optional
+            self.requires[f"{lo.cpp}.has_value() || {hi.cpp}.has_value()"] = (
+                f"at least one of '{lo.name}' or '{hi.name}' must not be None")
         return _Val(f"pw::clamp({x}, {bounds[0]}, {bounds[1]})", "num")
 
 
@@ -286,7 +324,7 @@ def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tupl
     for o in operands:
         if o.kind in ("str", "str?") and o.name in used:
             values = [c.value for c in lowering.conditions.values() if c.arg == o.name]
-            if o.default is not None:
+            if o.default is not None and o.name not in lowering.selected:
                 default = None if o.default == "None" else o.default.strip("\"'")
                 if default not in values:
                     values.insert(0, default)
@@ -299,4 +337,5 @@ def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tupl
         optional_scalars=tuple(o.name for o in operands if o.kind == "scalar?" and o.name in used),
         conditions=tuple(lowering.conditions.values()),
         modes=tuple(modes),
+        requires=tuple(lowering.requires.items()),
     )

@@ -105,7 +105,7 @@ def _cpp_name(name: str) -> str:
 def _promotion(rule: Rule) -> tuple[tuple[str, ...], str]:
     """The promoted argument names and kind of the output's dtype rule, or FormulaError."""
     d = rule.outputs[0].dtype
-    if isinstance(d, Name):
+    if isinstance(d, Name) and (d.id, "tensor") in rule.args:
         return (d.id,), "DEFAULT"
     if isinstance(d, Call) and d.fn == "promote" and all(isinstance(a, Name) for a in d.args):
         kind = dict(d.kwargs).get("kind")

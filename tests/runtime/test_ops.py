@@ -202,3 +202,52 @@ def test_torch_ops_namespace():
     out = torch.empty(2)
     assert torch.ops.structops.add.out(a, b, out=out) is out
     assert torch.equal(out, torch.full((2,), 3.0))
+
+
+# --- pointwise formulas: what the generated conformance suite cannot state -----------------------
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
+def test_integer_division_by_zero_raises_like_torch(mode, dtype):
+    a, b = torch.ones(70000, dtype=dtype), torch.ones(70000, dtype=dtype)
+    b[-3] = 0  # one zero deep in a multithreaded range
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.div(a, b, rounding_mode=mode)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        structops.div(a, b, rounding_mode=mode)
+    # ...and the error does not leak into the next call on this thread.
+    assert torch.equal(structops.div(a, a, rounding_mode=mode), torch.div(a, a, rounding_mode=mode))
+
+
+def test_floor_division_of_floats_matches_torch_at_rounding_edges():
+    a = torch.tensor([-7.0, 7.0, -0.0, 5.0, 1e30, -1e-30, 0.3, 1.0])
+    b = torch.tensor([2.0, -2.0, 3.0, 0.0, 3.0, 7.0, 0.1, float("inf")])
+    torch.testing.assert_close(structops.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="floor"),
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "broadcast_row", "broadcast_col", "sliced"])
+def test_large_pointwise_layouts_match_torch(threads, layout):
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        x = torch.randn(300, 400)
+        y = {"contiguous": torch.randn(300, 400), "transposed": torch.randn(400, 300).t(),
+             "broadcast_row": torch.randn(400), "broadcast_col": torch.randn(300, 1),
+             "sliced": torch.randn(300, 800)[:, ::2]}[layout]
+        torch.testing.assert_close(structops.add(x, y, alpha=0.5), torch.add(x, y, alpha=0.5))
+        torch.testing.assert_close(structops.bias_gelu(x, y), torch.nn.functional.gelu(x + y))
+        out = torch.empty(300, 400)
+        structops.mul_add(x, y, x, out=out)
+        torch.testing.assert_close(out, x * y + x)
+    finally:
+        torch.set_num_threads(old)
+
+
+def test_formula_result_for_half_is_computed_in_float():
+    x = torch.full((4,), 2049.0, dtype=torch.float16)  # 2049 is not a float16: rounds to 2048
+    y = torch.ones(4, dtype=torch.float16)
+    # (x*1 + 1) in float is 2049 -> rounds once at the end: 2048; torch's unfused chain agrees here,
+    # but mul_add must not round its intermediate product to half.
+    torch.testing.assert_close(structops.mul_add(x, y, y), (x.float() * y.float() + y.float()).half())

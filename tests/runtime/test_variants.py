@@ -224,7 +224,48 @@ def samples():
         ("stack.out", ([a, a.clone()],), {"out": torch.empty(2, 2, 3)}),
         ("embedding.default", (a, torch.tensor([[1, 0], [1, 1]])), {}),
         ("embedding.out", (ints.float(), torch.tensor([2])), {"out": torch.empty(1, 4)}),
+    ] + pointwise_samples()
+
+
+# Formula ops: (functional, inplace or None, out overload) -> arguments of the functional.
+def pointwise_samples():
+    x, y = torch.rand(2, 3) + 0.5, torch.rand(3) + 0.5
+    i, j = torch.arange(6).reshape(2, 3), torch.tensor([1, 2, 3])
+    unary = ["exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "abs", "relu", "silu"]
+    table = [((f"{n}.default", f"{n}_.default", f"{n}.out"), (x.t(),), {}) for n in unary]
+    table += [
+        (("gelu.default", "gelu_.default", "gelu.out"), (x,), {"approximate": "tanh"}),
+        (("sub.Tensor", "sub_.Tensor", "sub.Tensor_out"), (x, y), {"alpha": 2}),
+        (("div.Tensor", "div_.Tensor", "div.Tensor_out"), (x, y), {}),
+        (("div.Tensor_mode", "div_.Tensor_mode", "div.Tensor_mode_out"), (i, j), {"rounding_mode": "floor"}),
+        (("pow.Tensor_Tensor", "pow_.Tensor_Tensor", "pow.Tensor_Tensor_out"), (x, y), {}),
+        (("pow.Tensor_Scalar", "pow_.Tensor_Scalar", "pow.Tensor_Scalar_out"), (x, 2.5), {}),
+        (("maximum.default", None, "maximum.out"), (x, y), {}),
+        (("minimum.default", None, "minimum.out"), (i, j), {}),
+        (("clamp.default", "clamp_.default", "clamp.out"), (x, 0.7), {"max": 1.2}),
+        (("where.self", None, "where.self_out"), (x > 1, x, y), {}),
+        (("lerp.Tensor", "lerp_.Tensor", "lerp.Tensor_out"), (x, y.expand(2, 3), torch.rand(2, 3)), {}),
+        (("lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out"), (x, y.expand(2, 3), 0.25), {}),
+        (("addcmul.default", "addcmul_.default", "addcmul.out"), (x, y, x), {"value": 3}),
+        (("add_relu.default", "add_relu_.default", "add_relu.out"), (x, -y), {"alpha": 2}),
+        (("bias_gelu.default", None, "bias_gelu.out"), (x, y), {}),
+        (("mul_add.default", None, "mul_add.out"), (x, y, x), {}),
+        (("bitwise_and.Tensor", "bitwise_and_.Tensor", "bitwise_and.Tensor_out"), (i, j), {}),
+        (("logical_not.default", "logical_not_.default", "logical_not.out"), (i,), {}),
     ]
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        table.append(((f"{name}.Tensor", f"{name}_.Tensor", f"{name}.Tensor_out"), (x, y), {}))
+    for name in ("logical_and", "logical_or"):
+        table.append(((f"{name}.default", f"{name}_.default", f"{name}.out"), (i, x), {}))
+    result = []
+    for (functional, inplace, out), args, kwargs in table:
+        packet, overload = functional.split(".")
+        expected = getattr(getattr(torch.ops.structops, packet), overload)(*args, **kwargs)
+        result.append((functional, args, kwargs))
+        if inplace is not None:
+            result.append((inplace, (args[0].clone().to(expected.dtype),) + args[1:], kwargs))
+        result.append((out, args, {**kwargs, "out": torch.empty(0, dtype=expected.dtype)}))
+    return result
 
 
 @pytest.mark.parametrize("name, args, kwargs", samples(), ids=lambda x: x if isinstance(x, str) else "")

@@ -183,6 +183,10 @@ void run(const F& f, const at::Tensor& out, const std::array<at::Tensor, sizeof.
     for (int64_t i = begin; i < end;) {
       const int64_t n = std::min(g.sizes[0] - index[0], end - i);
       row(n, offset);
+      if (pw::zero_division_flag) {
+        pw::zero_division_flag = false;
+        pw::throw_zero_division();
+      }
       i += n;
       for (int k = 0; k <= static_cast<int>(N); ++k) offset[k] += n * g.strides[k][0];
       index[0] += n;

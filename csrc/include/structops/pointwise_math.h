@@ -22,8 +22,11 @@
 namespace structops::pw {
 
 // Integer division by zero: a RuntimeError on the CPU (as torch's ZeroDivisionError); on a GPU,
-// where a kernel cannot raise, the quotient is 0 (torch's CUDA result is unspecified).
+// where a kernel cannot raise, the quotient is 0 (torch's CUDA result is unspecified). The CPU
+// loop does not throw from inside the element loop (its vectorised clones cannot unwind): the
+// element sets this thread's flag and the row loop raises after the row (cpu::run).
 [[noreturn]] void throw_zero_division();
+inline thread_local bool zero_division_flag = false;
 
 template <typename T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
@@ -32,11 +35,10 @@ inline constexpr bool is_float_v = std::is_floating_point_v<T>;
 
 template <typename T>
 SO_HD T zero_division() {
-#if defined(__CUDA_ARCH__)
-  return T(0);
-#else
-  throw_zero_division();
+#if !defined(__CUDA_ARCH__)
+  zero_division_flag = true;
 #endif
+  return T(0);
 }
 
 template <typename T>

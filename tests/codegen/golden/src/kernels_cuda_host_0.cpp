@@ -6,7 +6,7 @@
 #include <structops/cpu_pointwise.h>
 #include <structops/pointwise_launch.h>
 
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/Exception.h>
 

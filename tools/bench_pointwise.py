@@ -1,0 +1,137 @@
+"""Pointwise ops: structops vs torch eager, side by side in one run (a script, not a test).
+
+    .venv/bin/python tools/bench_pointwise.py            # the full table
+    .venv/bin/python tools/bench_pointwise.py --quick    # fewer sizes and ops
+
+For each op, size (1e3 .. 1e7 elements), layout (contiguous, broadcast row, transposed/strided)
+and dtype (float32, bfloat16) it times the functional call and the out= call (no allocation:
+allocating a fresh 64 MiB output halves throughput for both) and prints the median time, the
+ratio torch / structops (> 1: structops is faster) and structops' GB/s (bytes read + written
+once). Fused formulas are compared with torch's unfused chain. On a GPU it also reports the
+share of the measured device-to-device copy bandwidth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import structops
+import torch
+import torch.nn.functional as F
+
+# name -> (structops call, torch call, number of tensor inputs, input domain)
+OPS = {
+    "add": (lambda a, b, **o: structops.add(a, b, alpha=2, **o), lambda a, b, **o: torch.add(a, b, alpha=2, **o), 2),
+    "mul": (structops.mul, torch.mul, 2),
+    "div": (structops.div, torch.div, 2),
+    "maximum": (structops.maximum, torch.maximum, 2),
+    "exp": (structops.exp, torch.exp, 1),
+    "sigmoid": (structops.sigmoid, torch.sigmoid, 1),
+    "tanh": (structops.tanh, torch.tanh, 1),
+    "gelu": (structops.gelu, lambda a, **o: F.gelu(a) if not o else o["out"].copy_(F.gelu(a)), 1),
+    "relu": (structops.relu, lambda a, **o: torch.relu(a) if not o else torch.clamp(a, min=0, **o), 1),
+    "lt": (structops.lt, torch.lt, 2),
+    "where": (lambda c, a, b, **o: structops.where(c > 0, a, b, **o), lambda c, a, b, **o: torch.where(c > 0, a, b, **o), 3),
+    "addcmul": (structops.addcmul, torch.addcmul, 3),
+    # fused formulas vs torch's chains
+    "add_relu": (structops.add_relu, lambda a, b, **o: torch.relu(torch.add(a, b)) if not o else torch.clamp(torch.add(a, b), min=0, **o), 2),
+    "bias_gelu": (structops.bias_gelu, lambda a, b, **o: F.gelu(a + b) if not o else o["out"].copy_(F.gelu(a + b)), 2),
+    "mul_add": (structops.mul_add, lambda a, b, c, **o: torch.add(a * b, c, **o), 3),
+}
+QUICK = ("add", "mul", "exp", "gelu", "add_relu", "bias_gelu", "mul_add")
+
+
+def median_time(fn, device: str, min_time: float = 0.05) -> float:
+    """Median seconds per call over repeats that together take at least min_time."""
+    fn()
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    sync()
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    once = max(time.perf_counter() - t0, 1e-7)
+    inner = max(1, int(min_time / 10 / once))
+    times = []
+    for _ in range(10):
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        sync()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times)
+
+
+def make_inputs(n_inputs: int, numel: int, layout: str, dtype, device: str) -> list[torch.Tensor]:
+    cols = 1000 if numel >= 10_000 else 100
+    rows = max(1, numel // cols)
+    g = torch.Generator(device="cpu").manual_seed(0)
+
+    def rand(*shape):
+        return (torch.rand(*shape, generator=g) + 0.5).to(dtype=dtype, device=device)
+
+    first = rand(rows, cols)
+    if layout == "contiguous":
+        rest = [rand(rows, cols) for _ in range(n_inputs - 1)]
+    elif layout == "broadcast":
+        rest = [rand(cols) for _ in range(n_inputs - 1)]
+    else:  # strided: the first input is a transposed view, the others are sliced
+        first = rand(cols, rows).t()
+        rest = [rand(rows, 2 * cols)[:, ::2] for _ in range(n_inputs - 1)]
+    return [first] + rest
+
+
+def copy_bandwidth(device: str) -> float | None:
+    if device != "cuda":
+        return None
+    x = torch.empty(2**28, dtype=torch.uint8, device=device)
+    y = torch.empty_like(x)
+    return 2 * x.numel() / median_time(lambda: y.copy_(x), device)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args()
+    device = args.device
+    sizes = (1_000, 100_000, 10_000_000) if args.quick else (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
+    names = QUICK if args.quick else tuple(OPS)
+    peak = copy_bandwidth(device)
+    print(f"device={device} threads={torch.get_num_threads()} torch={torch.__version__}"
+          + (f" copy bandwidth={peak / 1e9:.0f} GB/s" if peak else ""))
+    header = f"{'op':<10} {'dtype':<9} {'layout':<10} {'numel':>9} {'torch us':>10} {'ours us':>10} {'ratio':>6} {'ratio out=':>10} {'GB/s':>7}"
+    print(header + ("  %copy" if peak else ""))
+    ratios, ratios_out = [], []
+    for name in names:
+        ours, theirs, n = OPS[name]
+        for dtype in (torch.float32, torch.bfloat16):
+            for layout in ("contiguous", "broadcast", "strided"):
+                if layout == "broadcast" and n == 1:
+                    continue
+                for numel in sizes:
+                    xs = make_inputs(n, numel, layout, dtype, device)
+                    expected = theirs(*xs)
+                    torch.testing.assert_close(ours(*xs), expected, atol=2e-2, rtol=2e-2, equal_nan=True)
+                    out = torch.empty_like(expected)
+                    t_torch = median_time(lambda: theirs(*xs), device)
+                    t_ours = median_time(lambda: ours(*xs), device)
+                    t_torch_out = median_time(lambda: theirs(*xs, out=out), device)
+                    t_ours_out = median_time(lambda: ours(*xs, out=out), device)
+                    moved = sum(x.numel() * x.element_size() for x in xs) + expected.numel() * expected.element_size()
+                    gbs = moved / t_ours_out / 1e9
+                    ratios.append(t_torch / t_ours)
+                    ratios_out.append(t_torch_out / t_ours_out)
+                    line = (f"{name:<10} {str(dtype)[6:]:<9} {layout:<10} {expected.numel():>9} {t_torch * 1e6:>10.1f} "
+                            f"{t_ours * 1e6:>10.1f} {t_torch / t_ours:>6.2f} {t_torch_out / t_ours_out:>10.2f} {gbs:>7.1f}")
+                    if peak:
+                        line += f"  {100 * moved / t_ours_out / peak:5.0f}%"
+                    print(line, flush=True)
+    print(f"median ratio torch/structops: functional {statistics.median(ratios):.2f}, out= {statistics.median(ratios_out):.2f} "
+          f"over {len(ratios)} cases")
+
+
+if __name__ == "__main__":
+    main()
