@@ -25,5 +25,6 @@ set(STRUCTOPS_GENERATED_OUTPUTS
   "include/structops/ops/bmm_out.h"
   "include/structops/ops/amax.h"
   "include/structops/ops/aminmax.h"
+  "include/structops/ops/scaled_act.h"
   "include/structops/ops/my_fused.h"
 )

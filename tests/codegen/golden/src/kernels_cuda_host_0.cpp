@@ -5,6 +5,7 @@
 // Compiled only when the installed torch has CUDA.
 #include <structops/cpu_pointwise.h>
 #include <structops/pointwise_launch.h>
+#include <structops/ops/scaled_act.h>
 
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -14,9 +15,25 @@
 
 namespace structops {
 namespace cuda_kernels {
+const char* scaled_act_out(const PointwiseLaunch& p);
 }  // namespace cuda_kernels
 
 namespace impl {
+
+void scaled_act_out_cuda(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  const std::array<at::Tensor, 2> inputs{
+      cpu::operand(self, common_dtype, out.device()),
+      cpu::operand(other, common_dtype, out.device()),
+  };
+  PointwiseLaunch launch = cpu::make_launch(out, inputs, common_dtype);
+  launch.conditions[0] = mode == "relu";
+  launch.conditions[1] = mode == "tanh";
+  launch.scalars[0] = cpu::scalar_arg(alpha);
+  launch.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::scaled_act_out(launch);
+  TORCH_CHECK(error == nullptr, "scaled_act: CUDA kernel failed for dtype ", common_dtype, ": ", error);
+}
 
 }  // namespace impl
 }  // namespace structops

@@ -13,4 +13,6 @@ TORCH_LIBRARY(structops, m) {
   m.def(R"schema(aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max))schema", {at::Tag::out});
   m.def(R"schema(aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max))schema", {});
   m.def(R"schema(my_fused(Tensor x, Tensor? bias, float scale=1.0, str mode="fast") -> Tensor)schema", {});
+  m.def(R"schema(scaled_act.out(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu', Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::out, at::Tag::pointwise});
+  m.def(R"schema(scaled_act(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu') -> Tensor)schema", {at::Tag::pointwise});
 }

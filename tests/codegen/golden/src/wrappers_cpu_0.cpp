@@ -5,6 +5,7 @@
 #include <structops/structured.h>
 #include <structops/ops/add_Tensor.h>
 #include <structops/ops/aminmax.h>
+#include <structops/ops/scaled_act.h>
 #include <structops/ops/my_fused.h>
 
 #include <torch/library.h>
@@ -62,6 +63,24 @@ std::tuple<at::Tensor&,at::Tensor&> wrapper_CPU_aminmax_out(const at::Tensor& se
   return std::forward_as_tuple(min, max);
 }
 
+at::Tensor wrapper_CPU_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
+  check_devices("scaled_act", at::kCPU, {{"self", self}, {"other", other}});
+  const auto meta = meta::scaled_act(self, other, alpha, mode);
+  at::Tensor out = allocate(meta.out, at::kCPU);
+  impl::scaled_act_out_cpu(self, other, alpha, mode, meta.common_dtype, out);
+  return out;
+}
+
+at::Tensor& wrapper_CPU_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
+  check_devices("scaled_act.out", at::kCPU, {{"self", self}, {"other", other}});
+  const auto meta = meta::scaled_act(self, other, alpha, mode);
+  prepare_out("scaled_act.out", "out", out, meta.out, at::kCPU, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
+  impl::scaled_act_out_cpu(self, other, alpha, mode, meta.common_dtype, target_out.tensor());
+  target_out.commit();
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(structops, CPU, m) {
@@ -70,6 +89,8 @@ TORCH_LIBRARY_IMPL(structops, CPU, m) {
   m.impl("add.out", TORCH_FN(wrapper_CPU_add_out));
   m.impl("aminmax", TORCH_FN(wrapper_CPU_aminmax));
   m.impl("aminmax.out", TORCH_FN(wrapper_CPU_aminmax_out));
+  m.impl("scaled_act", TORCH_FN(wrapper_CPU_scaled_act));
+  m.impl("scaled_act.out", TORCH_FN(wrapper_CPU_scaled_act_out));
   m.impl("my_fused", TORCH_FN(impl::my_fused_cpu));
 }
 

@@ -3,15 +3,36 @@
 // CUDA kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
 #include <structops/structured.h>
+#include <structops/ops/scaled_act.h>
 
 #include <torch/library.h>
 
 namespace structops {
 namespace {
 
+at::Tensor wrapper_CUDA_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
+  check_devices("scaled_act", self.device(), {{"self", self}, {"other", other}});
+  const auto meta = meta::scaled_act(self, other, alpha, mode);
+  at::Tensor out = allocate(meta.out, self.device());
+  impl::scaled_act_out_cuda(self, other, alpha, mode, meta.common_dtype, out);
+  return out;
+}
+
+at::Tensor& wrapper_CUDA_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
+  check_devices("scaled_act.out", self.device(), {{"self", self}, {"other", other}});
+  const auto meta = meta::scaled_act(self, other, alpha, mode);
+  prepare_out("scaled_act.out", "out", out, meta.out, self.device(), /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
+  impl::scaled_act_out_cuda(self, other, alpha, mode, meta.common_dtype, target_out.tensor());
+  target_out.commit();
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(structops, CUDA, m) {
+  m.impl("scaled_act", TORCH_FN(wrapper_CUDA_scaled_act));
+  m.impl("scaled_act.out", TORCH_FN(wrapper_CUDA_scaled_act_out));
 }
 
 }  // namespace structops

@@ -5,6 +5,7 @@
 #include <structops/structured.h>
 #include <structops/ops/add_Tensor.h>
 #include <structops/ops/aminmax.h>
+#include <structops/ops/scaled_act.h>
 #include <structops/ops/my_fused.h>
 
 #include <torch/library.h>
@@ -49,6 +50,20 @@ std::tuple<at::Tensor&,at::Tensor&> wrapper_Meta_aminmax_out(const at::Tensor& s
   return std::forward_as_tuple(min, max);
 }
 
+at::Tensor wrapper_Meta_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
+  check_devices("scaled_act", at::kMeta, {{"self", self}, {"other", other}});
+  const auto meta = meta::scaled_act(self, other, alpha, mode);
+  at::Tensor out = allocate(meta.out, at::kMeta);
+  return out;
+}
+
+at::Tensor& wrapper_Meta_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
+  check_devices("scaled_act.out", at::kMeta, {{"self", self}, {"other", other}});
+  const auto meta = meta::scaled_act(self, other, alpha, mode);
+  prepare_out("scaled_act.out", "out", out, meta.out, at::kMeta, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(structops, Meta, m) {
@@ -57,6 +72,8 @@ TORCH_LIBRARY_IMPL(structops, Meta, m) {
   m.impl("add.out", TORCH_FN(wrapper_Meta_add_out));
   m.impl("aminmax", TORCH_FN(wrapper_Meta_aminmax));
   m.impl("aminmax.out", TORCH_FN(wrapper_Meta_aminmax_out));
+  m.impl("scaled_act", TORCH_FN(wrapper_Meta_scaled_act));
+  m.impl("scaled_act.out", TORCH_FN(wrapper_Meta_scaled_act_out));
   m.impl("my_fused", TORCH_FN(impl::my_fused_meta));
 }
 

@@ -21,6 +21,7 @@ __all__ = [
     "amax",
     "aminmax",
     "my_fused",
+    "scaled_act",
 ]
 
 
@@ -80,6 +81,16 @@ def my_fused(x, bias, scale=1.0, mode="fast"):
     return _call(_ops.my_fused, x, bias, scale, mode)
 
 
+def scaled_act(self, other, *, alpha=1, mode='relu', out=None):
+    """Overloads (torch.ops.structops.*):
+        scaled_act.out(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu', Tensor(a!) out) -> Tensor(a!)
+        scaled_act(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu') -> Tensor
+    """
+    if out is None:
+        return _call(_ops.scaled_act, self, other, alpha=alpha, mode=mode)
+    return _call(_ops.scaled_act.out, self, other, alpha=alpha, mode=mode, out=out)
+
+
 def _no_derivative(overload):
     """Backward through an op with no derivative raises (torch's fallback would only warn)."""
 
@@ -92,5 +103,5 @@ def _no_derivative(overload):
     torch.library.register_autograd(f"structops::{overload}", backward)
 
 
-for _overload in ('add.Tensor', 'amax', 'aminmax', 'my_fused'):
+for _overload in ('add.Tensor', 'amax', 'aminmax', 'my_fused', 'scaled_act'):
     _no_derivative(_overload)

@@ -38,6 +38,16 @@ RULES = {
         "allowed": (),
         "combine": None,
     },
+    'scaled_act': {
+        "op": 'scaled_act',
+        "functional": 'scaled_act.default',
+        "args": (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'), ('mode', 'other')),
+        "inputs": (),
+        "outputs": (('out', ('call', 'broadcast', (('name', 'self'), ('name', 'other')), ()), ('call', 'promote', (('name', 'self'), ('name', 'other')), (('kind', ('name', 'INT_TO_FLOAT')),)), ('call', 'like', (('name', 'self'), ('name', 'other')), ())),),
+        "checks": (),
+        "allowed": ((None, ('float16', 'bfloat16', 'float32', 'float64', 'uint8', 'int8', 'int16', 'int32', 'int64', 'bool')),),
+        "combine": None,
+    },
 }
 
 OVERLOADS = {
@@ -47,4 +57,6 @@ OVERLOADS = {
     'bmm.out': 'bmm_out',
     'amax.default': 'amax',
     'amax.out': 'amax',
+    'scaled_act.default': 'scaled_act',
+    'scaled_act.out': 'scaled_act',
 }
