@@ -3,7 +3,7 @@ no torch) and its CUDA host glue per op with a ``pointwise:`` formula, sharded l
 
 Each op's formula becomes one functor template over the compute type T, emitted identically
 into the CPU and the CUDA translation units; the impl brings the promoted inputs to the common
-dtype, checks the str modes, decides the host conditions once, and dispatches on the common
+dtype, decides the host conditions once (the meta function checked the str modes), and dispatches on the common
 dtype to the loop (CPU) or the launcher (CUDA).
 """
 
@@ -37,34 +37,6 @@ class Field:
 
 
 @dataclass(frozen=True)
-class ModeCheck:
-    arg: str  # C++ name
-    shown: str  # schema name
-    optional: bool
-    values: tuple[str | None, ...]
-
-    @property
-    def condition(self) -> str:
-        tests = []
-        for v in self.values:
-            if v is None:
-                tests.append(f"!{self.arg}.has_value()")
-            elif self.optional:
-                tests.append(f'({self.arg}.has_value() && *{self.arg} == "{v}")')
-            else:
-                tests.append(f'{self.arg} == "{v}"')
-        return " || ".join(tests)
-
-    @property
-    def expected(self) -> str:
-        return ", ".join("None" if v is None else f"'{v}'" for v in self.values)
-
-    @property
-    def actual(self) -> str:
-        return f'({self.arg}.has_value() ? std::string(*{self.arg}) : std::string("None"))' if self.optional else self.arg
-
-
-@dataclass(frozen=True)
 class PointwiseOp:
     op: str  # what messages start with: "add"
     header: str
@@ -76,8 +48,6 @@ class PointwiseOp:
     tensors: tuple[tuple[str, bool], ...]  # (C++ name, promoted)
     in_types: tuple[str, ...]  # per tensor: "scalar_t" or "bool"
     out_type: str  # "scalar_t" or "bool"
-    modes: tuple[ModeCheck, ...]
-    requires: tuple[tuple[str, str], ...]  # (host condition, message)
     cpu_kernel: str
     cpu_params: str
     cpu_dtypes: tuple[tuple[str, str], ...]  # (at::ScalarType enumerator, C++ type)
@@ -92,7 +62,6 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
     assert kernel is not None
     low = kernel.lowered
     decls = {k.key: k for k in op_header(group).kernels}
-    by_name = {a.name: a for a in fn.func.arguments.non_out}
     fields: list[Field] = []
     conditions = []
     for c in low.conditions:
@@ -118,9 +87,6 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
                             f"pw::scalar_as<T>(p.scalars[{scalar_slot}])"))
         scalar_slot += 1
     tensors = tuple((cpp.cpp_name(n), t == "T") for n, t in low.tensors)
-    modes = tuple(
-        ModeCheck(cpp.cpp_name(arg), arg, str(by_name[arg].type).endswith("?"), values) for arg, values in low.modes
-    )
     base = fn.func.name.name.base
     return PointwiseOp(
         op=base,
@@ -133,8 +99,6 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         tensors=tensors,
         in_types=tuple("scalar_t" if promoted else "bool" for _, promoted in tensors),
         out_type="bool" if kernel.bool_result else "scalar_t",
-        modes=modes,
-        requires=low.requires,
         cpu_kernel=decls[DispatchKey.CPU.value].name,
         cpu_params=decls[DispatchKey.CPU.value].params,
         cpu_dtypes=tuple((SCALAR_TYPES[d], CPU_TYPES[d]) for d in kernel.dtypes),
@@ -142,18 +106,6 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         launcher=fn.func.name.unambiguous,
         cuda_dtypes=tuple((DTYPE_CODES[d], CUDA_TYPES[d]) for d in kernel.dtypes if d in CUDA_TYPES),
     )
-
-
-def argument_checks(group: StructuredGroup) -> list[str]:
-    """C++ checks of the formula's str modes and requirements, for the meta function: they
-    depend on arguments only, so fake tensors must raise them as real ones do."""
-    op = pointwise_op(group)
-    lines = [
-        f'TORCH_CHECK({m.condition}, op, ": {m.shown} must be one of {m.expected}, got \'", {m.actual}, "\'");'
-        for m in op.modes
-    ]
-    lines += [f'TORCH_CHECK({cond}, op, ": {message}");' for cond, message in op.requires]
-    return lines
 
 
 @dataclass(frozen=True)

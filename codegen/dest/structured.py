@@ -265,9 +265,7 @@ def meta_def(group: StructuredGroup) -> MetaDef:
     declared = group.out.precomputed.all_values if group.out.precomputed else ()
     pre = [f"std::move({a.name}_value)" for a in declared]  # in the struct's field order
     if group.out.pointwise is not None:
-        from codegen.dest.pointwise_kernels import argument_checks
-
-        body = list(body) + argument_checks(group)
+        body = list(body) + list(group.out.pointwise.lowered.checks)
     first = rule.outputs[0].arg
     result = ", ".join(specs + pre + [f"{first}_dtypes.compute", f"{first}_dtypes.common"])
     return MetaDef(names.group_header(group.name), header.meta, group.out.func.name.name.base, tuple(body), result)

@@ -74,8 +74,9 @@ class Lowered:
     scalars: tuple[str, ...]  # Scalar arguments used: fields of type T
     optional_scalars: tuple[str, ...]  # Scalar? arguments used: has_<x> + <x>
     conditions: tuple[HostCondition, ...]
-    modes: tuple[tuple[str, tuple[str | None, ...]], ...]  # str argument -> accepted values
-    requires: tuple[tuple[str, str], ...] = ()  # (host C++ condition, message) checked per call
+    # C++ checks of the arguments alone (accepted str values, clamp's bound): the generated meta
+    # function runs them, so fake tensors raise them too. They report through its `op`.
+    checks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -320,7 +321,7 @@ def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tupl
     if unused:
         raise FormulaError(f"tensor argument '{unused[0]}' is not used by the formula",
                            "use it in the formula or remove it from the schema")
-    modes = []
+    checks = []
     for o in operands:
         if o.kind in ("str", "str?") and o.name in used:
             values = [c.value for c in lowering.conditions.values() if c.arg == o.name]
@@ -328,7 +329,8 @@ def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tupl
                 default = None if o.default == "None" else o.default.strip("\"'")
                 if default not in values:
                     values.insert(0, default)
-            modes.append((o.name, tuple(dict.fromkeys(values))))
+            checks.append(_mode_check(o, tuple(dict.fromkeys(values))))
+    checks += [f'TORCH_CHECK({cond}, op, ": {message}");' for cond, message in lowering.requires.items()]
     return Lowered(
         expr=code,
         tensors=tuple((o.name, "bool" if o.kind == "bool_tensor" else "T")
@@ -336,6 +338,22 @@ def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tupl
         scalars=tuple(o.name for o in operands if o.kind == "scalar" and o.name in used),
         optional_scalars=tuple(o.name for o in operands if o.kind == "scalar?" and o.name in used),
         conditions=tuple(lowering.conditions.values()),
-        modes=tuple(modes),
-        requires=tuple(lowering.requires.items()),
+        checks=tuple(checks),
     )
+
+
+def _mode_check(o: Operand, values: tuple[str | None, ...]) -> str:
+    """TORCH_CHECK that a str argument has one of ``values`` (None: a None str?)."""
+    optional = o.kind == "str?"
+    tests = []
+    for v in values:
+        if v is None:
+            tests.append(f"!{o.cpp}.has_value()")
+        elif optional:
+            tests.append(f'({o.cpp}.has_value() && *{o.cpp} == "{v}")')
+        else:
+            tests.append(f'{o.cpp} == "{v}"')
+    expected = ", ".join("None" if v is None else f"'{v}'" for v in values)
+    actual = f'({o.cpp}.has_value() ? std::string(*{o.cpp}) : std::string("None"))' if optional else o.cpp
+    return (f'TORCH_CHECK({" || ".join(tests)}, op, ": {o.name} must be one of {expected}, got \'", '
+            f'{actual}, "\'");')

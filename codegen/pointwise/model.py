@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from codegen.api.cpp import cpp_name
 from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, OptionalType
@@ -96,12 +97,6 @@ def _operand_kind(a: Argument) -> str | None:
     return None
 
 
-def _cpp_name(name: str) -> str:
-    from codegen.api.cpp import cpp_name
-
-    return cpp_name(name)
-
-
 def _promotion(rule: Rule) -> tuple[tuple[str, ...], str]:
     """The promoted argument names and kind of the output's dtype rule, or FormulaError."""
     d = rule.outputs[0].dtype
@@ -170,7 +165,7 @@ def parse_pointwise(path: str, entry: LineDict, op: str, schema: FunctionSchema,
             k = "bool_tensor"
         elif k == "tensor":
             promoted_dtypes |= set(allowed.get(a.name, everything))
-        operands.append(Operand(a.name, k, _cpp_name(a.name), a.default))
+        operands.append(Operand(a.name, k, cpp_name(a.name), a.default))
     tensors = [o for o in operands if o.kind in ("tensor", "bool_tensor")]
     if not tensors or len(tensors) > MAX_TENSORS:
         raise fail(f"a pointwise op takes 1 to {MAX_TENSORS} tensors, this one takes {len(tensors)}",

@@ -9,7 +9,6 @@
 #include <ATen/OpMathType.h>
 #include <c10/util/Exception.h>
 
-#include <string>
 
 namespace structops {
 namespace {

@@ -8,7 +8,6 @@
 #include <ATen/OpMathType.h>
 #include <c10/util/Exception.h>
 
-#include <string>
 
 namespace structops {
 namespace {

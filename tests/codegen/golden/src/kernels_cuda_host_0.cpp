@@ -11,7 +11,6 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/Exception.h>
 
-#include <string>
 
 namespace structops {
 namespace cuda_kernels {

@@ -10,7 +10,6 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/Exception.h>
 
-#include <string>
 
 namespace structops {
 namespace cuda_kernels {
