@@ -46,7 +46,8 @@ PYTORCH_ONLY_KEYS = (
 )
 
 # at::Tag values of torch 2.11..2.13 (torchgen/packaged/ATen/native/tags.yaml); a test keeps
-# this list in step with the installed torch.
+# this list in step with the installed torch. "inplace" and "out" (torch 2.12+) are named only so
+# the error can say that the schema implies them (registration.cpp adds them where torch has them).
 KNOWN_TAGS = (
     "inplace_view", "pt2_compliant_tag", "view_copy", "dynamic_output_shape",
     "data_dependent_output", "generated", "nondeterministic_seeded", "nondeterministic_bitwise",

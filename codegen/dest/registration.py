@@ -12,12 +12,12 @@ from codegen.model import SchemaKind
 class Def:
     schema: str
     tags: tuple[str, ...]
+    # "out" or "inplace" from the schema's kind: torch.compile rejects custom ops returning
+    # aliased outputs unless so tagged. torch 2.11 has neither tag (they came with 2.12/2.13), so
+    # registration.cpp adds it only where CMake found it in the installed torch.
+    kind_tag: str | None
 
 
 def defs(manifest: Manifest) -> list[Def]:
-    result = []
-    for fn in manifest.functions:
-        # torch.compile rejects custom ops returning aliased outputs unless tagged out/inplace.
-        implied = {SchemaKind.out: ("out",), SchemaKind.inplace: ("inplace",)}.get(fn.kind, ())
-        result.append(Def(str(fn.func), implied + fn.tags))
-    return result
+    kind_tags = {SchemaKind.out: "out", SchemaKind.inplace: "inplace"}
+    return [Def(str(fn.func), fn.tags, kind_tags.get(fn.kind)) for fn in manifest.functions]
