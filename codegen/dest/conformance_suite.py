@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from codegen.api import python
 from codegen.conformance import DTYPES
 from codegen.errors import SpecError
-from codegen.manifest import Manifest, StructuredGroup
+from codegen.manifest import DispatchKey, Manifest, StructuredGroup
 from codegen.model import BaseTy, BaseType
+from codegen.pointwise.model import CUDA_TYPES
 
 # What an op kind is tested with when the manifest names no dtypes.
 DEFAULT_DTYPES = {
@@ -32,7 +33,9 @@ class SuiteSpec:
     arg_values: tuple[tuple[str, str], ...]  # name -> Python source of a tuple
     reference: str  # Python source of a callable, or "None"
     dtypes: tuple[str, ...]
+    devices: tuple[str, ...]  # the devices the op has kernels for ("cpu", "cuda")
     skips: tuple[tuple[str, str], ...]
+    cuda_skips: tuple[tuple[str, str], ...]  # dtypes the CUDA kernels do not cover, with why
     tolerance: tuple[tuple[str, float, float], ...]
     domain: str
     extremes: bool
@@ -74,7 +77,11 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         if tests else (),
         reference=tests.reference if tests else "None",
         dtypes=dtypes,
+        devices=tuple(key.value.lower() for key in (DispatchKey.CPU, DispatchKey.CUDA)
+                      if key in dict(group.out.dispatch)),
         skips=tests.skip if tests else (),
+        cuda_skips=tuple((d, "the generated CUDA kernels have no complex dtypes yet (docs/pointwise.md)")
+                         for d in dtypes if group.out.pointwise is not None and d not in CUDA_TYPES),
         tolerance=tests.tolerance if tests else (),
         domain=tests.domain if tests else "any",
         extremes=tests.extremes if tests else True,

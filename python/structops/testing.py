@@ -12,7 +12,7 @@ import functools
 import warnings
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -56,6 +56,8 @@ class OpSpec:
     # Inputs from the manifest's tests.samples: each takes t(*shape) -> tensor and returns arguments.
     samples: tuple[Callable[[Callable[..., torch.Tensor]], tuple[tuple, dict]], ...] = ()
     namespace: str = "structops"  # the torch.ops namespace the op lives in
+    devices: tuple[str, ...] = ("cpu",)  # the devices the op has kernels for
+    cuda_skips: dict[str, str] = field(default_factory=dict)  # dtypes without a CUDA kernel, and why
 
     def overload(self, qualified: str):
         packet, _, name = qualified.partition(".")
@@ -68,7 +70,7 @@ class OpSpec:
         """
         import pytest
 
-        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+        devices = [d for d in self.devices if d != "cuda" or torch.cuda.is_available()]
         dtypes = self.dtypes
         if few:
             floats = [d for d in dtypes if _dtype(d).is_floating_point and d not in self.skips][:1]
@@ -77,7 +79,8 @@ class OpSpec:
         result = []
         for device in devices:
             for dtype in dtypes:
-                marks = [pytest.mark.skip(reason=self.skips[dtype])] if dtype in self.skips else []
+                skips = self.skips | (self.cuda_skips if device == "cuda" else {})
+                marks = [pytest.mark.skip(reason=skips[dtype])] if dtype in skips else []
                 result.append(pytest.param(device, dtype, id=f"{self.functional or self.out}-{device}-{dtype}",
                                            marks=marks))
         return result
@@ -524,6 +527,25 @@ def check_errors(spec: OpSpec, device: str, dtype: str) -> None:
                 _functional(spec)(*moved, **kwargs)
 
 
+# torch 2.11 has neither Tag.out nor Tag.inplace (2.12+), and its functionalization (torch.compile,
+# opcheck's aot_dispatch tests) rejects custom ops whose return aliases an input: out= and inplace
+# overloads are traced only by newer torch. Eager, meta and fake-tensor checks still run there.
+ALIASED_RETURNS_TRACEABLE = hasattr(torch.Tag, "out") and hasattr(torch.Tag, "inplace")
+NOT_TRACEABLE_REASON = "this torch cannot functionalize custom out=/inplace ops (no Tag.out/Tag.inplace before 2.12)"
+
+
+def returns_alias(op) -> bool:
+    return any(r.alias_info is not None for r in op._schema.returns)
+
+
+def opcheck(op, args, kwargs) -> dict[str, str]:
+    """torch.library.opcheck, without the aot_dispatch tests where this torch cannot trace ``op``."""
+    if ALIASED_RETURNS_TRACEABLE or not returns_alias(op):
+        return torch.library.opcheck(op, args, kwargs)
+    return torch.library.opcheck(op, args, kwargs,
+                                 test_utils=("test_schema", "test_autograd_registration", "test_faketensor"))
+
+
 def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
     """7. torch.library.opcheck, every test, one overload at a time, on real-device samples."""
     chosen = [s for s in samples(spec, device, dtype) if _first_tensor(s).numel() > 0][:2]
@@ -536,7 +558,7 @@ def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
                 and 0 not in s.args[0].stride():
             checks.append((spec.inplace, _clone(s), {}))
         for name, sample, extra in checks:
-            report = torch.library.opcheck(spec.overload(name), tuple(sample.args), {**sample.kwargs, **extra})
+            report = opcheck(spec.overload(name), tuple(sample.args), {**sample.kwargs, **extra})
             assert set(report.values()) == {"SUCCESS"}, f"{name} on {sample!r}: {report}"
 
 
@@ -548,10 +570,14 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
     by_shape = {_first_tensor(s).shape: s for s in reversed(samples(spec, device, dtype))
                 if _first_tensor(s).numel() > 1 and _first_tensor(s).dim() >= 1}
     chosen = list(by_shape.values())[-2:]
+    untraceable = []
     for name in (spec.functional, spec.out, spec.inplace):
         if name is None:
             continue
         op = spec.overload(name)
+        if not ALIASED_RETURNS_TRACEABLE and returns_alias(op):
+            untraceable.append(name)
+            continue
         torch._dynamo.reset()
 
         def run(*args, _op=op, _name=name, **kwargs):
@@ -570,6 +596,10 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
                 if r.shape != s.args[0].shape or not torch.can_cast(r.dtype, s.args[0].dtype):
                     continue
             assert_matches(compiled(*s.args, **s.kwargs), run(*s.args, **s.kwargs), spec, s, f"compiled {name}")
+    if untraceable:
+        import pytest
+
+        pytest.skip(f"{', '.join(untraceable)} not compiled: {NOT_TRACEABLE_REASON}")
 
 
 def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
@@ -583,7 +613,7 @@ def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
     result = _run(_functional(spec), g)
     if not result.dtype.is_floating_point:
         pytest.skip(f"a {result.dtype} result has no gradient")
-    with pytest.raises(RuntimeError, match="the derivative for this op is not implemented"):
+    with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
         result.sum().backward()
 
 
@@ -593,6 +623,12 @@ def check_cuda_matches_cpu(spec: OpSpec, device: str, dtype: str) -> None:
 
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
+    if "cuda" not in spec.devices:
+        pytest.skip("the op has no CUDA kernel")
+    if device != "cpu":
+        pytest.skip("runs once, under the cpu parameter")
+    if dtype in spec.cuda_skips:
+        pytest.skip(spec.cuda_skips[dtype])
     for s in samples(spec, "cpu", dtype):
         cpu = _run(_functional(spec), s)
         cuda = _run(_functional(spec), s.map_tensors(lambda t: t.cuda()))
