@@ -57,7 +57,8 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
     for header in headers:
         fm.render(_header_file(header), "op_declarations.h.j2", header=header)
     fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", files=fixed_outputs(shards) + [_header_file(h) for h in headers])
-    fm.render("src/registration.cpp", "registration.cpp.j2", defs=registration.defs(manifest))
+    fm.render("src/registration.cpp", "registration.cpp.j2", defs=registration.defs(manifest),
+              no_derivative=python_api.functional_overloads(manifest))
     for i, meta_shard in enumerate(structured.meta_shards(manifest, shards)):
         fm.render(f"src/meta_{i}.cpp", "meta.cpp.j2", shard=meta_shard)
     for key in WRAPPER_KEYS:
@@ -68,8 +69,7 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         fm.render(f"src/kernels_cuda_{i}.cu", "kernels_cuda.cu.j2", shard=kernel_shard)
         fm.render(f"src/kernels_cuda_host_{i}.cpp", "kernels_cuda_host.cpp.j2", shard=kernel_shard)
     functions = python_api.python_functions(manifest)
-    fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions,
-              no_derivative=python_api.functional_overloads(manifest))
+    fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions)
     fm.render("python/structops/_ops.pyi", "ops.pyi.j2", functions=functions)
     fm.render("python/structops/_rules.py", "rules.py.j2", rules=rules_data.all_rule_data(manifest))
     missing = set(fixed_outputs(shards)) - set(fm.planned)

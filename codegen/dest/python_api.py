@@ -42,6 +42,12 @@ def _check_defaults(fn: NativeFunction) -> None:
                             "use a number, bool, None, string or list default")
 
 
+def _overload(fn: NativeFunction) -> str:
+    """The torch.ops attribute path of fn's overload: an OpOverload, never the packet, whose call
+    would resolve the overload again on every call (exp: 12 us instead of 4)."""
+    return f"{fn.func.name.name}.{fn.func.name.overload_name or 'default'}"
+
+
 def _direct(name: str, fn: NativeFunction, out: NativeFunction | None, fns: list[NativeFunction]) -> PyFunction:
     _check_defaults(fn)
     args = fn.func.arguments
@@ -66,8 +72,8 @@ def _direct(name: str, fn: NativeFunction, out: NativeFunction | None, fns: list
         stub_return=python.return_hint(fn.func.returns),
         doc=_doc(fns),
         call_args=", ".join(call),
-        op=str(fn.func.name),
-        out_op=str(out.func.name) if out else None,
+        op=_overload(fn),
+        out_op=_overload(out) if out else None,
         out_names=tuple(o.name for o in out.func.arguments.out) if out else (),
     )
 

@@ -57,7 +57,7 @@ def amax(self, dim=(), keepdim=False, *, out=None):
         amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
     """
     if out is None:
-        return _call(_ops.amax, self, dim, keepdim)
+        return _call(_ops.amax.default, self, dim, keepdim)
     return _call(_ops.amax.out, self, dim, keepdim, out=out)
 
 
@@ -69,7 +69,7 @@ def aminmax(self, *, dim=None, keepdim=False, out=None):
         aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
     """
     if out is None:
-        return _call(_ops.aminmax, self, dim=dim, keepdim=keepdim)
+        return _call(_ops.aminmax.default, self, dim=dim, keepdim=keepdim)
     min, max = out
     return _call(_ops.aminmax.out, self, dim=dim, keepdim=keepdim, min=min, max=max)
 
@@ -78,7 +78,7 @@ def my_fused(x, bias, scale=1.0, mode="fast"):
     """Overloads (torch.ops.structops.*):
         my_fused(Tensor x, Tensor? bias, float scale=1.0, str mode="fast") -> Tensor
     """
-    return _call(_ops.my_fused, x, bias, scale, mode)
+    return _call(_ops.my_fused.default, x, bias, scale, mode)
 
 
 def scaled_act(self, other, *, alpha=1, mode='relu', out=None):
@@ -87,21 +87,6 @@ def scaled_act(self, other, *, alpha=1, mode='relu', out=None):
         scaled_act(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu') -> Tensor
     """
     if out is None:
-        return _call(_ops.scaled_act, self, other, alpha=alpha, mode=mode)
+        return _call(_ops.scaled_act.default, self, other, alpha=alpha, mode=mode)
     return _call(_ops.scaled_act.out, self, other, alpha=alpha, mode=mode, out=out)
 
-
-def _no_derivative(overload):
-    """Backward through an op with no derivative raises (torch's fallback would only warn)."""
-
-    def backward(ctx, *grads):
-        raise RuntimeError(
-            f"structops.{overload}: the derivative for this op is not implemented "
-            "(the manifest declares none); detach its inputs or compute it another way"
-        )
-
-    torch.library.register_autograd(f"structops::{overload}", backward)
-
-
-for _overload in ('add.Tensor', 'amax', 'aminmax', 'my_fused', 'scaled_act'):
-    _no_derivative(_overload)
