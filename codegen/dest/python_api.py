@@ -104,8 +104,3 @@ def python_functions(manifest: Manifest) -> list[PyFunction]:
             continue
         result.append(_packet(name, fns))
     return result
-
-
-def functional_overloads(manifest: Manifest) -> tuple[str, ...]:
-    """Overloads that return fresh tensors: where autograd would flow, and must fail instead."""
-    return tuple(str(f.func.name) for f in manifest.functions if f.kind is SchemaKind.functional)

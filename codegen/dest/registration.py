@@ -21,3 +21,9 @@ class Def:
 def defs(manifest: Manifest) -> list[Def]:
     kind_tags = {SchemaKind.out: "out", SchemaKind.inplace: "inplace"}
     return [Def(str(fn.func), fn.tags, kind_tags.get(fn.kind)) for fn in manifest.functions]
+
+
+def no_derivative(manifest: Manifest) -> tuple[str, ...]:
+    """Functional overloads: they return fresh tensors, so autograd would flow through them, and
+    backward must fail instead (registration.cpp gives them torch's not-implemented kernel)."""
+    return tuple(str(f.func.name) for f in manifest.functions if f.kind is SchemaKind.functional)
