@@ -5,7 +5,7 @@
 
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
-#include <ATen/Parallel.h>
+#include <structops/parallel.h>
 
 #include <vector>
 
@@ -41,7 +41,7 @@ void sum_IntList_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, b
     const scalar_t* in = x.const_data_ptr<scalar_t>();
     scalar_t* o = out.data_ptr<scalar_t>();
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(row_length, 1));
-    at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    structops::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         acc_t acc = acc_t(0);
         const scalar_t* row = in + r * row_length;

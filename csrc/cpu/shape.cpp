@@ -6,7 +6,7 @@
 #include <structops/ops/stack.h>
 
 #include <ATen/Dispatch.h>
-#include <ATen/Parallel.h>
+#include <structops/parallel.h>
 
 #include <cstring>
 
@@ -43,7 +43,7 @@ void embedding_out_cpu(const at::Tensor& weight, const at::Tensor& indices, at::
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "embedding", [&] {
     const scalar_t* src = w.const_data_ptr<scalar_t>();
     scalar_t* dst = out.data_ptr<scalar_t>();  // contiguous: the meta layout
-    at::parallel_for(0, n, std::max<int64_t>(1, 32768 / std::max<int64_t>(width, 1)), [&](int64_t begin, int64_t end) {
+    structops::parallel_for(0, n, std::max<int64_t>(1, 32768 / std::max<int64_t>(width, 1)), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         std::memcpy(dst + i * width, src + ix[i] * width, width * sizeof(scalar_t));
       }

@@ -6,14 +6,14 @@
 //      dims dropped and adjacent dims merged where every operand allows it;
 //   2. rows along the innermost dim, with three inner loops: all operands contiguous, one
 //      input broadcast (stride 0) and the rest contiguous, or any strides;
-//   3. threads: at::parallel_for over element ranges (respecting torch.set_num_threads), but a
-//      plain serial call below torch's grain size, where starting threads costs more than it saves.
+//   3. threads: structops::parallel_for (parallel.h) over element ranges, respecting
+//      torch.set_num_threads; one serial call below torch's grain size, where starting threads
+//      costs more than it saves.
 // The contiguous loops vectorise: the kernel TUs are built with -O3 -fno-math-errno, the row
 // loops are cloned for x86-64-v3 (AVX2/FMA/F16C) next to the baseline and picked at load time,
 // and glibc's vector math library (libmvec) provides SIMD exp/log/sin/tanh/erf/...
 #pragma once
 
-#include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
 
@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <utility>
 
+#include <structops/parallel.h>
 #include <structops/pointwise_launch.h>
 #include <structops/pointwise_math.h>
 
@@ -200,11 +201,7 @@ void run(const F& f, const at::Tensor& out, const std::array<at::Tensor, sizeof.
     }
   };
 
-  if (g.numel < kGrainSize || at::get_num_threads() == 1 || at::in_parallel_region()) {
-    range(0, g.numel);
-  } else {
-    at::parallel_for(0, g.numel, kGrainSize, range);
-  }
+  structops::parallel_for(0, g.numel, kGrainSize, range);
 }
 
 }  // namespace structops::cpu
