@@ -101,16 +101,18 @@ def _cast(v: _Val) -> str:
 
 
 class _Lowering:
-    def __init__(self, operands: dict[str, Operand], category: str):
+    def __init__(self, operands: dict[str, Operand], category: str, never_none: frozenset[str]):
         self.operands = operands
         self.category = category
+        self.never_none = never_none  # str? arguments the dtype rule rules out being None here
+        self.dead = False  # lowering a select() branch this category never takes: no type checks
         self.used: dict[str, Operand] = {}
         self.conditions: dict[str, HostCondition] = {}
         self.requires: dict[str, str] = {}
         self.selected: set[str] = set()  # str arguments whose values a select() lists
 
     def need(self, what: str, allowed: tuple[str, ...], fix: str) -> None:
-        if self.category not in allowed:
+        if self.category not in allowed and not self.dead:
             raise FormulaError(
                 f"{what} is not defined on {_WHAT[self.category]} values, and this op computes in "
                 f"{_A_TYPE[self.category]} type for {_WHAT[self.category]} inputs", fix)
@@ -249,7 +251,11 @@ class _Lowering:
             if not isinstance(lit, Lit) or not (isinstance(lit.value, str) or (lit.value is None and op.kind == "str?")):
                 raise FormulaError(f"select(): '{lit}' is not a string literal", usage)
             cond = self.condition(Bin("==", arg, lit))
+            # e.g. div's None branch (true division) on integers: the dtype rule makes the result
+            # float whenever rounding_mode is None, so the integer kernel never takes it.
+            dead, self.dead = self.dead, self.dead or (lit.value is None and op.name in self.never_none)
             branches.append((cond.code, self.node(expr)))
+            self.dead = dead
         self.selected.add(op.name)
         kinds = {v.kind for _, v in branches}
         if kinds == {"bool"}:
@@ -304,13 +310,16 @@ def _ident(text: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in text)
 
 
-def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tuple[str, ...]) -> Lowered:
-    """Check ``formula`` for every compute category and lower it (the C++ text is the same for all)."""
+def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tuple[str, ...],
+                  never_none: dict[str, frozenset[str]] | None = None) -> Lowered:
+    """Check ``formula`` for every compute category and lower it (the C++ text is the same for all).
+    ``never_none[category]``: str? arguments that cannot be None when the op computes in that
+    category (the dtype rule says so), so select() branches for None are not checked there."""
     by_name = {o.name: o for o in operands}
     code = None
     lowering = None
     for category in categories:
-        lowering = _Lowering(by_name, category)
+        lowering = _Lowering(by_name, category, (never_none or {}).get(category, frozenset()))
         v = lowering.node(formula)
         if v.kind in ("str", "none"):
             raise FormulaError("the formula's value is a string", "compute a number or a condition")

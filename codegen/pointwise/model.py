@@ -23,7 +23,7 @@ from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, OptionalTy
 from codegen.pointwise.lower import FormulaError, Lowered, Operand, lower_formula
 from codegen.pointwise.syntax import FormulaSyntaxError, parse_formula
 from codegen.rules.model import DTYPE_GROUPS, DTYPE_NAMES, Rule
-from codegen.rules.syntax import Call, Name
+from codegen.rules.syntax import Call, Cond, Name
 
 # Which formula category a dtype computes in.
 CATEGORY = {d: ("floating" if g == "floating" else "integral" if g == "integral" else g)
@@ -97,14 +97,34 @@ def _operand_kind(a: Argument) -> str | None:
     return None
 
 
-def _promotion(rule: Rule) -> tuple[tuple[str, ...], str]:
-    """The promoted argument names and kind of the output's dtype rule, or FormulaError."""
-    d = rule.outputs[0].dtype
+@dataclass(frozen=True)
+class _Promotion:
+    """The output's dtype rule as kernels see it: ``promote(args, kind=...)``, or, for
+    ``promote(...) if given(x) else promote(..., kind=...)``, two kinds and the str? argument
+    ``x`` whose None-ness picks one."""
+
+    promoted: tuple[str, ...]
+    kinds: tuple[str, ...]  # (kind,) or (kind if given, kind if None)
+    given: str | None = None
+
+
+def _promotion(rule: Rule, d=None) -> _Promotion:
+    """The output's dtype rule as a _Promotion, or FormulaError."""
+    d = rule.outputs[0].dtype if d is None else d
     if isinstance(d, Name) and (d.id, "tensor") in rule.args:
-        return (d.id,), "DEFAULT"
+        return _Promotion((d.id,), ("DEFAULT",))
     if isinstance(d, Call) and d.fn == "promote" and all(isinstance(a, Name) for a in d.args):
         kind = dict(d.kwargs).get("kind")
-        return tuple(a.id for a in d.args), (kind.id if isinstance(kind, Name) else "DEFAULT")
+        return _Promotion(tuple(a.id for a in d.args), (kind.id if isinstance(kind, Name) else "DEFAULT",))
+    if isinstance(d, Cond) and isinstance(d.test, Call) and d.test.fn == "given" and len(d.test.args) == 1 \
+            and isinstance(d.test.args[0], Name) and (d.test.args[0].id, "str?") in rule.args:
+        a, b = _promotion(rule, d.then), _promotion(rule, d.otherwise)
+        kinds = a.kinds + b.kinds
+        if a.promoted != b.promoted or len(kinds) != 2 or ("ALWAYS_BOOL" in kinds and kinds[0] != kinds[1]):
+            raise FormulaError(f"both branches of '{d}' must be promote() over the same arguments, "
+                               "with a bool result in both or neither",
+                               "differ only in the promotion kind, e.g. INT_TO_FLOAT vs DEFAULT")
+        return _Promotion(a.promoted, kinds, d.test.args[0].id)
     raise FormulaError(f"a pointwise op's dtype rule must be promote(...), got '{d}'",
                        "write e.g. meta: {dtype: {out: \"promote(self, other, kind=ALWAYS_BOOL)\"}}")
 
@@ -142,12 +162,14 @@ def parse_pointwise(path: str, entry: LineDict, op: str, schema: FunctionSchema,
     if len(rule.outputs) != 1:
         raise fail("a pointwise op writes exactly one output", "declare one 'Tensor(a!) out'")
     try:
-        promoted, kind = _promotion(rule)
+        promotion = _promotion(rule)
     except FormulaError as e:
         raise fail(e.problem, e.fix) from None
-    if kind not in KINDS:
-        raise fail(f"promotion kind {kind} is not supported by generated kernels",
-                   f"use one of: {', '.join(KINDS)}")
+    promoted, kinds = promotion.promoted, promotion.kinds
+    for kind in kinds:
+        if kind not in KINDS:
+            raise fail(f"promotion kind {kind} is not supported by generated kernels",
+                       f"use one of: {', '.join(KINDS)}")
 
     allowed = dict(rule.allowed)
     everything = allowed.get(None, DTYPE_NAMES)
@@ -171,10 +193,15 @@ def parse_pointwise(path: str, entry: LineDict, op: str, schema: FunctionSchema,
         raise fail(f"a pointwise op takes 1 to {MAX_TENSORS} tensors, this one takes {len(tensors)}",
                    "split the formula into several ops")
     scalars_promoted = any(o.kind in ("scalar", "scalar?") and o.name in promoted for o in operands)
-    dtypes = _kernel_dtypes(promoted_dtypes, scalars_promoted, kind)
+    by_kind = [_kernel_dtypes(promoted_dtypes, scalars_promoted, kind) for kind in kinds]
+    dtypes = tuple(d for d in DTYPE_NAMES if any(d in ds for ds in by_kind))
     categories = tuple(dict.fromkeys(CATEGORY[d] for d in dtypes))
+    never_none = {}
+    if promotion.given is not None:  # categories only the 'given' branch's promotion produces
+        if_none = {CATEGORY[d] for d in by_kind[1]}
+        never_none = {c: frozenset({promotion.given}) for c in categories if c not in if_none}
     try:
-        lowered = lower_formula(formula, tuple(operands), categories)
+        lowered = lower_formula(formula, tuple(operands), categories, never_none)
     except FormulaError as e:
         raise fail(e.problem, e.fix) from None
-    return PointwiseKernel(text, line, lowered, dtypes, kind == "ALWAYS_BOOL")
+    return PointwiseKernel(text, line, lowered, dtypes, kinds[0] == "ALWAYS_BOOL")

@@ -14,6 +14,7 @@ from codegen.api.cpp import cpp_name
 from codegen.rules.syntax import (
     BinOp,
     Call,
+    Cond,
     Element,
     Expr,
     Name,
@@ -52,7 +53,8 @@ SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "index", "win
                   "sum", "max", "min")
 DTYPE_BUILTINS = ("promote", "reduction")
 CHECK_BUILTINS = ("alpha_check", "same_dtype")
-OTHER_BUILTINS = ("dims", "like")
+OTHER_BUILTINS = ("dims", "like", "given")
+OPTIONAL_KINDS = ("int?", "ints?", "scalar?", "dtype?", "str?")
 
 
 @dataclass
@@ -84,7 +86,7 @@ class Lowering:
         code = {
             "tensor": c, "tensors": c, "int": f"c10::SymInt({c})", "ints": f"rules::sym({c})",
             "int?": c, "ints?": c, "bool": c, "scalar": c, "scalar?": c, "dtype": c, "dtype?": c,
-            "float": c,
+            "float": c, "str": c, "str?": c,
         }.get(kind)
         if code is None:
             return Value("other", c)
@@ -298,6 +300,14 @@ class Lowering:
                 else:
                     parts.append(f"rules::Dims{{{self.int_expr(item, f'shape item {item}')}}}")
             return Value("ints", f"rules::join({{{', '.join(parts)}}})")
+        if isinstance(e, Cond):
+            test = self.condition(e.test)
+            a, b = self.expr(e.then), self.expr(e.otherwise)
+            wrap = {"int": "c10::SymInt", "ints": "rules::Dims", "bool": "bool"}.get(a.kind)
+            if a.kind != b.kind or wrap is None:
+                raise self.fail(f"both sides of '{e}' must be ints, shapes or bools of one kind, "
+                                f"got {_show(a.kind)} and {_show(b.kind)}", "make both branches the same kind of value")
+            return Value(a.kind, f"({test} ? {wrap}({a.code}) : {wrap}({b.code}))")
         if isinstance(e, UnaryOp):
             if e.op == "-":
                 return Value("int", f"(-{self.int_expr(e.operand, 'the operand of -')})")
@@ -322,12 +332,25 @@ class Lowering:
         assert isinstance(e, Call)
         return self.call(e)
 
+    def condition(self, e: Expr) -> str:
+        v = self.expr(e)
+        if v.kind != "bool":
+            raise self.fail(f"the condition '{e}' must be a bool, got {_show(v.kind)}",
+                            "test e.g. given(rounding_mode) or a comparison")
+        return v.code
+
     def call(self, e: Call) -> Value:
         fn = e.fn
+        if fn == "given":
+            v = self.env.get(e.args[0].id) if len(e.args) == 1 and isinstance(e.args[0], Name) else None
+            if v is None or v.kind not in OPTIONAL_KINDS or e.kwargs:
+                raise self.fail(f"given() takes one optional argument, got '{', '.join(str(a) for a in e.args)}'",
+                                "pass an int?, int[]?, Scalar?, ScalarType? or str? argument: given(rounding_mode)")
+            return Value("bool", f"{v.code}.has_value()")
         if fn in DTYPE_BUILTINS or fn in CHECK_BUILTINS or fn == "like":
             raise self.fail(f"{fn}() is not a shape builtin", f"use {fn}() in {'meta.dtype' if fn in DTYPE_BUILTINS else 'meta.checks' if fn in CHECK_BUILTINS else 'meta.layout'}")
         if fn not in SHAPE_BUILTINS and fn != "dims":
-            known = SHAPE_BUILTINS + ("dims",) + (CHECK_BUILTINS if self.in_check else ())
+            known = SHAPE_BUILTINS + ("dims", "given") + (CHECK_BUILTINS if self.in_check else ())
             raise self.fail(f"unknown builtin '{fn}'", f"use one of: {', '.join(known)}")
         if e.kwargs:
             raise self.fail(f"{fn}() takes no keyword arguments", "pass arguments by position")
@@ -383,6 +406,9 @@ class Lowering:
         return Value("int", f"rules::{fn}({args[0].code}, {args[1].code})")
 
     def dtype_expr(self, e: Expr) -> str:
+        if isinstance(e, Cond):
+            test = self.condition(e.test)
+            return f"({test} ? {self.dtype_expr(e.then)} : {self.dtype_expr(e.otherwise)})"
         if isinstance(e, BinOp) and e.op == "or":
             lhs = e.lhs
             v = self.expr(lhs) if isinstance(lhs, Name) and lhs.id in self.env else None
@@ -437,7 +463,7 @@ class Lowering:
                 override = o.code
             return f'rules::reduction(op, "{e.args[0]}", {t.code}.scalar_type(), {override}, rules::Reduction::{kind})'
         raise self.fail(f"'{e}' is not a dtype rule",
-                        "use promote(...), reduction(...), a dtype name, a tensor, or 'dtype or ...'")
+                        "use promote(...), reduction(...), a dtype name, a tensor, 'dtype or ...', or '... if ... else ...'")
 
     def kwarg(self, e: Call, key: str, allowed: tuple[str, ...], default: str) -> str:
         kw = dict(e.kwargs)
@@ -503,6 +529,8 @@ def _names(e: Expr) -> list[str]:
         return _names(e.lhs) + _names(e.rhs)
     if isinstance(e, UnaryOp):
         return _names(e.operand)
+    if isinstance(e, Cond):
+        return _names(e.test) + _names(e.then) + _names(e.otherwise)
     if isinstance(e, Call):
         return [n for a in e.args for n in _names(a)]
     return []
@@ -511,7 +539,7 @@ def _names(e: Expr) -> list[str]:
 _KIND_NAMES = {
     "tensor": "a Tensor", "tensors": "a Tensor[]", "int": "an int", "ints": "a list of dims",
     "int?": "an int?", "ints?": "an int[]?", "bool": "a bool", "scalar": "a Scalar", "scalar?": "a Scalar?",
-    "dtype": "a ScalarType", "dtype?": "a ScalarType?", "float": "a float", "elems": "per-element dims",
+    "dtype": "a ScalarType", "dtype?": "a ScalarType?", "float": "a float", "str": "a str", "str?": "a str?", "elems": "per-element dims",
     "dimlist": "a dim list", "output": "an output", "other": "an argument rules cannot use",
 }
 

@@ -80,7 +80,7 @@ def arg_kind(t) -> str | None:
     if isinstance(t, BaseType):
         return {
             BaseTy.int: "int", BaseTy.SymInt: "int", BaseTy.bool: "bool", BaseTy.Scalar: "scalar",
-            BaseTy.ScalarType: "dtype", BaseTy.float: "float",
+            BaseTy.ScalarType: "dtype", BaseTy.float: "float", BaseTy.str: "str",
         }.get(t.name)
     if isinstance(t, ListType):
         if t.elem == BaseType(BaseTy.Tensor):
@@ -90,7 +90,7 @@ def arg_kind(t) -> str | None:
         return None
     if isinstance(t, OptionalType):
         inner = arg_kind(t.elem)
-        if inner in ("int", "ints", "dtype", "scalar"):
+        if inner in ("int", "ints", "dtype", "scalar", "str"):
             return inner + "?"
     return None
 

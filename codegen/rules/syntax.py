@@ -2,7 +2,8 @@
 
 Two forms share one token set. A *pattern* describes an input's shape and binds names:
 ``[*batch, n, k]``, ``[*pre:dim, c[i], *post]``, ``[3, _, n]``. An *expression* computes a
-value: ``[*broadcast(ba, bb), n, m]``, ``reduce(self, dim, keepdim)``, ``dtype or long``.
+value: ``[*broadcast(ba, bb), n, m]``, ``reduce(self, dim, keepdim)``, ``dtype or long``,
+``promote(self, other) if given(rounding_mode) else promote(self, other, kind=INT_TO_FLOAT)``.
 Every node prints back to source (``str``), which error messages quote, and converts to plain
 tuples (``data``) that the generated Python mirror embeds.
 """
@@ -120,11 +121,27 @@ class ShapeList:
         return ("list", tuple(i.data() for i in self.items))
 
 
-Expr = Num | Name | Element | Call | BinOp | UnaryOp | ShapeList
+@dataclass(frozen=True)
+class Cond:
+    """``then if test else otherwise``: one of two values, chosen per call (e.g. a dtype rule that
+    depends on whether an optional argument was given)."""
+
+    test: Expr
+    then: Expr
+    otherwise: Expr
+
+    def __str__(self) -> str:
+        return f"{_paren(self.then)} if {_paren(self.test)} else {self.otherwise}"
+
+    def data(self) -> tuple:
+        return ("if", self.test.data(), self.then.data(), self.otherwise.data())
+
+
+Expr = Num | Name | Element | Call | BinOp | UnaryOp | ShapeList | Cond
 
 
 def _paren(e: Expr) -> str:
-    return f"({e})" if isinstance(e, BinOp) else str(e)
+    return f"({e})" if isinstance(e, (BinOp, Cond)) else str(e)
 
 
 @dataclass(frozen=True)
@@ -197,7 +214,7 @@ class Pattern:
 # Tokens and parser
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(//|==|!=|<=|>=|[-+*%<>()\[\],:=]))")
-_KEYWORDS = {"and", "or", "not"}
+_KEYWORDS = {"and", "or", "not", "if", "else"}
 
 
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
@@ -291,6 +308,15 @@ class _Parser:
     # Expressions -----------------------------------------------------------------------------
 
     def expr(self) -> Expr:
+        then = self.or_expr()
+        if not self.peek("if", "kw"):
+            return then
+        self.take()
+        test = self.or_expr()
+        self.expect("else")
+        return Cond(test, then, self.expr())
+
+    def or_expr(self) -> Expr:
         lhs = self.and_expr()
         while self.peek("or"):
             self.take()

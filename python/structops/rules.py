@@ -252,6 +252,8 @@ class _Eval:
                     v = self.expr(item)
                     out.append(v if isinstance(v, Dim) else Dim(int(v)))
             return out
+        if tag == "if":
+            return self.expr(e[2]) if self.expr(e[1]) else self.expr(e[3])
         if tag == "unary":
             v = self.expr(e[2])
             return (not v) if e[1] == "not" else Dim(-self.int_value(v))
@@ -269,6 +271,8 @@ class _Eval:
 
     def call(self, fn: str, args: list, src: tuple):
         op = self.op
+        if fn == "given":
+            return args[0] is not None
         if fn == "broadcast":
             named = [(a.label, a.dims()) if isinstance(a, TensorInfo) else (f"*{s[1]}", a) for a, s in zip(args, src)]
             return _broadcast(op, named)
@@ -311,6 +315,8 @@ class _Eval:
         raise NotImplementedError(fn)
 
     def dtype(self, e: tuple) -> tuple[torch.dtype, torch.dtype]:
+        if e[0] == "if":
+            return self.dtype(e[2]) if self.expr(e[1]) else self.dtype(e[3])
         if e[0] == "binop" and e[1] == "or":
             v = self.env[e[2][1]]
             return (v, _opmath(v)) if v is not None else self.dtype(e[3])
@@ -428,6 +434,8 @@ def _names(e: tuple) -> list[str]:
         return _names(e[2]) + _names(e[3])
     if e[0] == "unary":
         return _names(e[2])
+    if e[0] == "if":
+        return _names(e[1]) + _names(e[2]) + _names(e[3])
     if e[0] == "call":
         return [n for a in e[2] for n in _names(a)]
     return []

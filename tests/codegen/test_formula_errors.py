@@ -14,6 +14,8 @@ MODE = "- func: f.out(Tensor self, *, str mode='a', Tensor(a!) out) -> Tensor(a!
 U = "f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
 B = "f.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 M = "f.out(Tensor self, *, str mode='a', Tensor(a!) out) -> Tensor(a!)"
+OPT = "- func: f.out(Tensor self, Tensor other, *, str? mode, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+O = "f.out(Tensor self, Tensor other, *, str? mode, Tensor(a!) out) -> Tensor(a!)"
 FLOAT_FIX = "compute in floating point: add kind=INT_TO_FLOAT to the promote() in meta.dtype, or restrict meta.allowed"
 
 CASES = {
@@ -38,6 +40,17 @@ CASES = {
         (f"native_functions.yaml:3: {B}: pointwise: '/' is not defined on integral values, and this op computes in an "
         "integral type for integral inputs — '/' is true division: compute in floating point (kind=INT_TO_FLOAT in meta.dtype), "
         "or use // or trunc_div()")),
+    # The None branch is pruned on integers only where the dtype rule makes None give floats.
+    "true_division_in_none_branch_without_conditional_dtype": (
+        OPT + '  pointwise: "select(mode, None, self / other, \\"floor\\", self // other)"\n  meta: {allowed: [floating, integral]}\n',
+        (f"native_functions.yaml:3: {O}: pointwise: '/' is not defined on integral values, and this op computes in an "
+        "integral type for integral inputs — '/' is true division: compute in floating point (kind=INT_TO_FLOAT in meta.dtype), "
+        "or use // or trunc_div()")),
+    "conditional_dtype_over_different_arguments": (
+        OPT + '  pointwise: "self + other"\n  meta: {dtype: {out: "promote(self) if given(mode) else promote(self, other)"}}\n',
+        (f"native_functions.yaml:3: {O}: pointwise: both branches of 'promote(self) if given(mode) else promote(self, "
+        "other)' must be promote() over the same arguments, with a bool result in both or neither — differ only in the "
+        "promotion kind, e.g. INT_TO_FLOAT vs DEFAULT")),
     "bitwise_on_floats": (
         BINARY + '  pointwise: "self & other"\n  meta: {allowed: [floating]}\n',
         (f"native_functions.yaml:3: {B}: pointwise: '&' is not defined on floating-point values, and this op computes "

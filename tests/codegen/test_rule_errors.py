@@ -146,7 +146,7 @@ CASES = {
     "unknown_builtin": (
         entry('shape:\n  out: "broadcat(self, other)"\n'),
         at(6, "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, index, "
-              "window, len, ndim, sum, max, min, dims"),
+              "window, len, ndim, sum, max, min, dims, given"),
     ),
     "reduce_wrong_argument_kinds": (
         entry('shape:\n  out: "reduce(self, keepdim, dim)"\n'),
@@ -189,6 +189,26 @@ CASES = {
         entry('{shape: {out: "[*self]"}, dtype: {out: "dim or float32"}}'),
         at(4, "the left side of 'or' in a dtype rule must be a ScalarType? argument, got 'dim' — write e.g. "
               "'dtype or promote(self)'"),
+    ),
+    "given_of_a_required_argument": (
+        entry('{shape: {out: "[*self]"}, dtype: {out: "float32 if given(dim) else promote(self)"}}'),
+        at(4, "given() takes one optional argument, got 'dim' — pass an int?, int[]?, Scalar?, ScalarType? "
+              "or str? argument: given(rounding_mode)"),
+    ),
+    "condition_not_a_bool": (
+        entry('{shape: {out: "[*self]"}, dtype: {out: "float32 if ndim(self) else promote(self)"}}'),
+        at(4, "the condition 'ndim(self)' must be a bool, got an int — test e.g. given(rounding_mode) or a "
+              "comparison"),
+    ),
+    "conditional_shape_of_two_kinds": (
+        entry('{shape: {out: "[*self] if given(dtype) else ndim(self)"}}'),
+        at(4, "both sides of '[*self] if given(dtype) else ndim(self)' must be ints, shapes or bools of one "
+              "kind, got a list of dims and an int — make both branches the same kind of value"),
+    ),
+    "conditional_without_else": (
+        entry('{shape: {out: "[*self]"}, dtype: {out: "float32 if given(dtype)"}}'),
+        at(4, "meta.dtype.out: cannot parse 'float32 if given(dtype)': expected 'else' at column 24, found "
+              "the end" + SYNTAX_FIX),
     ),
     "unknown_dtype_name": (
         entry('{shape: {out: "[*self]"}, dtype: {out: float33}}'),

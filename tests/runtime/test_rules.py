@@ -264,3 +264,16 @@ def test_property_cat_and_stack(base, sizes, dim, dtypes, bad):
     _agree("cat", torch.cat, (tensors, dim))
     same = [_tensor(base, dtypes[i], "contiguous") for i in range(len(sizes))]
     _agree("stack", torch.stack, (same, dim))
+
+
+@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
+@pytest.mark.parametrize("da, db", [(torch.int64, torch.int64), (torch.int32, torch.uint8), (torch.int64, torch.float16),
+                                    (torch.float32, torch.float64), (torch.bfloat16, torch.bfloat16)])
+def test_conditional_dtype_rule(mode, da, db):
+    # div's rule: 'promote(self, other) if given(rounding_mode) else promote(..., kind=INT_TO_FLOAT)'.
+    x, y = torch.ones(2, dtype=da, device="meta"), torch.ones(3, 1, dtype=db, device="meta")
+    expected = torch.div(x, y, rounding_mode=mode)
+    actual = structops.div(x, y, rounding_mode=mode)
+    (_, shape, dtype, _), = rules.describe("div.Tensor_mode", x, y, rounding_mode=mode).outputs
+    assert (actual.dtype, tuple(actual.shape)) == (expected.dtype, tuple(expected.shape))
+    assert (dtype, shape) == (str(expected.dtype).removeprefix("torch."), (3, 2))

@@ -41,7 +41,7 @@ RULES = {
     'scaled_act': {
         "op": 'scaled_act',
         "functional": 'scaled_act.default',
-        "args": (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'), ('mode', 'other')),
+        "args": (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'), ('mode', 'str')),
         "inputs": (),
         "outputs": (('out', ('call', 'broadcast', (('name', 'self'), ('name', 'other')), ()), ('call', 'promote', (('name', 'self'), ('name', 'other')), (('kind', ('name', 'INT_TO_FLOAT')),)), ('call', 'like', (('name', 'self'), ('name', 'other')), ())),),
         "checks": (),
