@@ -10,7 +10,8 @@
 //      torch.set_num_threads; one serial call below torch's grain size, where starting threads
 //      costs more than it saves.
 // The contiguous loops vectorise: the kernel TUs are built with -O3 -fno-math-errno, the row
-// loops are cloned for x86-64-v3 (AVX2/FMA/F16C) next to the baseline and picked at load time,
+// loops are cloned for x86-64-v4 (AVX-512, where libmvec has 16-lane exp/erf/...) and x86-64-v3
+// (AVX2/FMA/F16C) next to the baseline, picked at load time,
 // and glibc's vector math library (libmvec) provides SIMD exp/log/sin/tanh/erf/...
 #pragma once
 
@@ -27,7 +28,7 @@
 #include <structops/pointwise_math.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SO_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define SO_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 // glibc's <math.h> announces its vector variants only under -ffast-math, which would also
 // break NaN handling; announce them here instead (same functions, same accuracy contract).
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 22)
