@@ -370,6 +370,14 @@ void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& al
               ": for non-complex inputs alpha must not be complex, got alpha=", alpha);
 }
 
+void check_nonempty(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,
+                    const std::vector<int64_t>& reduced) {
+  for (int64_t d : reduced) {
+    TORCH_CHECK_INDEX(sizes[d] != 0, op, ": cannot reduce over dim ", d, " of '", name,
+                "', which has size 0: ", op, " of no elements is undefined");
+  }
+}
+
 void check_same_dtype(std::string_view op, std::initializer_list<NamedTensor> tensors) {
   const auto& first = *tensors.begin();
   for (const auto& t : tensors) {

@@ -52,7 +52,7 @@ REDUCTIONS = ("SUM", "SAME", "FLOAT", "BOOL", "LONG")
 SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "index", "window", "len", "ndim",
                   "sum", "max", "min")
 DTYPE_BUILTINS = ("promote", "reduction")
-CHECK_BUILTINS = ("alpha_check", "same_dtype")
+CHECK_BUILTINS = ("alpha_check", "same_dtype", "nonempty")
 OTHER_BUILTINS = ("dims", "like", "given")
 OPTIONAL_KINDS = ("int?", "ints?", "scalar?", "dtype?", "str?")
 
@@ -490,6 +490,13 @@ class Lowering:
                 raise self.fail("same_dtype() takes two or more tensors", "write e.g. 'same_dtype(self, other)'")
             items = ", ".join(f'{{"{a}", {v.code}}}' for a, v in zip(e.args, args))
             self.emit(f"rules::check_same_dtype(op, {{{items}}});")
+            return
+        if isinstance(e, Call) and e.fn == "nonempty":
+            args = [self.expr(a) for a in e.args]
+            if len(args) != 2 or args[0].kind != "tensor" or args[1].kind not in ("ints?", "ints", "int"):
+                raise self.fail("nonempty() takes (Tensor, dim list)", "write 'nonempty(self, dim)'")
+            self.emit(f'rules::check_nonempty(op, "{e.args[0]}", {args[0].code}.sym_sizes(), '
+                      f'rules::reduced_dims(op, "{e.args[0]}", {args[0].code}.dim(), {_dim_list(args[1])}));')
             return
         v = self.expr(e)
         if v.kind != "bool":

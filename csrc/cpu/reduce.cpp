@@ -1,55 +1,98 @@
-// CPU impl of sum over a dim list: the reduced dims are moved innermost, so every output
-// element is the sum of one contiguous row, accumulated in a wider type (double for floating
-// types, int64 for integers) and rows are split across threads.
+// CPU impls of the reductions over a dim list (sum, mean, amax, amin) on the loops of
+// structops/cpu_reduce.h. The meta function has already applied keepdim and dtype to out, and
+// validated `dim` into `reduced_dims` (empty: every dim).
+#include <structops/cpu_reduce.h>
+#include <structops/ops/amax.h>
+#include <structops/ops/amin.h>
+#include <structops/ops/mean_dim.h>
 #include <structops/ops/sum_dim_IntList.h>
 
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
-#include <structops/parallel.h>
+#include <ATen/OpMathType.h>
 
-#include <vector>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 
 namespace structops::impl {
+namespace {
 
-// keepdim and dtype are already applied by the meta function to out's shape and dtype.
+// Floating sums accumulate in double (at::acc_type on the CPU), integers in int64.
+template <typename scalar_t>
+using sum_acc_t = std::conditional_t<std::is_same_v<scalar_t, bool>, int64_t, at::acc_type<scalar_t, false>>;
+
+template <typename scalar_t, bool kMean>
+struct Sum {
+  using acc_t = sum_acc_t<scalar_t>;
+  acc_t identity() const { return acc_t(0); }
+  acc_t step(acc_t a, scalar_t x) const { return a + static_cast<acc_t>(x); }
+  acc_t merge(acc_t a, acc_t b) const { return a + b; }
+  scalar_t finish(acc_t a, int64_t n) const {
+    if constexpr (kMean) return static_cast<scalar_t>(a / static_cast<acc_t>(n));  // 0/0: NaN, as torch
+    return static_cast<scalar_t>(a);
+  }
+};
+
+// NaN-propagating max/min (torch.amax/amin): a NaN anywhere makes the result NaN.
+template <typename scalar_t, bool kMax>
+struct Extremum {
+  using acc_t = at::opmath_type<scalar_t>;  // float for half/bfloat16, the type itself otherwise
+  acc_t identity() const {
+    if constexpr (std::is_same_v<acc_t, bool>) return !kMax;
+    else if constexpr (std::numeric_limits<acc_t>::has_infinity)
+      return kMax ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
+    else return kMax ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+  }
+  acc_t step(acc_t a, scalar_t x) const { return merge(a, static_cast<acc_t>(x)); }
+  acc_t merge(acc_t a, acc_t b) const {
+    if constexpr (std::is_floating_point_v<acc_t>) {
+      if (b != b) return b;  // NaN wins; written as a select so the loop still vectorises
+    }
+    return kMax ? (b > a ? b : a) : (b < a ? b : a);
+  }
+  scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
+};
+
+// The input in `dtype` (sum/mean with dtype=..., int -> int64): a copy only when it differs.
+at::Tensor as(const at::Tensor& self, at::ScalarType dtype) {
+  return self.scalar_type() == dtype ? self : self.to(dtype);
+}
+
+template <bool kMax>
+void extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out) {
+  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), kMax ? "amax" : "amin", [&] {
+    cpu::reduce<scalar_t, scalar_t>(Extremum<scalar_t, kMax>{}, self, reduced_dims, out);
+  });
+}
+
+}  // namespace
+
 void sum_IntList_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                          std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
                          const at::Tensor& out) {
-  const int64_t ndim = self.dim();
-  std::vector<bool> reduced(ndim, false);
-  for (int64_t d : reduced_dims) reduced[d] = true;
-  std::vector<int64_t> order;
-  int64_t rows = 1, row_length = 1;
-  for (int64_t d = 0; d < ndim; ++d) {
-    if (!reduced[d]) {
-      order.push_back(d);
-      rows *= self.size(d);
-    }
-  }
-  for (int64_t d = 0; d < ndim; ++d) {
-    if (reduced[d]) {
-      order.push_back(d);
-      row_length *= self.size(d);
-    }
-  }
-  if (rows == 0) return;
-  // One contiguous copy in the result dtype: rows of `row_length` elements, row-major in the
-  // kept dims, which is exactly out's (contiguous) element order.
-  const at::Tensor x = self.permute(order).to(out.scalar_type()).contiguous();
+  const at::Tensor x = as(self, out.scalar_type());
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "sum", [&] {
-    using acc_t = std::conditional_t<std::is_same_v<scalar_t, bool>, int64_t, at::acc_type<scalar_t, false>>;
-    const scalar_t* in = x.const_data_ptr<scalar_t>();
-    scalar_t* o = out.data_ptr<scalar_t>();
-    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(row_length, 1));
-    structops::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        acc_t acc = acc_t(0);
-        const scalar_t* row = in + r * row_length;
-        for (int64_t k = 0; k < row_length; ++k) acc += static_cast<acc_t>(row[k]);
-        o[r] = static_cast<scalar_t>(acc);
-      }
-    });
+    cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, false>{}, x, reduced_dims, out);
   });
+}
+
+void mean_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                  std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const at::Tensor x = as(self, out.scalar_type());
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "mean", [&] {
+    cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, true>{}, x, reduced_dims, out);
+  });
+}
+
+void amax_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  extremum<true>(self, reduced_dims, out);
+}
+
+void amin_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  extremum<false>(self, reduced_dims, out);
 }
 
 }  // namespace structops::impl

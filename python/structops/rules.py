@@ -402,6 +402,12 @@ class _Eval:
     def check(self, e: tuple, text: str) -> None:
         if e[0] == "call" and e[1] == "alpha_check":
             _check_alpha(self.op, self.env[e[2][1][1]], self.env[e[2][0][1]])
+        elif e[0] == "call" and e[1] == "nonempty":
+            t = self.env[e[2][0][1]]
+            for d in _reduced_dims(self.op, t.label, len(t.shape), _dim_list(self.expr(e[2][1]))):
+                if t.shape[d] == 0:
+                    _fail(self.op, f"cannot reduce over dim {d} of '{t.label}', which has size 0: "
+                                   f"{self.op} of no elements is undefined", index=True)
         elif e[0] == "call" and e[1] == "same_dtype":
             first = self.env[e[2][0][1]]
             for a in e[2]:

@@ -107,5 +107,8 @@ void check_allowed(std::string_view op, std::string_view name, at::ScalarType dt
                    std::string_view allowed);
 void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& alpha);
 void check_same_dtype(std::string_view op, std::initializer_list<NamedTensor> tensors);
+// Reductions with no identity (amax, amin): every reduced dim must have elements (IndexError, as torch).
+void check_nonempty(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,
+                    const std::vector<int64_t>& reduced);
 
 }  // namespace structops::rules

@@ -1,0 +1,127 @@
+// The CPU loop of structops' reductions (sum, mean, amax, amin: csrc/cpu/reduce.cpp).
+//
+// A reduction is a small struct over an accumulator type:
+//   acc_t identity() const;               the value of an empty reduction
+//   acc_t step(acc_t a, in_t x) const;    fold one input element in
+//   acc_t merge(acc_t a, acc_t b) const;  combine two partial results
+//   out_t finish(acc_t a, int64_t n) const;  the result of n folded elements (mean divides)
+// `reduce` views the input as [kept..., reduced...] and picks one of two loops, both free of
+// copies for the layouts they cover:
+//   - inner: the reduced elements of one output are contiguous (reducing the last dims of a
+//     contiguous tensor): 16 independent accumulators per row, which gcc vectorises without
+//     reassociating floating-point sums (so results do not depend on the vector width);
+//   - outer: the kept elements are contiguous and the reduced dims lie outside them (reducing
+//     dim 0 of a contiguous matrix): the accumulators run along the kept dim, one vector each.
+// Anything else (transposed or sliced inputs) is first copied to the inner layout, as torch's
+// TensorIterator does for reductions it cannot stride through.
+// Threads: outputs are split across threads when there are enough of them; a full reduction
+// (one output) splits the reduced range into size-determined chunks and merges them in order.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/SmallVector.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include <structops/cpu_pointwise.h>
+#include <structops/parallel.h>
+
+namespace structops::cpu {
+
+namespace detail {
+
+constexpr int kLanes = 16;
+
+template <typename R, typename in_t>
+SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
+  using acc_t = decltype(r.identity());
+  std::array<acc_t, kLanes> lanes;
+  lanes.fill(r.identity());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] = r.step(lanes[l], x[i + l]);
+  }
+  for (; i < n; ++i) lanes[0] = r.step(lanes[0], x[i]);
+  for (int w = kLanes / 2; w > 0; w /= 2) {  // a fixed tree: the same order for every row
+    for (int l = 0; l < w; ++l) lanes[l] = r.merge(lanes[l], lanes[l + w]);
+  }
+  return lanes[0];
+}
+
+// acc[k] = step(acc[k], x[j * stride + k]) for j < rows, k < width.
+template <typename R, typename in_t, typename acc_t>
+SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, int64_t rows, int64_t stride, int64_t width,
+                                  acc_t* __restrict acc) {
+  for (int64_t j = 0; j < rows; ++j) {
+    const in_t* __restrict row = x + j * stride;
+    for (int64_t k = 0; k < width; ++k) acc[k] = r.step(acc[k], row[k]);
+  }
+}
+
+}  // namespace detail
+
+// out[kept] = finish(reduce over reduced_dims of self), out contiguous with numel = prod(kept).
+// `self` holds in_t elements; `out` holds out_t.
+template <typename in_t, typename out_t, typename R>
+void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out) {
+  using acc_t = decltype(r.identity());
+  const int64_t ndim = self.dim();
+  c10::SmallVector<bool, 8> is_reduced(ndim, false);
+  for (int64_t d : reduced_dims) is_reduced[d] = true;
+  if (reduced_dims.empty() && ndim > 0) std::fill(is_reduced.begin(), is_reduced.end(), true);
+  c10::SmallVector<int64_t, 8> kept, reduced;
+  int64_t n_out = 1, n_red = 1;
+  for (int64_t d = 0; d < ndim; ++d) {
+    (is_reduced[d] ? reduced : kept).push_back(d);
+    (is_reduced[d] ? n_red : n_out) *= self.size(d);
+  }
+  if (n_out == 0) return;
+  out_t* const o = out.data_ptr<out_t>();
+  if (n_red == 0) {
+    for (int64_t k = 0; k < n_out; ++k) o[k] = r.finish(r.identity(), 0);
+    return;
+  }
+
+  // Outer loop: reduced dims outside, kept dims contiguous inside (reduced-then-kept order is a
+  // contiguous tensor); worth it only when a row of outputs fills vectors.
+  c10::SmallVector<int64_t, 8> outer_order(reduced.begin(), reduced.end());
+  outer_order.append(kept.begin(), kept.end());
+  if (n_out >= 16 && !reduced.empty() && !kept.empty() && self.permute(outer_order).is_contiguous()) {
+    const in_t* x = self.const_data_ptr<in_t>();
+    structops::parallel_for(0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
+      c10::SmallVector<acc_t, 64> acc(end - begin, r.identity());  // not vector<bool>: no data()
+      detail::reduce_columns(r, x + begin, n_red, n_out, end - begin, acc.data());
+      for (int64_t k = begin; k < end; ++k) o[k] = r.finish(acc[k - begin], n_red);
+    });
+    return;
+  }
+
+  c10::SmallVector<int64_t, 8> inner_order(kept.begin(), kept.end());
+  inner_order.append(reduced.begin(), reduced.end());
+  const at::Tensor x = self.permute(inner_order).contiguous();  // a view when already inner
+  const in_t* in = x.const_data_ptr<in_t>();
+  if (n_out == 1) {  // full reduction: split the reduced range, merge per-chunk partials in order
+    // The chunking depends on the size alone, so the result does not depend on the thread count.
+    const int64_t chunks = std::clamp<int64_t>(n_red / kGrainSize, 1, 64);
+    c10::SmallVector<acc_t, 64> partial(chunks, r.identity());
+    const int64_t per = (n_red + chunks - 1) / chunks;
+    structops::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        const int64_t lo = c * per, hi = std::min(n_red, lo + per);
+        if (lo < hi) partial[c] = detail::reduce_row(r, in + lo, hi - lo);
+      }
+    });
+    acc_t acc = partial[0];
+    for (int64_t c = 1; c < chunks; ++c) acc = r.merge(acc, partial[c]);
+    o[0] = r.finish(acc, n_red);
+    return;
+  }
+  structops::parallel_for(0, n_out, std::max<int64_t>(1, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) o[k] = r.finish(detail::reduce_row(r, in + k * n_red, n_red), n_red);
+  });
+}
+
+}  // namespace structops::cpu
