@@ -6,10 +6,7 @@
 namespace structops {
 
 void parallel_for(int64_t begin, int64_t end, int64_t grain, c10::function_ref<void(int64_t, int64_t)> f) {
-  if (end - begin <= grain || at::get_num_threads() == 1 || at::in_parallel_region()) {
-    if (begin < end) f(begin, end);
-    return;
-  }
+  // at::parallel_for itself runs serially below the grain, on one thread or when nested.
   at::parallel_for(begin, end, grain, [&](int64_t b, int64_t e) { f(b, e); });
 }
 

@@ -1,6 +1,6 @@
 // CPU impls of the reductions over a dim list (sum, mean, amax, amin) on the loops of
 // structops/cpu_reduce.h. The meta function has already applied keepdim and dtype to out, and
-// validated `dim` into `reduced_dims` (empty: every dim).
+// validated `dim` into `reduced_dims` (None and [] already expanded to every dim).
 #include <structops/cpu_reduce.h>
 #include <structops/ops/amax.h>
 #include <structops/ops/amin.h>
@@ -54,11 +54,6 @@ struct Extremum {
   scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
 };
 
-// The input in `dtype` (sum/mean with dtype=..., int -> int64): a copy only when it differs.
-at::Tensor as(const at::Tensor& self, at::ScalarType dtype) {
-  return self.scalar_type() == dtype ? self : self.to(dtype);
-}
-
 template <bool kMax>
 void extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out) {
   AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), kMax ? "amax" : "amin", [&] {
@@ -71,7 +66,7 @@ void extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Te
 void sum_IntList_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                          std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
                          const at::Tensor& out) {
-  const at::Tensor x = as(self, out.scalar_type());
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // sum(int) -> int64, dtype=
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "sum", [&] {
     cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, false>{}, x, reduced_dims, out);
   });
@@ -79,7 +74,7 @@ void sum_IntList_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, b
 
 void mean_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const at::Tensor x = as(self, out.scalar_type());
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // sum(int) -> int64, dtype=
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "mean", [&] {
     cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, true>{}, x, reduced_dims, out);
   });

@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <vector>
 
 #include <structops/cpu_pointwise.h>
 #include <structops/parallel.h>
@@ -64,6 +63,7 @@ SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, int64_t 
 }  // namespace detail
 
 // out[kept] = finish(reduce over reduced_dims of self), out contiguous with numel = prod(kept).
+// reduced_dims are the meta function's dims(self, dim): None or [] already expanded to every dim.
 // `self` holds in_t elements; `out` holds out_t.
 template <typename in_t, typename out_t, typename R>
 void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out) {
@@ -71,7 +71,6 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
   const int64_t ndim = self.dim();
   c10::SmallVector<bool, 8> is_reduced(ndim, false);
   for (int64_t d : reduced_dims) is_reduced[d] = true;
-  if (reduced_dims.empty() && ndim > 0) std::fill(is_reduced.begin(), is_reduced.end(), true);
   c10::SmallVector<int64_t, 8> kept, reduced;
   int64_t n_out = 1, n_red = 1;
   for (int64_t d = 0; d < ndim; ++d) {
