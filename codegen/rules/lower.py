@@ -401,13 +401,13 @@ class Lowering:
             return Value("ints", f"rules::broadcast(op, {{{items}}})")
         if fn in ("reduce", "dims"):
             # empty=NONE: an empty dim list reduces nothing (torch.all/any), not every dim.
-            empty = "true" if self.kwarg(e, "empty", ("ALL", "NONE"), "ALL") == "ALL" else "false"
+            empty = "" if self.kwarg(e, "empty", ("ALL", "NONE"), "ALL") == "ALL" else ", /*empty_reduces_all=*/false"
             if fn == "reduce":
                 want("tensor", "ints?|ints|int|int?", "bool")
                 return Value("ints", f"rules::reduce(op, {names(0)}, {args[0].code}.sym_sizes(), {_dim_list(args[1])}, "
-                                     f"{args[2].code}, {empty})")
+                                     f"{args[2].code}{empty})")
             want("tensor", "ints?|ints|int|int?")
-            return Value("dimlist", f"rules::reduced_dims(op, {names(0)}, {args[0].code}.dim(), {_dim_list(args[1])}, {empty})")
+            return Value("dimlist", f"rules::reduced_dims(op, {names(0)}, {args[0].code}.dim(), {_dim_list(args[1])}{empty})")
         if fn == "matmul":
             want("tensor", "tensor")
             return Value("ints", f"rules::matmul(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, {args[1].code}.sym_sizes())")
