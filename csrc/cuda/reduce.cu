@@ -9,61 +9,17 @@
 //               block row (coalesced loads), 8 rows of threads splitting n, merged in shared memory.
 // half and bfloat16 accumulate in float, float in float, double in double, int64 in int64.
 // The merge order depends only on the shape and the SM count, so results are reproducible.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
+#include <structops/cuda/block_reduce.cuh>
 #include <structops/reduce_launch.h>
 
 namespace structops::cuda_kernels {
 namespace {
 
-constexpr int kWarp = 32;
-constexpr int kBlock = 256;
 constexpr int kWarpRowMax = 256;        // rows up to this length take one warp each
 constexpr int64_t kSplitMinChunk = 32768;  // two-pass: at least this many elements per chunk
-
-template <typename T>
-struct Acc {
-  using type = T;
-};
-template <>
-struct Acc<__half> {
-  using type = float;
-};
-template <>
-struct Acc<__nv_bfloat16> {
-  using type = float;
-};
-template <typename T>
-using acc_t = typename Acc<T>::type;
-
-template <typename A>
-struct SumOp {
-  __device__ A identity() const { return A(0); }
-  __device__ A combine(A a, A b) const { return a + b; }
-};
-
-// NaN-propagating max (kMax) / min, as torch.amax/amin.
-template <typename A, bool kMax>
-struct ExtremeOp {
-  __device__ A identity() const {
-    if constexpr (std::numeric_limits<A>::has_infinity) {
-      return kMax ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
-    } else {
-      return kMax ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
-    }
-  }
-  __device__ A combine(A a, A b) const {
-    if (a != a) return a;  // NaN wins (never true for integers)
-    if (b != b) return b;
-    return kMax ? (b > a ? b : a) : (b < a ? b : a);
-  }
-};
 
 template <typename T, typename A>
 __device__ T finish(A a, ReduceOp op, int64_t n) {
@@ -71,28 +27,8 @@ __device__ T finish(A a, ReduceOp op, int64_t n) {
   return static_cast<T>(a);
 }
 
-template <typename A, typename Op>
-__device__ A warp_reduce(A v, const Op& op) {
-#pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = op.combine(v, __shfl_down_sync(0xffffffffu, v, offset));
-  return v;
-}
-
-// The block's result in thread 0; `shared` holds one value per warp.
-template <typename A, typename Op>
-__device__ A block_reduce(A v, const Op& op, A* shared) {
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  v = warp_reduce(v, op);
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  v = threadIdx.x < blockDim.x / kWarp ? shared[lane] : op.identity();
-  if (warp == 0) v = warp_reduce(v, op);
-  __syncthreads();  // `shared` is reused for the next row
-  return v;
-}
-
-// One warp per row of `n` elements; rows are [row * n, row * n + n) of `in` (acc_t partials when
-// `in_is_partial`, finished with the row length `count`).
+// One warp per row of `n` elements of `in`: the input (In = T), or in the two-pass path the
+// chunk partials (In = acc_t<T>); results are finished as means of `count` elements.
 template <typename T, typename In, typename Op>
 __global__ void __launch_bounds__(kBlock)
     warp_rows_kernel(const In* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t n, int64_t count,
@@ -167,22 +103,6 @@ __global__ void __launch_bounds__(kBlock)
     }
     __syncthreads();
   }
-}
-
-// The current device's multiprocessor count (grids are sized to it), cached per device.
-int sm_count() {
-  int device = 0;
-  cudaGetDevice(&device);
-  static int cached[64] = {};
-  if (device < 64 && cached[device] > 0) return cached[device];
-  int n = 1;
-  cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
-  if (device < 64) cached[device] = n;
-  return n;
-}
-
-int grid_for(int64_t tasks, int per_sm) {
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tasks, static_cast<int64_t>(sm_count()) * per_sm)));
 }
 
 // Few long rows cannot fill the GPU one block per row: split each into chunks (two passes).

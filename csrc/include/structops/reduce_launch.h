@@ -1,5 +1,5 @@
-// What the CUDA host glue of a reduction (csrc/cuda/reduce_host.cpp) hands to the torch-free
-// device code (csrc/cuda/reduce.cu): plain data, so nvcc compiles the kernels without torch
+// What the CUDA host glue of reductions and row normalisations (csrc/cuda/*_host.cpp) hands to the
+// torch-free device code (csrc/cuda/reduce.cu, normalization.cu): plain data, so nvcc compiles the kernels without torch
 // (ARCHITECTURE decision 6).
 #pragma once
 
@@ -28,11 +28,32 @@ struct ReduceLaunch {
   void* stream = nullptr;  // cudaStream_t
 };
 
+enum class RowOp : int8_t { Softmax, LogSoftmax, LayerNorm };
+
+// Row-wise normalisation over `rows` contiguous rows of `n` elements (softmax along the last dim,
+// layer_norm over the normalised dims); weight/bias may be null, mean/rstd are per row.
+struct RowLaunch {
+  Dtype dtype;
+  RowOp op;
+  int64_t rows = 0, n = 0;
+  const void* in = nullptr;
+  void* out = nullptr;
+  const void* weight = nullptr;
+  const void* bias = nullptr;
+  void* mean = nullptr;
+  void* rstd = nullptr;
+  double eps = 0;
+  void* workspace = nullptr;  // row_workspace_bytes() bytes: the multi-block path's partials
+  void* stream = nullptr;     // cudaStream_t
+};
+
 namespace cuda_kernels {
 // The workspace bytes the launch needs on the current device (0: one pass).
 int64_t reduce_workspace_bytes(const ReduceLaunch& p);
 // Launches the kernels on p.stream; returns nullptr or the CUDA error string.
 const char* reduce(const ReduceLaunch& p);
+int64_t row_workspace_bytes(const RowLaunch& p);
+const char* rows(const RowLaunch& p);
 }  // namespace cuda_kernels
 
 }  // namespace structops
