@@ -412,23 +412,26 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
             raise SpecError(path, line, op,
                             f"'{fn.func.name}' cannot delegate to '{target.func.name}': base names differ",
                             f"delegate to a '{fn.func.name.name.base}.out' overload")
-        if fn.kind not in (SchemaKind.functional, SchemaKind.inplace):
+        if fn.kind not in (SchemaKind.functional, SchemaKind.inplace, SchemaKind.mutable):
             raise SpecError(path, line, op, "only functional and inplace overloads can delegate",
                             "remove 'structured_delegate' or make the schema functional/inplace")
+        # A "mutable" functional (batch_norm updating running_mean in place) takes the functional's
+        # slot: it allocates its outputs like one; its Tensor(a!) arguments pass through to the impl.
+        kind = SchemaKind.functional if fn.kind is SchemaKind.mutable else fn.kind
         if not same_arguments(fn.func.arguments.all, target.func.arguments.non_out):
             expected = ", ".join(str(a) for a in target.func.arguments.non_out)
             raise SpecError(path, line, op, f"arguments differ from the delegate's ({expected})",
                             "use the out= overload's arguments without the out arguments")
-        if fn.kind is SchemaKind.functional and len(fn.func.returns) != len(target.func.arguments.out):
+        if kind is SchemaKind.functional and len(fn.func.returns) != len(target.func.arguments.out):
             raise SpecError(path, line, op,
                             f"returns {len(fn.func.returns)} tensors but the delegate writes {len(target.func.arguments.out)}",
                             "return one Tensor per out argument")
         slot = delegates.setdefault(str(target.func.name), {})
-        if fn.kind in slot:
+        if kind in slot:
             raise SpecError(path, line, op,
-                            f"'{target.func.name}' already has a {fn.kind.value} variant ('{slot[fn.kind].func.name}', line {slot[fn.kind].loc.line})",
+                            f"'{target.func.name}' already has a {kind.value} variant ('{slot[kind].func.name}', line {slot[kind].loc.line})",
                             "keep one functional and one inplace variant per structured op")
-        slot[fn.kind] = fn
+        slot[kind] = fn
 
     groups = []
     for fn in functions:

@@ -26,4 +26,4 @@ def defs(manifest: Manifest) -> list[Def]:
 def no_derivative(manifest: Manifest) -> tuple[str, ...]:
     """Functional overloads: they return fresh tensors, so autograd would flow through them, and
     backward must fail instead (registration.cpp gives them torch's not-implemented kernel)."""
-    return tuple(str(f.func.name) for f in manifest.functions if f.kind is SchemaKind.functional)
+    return tuple(str(f.func.name) for f in manifest.functions if f.kind in (SchemaKind.functional, SchemaKind.mutable))

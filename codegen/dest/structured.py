@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from codegen.api import cpp, names
 from codegen.errors import SpecError
 from codegen.manifest import DispatchKey, Manifest, NativeFunction, StructuredGroup
-from codegen.model import Argument, BaseTy, BaseType, ListType
+from codegen.model import Argument, BaseTy, BaseType, ListType, SchemaKind
 from codegen.rules.lower import RuleError, lower_rule
 
 
@@ -186,7 +186,7 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
     return Wrapper(
         name=names.wrapper(fn, key),
         op=str(fn.func.name),
-        kind=fn.kind.value,
+        kind="functional" if fn.kind is SchemaKind.mutable else fn.kind.value,  # batch_norm's running stats
         returns=ret,
         params=_params(bindings),
         meta_call=f"meta::{names.meta_function(group)}({meta_args})",

@@ -1,4 +1,5 @@
-// CPU impls of softmax, log_softmax, logsumexp (it shares softmax's row passes) and layer_norm. The meta functions (from the rules) have
+// CPU impls of softmax, log_softmax, logsumexp (it shares softmax's row passes), layer_norm and
+// batch_norm. The meta functions (from the rules) have
 // checked shapes and dtypes, wrapped `dim` and allocated contiguous outputs; these compute.
 //
 // softmax views the input as [outer, n, inner] (n along `dim`). With inner == 1 each row is
@@ -7,6 +8,7 @@
 // run over blocks of contiguous columns, so the vector loop runs along `inner` instead of striding.
 // Half and bfloat16 compute in float. Threads split rows (or column blocks).
 #include <structops/cpu_pointwise.h>
+#include <structops/ops/batch_norm.h>
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
 #include <structops/ops/logsumexp.h>
@@ -20,6 +22,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include <c10/util/SmallVector.h>
@@ -181,6 +184,49 @@ SO_CPU_CLONES void layer_norm_row(const scalar_t* __restrict x, const scalar_t* 
   rstd_out = rstd;
 }
 
+// Per-channel sums over [N, C, S] (S contiguous): sum of x, or of (x - shift[c])^2. Columns when
+// S == 1 (a [N, C] input: vectors along C), otherwise rows of S per (n, c) with 16 lanes.
+template <typename scalar_t>
+void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const double* shift, double* sums) {
+  if (S == 1) {
+    structops::parallel_for(0, C, std::max<int64_t>(16, cpu::kGrainSize / std::max<int64_t>(N, 1)),
+                            [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) sums[c] = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t c = begin; c < end; ++c) {
+          const double v = static_cast<double>(x[n * C + c]) - (shift ? shift[c] : 0.0);
+          sums[c] += shift ? v * v : v;
+        }
+      }
+    });
+    return;
+  }
+  structops::parallel_for(0, C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * S, 1)),
+                          [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      std::array<double, kLanes> lanes{};
+      const double m = shift ? shift[c] : 0.0;
+      for (int64_t n = 0; n < N; ++n) {
+        const scalar_t* row = x + (n * C + c) * S;
+        int64_t i = 0;
+        for (; i + kLanes <= S; i += kLanes) {
+          for (int l = 0; l < kLanes; ++l) {
+            const double v = static_cast<double>(row[i + l]) - m;
+            lanes[l] += shift ? v * v : v;
+          }
+        }
+        for (; i < S; ++i) {
+          const double v = static_cast<double>(row[i]) - m;
+          lanes[0] += shift ? v * v : v;
+        }
+      }
+      double total = 0;
+      for (int l = 0; l < kLanes; ++l) total += lanes[l];
+      sums[c] = total;
+    }
+  });
+}
+
 }  // namespace
 
 void softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> /*dtype*/,
@@ -251,6 +297,78 @@ void layer_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_
         layer_norm_row(in + r * n, wp, bp, o + r * n, n, eps, m, s);
         mp[r] = static_cast<scalar_t>(m);
         rp[r] = static_cast<scalar_t>(s);
+      }
+    });
+  });
+}
+
+void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>& weight,
+                        const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
+                        const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps,
+                        at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& save_mean,
+                        const at::Tensor& save_invstd) {
+  const int64_t N = input.size(0), C = input.size(1), S = input.numel() / std::max<int64_t>(N * C, 1);
+  const at::Tensor x = input.contiguous();
+  // Per channel: y = x * scale[c] + offset[c], from the batch's or the running statistics.
+  std::vector<double> mean(C), var(C), scale(C), offset(C);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "batch_norm", [&] {
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    auto values = [&](const std::optional<at::Tensor>& t, double fallback) {
+      std::vector<double> v(C, fallback);
+      if (t.has_value()) {
+        const at::Tensor tc = t->contiguous();
+        const scalar_t* p = tc.const_data_ptr<scalar_t>();
+        for (int64_t c = 0; c < C; ++c) v[c] = static_cast<double>(p[c]);
+      }
+      return v;
+    };
+    const int64_t count = N * S;
+    if (training) {
+      channel_sums(in, N, C, S, nullptr, mean.data());
+      for (int64_t c = 0; c < C; ++c) mean[c] /= static_cast<double>(count);  // count 0: NaN, as torch
+      channel_sums(in, N, C, S, mean.data(), var.data());  // two passes: no cancellation
+      for (int64_t c = 0; c < C; ++c) var[c] /= static_cast<double>(count);
+    } else {
+      mean = values(running_mean, 0.0);
+      var = values(running_var, 1.0);
+    }
+    const std::vector<double> w = values(weight, 1.0), b = values(bias, 0.0);
+    for (int64_t c = 0; c < C; ++c) {
+      const double invstd = 1.0 / std::sqrt(var[c] + eps);
+      scale[c] = invstd * w[c];
+      offset[c] = b[c] - mean[c] * scale[c];
+      if (training) {
+        save_mean.data_ptr<scalar_t>()[c] = static_cast<scalar_t>(mean[c]);
+        save_invstd.data_ptr<scalar_t>()[c] = static_cast<scalar_t>(invstd);
+      }
+    }
+    if (training) {  // running = (1 - momentum) * running + momentum * batch (variance unbiased)
+      const double unbias = count > 1 ? static_cast<double>(count) / static_cast<double>(count - 1)
+                                      : std::numeric_limits<double>::infinity();
+      for (auto [t, batch, factor] : {std::tuple{&running_mean, &mean, 1.0}, std::tuple{&running_var, &var, unbias}}) {
+        if (!t->has_value()) continue;
+        const at::Tensor& r = **t;  // the caller's tensor, updated in place (any strides)
+        const std::vector<double> now = values(*t, 0.0);
+        at::Tensor dense = r.is_contiguous() ? r : r.contiguous();
+        scalar_t* p = dense.data_ptr<scalar_t>();
+        for (int64_t c = 0; c < C; ++c) {
+          p[c] = static_cast<scalar_t>((1 - momentum) * now[c] + momentum * (*batch)[c] * factor);
+        }
+        if (!dense.is_same(r)) r.copy_(dense);
+      }
+    }
+    scalar_t* o = out.data_ptr<scalar_t>();  // contiguous: the meta layout
+    structops::parallel_for(0, N * C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(S, 1)),
+                            [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t c = r % C;
+        using acc_t = at::opmath_type<scalar_t>;
+        const acc_t sc = static_cast<acc_t>(scale[c]), off = static_cast<acc_t>(offset[c]);
+        const scalar_t* xr = in + r * S;
+        scalar_t* orow = o + r * S;
+        for (int64_t i = 0; i < S; ++i) {
+          orow[i] = static_cast<scalar_t>(static_cast<acc_t>(xr[i]) * sc + off);
+        }
       }
     });
   });

@@ -584,9 +584,25 @@ def returns_alias(op) -> bool:
     return any(r.alias_info is not None for r in op._schema.returns)
 
 
+def _written_inputs(op) -> set[str]:
+    """Positional arguments the overload writes (batch_norm's running stats), outs aside."""
+    return {a.name for a in op._schema.arguments
+            if a.alias_info is not None and a.alias_info.is_write and not a.kwarg_only}
+
+
+MUTATING_OUT_REASON = "torch functionalizes out= overloads (Tag.out) only when every written argument is an out"
+
+
+def traceable(op) -> bool:
+    """Whether torch.compile / opcheck's aot_dispatch tests can trace ``op`` on this torch."""
+    if not returns_alias(op):
+        return True
+    return ALIASED_RETURNS_TRACEABLE and not _written_inputs(op)
+
+
 def opcheck(op, args, kwargs) -> dict[str, str]:
     """torch.library.opcheck, without the aot_dispatch tests where this torch cannot trace ``op``."""
-    if ALIASED_RETURNS_TRACEABLE or not returns_alias(op):
+    if traceable(op):
         return torch.library.opcheck(op, args, kwargs)
     return torch.library.opcheck(op, args, kwargs,
                                  test_utils=("test_schema", "test_autograd_registration", "test_faketensor"))
@@ -627,7 +643,7 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
         if name is None:
             continue
         op = spec.overload(name)
-        if not ALIASED_RETURNS_TRACEABLE and returns_alias(op):
+        if not traceable(op):
             untraceable.append(name)
             continue
         torch._dynamo.reset()
@@ -653,7 +669,8 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
     if untraceable:
         import pytest
 
-        pytest.skip(f"{', '.join(untraceable)} not compiled: {NOT_TRACEABLE_REASON}")
+        reason = NOT_TRACEABLE_REASON if not ALIASED_RETURNS_TRACEABLE else MUTATING_OUT_REASON
+        pytest.skip(f"{', '.join(untraceable)} not compiled: {reason}")
 
 
 def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
@@ -663,7 +680,11 @@ def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
     if not (_dtype(dtype).is_floating_point):
         pytest.skip("gradients need a floating dtype")
     s = next(s for s in samples(spec, device, dtype) if _first_tensor(s).numel() > 0)
+    written = _written_inputs(_functional(spec))  # in-place updates of a leaf that requires grad fail first
     g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.dtype.is_floating_point else t)
+    for i, name in enumerate(spec.positional[:len(g.args)]):
+        if name in written and isinstance(g.args[i], torch.Tensor):
+            g.args[i] = g.args[i].detach()
     result = _first(_run(_functional(spec), g))
     if not result.dtype.is_floating_point:
         pytest.skip(f"a {result.dtype} result has no gradient")

@@ -1,0 +1,79 @@
+"""softmax, log_softmax, logsumexp, layer_norm and batch_norm beyond the conformance suite's small
+samples: the column-block softmax loop, long rows across the parallel grain, infinities, and
+batch_norm's in-place running statistics (which the generated suite does not compare)."""
+
+import pytest
+import structops
+import torch
+
+
+def randn(*shape, dtype=torch.float32, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+@pytest.mark.parametrize("shape, dim", [((64, 3000), 1), ((3000, 64), 0), ((4, 100, 130), 1), ((2, 5, 7, 3), 2)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_softmax_paths(shape, dim, dtype):
+    x = randn(*shape, dtype=dtype) * 4
+    tol = {"atol": 2e-2, "rtol": 2e-2} if dtype == torch.bfloat16 else {"atol": 1e-5, "rtol": 1e-5}
+    torch.testing.assert_close(structops.softmax(x, dim), torch.softmax(x, dim), **tol)
+    torch.testing.assert_close(structops.log_softmax(x, dim), torch.log_softmax(x, dim), **tol)
+
+
+def test_softmax_and_logsumexp_infinities():
+    inf = float("inf")
+    x = torch.tensor([[1.0, -inf, 2.0], [-inf, -inf, -inf], [inf, 0.0, 1.0], [float("nan"), 0.0, 1.0]])
+    for ours, theirs in ((structops.softmax(x, 1), torch.softmax(x, 1)),
+                         (structops.log_softmax(x, 1), torch.log_softmax(x, 1)),
+                         (structops.logsumexp(x, [1]), torch.logsumexp(x, [1]))):
+        torch.testing.assert_close(ours, theirs, equal_nan=True)
+
+
+@pytest.mark.parametrize("shape, normalized", [((512, 1024), [1024]), ((3, 40000), [40000]), ((4, 6, 5, 7), [5, 7])])
+def test_layer_norm_large(shape, normalized):
+    x = randn(*shape) * 3 + 100  # a large mean: a one-pass E[x^2] - mean^2 would lose digits
+    w, b = randn(*normalized, seed=1), randn(*normalized, seed=2)
+    out, mean, rstd = structops.layer_norm(x, normalized, w, b, 1e-5)
+    e_out, e_mean, e_rstd = torch.ops.aten.native_layer_norm(x, normalized, w, b, 1e-5)
+    torch.testing.assert_close(out, e_out, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(mean, e_mean)
+    torch.testing.assert_close(rstd, e_rstd, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(16, 3), (8, 4, 50), (2, 5, 9, 11)])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_updates_running_stats_like_torch(shape, training):
+    c = shape[1]
+    x, w, b = randn(*shape) * 2 + 1, randn(c, seed=1), randn(c, seed=2)
+    rm, rv = randn(c, seed=3), randn(c, seed=4).abs() + 0.5
+    ours_rm, ours_rv, torch_rm, torch_rv = rm.clone(), rv.clone(), rm.clone(), rv.clone()
+    got = structops.batch_norm(x, w, b, ours_rm, ours_rv, training, 0.3, 1e-5)
+    expected = torch.ops.aten.native_batch_norm(x, w, b, torch_rm, torch_rv, training, 0.3, 1e-5)
+    for g, e in zip(got, expected, strict=True):
+        torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(ours_rm, torch_rm)
+    torch.testing.assert_close(ours_rv, torch_rv)
+    assert torch.equal(ours_rm, rm) != training  # updated exactly when training
+
+
+def test_batch_norm_updates_non_contiguous_running_stats():
+    x = randn(6, 4, 5)
+    stats = torch.zeros(4, 2)
+    rm, rv = stats[:, 0], stats[:, 1].fill_(1.0)  # strided views into one buffer
+    torch_rm, torch_rv = rm.clone(), rv.clone()
+    structops.batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
+    torch.ops.aten.native_batch_norm(x, None, None, torch_rm, torch_rv, True, 0.1, 1e-5)
+    torch.testing.assert_close(stats[:, 0], torch_rm)
+    torch.testing.assert_close(stats[:, 1], torch_rv)
+
+
+def test_batch_norm_functional_compiles_with_its_mutation():
+    x, rm, rv = randn(8, 3, 4), torch.zeros(3), torch.ones(3)
+    compiled = torch.compile(lambda x, rm, rv: structops.batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)[0],
+                             fullgraph=True, backend="aot_eager")
+    torch_rm, torch_rv = rm.clone(), rv.clone()
+    out = compiled(x, rm, rv)
+    expected = torch.ops.aten.native_batch_norm(x, None, None, torch_rm, torch_rv, True, 0.1, 1e-5)[0]
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(rm, torch_rm)  # the functionalized graph writes the update back
+    torch.testing.assert_close(rv, torch_rv)
