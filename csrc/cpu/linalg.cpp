@@ -1,8 +1,12 @@
-// CPU impls of matmul and bmm. The meta function (from the rule) has checked the shapes and
-// dtypes and `out` has exactly the meta's shape, so these only compute. They call ATen's mm/bmm
-// (BLAS); our own blocked kernel is a multi-kernel variant for the op-breadth issue.
+// CPU impls of the linear-algebra ops. The meta function (from the rule) has checked the shapes
+// and dtypes and `out` has exactly the meta's shape, so these only compute. mm, addmm and linear
+// run on structops::cpu::mm (our blocked GEMM or ATen's BLAS, structops/cpu_mm.h); matmul and bmm
+// call ATen's mm/bmm.
+#include <structops/cpu_mm.h>
+#include <structops/ops/addmm.h>
 #include <structops/ops/bmm.h>
 #include <structops/ops/matmul.h>
+#include <structops/ops/mm.h>
 
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/mm.h>
@@ -40,6 +44,29 @@ void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
                  const at::Tensor& out) {
   at::Tensor result = out;
   at::bmm_out(result, self, mat2);
+}
+
+void mm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
+                const at::Tensor& out) {
+  cpu::mm(self, mat2, out, /*beta=*/0, /*alpha=*/1);
+}
+
+namespace {
+
+// Whether beta makes self take part: beta as the kernel sees it (an integral result truncates
+// it, as torch's integer gemm does) is non-zero.
+bool uses_self(const at::Scalar& beta, at::ScalarType dtype) {
+  if (at::isIntegralType(dtype, /*includeBool=*/true)) return beta.to<int64_t>() != 0;
+  return beta.toComplexDouble() != 0.0;
+}
+
+}  // namespace
+
+void addmm_out_cpu(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                   const at::Scalar& alpha, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const bool with_self = uses_self(beta, out.scalar_type());
+  if (with_self && !out.is_same(self)) const_cast<at::Tensor&>(out).copy_(self.expand(out.sizes()));
+  cpu::mm(mat1, mat2, out, with_self ? beta : at::Scalar(0), alpha);
 }
 
 }  // namespace structops::impl

@@ -91,6 +91,8 @@ Dims index(std::string_view op, std::string_view src_name, c10::SymIntArrayRef s
 c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt& k, const c10::SymInt& s,
                    const c10::SymInt& p, const c10::SymInt& d, bool ceil_mode);
 c10::SymInt sum(c10::SymIntArrayRef values);
+// values[i] of an int[] argument, Python's negative indices included (IndexError otherwise).
+c10::SymInt item(std::string_view op, std::string_view name, const Dims& values, const c10::SymInt& i);
 inline c10::SymInt max(const c10::SymInt& a, const c10::SymInt& b) { return a.max(b); }
 inline c10::SymInt min(const c10::SymInt& a, const c10::SymInt& b) { return a.min(b); }
 c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);
