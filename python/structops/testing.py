@@ -327,6 +327,41 @@ def _clone(sample: Sample) -> Sample:
     return sample.map_tensors(lambda t: t.clone())
 
 
+# Ops with several outputs (max_pool2d_with_indices: out, indices): the functional returns a tuple
+# and the out= overload takes one keyword per output. The out= rules are checked on the first
+# output, the others given as fresh empty tensors.
+
+
+def _first_result(result):
+    return result[0] if isinstance(result, tuple | list) else result
+
+
+def _out_names(op) -> list[str]:
+    return [a.name for a in op._schema.arguments if a.is_out]
+
+
+def _out_kwargs(op, result, make: Callable[[torch.Tensor], torch.Tensor], names=None) -> dict[str, torch.Tensor]:
+    results = result if isinstance(result, tuple | list) else (result,)
+    return dict(zip(names or _out_names(op), (make(r) for r in results), strict=True))
+
+
+def _first_out(op, result):
+    """``op`` called as fn(*args, out=first_output) with the other outputs fresh and empty."""
+    results = result if isinstance(result, tuple | list) else (result,)
+    if len(results) == 1:
+        return op
+    first, *rest = _out_names(op)
+
+    def calling(fn):
+        def call_first(*args, out, **kwargs):
+            others = {n: torch.empty(0, dtype=r.dtype, device=r.device) for n, r in zip(rest, results[1:], strict=True)}
+            return fn(*args, **kwargs, **{first: out}, **others)[0]
+        return call_first
+    wrapper = calling(op)
+    wrapper._op = calling(op._op)  # what structops._dispatch.call (the warning bridge) calls
+    return wrapper
+
+
 # ---------------------------------------------------------------------------------------------
 # Checks
 
@@ -371,9 +406,15 @@ def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
     for s in samples(spec, device, dtype):
         expected = _run(_functional(spec), s)
         if spec.out:
-            out = torch.empty(0, dtype=expected.dtype, device=device)
-            returned = _run(spec.overload(spec.out), s, out=out)
-            assert returned is out, f"{spec.out} did not return its out argument"
+            op = spec.overload(spec.out)
+            outs = _out_kwargs(op, expected, lambda r: torch.empty(0, dtype=r.dtype, device=device))
+            returned = _run(op, s, **outs)
+            if len(outs) == 1:
+                assert returned is outs["out"], f"{spec.out} did not return its out argument"
+            else:
+                assert all(r is o for r, o in zip(returned, outs.values(), strict=True)), \
+                    f"{spec.out} did not return its out arguments"
+            out = tuple(outs.values()) if len(outs) > 1 else outs["out"]
             assert_matches(out, expected, spec, s, "out= vs functional", check_strides=True)
         if spec.inplace:
             self_ = s.args[0]
@@ -395,7 +436,7 @@ def _first_tensor(sample: Sample) -> torch.Tensor:
 
 def _first_sample(spec: OpSpec, device: str, dtype: str, min_numel: int = 2) -> Sample | None:
     for s in samples(spec, device, dtype):
-        result = _run(_functional(spec), s)
+        result = _first_result(_run(_functional(spec), s))
         self_ = _first_tensor(s)
         if result.numel() >= min_numel and self_.numel() >= 2 and self_.is_contiguous() and result.dim() >= 1:
             return s
@@ -409,8 +450,9 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
     s = _first_sample(spec, device, dtype)
     if spec.out is None or s is None:
         pytest.skip("no out= overload" if spec.out is None else "no sample with a non-trivial result")
-    op = spec.overload(spec.out)
-    expected = _run(_functional(spec), s)
+    full = _run(_functional(spec), s)
+    op = _first_out(spec.overload(spec.out), full)
+    expected = _first_result(full)
     shape, rdtype = expected.shape, expected.dtype
 
     # Through the warning bridge, as structops.<op>(..., out=) calls it.
@@ -553,10 +595,12 @@ def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
     """7. torch.library.opcheck, every test, one overload at a time, on real-device samples."""
     chosen = [s for s in samples(spec, device, dtype) if _first_tensor(s).numel() > 0][:2]
     for s in chosen:
-        result = _run(_functional(spec), s)
+        full = _run(_functional(spec), s)
+        result = _first_result(full)
         checks = [(spec.functional, s, {})]
         if spec.out:
-            checks.append((spec.out, _clone(s), {"out": torch.empty(0, dtype=result.dtype, device=device)}))
+            checks.append((spec.out, _clone(s), _out_kwargs(spec.overload(spec.out), full,
+                                                            lambda r: torch.empty(0, dtype=r.dtype, device=device))))
         if spec.inplace and result.shape == s.args[0].shape and torch.can_cast(result.dtype, s.args[0].dtype) \
                 and 0 not in s.args[0].stride():
             checks.append((spec.inplace, _clone(s), {}))
@@ -583,11 +627,12 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
             continue
         torch._dynamo.reset()
 
-        def run(*args, _op=op, _name=name, **kwargs):
+        def run(*args, _op=op, _name=name, _outs=_out_names(op), **kwargs):
             if _name == spec.out:
                 # Contiguous and correctly sized: Dynamo traces neither a resize nor a strided out=.
                 r = _functional(spec)(*args, **kwargs)
-                return _op(*args, **kwargs, out=torch.empty(r.shape, dtype=r.dtype, device=r.device))
+                return _op(*args, **kwargs, **_out_kwargs(
+                    _op, r, lambda x: torch.empty(x.shape, dtype=x.dtype, device=x.device), _outs))
             if _name == spec.inplace:
                 return _op(args[0].clone(), *args[1:], **kwargs)
             return _op(*args, **kwargs)
@@ -613,7 +658,7 @@ def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
         pytest.skip("gradients need a floating dtype")
     s = next(s for s in samples(spec, device, dtype) if _first_tensor(s).numel() > 0)
     g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.dtype.is_floating_point else t)
-    result = _run(_functional(spec), g)
+    result = _first_result(_run(_functional(spec), g))
     if not result.dtype.is_floating_point:
         pytest.skip(f"a {result.dtype} result has no gradient")
     with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
