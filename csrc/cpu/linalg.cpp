@@ -5,6 +5,7 @@
 #include <structops/cpu_mm.h>
 #include <structops/ops/addmm.h>
 #include <structops/ops/bmm.h>
+#include <structops/ops/linear.h>
 #include <structops/ops/matmul.h>
 #include <structops/ops/mm.h>
 
@@ -67,6 +68,20 @@ void addmm_out_cpu(const at::Tensor& self, const at::Tensor& mat1, const at::Ten
   const bool with_self = uses_self(beta, out.scalar_type());
   if (with_self && !out.is_same(self)) const_cast<at::Tensor&>(out).copy_(self.expand(out.sizes()));
   cpu::mm(mat1, mat2, out, with_self ? beta : at::Scalar(0), alpha);
+}
+
+void linear_out_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                    at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  // [*batch, k] @ [n, k].T as one [rows, k] @ [k, n] product into out viewed as [rows, n]; a 1-D
+  // weight is [1, k] and out's missing feature dim a size-1 one. out is contiguous (the meta).
+  const int64_t k = input.size(-1);
+  const at::Tensor w = weight.dim() == 1 ? weight.unsqueeze(0) : weight;
+  const int64_t n = w.size(0);
+  const at::Tensor a = input.reshape({-1, k});
+  at::Tensor o = out.view({a.size(0), n});
+  const bool with_bias = bias.has_value() && bias->defined();
+  if (with_bias) o.copy_(bias->reshape({1, n}).expand({a.size(0), n}));
+  cpu::mm(a, w.t(), o, with_bias ? 1 : 0, 1);
 }
 
 }  // namespace structops::impl
