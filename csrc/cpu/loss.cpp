@@ -41,14 +41,24 @@ SO_CPU_CLONES void mse_row(const scalar_t* __restrict a, const scalar_t* __restr
   }
 }
 
+// 16 double lanes, so the sum vectorises without reassociating one accumulator (gcc will not).
 template <typename scalar_t>
 SO_CPU_CLONES double mse_sum(const scalar_t* __restrict a, const scalar_t* __restrict b, int64_t n) {
   using acc_t = at::opmath_type<scalar_t>;
-  double total = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  constexpr int64_t kLanes = 16;
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const acc_t d = static_cast<acc_t>(a[i + j]) - static_cast<acc_t>(b[i + j]);
+      lanes[j] += static_cast<double>(d * d);
+    }
+  for (; i < n; ++i) {
     const acc_t d = static_cast<acc_t>(a[i]) - static_cast<acc_t>(b[i]);
-    total += static_cast<double>(d * d);
+    lanes[0] += static_cast<double>(d * d);
   }
+  double total = 0;
+  for (double l : lanes) total += l;
   return total;
 }
 
