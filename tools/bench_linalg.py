@@ -46,7 +46,7 @@ def mm_times(dtype: str) -> dict:
     out = {}
     for m, k, n in MM_SHAPES:
         a, b = torch.randn(m, k).to(getattr(torch, dtype)), torch.randn(k, n).to(getattr(torch, dtype))
-        out[f"{m}x{k}x{n}"] = median_time(lambda: structops.mm(a, b))
+        out[f"{m}x{k}x{n}"] = median_time(lambda a=a, b=b: structops.mm(a, b))
     return out
 
 
@@ -76,7 +76,7 @@ def main() -> None:
         for m, k, n in MM_SHAPES:
             key = f"{m}x{k}x{n}"
             a, b = torch.randn(m, k).to(getattr(torch, dtype)), torch.randn(k, n).to(getattr(torch, dtype))
-            t = median_time(lambda: torch.mm(a, b))
+            t = median_time(lambda a=a, b=b: torch.mm(a, b))
             flops = 2 * m * n * k
             cells = [f"{flops / runs[c][key] / 1e9:7.1f} ({t / runs[c][key]:4.2f})" for c in ("blocked", "aten", "auto")]
             print(f"{key:>16} {flops / t / 1e9:8.1f} " + " ".join(f"{c:>16}" for c in cells))
@@ -94,7 +94,8 @@ def main() -> None:
     ]
     for name, make, ours, theirs in cases:
         x = make()
-        t_torch, t_ours = median_time(lambda: theirs(*x)), median_time(lambda: ours(*x))
+        t_torch = median_time(lambda f=theirs, x=x: f(*x))
+        t_ours = median_time(lambda f=ours, x=x: f(*x))
         print(f"{name:>24} torch {t_torch * 1e6:9.1f}  structops {t_ours * 1e6:9.1f}  ({t_torch / t_ours:4.2f})")
 
 

@@ -57,7 +57,8 @@ def main() -> None:
     ]
     print(f"{'case':>34} {'torch us':>10} {'structops us':>13} {'ratio':>6}")
     for name, theirs, ours, a in cases:
-        tt, ts = median_time(lambda: theirs(*a)), median_time(lambda: ours(*a))
+        tt = median_time(lambda f=theirs, a=a: f(*a))
+        ts = median_time(lambda f=ours, a=a: f(*a))
         print(f"{name:>34} {tt * 1e6:10.1f} {ts * 1e6:13.1f} {tt / ts:6.2f}")
 
 

@@ -432,7 +432,10 @@ MmKernel mm_choose(int64_t m, int64_t n, int64_t k, at::ScalarType dtype) {
   // Measured (tools/bench_linalg.py): fewer than 32 columns leave most of a 32-lane register
   // tile idle, a single row is a GEMV, and below ~64^3 multiply-adds the packing and the call
   // cost more than MKL's small-matrix path.
-  if (n < 32 || m < 4 || m * n * k < kParallelMacs) return MmKernel::aten;
+  // float16/bfloat16: ATen's oneDNN path uses the CPU's native bf16/fp16 dot products (2x our
+  // float micro-kernel on AVX512-BF16).
+  if (dtype == at::kHalf || dtype == at::kBFloat16) return MmKernel::aten;
+  if (n < 32 || m < 4 || m * n * k <= kParallelMacs) return MmKernel::aten;
   return MmKernel::blocked;
 }
 

@@ -33,8 +33,9 @@ enum class MmKernel { blocked, aten };
 const char* mm_kernel_name(MmKernel k);
 
 // The heuristic: complex and bool -> aten (mm_blocked has no kernel); integral -> blocked (ATen's
-// integer mm is a plain loop); otherwise aten for narrow (n < 32), single-row-ish (m < 4) or
-// small (m * n * k < 2^18) products, where its GEMV/small-matrix paths win, blocked for the rest.
+// integer mm is a plain loop); float16/bfloat16 -> aten (oneDNN's native bf16/fp16 dot products);
+// float32/float64: aten for narrow (n < 32), single-row-ish (m < 4) or small (m * n * k <= 2^18)
+// products, where its GEMV/small-matrix paths win, blocked for the rest.
 // STRUCTOPS_MM_KERNEL=blocked|aten (read once) pins the choice, for benchmarks and tests.
 MmKernel mm_choose(int64_t m, int64_t n, int64_t k, at::ScalarType dtype);
 
