@@ -270,6 +270,13 @@ c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt&
   return out;
 }
 
+c10::SymInt item(std::string_view op, std::string_view name, const Dims& values, const c10::SymInt& i) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  const int64_t at = i.guard_int(__FILE__, __LINE__);
+  TORCH_CHECK_INDEX(-n <= at && at < n, op, ": index ", at, " is out of range for '", name, "' with ", n, " elements");
+  return values[at < 0 ? at + n : at];
+}
+
 c10::SymInt sum(c10::SymIntArrayRef values) {
   c10::SymInt total = 0;
   for (const auto& v : values) total = total + v;

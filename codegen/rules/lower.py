@@ -50,7 +50,7 @@ REDUCTIONS = ("SUM", "SAME", "FLOAT", "BOOL", "LONG")
 
 # Builtins by where they may appear; docs/rules.md describes each.
 SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "index", "window", "len", "ndim",
-                  "sum", "max", "min", "ones")
+                  "sum", "max", "min", "ones", "item")
 DTYPE_BUILTINS = ("promote", "reduction")
 CHECK_BUILTINS = ("alpha_check", "same_dtype", "nonempty")
 OTHER_BUILTINS = ("dims", "like", "given")
@@ -346,6 +346,10 @@ class Lowering:
                     raise self.fail(f"'{e.op}' needs bools, got {_show(a.kind)} and {_show(b.kind)}",
                                     "use 'or' between dtypes only in meta.dtype")
                 return Value("bool", f"({a.code} {'&&' if e.op == 'and' else '||'} {b.code})")
+            if e.op in ("==", "!="):  # two shapes compare as lists (addmm: self expands to [n, m])
+                lv, rv = self.expr(e.lhs), self.expr(e.rhs)
+                if lv.kind == "ints" and rv.kind == "ints":
+                    return Value("bool", f"(rules::Dims({lv.code}) {e.op} rules::Dims({rv.code}))")
             a = self.int_expr(e.lhs, f"the left side of '{e.op}'")
             b = self.int_expr(e.rhs, f"the right side of '{e.op}'")
             if e.op in ("==", "!=", "<", "<=", ">", ">="):
@@ -395,7 +399,8 @@ class Lowering:
                 raise self.fail(f"broadcast() takes tensors or dim groups, got ({', '.join(_show(k) for k in kinds)})",
                                 "write e.g. broadcast(self, other) or broadcast(ba, bb)")
             items = ", ".join(
-                f'{{{names(i)}, {a.code}.sym_sizes()}}' if a.kind == "tensor" else f'{{"*{e.args[i]}", {a.code}}}'
+                f'{{{names(i)}, {a.code}.sym_sizes()}}' if a.kind == "tensor"
+                else f'{{"{"*" if isinstance(e.args[i], Name) else ""}{e.args[i]}", {a.code}}}'
                 for i, a in enumerate(args)
             )
             return Value("ints", f"rules::broadcast(op, {{{items}}})")
@@ -429,6 +434,9 @@ class Lowering:
         if fn == "ones":
             want("int")
             return Value("ints", f"rules::ones({args[0].code})")
+        if fn == "item":
+            want("ints", "int")
+            return Value("int", f"rules::item(op, {names(0)}, {args[0].code}, {args[1].code})")
         if fn == "sum":
             want("elems|ints")
             return Value("int", f"rules::sum({args[0].code})")
@@ -576,6 +584,8 @@ def _names(e: Expr) -> list[str]:
         return _names(e.test) + _names(e.then) + _names(e.otherwise)
     if isinstance(e, Call):
         return [n for a in e.args for n in _names(a)]
+    if isinstance(e, ShapeList):
+        return [n for it in e.items for n in _names(it.value if isinstance(it, Star) else it)]
     return []
 
 

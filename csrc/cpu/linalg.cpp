@@ -1,8 +1,13 @@
-// CPU impls of matmul and bmm. The meta function (from the rule) has checked the shapes and
-// dtypes and `out` has exactly the meta's shape, so these only compute. They call ATen's mm/bmm
-// (BLAS); our own blocked kernel is a multi-kernel variant for the op-breadth issue.
+// CPU impls of the linear-algebra ops. The meta function (from the rule) has checked the shapes
+// and dtypes and `out` has exactly the meta's shape, so these only compute. mm, addmm and linear
+// run on structops::cpu::mm (our blocked GEMM or ATen's BLAS, structops/cpu_mm.h); matmul and bmm
+// call ATen's mm/bmm.
+#include <structops/cpu_mm.h>
+#include <structops/ops/addmm.h>
 #include <structops/ops/bmm.h>
+#include <structops/ops/linear.h>
 #include <structops/ops/matmul.h>
+#include <structops/ops/mm.h>
 
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/mm.h>
@@ -40,6 +45,43 @@ void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
                  const at::Tensor& out) {
   at::Tensor result = out;
   at::bmm_out(result, self, mat2);
+}
+
+void mm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
+                const at::Tensor& out) {
+  cpu::mm(self, mat2, out, /*beta=*/0, /*alpha=*/1);
+}
+
+namespace {
+
+// Whether beta makes self take part: beta as the kernel sees it (an integral result truncates
+// it, as torch's integer gemm does) is non-zero.
+bool uses_self(const at::Scalar& beta, at::ScalarType dtype) {
+  if (at::isIntegralType(dtype, /*includeBool=*/true)) return beta.to<int64_t>() != 0;
+  return beta.toComplexDouble() != 0.0;
+}
+
+}  // namespace
+
+void addmm_out_cpu(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                   const at::Scalar& alpha, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const bool with_self = uses_self(beta, out.scalar_type());
+  if (with_self && !out.is_same(self)) const_cast<at::Tensor&>(out).copy_(self.expand(out.sizes()));
+  cpu::mm(mat1, mat2, out, with_self ? beta : at::Scalar(0), alpha);
+}
+
+void linear_out_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                    at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  // [*batch, k] @ [n, k].T as one [rows, k] @ [k, n] product into out viewed as [rows, n]; a 1-D
+  // weight is [1, k] and out's missing feature dim a size-1 one. out is contiguous (the meta).
+  const int64_t k = input.size(-1);
+  const at::Tensor w = weight.dim() == 1 ? weight.unsqueeze(0) : weight;
+  const int64_t n = w.size(0);
+  const at::Tensor a = input.reshape({-1, k});
+  at::Tensor o = out.view({a.size(0), n});
+  const bool with_bias = bias.has_value() && bias->defined();
+  if (with_bias) o.copy_(bias->reshape({1, n}).expand({a.size(0), n}));
+  cpu::mm(a, w.t(), o, with_bias ? 1 : 0, 1);
 }
 
 }  // namespace structops::impl

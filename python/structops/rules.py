@@ -272,7 +272,11 @@ class _Eval:
             if op in ("and", "or"):
                 a = self.expr(e[2])
                 return (a and self.expr(e[3])) if op == "and" else (a or self.expr(e[3]))
-            a, b = self.int_value(self.expr(e[2])), self.int_value(self.expr(e[3]))
+            lv, rv = self.expr(e[2]), self.expr(e[3])
+            if op in ("==", "!=") and isinstance(lv, list) and isinstance(rv, list):  # two shapes
+                same = [self.int_value(x) for x in lv] == [self.int_value(x) for x in rv]
+                return same if op == "==" else not same
+            a, b = self.int_value(lv), self.int_value(rv)
             result = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: _floordiv(self.op, a, b),
                       "%": lambda: _mod(self.op, a, b), "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b,
                       "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
@@ -284,7 +288,8 @@ class _Eval:
         if fn == "given":
             return args[0] is not None
         if fn == "broadcast":
-            named = [(a.label, a.dims()) if isinstance(a, TensorInfo) else (f"*{s[1]}", a) for a, s in zip(args, src)]
+            named = [(a.label, a.dims()) if isinstance(a, TensorInfo) else (f"*{s[1]}" if s[0] == "name" else "[...]", a)
+                     for a, s in zip(args, src)]
             return _broadcast(op, named)
         if fn in ("reduce", "dims"):
             t, dim = args[0], args[1]
@@ -319,6 +324,9 @@ class _Eval:
             return Dim(len(args[0]))
         if fn == "ndim":
             return Dim(len(args[0].shape))
+        if fn == "item":
+            return Dim(_item(op, src[0][1] if src[0][0] == "name" else str(src[0]), [self.int_value(x) for x in args[0]],
+                             self.int_value(args[1])))
         if fn == "sum":
             return _concat_dim(args[0])
         if fn == "ones":
@@ -442,6 +450,13 @@ def _floordiv(op: str, a: int, b: int) -> int:
     return a // b
 
 
+def _item(op: str, name: str, values: list[int], i: int) -> int:
+    """values[i] with Python's negative indices (mirrors rules::item)."""
+    if not -len(values) <= i < len(values):
+        _fail(op, f"index {i} is out of range for '{name}' with {len(values)} elements", index=True)
+    return values[i]
+
+
 def _mod(op: str, a: int, b: int) -> int:
     if b == 0:
         _fail(op, f"division by zero in a shape rule ({a} % {b})")
@@ -459,6 +474,8 @@ def _names(e: tuple) -> list[str]:
         return _names(e[1]) + _names(e[2]) + _names(e[3])
     if e[0] == "call":
         return [n for a in e[2] for n in _names(a)]
+    if e[0] == "list":
+        return [n for it in e[1] for n in _names(it[1] if it[0] == "star" else it)]
     return []
 
 

@@ -95,6 +95,8 @@ c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt&
                    const c10::SymInt& p, const c10::SymInt& d, bool ceil_mode);
 c10::SymInt sum(c10::SymIntArrayRef values);
 Dims ones(const c10::SymInt& n);
+// values[i] of an int[] argument, Python's negative indices included (IndexError otherwise).
+c10::SymInt item(std::string_view op, std::string_view name, const Dims& values, const c10::SymInt& i);
 inline c10::SymInt max(const c10::SymInt& a, const c10::SymInt& b) { return a.max(b); }
 inline c10::SymInt min(const c10::SymInt& a, const c10::SymInt& b) { return a.min(b); }
 c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);

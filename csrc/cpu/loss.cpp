@@ -1,0 +1,149 @@
+// CPU impls of mse_loss and binary_cross_entropy. The meta function has broadcast the shapes (for
+// reduction=none) and checked dtypes and the reduction code; these compute, and check what only
+// data (BCE's input range) or a Tensor? (BCE's weight broadcast) can reveal.
+//
+// The element loss is computed in opmath (float for float16/bfloat16) over the broadcast operands;
+// mean/sum accumulate per thread chunk in double and combine, so the result does not depend on
+// the thread count beyond rounding.
+#include <structops/cpu_pointwise.h>  // SO_CPU_CLONES
+#include <structops/ops/binary_cross_entropy.h>
+#include <structops/ops/mse_loss.h>
+#include <structops/parallel.h>
+
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/ExpandUtils.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <vector>
+
+namespace structops::impl {
+namespace {
+
+constexpr int64_t kNone = 0, kMean = 1;
+constexpr int64_t kGrain = 16384;
+
+// Operands expanded to `shape` and made contiguous in `dtype` (a copy only where needed).
+at::Tensor operand(const at::Tensor& t, at::IntArrayRef shape, at::ScalarType dtype) {
+  at::Tensor x = t.scalar_type() == dtype ? t : t.to(dtype);
+  return x.expand(shape).contiguous();
+}
+
+template <typename scalar_t>
+SO_CPU_CLONES void mse_row(const scalar_t* __restrict a, const scalar_t* __restrict b, int64_t n,
+                           scalar_t* __restrict o) {
+  using acc_t = at::opmath_type<scalar_t>;
+  for (int64_t i = 0; i < n; ++i) {
+    const acc_t d = static_cast<acc_t>(a[i]) - static_cast<acc_t>(b[i]);
+    o[i] = static_cast<scalar_t>(d * d);
+  }
+}
+
+// 16 double lanes, so the sum vectorises without reassociating one accumulator (gcc will not).
+template <typename scalar_t>
+SO_CPU_CLONES double mse_sum(const scalar_t* __restrict a, const scalar_t* __restrict b, int64_t n) {
+  using acc_t = at::opmath_type<scalar_t>;
+  constexpr int64_t kLanes = 16;
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const acc_t d = static_cast<acc_t>(a[i + j]) - static_cast<acc_t>(b[i + j]);
+      lanes[j] += static_cast<double>(d * d);
+    }
+  for (; i < n; ++i) {
+    const acc_t d = static_cast<acc_t>(a[i]) - static_cast<acc_t>(b[i]);
+    lanes[0] += static_cast<double>(d * d);
+  }
+  double total = 0;
+  for (double l : lanes) total += l;
+  return total;
+}
+
+// Sum of f(begin, end) over [0, n) in parallel chunks, combined in chunk order.
+template <typename F>
+double chunked_sum(int64_t n, const F& f) {
+  const int64_t chunks = std::max<int64_t>(1, (n + kGrain - 1) / kGrain);
+  std::vector<double> partial(chunks, 0.0);
+  structops::parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) partial[c] = f(c * kGrain, std::min(n, (c + 1) * kGrain));
+  });
+  double total = 0;
+  for (double p : partial) total += p;
+  return total;
+}
+
+void finish(const at::Tensor& out, double total, int64_t n, int64_t reduction) {
+  const double v = reduction == kMean ? total / static_cast<double>(n) : total;  // mean of none: NaN
+  const_cast<at::Tensor&>(out).fill_(v);
+}
+
+template <typename scalar_t>
+scalar_t bce(scalar_t x, scalar_t t, scalar_t w) {
+  using acc_t = at::opmath_type<scalar_t>;
+  const acc_t xi = x, ti = t;
+  const acc_t log_x = std::max(std::log(xi), acc_t(-100));
+  const acc_t log_1mx = std::max(std::log1p(-xi), acc_t(-100));
+  return static_cast<scalar_t>(static_cast<acc_t>(w) * ((ti - acc_t(1)) * log_1mx - ti * log_x));
+}
+
+}  // namespace
+
+void mse_loss_out_cpu(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                      at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const std::vector<int64_t> shape = at::infer_size(self.sizes(), target.sizes());
+  const at::Tensor a = operand(self, shape, out.scalar_type()), b = operand(target, shape, out.scalar_type());
+  const int64_t n = a.numel();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "mse_loss", [&] {
+    const scalar_t* ap = a.const_data_ptr<scalar_t>();
+    const scalar_t* bp = b.const_data_ptr<scalar_t>();
+    if (reduction == kNone) {
+      scalar_t* op = out.mutable_data_ptr<scalar_t>();
+      structops::parallel_for(0, n, kGrain, [&](int64_t i0, int64_t i1) { mse_row(ap + i0, bp + i0, i1 - i0, op + i0); });
+      return;
+    }
+    finish(out, chunked_sum(n, [&](int64_t i0, int64_t i1) { return mse_sum(ap + i0, bp + i0, i1 - i0); }), n, reduction);
+  });
+}
+
+void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& target,
+                                  const std::optional<at::Tensor>& weight, int64_t reduction,
+                                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const std::vector<int64_t> shape = at::infer_size(self.sizes(), target.sizes());
+  const at::ScalarType dtype = self.scalar_type();
+  const at::Tensor x = operand(self, shape, dtype), t = operand(target, shape, dtype);
+  const bool weighted = weight.has_value() && weight->defined();
+  // expand() raises torch's message when weight does not broadcast to the loss's shape.
+  const at::Tensor w = weighted ? operand(*weight, shape, dtype) : at::Tensor();
+  const int64_t n = x.numel();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "binary_cross_entropy", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* xp = x.const_data_ptr<scalar_t>();
+    const scalar_t* tp = t.const_data_ptr<scalar_t>();
+    const scalar_t* wp = weighted ? w.const_data_ptr<scalar_t>() : nullptr;
+    std::atomic<bool> bad{false};
+    auto loss = [&](int64_t i) {
+      const acc_t xi = xp[i];
+      if (!(xi >= acc_t(0) && xi <= acc_t(1))) bad.store(true, std::memory_order_relaxed);  // NaN too, as torch
+      return bce<scalar_t>(xp[i], tp[i], wp ? wp[i] : scalar_t(1));
+    };
+    if (reduction == kNone) {
+      scalar_t* op = out.mutable_data_ptr<scalar_t>();
+      structops::parallel_for(0, n, kGrain, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) op[i] = loss(i);
+      });
+    } else {
+      const double total = chunked_sum(n, [&](int64_t i0, int64_t i1) {
+        double s = 0;
+        for (int64_t i = i0; i < i1; ++i) s += static_cast<double>(static_cast<acc_t>(loss(i)));
+        return s;
+      });
+      if (!bad.load()) finish(out, total, n, reduction);
+    }
+    TORCH_CHECK(!bad.load(), "binary_cross_entropy: all elements of input should be between 0 and 1");
+  });
+}
+
+}  // namespace structops::impl

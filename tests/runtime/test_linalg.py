@@ -1,0 +1,111 @@
+"""mm/addmm/linear on what the conformance samples do not reach: both CPU kernels of
+structops/cpu_mm.h (blocked GEMM and ATen, pinned with STRUCTOPS_MM_KERNEL in a subprocess),
+sizes crossing the KC/MC/NC blocks and the parallel threshold, every operand layout, the
+B-in-place path for few rows, float16/bfloat16/integer paths, and beta/alpha edge values."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import structops
+import torch
+
+SHAPES = [(1, 1, 1), (13, 37, 33), (47, 300, 70), (100, 513, 129), (257, 260, 500), (64, 64, 64), (5, 1000, 200)]
+
+
+def operand(rows, cols, transposed, dtype, gen):
+    if transposed:
+        return torch.randn(cols, rows, generator=gen).to(dtype).t()
+    return torch.randn(rows, cols, generator=gen).to(dtype)
+
+
+@pytest.mark.parametrize("m,k,n", SHAPES)
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_mm_layouts_and_blocks(m, k, n, layout):
+    gen = torch.Generator().manual_seed(m * 7 + k + n)
+    a = operand(m, k, layout[0] == "t", torch.float32, gen)
+    b = operand(k, n, layout[1] == "t", torch.float32, gen)
+    torch.testing.assert_close(structops.mm(a, b), a @ b, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(structops.mm(a.double(), b.double()), a.double() @ b.double())
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int8, torch.uint8])
+def test_mm_reduced_and_integral(dtype):
+    gen = torch.Generator().manual_seed(1)
+    if dtype.is_floating_point:
+        a, b = torch.randn(70, 300, generator=gen).to(dtype), torch.randn(300, 90, generator=gen).to(dtype)
+        tol = {"atol": 3e-2, "rtol": 3e-2} if dtype == torch.bfloat16 else {"atol": 5e-3, "rtol": 5e-3}
+        torch.testing.assert_close(structops.mm(a, b), torch.mm(a, b), **tol)
+    else:
+        a, b = torch.randint(-9, 10, (70, 300), generator=gen).to(dtype), torch.randint(-9, 10, (300, 90), generator=gen).to(dtype)
+        assert torch.equal(structops.mm(a, b), torch.mm(a, b))  # exact, wrapping like torch
+
+
+def test_mm_thread_count_independent():
+    gen = torch.Generator().manual_seed(2)
+    a, b = torch.randn(300, 400, generator=gen), torch.randn(400, 350, generator=gen)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = structops.mm(a, b)
+    finally:
+        torch.set_num_threads(threads)
+    torch.testing.assert_close(structops.mm(a, b), one, atol=0, rtol=0)  # tasks own disjoint C tiles
+
+
+def test_addmm_beta_zero_ignores_nan_and_alpha_zero_ignores_inf():
+    self_ = torch.full((40, 50), float("nan"))
+    a, b = torch.randn(40, 300), torch.randn(300, 50)
+    torch.testing.assert_close(structops.addmm(self_, a, b, beta=0), torch.addmm(self_, a, b, beta=0), atol=1e-4, rtol=1e-4)
+    c = torch.randn(40, 50)
+    ai = torch.full((40, 300), float("inf"))
+    torch.testing.assert_close(structops.addmm(c, ai, b, alpha=0, beta=2), torch.addmm(c, ai, b, alpha=0, beta=2))
+
+
+def test_addmm_inplace_and_strided_out():
+    c, a, b = torch.randn(60, 70), torch.randn(60, 200), torch.randn(200, 70)
+    expected = torch.addmm(c, a, b, beta=0.5, alpha=2)
+    x = c.clone()
+    assert structops.addmm_(x, a, b, beta=0.5, alpha=2) is x
+    torch.testing.assert_close(x, expected, atol=1e-4, rtol=1e-4)
+    out = torch.empty(70, 60).t()
+    structops.addmm(c, a, b, beta=0.5, alpha=2, out=out)
+    torch.testing.assert_close(out, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_linear_batched_with_bias():
+    x, w, bias = torch.randn(4, 33, 128), torch.randn(96, 128), torch.randn(96)
+    torch.testing.assert_close(structops.linear(x, w, bias), torch.nn.functional.linear(x, w, bias), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(structops.linear(x[:, ::2], w), torch.nn.functional.linear(x[:, ::2], w), atol=1e-4, rtol=1e-4)
+
+
+def test_mm_opcheck_and_meta():
+    a, b = torch.randn(50, 300), torch.randn(300, 60)
+    torch.library.opcheck(torch.ops.structops.mm.default, (a, b))
+    m = structops.mm(a.to("meta"), b.to("meta"))
+    assert m.shape == (50, 60) and m.device.type == "meta"
+
+
+@pytest.mark.parametrize("kernel", ["blocked", "aten"])
+def test_both_kernels_pinned(kernel):
+    """Each kernel on its own (STRUCTOPS_MM_KERNEL is read once per process: a subprocess)."""
+    code = (
+        "import torch, structops\n"
+        "g = torch.Generator().manual_seed(0)\n"
+        "for m, k, n in [(3, 5, 4), (1, 700, 1), (130, 300, 70), (40, 40, 500)]:\n"
+        "    a, b, c = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g), torch.randn(m, n, generator=g)\n"
+        "    torch.testing.assert_close(structops.mm(a, b), a @ b, atol=1e-4, rtol=1e-4)\n"
+        "    torch.testing.assert_close(structops.addmm(c, a, b, beta=0.5, alpha=3), torch.addmm(c, a, b, beta=0.5, alpha=3),"
+        " atol=1e-3, rtol=1e-4)\n"
+        "    torch.testing.assert_close(structops.mm(a.bfloat16(), b.bfloat16()), (a.bfloat16() @ b.bfloat16()), atol=5e-2, rtol=3e-2)\n"
+    )
+    env = {**os.environ, "STRUCTOPS_MM_KERNEL": kernel}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+
+
+def test_bad_kernel_pin_is_an_error():
+    code = "import torch, structops\nstructops.mm(torch.ones(2, 2), torch.ones(2, 2))\n"
+    r = subprocess.run([sys.executable, "-c", code], check=False, env={**os.environ, "STRUCTOPS_MM_KERNEL": "fast"},
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "STRUCTOPS_MM_KERNEL must be 'blocked' or 'aten', got 'fast'" in r.stderr

@@ -1,0 +1,80 @@
+"""Pooling and loss kernels on what the conformance samples do not reach: NaN and -inf windows
+(torch's argmax rules), large inputs crossing the parallel grain, channels_last and sliced
+inputs, dilation with padding, and the checks only data or a Tensor? can trigger."""
+
+import pytest
+import structops
+import torch
+
+A = torch.ops.aten
+
+
+def test_max_pool2d_nan_and_lowest_windows():
+    x = torch.randn(2, 3, 9, 9)
+    x[0, 0, 1, 1] = float("nan")
+    x[0, 0, 2, 2] = float("nan")  # two NaNs in one window: torch keeps the last
+    x[1, 1] = float("-inf")  # all -inf: the index is the window's first element
+    for args in ([3, 3], [2, 2], [1, 1], [2, 1]), ([2], [1], [0], [1], True):
+        got, want = structops.max_pool2d_with_indices(x, *args), A.max_pool2d_with_indices(x, *args)
+        torch.testing.assert_close(got[0], want[0], equal_nan=True)
+        assert torch.equal(got[1], want[1])
+
+
+def test_max_pool_int_lowest():
+    x = torch.full((1, 2, 6, 6), torch.iinfo(torch.int32).min, dtype=torch.int32)
+    got, want = structops.max_pool2d_with_indices(x, [3], [2], [1]), A.max_pool2d_with_indices(x, [3], [2], [1])
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "sliced"])
+def test_pool_large_and_laid_out(layout):
+    x = torch.randn(4, 32, 61, 67)
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    elif layout == "sliced":
+        x = x[:, ::2, :, 1:]
+    got, want = structops.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1]), A.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])
+    torch.testing.assert_close(got[0], want[0])
+    assert torch.equal(got[1], want[1])
+    for cip in (True, False):
+        torch.testing.assert_close(structops.avg_pool2d(x, [3, 3], [2, 2], [1, 1], True, cip),
+                                   A.avg_pool2d(x, [3, 3], [2, 2], [1, 1], True, cip), atol=1e-6, rtol=1e-5)
+    x3 = torch.randn(2, 8, 17, 18, 19)
+    got, want = structops.max_pool3d_with_indices(x3, [3], [2], [1], [1], True), A.max_pool3d_with_indices(x3, [3], [2], [1], [1], True)
+    torch.testing.assert_close(got[0], want[0])
+    assert torch.equal(got[1], want[1])
+
+
+def test_pool_single_int_arguments_and_fake_tensors():
+    x = torch.randn(2, 3, 10, 11)
+    got = structops.max_pool2d_with_indices(x, 3, 2, 1)
+    want = A.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])
+    assert torch.equal(got[1], want[1])
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        out, idx = structops.max_pool2d_with_indices(torch.empty(2, 3, 10, 11), [3, 2], [], [1, 0])
+    assert out.shape == idx.shape == (2, 3, 4, 5) and idx.dtype == torch.int64  # stride [] = kernel_size
+
+
+def test_avg_pool2d_divisor_override_zero():
+    with pytest.raises(RuntimeError, match="avg_pool2d: divisor_override must not be zero"):
+        structops.avg_pool2d(torch.ones(1, 1, 4, 4), [2, 2], [], [0, 0], False, True, 0)
+
+
+def test_bce_input_range_and_weight_broadcast():
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        structops.binary_cross_entropy(torch.full((2, 3), 1.5), torch.ones(2, 3))
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        structops.binary_cross_entropy(torch.tensor([float("nan"), 0.5]), torch.ones(2), None, 0)
+    with pytest.raises(RuntimeError, match="must match"):
+        structops.binary_cross_entropy(torch.full((2, 3), 0.5), torch.ones(2, 3), torch.ones(4))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_losses_large(reduction):
+    gen = torch.Generator().manual_seed(reduction)
+    x, t, w = (torch.rand(300, 1001, generator=gen) * 0.98 + 0.01 for _ in range(3))
+    torch.testing.assert_close(structops.binary_cross_entropy(x, t, w, reduction),
+                               A.binary_cross_entropy(x, t, w, reduction), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(structops.mse_loss(x.t(), t.t(), reduction), A.mse_loss(x.t(), t.t(), reduction),
+                               atol=1e-5, rtol=1e-5)
