@@ -109,3 +109,31 @@ def test_bad_kernel_pin_is_an_error():
     r = subprocess.run([sys.executable, "-c", code], check=False, env={**os.environ, "STRUCTOPS_MM_KERNEL": "fast"},
                        capture_output=True, text=True)
     assert r.returncode != 0 and "STRUCTOPS_MM_KERNEL must be 'blocked' or 'aten', got 'fast'" in r.stderr
+
+
+# --- cdist -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf")])
+@pytest.mark.parametrize("mode", [None, 1, 2])
+def test_cdist_large_and_modes(p, mode):
+    g = torch.Generator().manual_seed(5)
+    x1, x2 = torch.randn(3, 70, 33, generator=g), torch.randn(1, 90, 33, generator=g)
+    expected = torch.ops.aten._cdist_forward(x1, x2, p, mode)
+    torch.testing.assert_close(structops.cdist(x1, x2, p, mode), expected, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0])
+def test_cdist_bfloat16_against_float64(p):
+    # torch's CPU cdist has no bfloat16 kernel outside its mm form: compare with float64 instead.
+    g = torch.Generator().manual_seed(6)
+    x1, x2 = torch.randn(10, 8, generator=g).bfloat16(), torch.randn(12, 8, generator=g).bfloat16()
+    got = structops.cdist(x1, x2, p)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got.double(), torch.cdist(x1.double(), x2.double(), p), atol=5e-2, rtol=2e-2)
+
+
+def test_cdist_rejects_negative_p_and_bad_mode():
+    with pytest.raises(RuntimeError, match=r"cdist: p must be non-negative, got p=-1"):
+        structops.cdist(torch.ones(2, 3), torch.ones(2, 3), -1.0)
+    with pytest.raises(RuntimeError, match=r"cdist: compute_mode must be None, 0, 1 or 2, got 3"):
+        structops.cdist(torch.ones(2, 3), torch.ones(2, 3), 2.0, 3)

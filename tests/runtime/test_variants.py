@@ -254,6 +254,8 @@ def samples():
                                 1e-5), {}),
         ("batch_norm.out", (torch.randn(4, 3), None, None, torch.zeros(3), torch.ones(3), False, 0.1, 1e-5),
          {"out": torch.empty(0), "save_mean": torch.empty(0), "save_invstd": torch.empty(0)}),
+        ("cdist.default", (torch.randn(2, 4, 3), torch.randn(5, 3)), {}),
+        ("cdist.out", (a, torch.randn(4, 3), 1.0), {"out": torch.empty(0)}),
         ("softmax.int", (a, 0), {}),
         ("softmax.int_out", (a, -1), {"dtype": torch.float64, "out": torch.empty(2, 3, dtype=torch.float64)}),
         ("log_softmax.int", (a.t(), 1), {}),
