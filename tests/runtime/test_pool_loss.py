@@ -78,3 +78,41 @@ def test_losses_large(reduction):
                                A.binary_cross_entropy(x, t, w, reduction), atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(structops.mse_loss(x.t(), t.t(), reduction), A.mse_loss(x.t(), t.t(), reduction),
                                atol=1e-5, rtol=1e-5)
+
+
+# --- cross_entropy_loss ------------------------------------------------------------------------------
+
+def _ce_inputs(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(64, 10, 7, generator=g) * 3
+    idx = torch.randint(0, 10, (64, 7), generator=g)
+    idx[::5, 0] = -100
+    return x, idx, torch.rand(10, generator=g) + 0.1
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("smoothing", [0.0, 0.3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_indices_large(reduction, smoothing, weighted):
+    x, idx, w = _ce_inputs()
+    w = w if weighted else None
+    expected = torch.ops.aten.cross_entropy_loss(x, idx, w, reduction, -100, smoothing)
+    torch.testing.assert_close(structops.cross_entropy_loss(x, idx, w, reduction, -100, smoothing), expected)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_cross_entropy_probabilities_large(reduction):
+    x, _, w = _ce_inputs(1)
+    p = torch.softmax(torch.randn(x.shape, generator=torch.Generator().manual_seed(2)), 1)
+    expected = torch.ops.aten.cross_entropy_loss(x, p, w, reduction, -100, 0.1)
+    torch.testing.assert_close(structops.cross_entropy_loss(x, p, w, reduction, -100, 0.1), expected)
+
+
+def test_cross_entropy_all_ignored_mean_is_nan_and_bad_index_raises():
+    x = torch.randn(3, 4)
+    ignored = torch.full((3,), -100)
+    assert structops.cross_entropy_loss(x, ignored).isnan()
+    assert torch.ops.aten.cross_entropy_loss(x, ignored).isnan()
+    with pytest.raises(IndexError, match=r"cross_entropy_loss: target 4 is out of bounds for 4 classes \(at flat "
+                                         r"position 1 of 'target'\)"):
+        structops.cross_entropy_loss(x, torch.tensor([0, 4, 1]))
