@@ -127,6 +127,11 @@ class StructuredGroup:
     def tests(self) -> TestSpec | None:
         return next((f.tests for f in self.members if f.tests is not None), None)
 
+    @property
+    def dynamic_output_shape(self) -> bool:
+        """Output sizes that depend on input data (masked_select): no Meta kernel, a fake impl."""
+        return "dynamic_output_shape" in self.out.tags
+
 
 @dataclass(frozen=True)
 class Manifest:
@@ -447,7 +452,26 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
                             f"structured ops '{g.out.func.name}' and '{names[g.name].out.func.name}' both get the meta name '{g.name}'",
                             "rename one overload")
         names[g.name] = g
+        _check_dynamic_output_shape(path, g)
     return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
+
+
+def _check_dynamic_output_shape(path: str, g: StructuredGroup) -> None:
+    """A data-dependent output size is no rule's to compute, and FakeTensorMode reads the tag of
+    the overload it runs, so every variant must carry it."""
+    tagged = [f for f in g.members if "dynamic_output_shape" in f.tags]
+    if not tagged:
+        return
+    if g.out.rule is not None:
+        raise SpecError(path, g.out.loc.line, str(g.out.func),
+                        "a 'dynamic_output_shape' op's output size depends on data, which a meta rule cannot compute",
+                        "write 'meta: custom' (the hand-written meta function may read the data) and give the "
+                        "functional a fake impl in python/structops/fake.py")
+    for f in g.members:
+        if f not in tagged:
+            raise SpecError(path, f.loc.line, str(f.func),
+                            f"'{tagged[0].func.name}' is tagged dynamic_output_shape but this variant is not",
+                            "add 'tags: [dynamic_output_shape]' to every variant of the op")
 
 
 def load_manifest(path: Path, display_path: str | None = None) -> Manifest:

@@ -39,8 +39,9 @@ class SuiteSpec:
     tolerance: tuple[tuple[str, float, float], ...]
     domain: str
     extremes: bool
-    errors: tuple[tuple[str, str], ...]  # (args source, match)
+    errors: tuple[tuple[str, str, bool], ...]  # (args source, match, raised from data)
     samples: tuple[str, ...]  # argument-list sources over t(*shape)
+    dynamic_output_shape: bool
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -85,8 +86,9 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         tolerance=tests.tolerance if tests else (),
         domain=tests.domain if tests else "any",
         extremes=tests.extremes if tests else True,
-        errors=tuple((e.args, e.match) for e in tests.errors) if tests else (),
+        errors=tuple((e.args, e.match, e.data) for e in tests.errors) if tests else (),
         samples=tests.samples if tests else (),
+        dynamic_output_shape=group.dynamic_output_shape,
     )
 
 

@@ -26,6 +26,7 @@ class MetaDecl:
     params: str
     describes: str  # "add.out, add.Tensor, add_.Tensor"
     from_rule: bool  # generated from the manifest's rule (else hand-written in csrc/meta/)
+    reads_data: bool = False  # dynamic_output_shape: the output size is counted from the data
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ def op_header(group: StructuredGroup) -> OpHeader:
         params=_params(_meta_params(group)),
         describes=", ".join(str(f.func.name) for f in group.members),
         from_rule=group.out.rule is not None,
+        reads_data=group.dynamic_output_shape,
     )
     kernels = tuple(
         KernelDecl(kernel, "void", _params(_impl_params(group)), key.value, str(group.out.func.name))
@@ -211,6 +213,8 @@ def wrapper_shards(manifest: Manifest, key: DispatchKey, shards: int) -> list[Wr
     for group in manifest.groups:
         if key is not DispatchKey.Meta and group.impl_name(key) is None:
             continue
+        if key is DispatchKey.Meta and group.dynamic_output_shape:
+            continue  # a meta tensor has no data to size the output from: the fake impl in Python
         headers, wrappers, regs = buckets[shard_of(group.name, shards)]
         headers.append(names.group_header(group.name))
         for fn in group.members:

@@ -27,6 +27,7 @@ class ErrorCase:
     make_args: Callable[[], tuple[tuple, dict]]  # () -> (args, kwargs)
     match: str
     source: str
+    data: bool = False  # raised from values (index checks): meta tensors cannot raise it
 
 
 def arguments(*args, **kwargs) -> tuple[tuple, dict]:
@@ -58,6 +59,9 @@ class OpSpec:
     namespace: str = "structops"  # the torch.ops namespace the op lives in
     devices: tuple[str, ...] = ("cpu",)  # the devices the op has kernels for
     cuda_skips: dict[str, str] = field(default_factory=dict)  # dtypes without a CUDA kernel, and why
+    # The output size depends on data (masked_select): no meta kernel, a fake impl, and an out=
+    # overload no tracer can follow (it resizes `out` to a size only the data knows).
+    dynamic_output_shape: bool = False
 
     def overload(self, qualified: str):
         packet, _, name = qualified.partition(".")
@@ -355,6 +359,10 @@ def check_reference(spec: OpSpec, device: str, dtype: str) -> None:
 
 def check_meta(spec: OpSpec, device: str, dtype: str) -> None:
     """2. The same call on meta tensors gives the real result's shape, dtype and strides."""
+    if spec.dynamic_output_shape:
+        import pytest
+
+        pytest.skip(DYNAMIC_META_REASON)
     for s in samples(spec, device, dtype):
         real = _run(_functional(spec), s)
         meta = _run(_functional(spec), s.map_tensors(lambda t: t.to("meta")))
@@ -517,14 +525,15 @@ def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
 
 
 def check_errors(spec: OpSpec, device: str, dtype: str) -> None:
-    """6. The manifest's error cases raise with their message, on real and meta tensors."""
+    """6. The manifest's error cases raise with their message, on real and meta tensors (real
+    only for errors raised from values, such as out-of-range indices)."""
     import pytest
 
     if not spec.errors:
         pytest.skip("no tests.errors in the manifest")
     for case in spec.errors:
         args, kwargs = case.make_args()
-        for where in (device, "meta"):
+        for where in (device,) if case.data else (device, "meta"):
             moved = [a.to(where) if isinstance(a, torch.Tensor) else a for a in args]
             with pytest.raises((RuntimeError, IndexError, ValueError), match=case.match):
                 _functional(spec)(*moved, **kwargs)
@@ -535,6 +544,12 @@ def check_errors(spec: OpSpec, device: str, dtype: str) -> None:
 # overloads are traced only by newer torch. Eager, meta and fake-tensor checks still run there.
 ALIASED_RETURNS_TRACEABLE = hasattr(torch.Tag, "out") and hasattr(torch.Tag, "inplace")
 NOT_TRACEABLE_REASON = "this torch cannot functionalize custom out=/inplace ops (no Tag.out/Tag.inplace before 2.12)"
+
+
+DYNAMIC_META_REASON = ("the output size depends on the data, which meta tensors lack (they raise, as torch's do); "
+                       "FakeTensorMode is tested in tests/runtime")
+DYNAMIC_OUT_REASON = ("out= of a dynamic_output_shape op resizes `out` to a data-dependent size, which a fake impl "
+                      "may not do to an input: not traced (eager out= is checked)")
 
 
 def returns_alias(op) -> bool:
@@ -555,7 +570,7 @@ def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
     for s in chosen:
         result = _run(_functional(spec), s)
         checks = [(spec.functional, s, {})]
-        if spec.out:
+        if spec.out and not spec.dynamic_output_shape:
             checks.append((spec.out, _clone(s), {"out": torch.empty(0, dtype=result.dtype, device=device)}))
         if spec.inplace and result.shape == s.args[0].shape and torch.can_cast(result.dtype, s.args[0].dtype) \
                 and 0 not in s.args[0].stride():
@@ -577,6 +592,9 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
     for name in (spec.functional, spec.out, spec.inplace):
         if name is None:
             continue
+        if name == spec.out and spec.dynamic_output_shape:
+            untraceable.append(name)
+            continue
         op = spec.overload(name)
         if not ALIASED_RETURNS_TRACEABLE and returns_alias(op):
             untraceable.append(name)
@@ -593,6 +611,8 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
             return _op(*args, **kwargs)
 
         compiled = torch.compile(run, fullgraph=True, dynamic=True, backend="aot_eager")
+        if spec.dynamic_output_shape:  # else Dynamo breaks the graph at the op, as at torch's masked_select
+            compiled = torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)(compiled)
         for s in chosen:
             if name == spec.inplace:
                 r = _run(_functional(spec), s)
@@ -602,7 +622,8 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
     if untraceable:
         import pytest
 
-        pytest.skip(f"{', '.join(untraceable)} not compiled: {NOT_TRACEABLE_REASON}")
+        pytest.skip(f"{', '.join(untraceable)} not compiled: "
+                    f"{DYNAMIC_OUT_REASON if spec.dynamic_output_shape else NOT_TRACEABLE_REASON}")
 
 
 def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
