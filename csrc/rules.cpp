@@ -34,11 +34,11 @@ Dtypes Dtypes::of(at::ScalarType t) { return {t, at::toOpMathType(t), t}; }
 std::string Site::str() const {
   std::ostringstream s;
   s << element_name(tensor, element);
-  if (group) {
+  if (group && !argument) {
     s << ".shape[" << index << ":";
     if (end != 0 || index >= 0) s << end;
     s << "]";
-  } else {
+  } else if (!argument) {
     s << ".size(" << index << ")";
   }
   return s.str();
@@ -271,6 +271,11 @@ c10::SymInt sum(c10::SymIntArrayRef values) {
   c10::SymInt total = 0;
   for (const auto& v : values) total = total + v;
   return total;
+}
+
+Dims ones(const c10::SymInt& n) {
+  const int64_t count = n.guard_int(__FILE__, __LINE__);
+  return Dims(std::max<int64_t>(count, 0), c10::SymInt(1));
 }
 
 c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymInt& b) {

@@ -26,6 +26,7 @@ class SuiteSpec:
     functional: str | None
     inplace: str | None
     out: str | None
+    outs: tuple[str, ...]  # the out overload's output arguments
     positional: tuple[str, ...]
     kwarg_only: tuple[str, ...]
     tensor_args: tuple[str, ...]
@@ -70,6 +71,7 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         functional=str(group.functional.func.name) if group.functional else None,
         inplace=str(group.inplace.func.name) if group.inplace else None,
         out=str(group.out.func.name),
+        outs=tuple(a.name for a in args.out),
         positional=tuple(a.name for a in args.positional),
         kwarg_only=tuple(a.name for a in args.kwarg_only if a not in args.out),
         tensor_args=tensor_args,

@@ -50,11 +50,11 @@ REDUCTIONS = ("SUM", "SAME", "FLOAT", "BOOL", "LONG")
 
 # Builtins by where they may appear; docs/rules.md describes each.
 SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "index", "window", "len", "ndim",
-                  "sum", "max", "min")
+                  "sum", "max", "min", "ones")
 DTYPE_BUILTINS = ("promote", "reduction")
 CHECK_BUILTINS = ("alpha_check", "same_dtype", "nonempty")
 OTHER_BUILTINS = ("dims", "like", "given")
-OPTIONAL_KINDS = ("int?", "ints?", "scalar?", "dtype?", "str?")
+OPTIONAL_KINDS = ("tensor?", "int?", "ints?", "scalar?", "dtype?", "str?")
 
 
 @dataclass
@@ -84,7 +84,7 @@ class Lowering:
     def arg_value(self, name: str, kind: str) -> Value:
         c = cpp_name(name)
         code = {
-            "tensor": c, "tensors": c, "int": f"c10::SymInt({c})", "ints": f"rules::sym({c})",
+            "tensor": c, "tensors": c, "tensor?": c, "int": f"c10::SymInt({c})", "ints": f"rules::sym({c})",
             "int?": c, "ints?": c, "bool": c, "scalar": c, "scalar?": c, "dtype": c, "dtype?": c,
             "float": c, "str": c, "str?": c,
         }.get(kind)
@@ -123,6 +123,9 @@ class Lowering:
                     continue
                 if kind == "tensor":
                     self.emit(f'rules::check_allowed(op, "{name}", {cpp_name(name)}.scalar_type(), {mask}, "{listed}");')
+                elif kind == "tensor?":
+                    self.emit(f"if ({cpp_name(name)}.has_value()) "
+                              f'rules::check_allowed(op, "{name}", {cpp_name(name)}->scalar_type(), {mask}, "{listed}");')
                 elif kind == "tensors":
                     self.emit(f"for (const auto& t : {cpp_name(name)}) "
                               f'rules::check_allowed(op, "{name}", t.scalar_type(), {mask}, "{listed}");')
@@ -157,7 +160,11 @@ class Lowering:
     # -- patterns --------------------------------------------------------------------------------
 
     def pattern(self, arg: str, kind: str, pattern: Pattern) -> None:
-        groups = [it for it in pattern.items if isinstance(it, PGroup)]
+        arg_kinds = dict(self.rule.args)
+        # `*normalized_shape`: an int[] argument as a group, whose values the dims must equal.
+        arg_groups = [it for it in pattern.items
+                      if isinstance(it, PGroup) and it.length is None and arg_kinds.get(it.name) == "ints"]
+        groups = [it for it in pattern.items if isinstance(it, PGroup) and it not in arg_groups]
         free = [g for g in groups if g.length is None]
         if len(free) > 1:
             raise self.fail(f"pattern {pattern} of '{arg}' has two variadic groups ({', '.join(str(g) for g in free)})",
@@ -168,9 +175,10 @@ class Lowering:
             raise self.fail(f"pattern {pattern} of '{arg}' uses '{dup}' twice",
                             "use distinct names within one pattern (equal dims across patterns share a name)")
         for it in pattern.items:
-            if isinstance(it, PDim | PGroup) and it.name in dict(self.rule.args):
+            if isinstance(it, PDim | PGroup) and it.name in arg_kinds and it not in arg_groups:
                 raise self.fail(f"pattern {pattern} of '{arg}' binds '{it.name}', which is an argument",
-                                "name dims differently from the op's arguments")
+                                "name dims differently from the op's arguments (an int[] argument may be a "
+                                "group whose values the dims must equal: '*normalized_shape')")
             if isinstance(it, PDim) and it.per_element and kind != "tensors":
                 raise self.fail(f"pattern {pattern}: '{it}' is per element, but '{arg}' is a single tensor",
                                 f"write '{it.name}' (per-element dims exist only for Tensor[] arguments)")
@@ -181,6 +189,12 @@ class Lowering:
                                     "use one name per kind of thing")
                 if want == "elems":
                     raise self.fail(f"per-element dim '{it.name}[i]' is bound twice", "bind it in one pattern")
+        if kind == "tensor?":
+            unbound = next((it for it in pattern.items if isinstance(it, PDim | PGroup) and it.name not in self.env), None)
+            if unbound is not None:
+                raise self.fail(f"pattern {pattern} of '{arg}' binds '{unbound.name}', but '{arg}' is optional (Tensor?): "
+                                "its pattern is checked only when it is given, so it cannot bind a dim",
+                                f"bind '{unbound.name}' in a required tensor's pattern, or use '_' here")
         c = cpp_name(arg)
         text = str(pattern)
         fixed = sum(1 for it in pattern.items if not isinstance(it, PGroup))
@@ -208,12 +222,18 @@ class Lowering:
             self.emit(f'rules::check_nonempty(op, "{arg}", {c});')
             self.emit(f"for (size_t i = 0; i < {c}.size(); ++i) {{")
             tensor, element, first = f"{c}[i]", "static_cast<int64_t>(i)", "i == 0"
+        elif kind == "tensor?":
+            self.emit(f"if ({c}.has_value()) {{")
+            tensor, element, first = f"(*{c})", "-1", "true"
         else:
             self.emit("{")
             tensor, element, first = c, "-1", "true"
         self.emit(f"  const auto s = {tensor}.sym_sizes();")
         self.emit("  const int64_t rank = s.size();")
         fixed_len = str(fixed)
+        for g in arg_groups:
+            self.emit(f"  const int64_t len_{g.name} = static_cast<int64_t>({self.env[g.name].raw}.size());")
+            fixed_len += f" + len_{g.name}"
         for name, v in lengths:
             self.emit(f'  const int64_t len_{name} = rules::group_length(op, "{arg}", {element}, "{text}", {v}, rank);')
             fixed_len += f" + len_{name}"
@@ -242,9 +262,13 @@ class Lowering:
                 length = f"len_{it.name}"
                 site = f'rules::Site{{"{arg}", {element}, {index}, {index} + {length}, true}}'
                 value = f"rules::Dims(s.begin() + at, s.begin() + at + {length})"
-                self.bind_or_check(it, it in new, kind, first, value, site, "check_same_dims")
+                if it in arg_groups:
+                    self.emit(f'  rules::check_same_dims(op, rules::Site{{"{it.name}", -1, 0, 0, true, true}}, '
+                              f'{self.env[it.name].code}, {site}, {value}, "{it.name}");')
+                else:
+                    self.bind_or_check(it, it in new, kind, first, value, site, "check_same_dims")
                 self.emit(f"  at += {length};")
-                if it.length is None:
+                if it.length is None and it not in arg_groups:
                     after_free = True
         self.emit("}")
 
@@ -345,7 +369,7 @@ class Lowering:
             v = self.env.get(e.args[0].id) if len(e.args) == 1 and isinstance(e.args[0], Name) else None
             if v is None or v.kind not in OPTIONAL_KINDS or e.kwargs:
                 raise self.fail(f"given() takes one optional argument, got '{', '.join(str(a) for a in e.args)}'",
-                                "pass an int?, int[]?, Scalar?, ScalarType? or str? argument: given(rounding_mode)")
+                                "pass a Tensor?, int?, int[]?, Scalar?, ScalarType? or str? argument: given(rounding_mode)")
             return Value("bool", f"{v.code}.has_value()")
         if fn in DTYPE_BUILTINS or fn in CHECK_BUILTINS or fn == "like":
             raise self.fail(f"{fn}() is not a shape builtin", f"use {fn}() in {'meta.dtype' if fn in DTYPE_BUILTINS else 'meta.checks' if fn in CHECK_BUILTINS else 'meta.layout'}")
@@ -399,6 +423,9 @@ class Lowering:
         if fn == "ndim":
             want("tensor")
             return Value("int", f"c10::SymInt({args[0].code}.dim())")
+        if fn == "ones":
+            want("int")
+            return Value("ints", f"rules::ones({args[0].code})")
         if fn == "sum":
             want("elems|ints")
             return Value("int", f"rules::sum({args[0].code})")
@@ -486,10 +513,16 @@ class Lowering:
             return
         if isinstance(e, Call) and e.fn == "same_dtype":
             args = [self.expr(a) for a in e.args]
-            if len(args) < 2 or any(a.kind != "tensor" for a in args):
-                raise self.fail("same_dtype() takes two or more tensors", "write e.g. 'same_dtype(self, other)'")
-            items = ", ".join(f'{{"{a}", {v.code}}}' for a, v in zip(e.args, args))
-            self.emit(f"rules::check_same_dtype(op, {{{items}}});")
+            if len(args) < 2 or args[0].kind != "tensor" or any(a.kind not in ("tensor", "tensor?") for a in args):
+                raise self.fail("same_dtype() takes two or more tensors, the first one required (not Tensor?)",
+                                "write e.g. 'same_dtype(self, other)' or 'same_dtype(input, weight)'")
+            items = ", ".join(f'{{"{a}", {v.code}}}' for a, v in zip(e.args, args) if v.kind == "tensor")
+            if sum(v.kind == "tensor" for v in args) > 1:
+                self.emit(f"rules::check_same_dtype(op, {{{items}}});")
+            first = f'{{"{e.args[0]}", {args[0].code}}}'
+            for a, v in zip(e.args, args):
+                if v.kind == "tensor?":  # checked against the first tensor when given
+                    self.emit(f'if ({v.code}.has_value()) rules::check_same_dtype(op, {{{first}, {{"{a}", *{v.code}}}}});')
             return
         if isinstance(e, Call) and e.fn == "nonempty":
             args = [self.expr(a) for a in e.args]
@@ -544,7 +577,7 @@ def _names(e: Expr) -> list[str]:
 
 
 _KIND_NAMES = {
-    "tensor": "a Tensor", "tensors": "a Tensor[]", "int": "an int", "ints": "a list of dims",
+    "tensor": "a Tensor", "tensors": "a Tensor[]", "tensor?": "a Tensor?", "int": "an int", "ints": "a list of dims",
     "int?": "an int?", "ints?": "an int[]?", "bool": "a bool", "scalar": "a Scalar", "scalar?": "a Scalar?",
     "dtype": "a ScalarType", "dtype?": "a ScalarType?", "float": "a float", "str": "a str", "str?": "a str?", "elems": "per-element dims",
     "dimlist": "a dim list", "output": "an output", "other": "an argument rules cannot use",

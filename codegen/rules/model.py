@@ -34,6 +34,7 @@ DTYPE_GROUPS = {
 }
 DTYPE_NAMES = tuple(d for group in DTYPE_GROUPS.values() for d in group)
 COMBINES = ("add",)
+TENSOR_KINDS = ("tensor", "tensors", "tensor?")
 KEYS = ("shape", "dtype", "layout", "allowed", "checks", "precomputed", "combine")
 
 
@@ -90,7 +91,7 @@ def arg_kind(t) -> str | None:
         return None
     if isinstance(t, OptionalType):
         inner = arg_kind(t.elem)
-        if inner in ("int", "ints", "dtype", "scalar", "str"):
+        if inner in ("tensor", "int", "ints", "dtype", "scalar", "str"):
             return inner + "?"
     return None
 
@@ -150,8 +151,8 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
         if name in out_names:
             shapes[name] = (parsed(parse_expr, value, where, at), at)
         elif name in all_names:
-            if kinds.get(name) not in ("tensor", "tensors"):
-                raise fail(f"{where}: '{name}' is not a Tensor or Tensor[] argument, so it has no shape",
+            if kinds.get(name) not in ("tensor", "tensors", "tensor?"):
+                raise fail(f"{where}: '{name}' is not a Tensor, Tensor? or Tensor[] argument, so it has no shape",
                            "give patterns to tensor arguments only", at)
             inputs.append(InputRule(name, kinds[name], parsed(parse_pattern, value, where, at), at))
         else:
@@ -163,7 +164,6 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
                        f"add '{o}: <shape expression>' to meta.shape, e.g. '{o}: broadcast(self, other)'",
                        raw.line_of("shape") if "shape" in raw else line)
 
-    [n for n in all_names if kinds.get(n) == "tensor"]
     dtype = section("dtype")
     layout = section("layout")
     for key, sec in (("dtype", dtype), ("layout", layout)):
@@ -211,9 +211,9 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
         items = raw["allowed"]
         if isinstance(items, dict):
             for name, value in items.items():
-                if kinds.get(name) not in ("tensor", "tensors"):
+                if kinds.get(name) not in ("tensor", "tensors", "tensor?"):
                     raise fail(f"meta.allowed.{name}: '{name}' is not a tensor argument",
-                               f"use one of: {', '.join(n for n in all_names if kinds.get(n) in ('tensor', 'tensors'))}",
+                               f"use one of: {', '.join(n for n in all_names if kinds.get(n) in TENSOR_KINDS)}",
                                items.line_of(name))
                 allowed.append((name, dtype_set(value, f"meta.allowed.{name}", items.line_of(name))))
         else:
@@ -250,7 +250,8 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
 
     rule = Rule(
         args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),
-        inputs=tuple(inputs),
+        # An optional tensor's pattern only checks dims that required tensors bind: it comes last.
+        inputs=tuple(sorted(inputs, key=lambda i: i.kind == "tensor?")),
         outputs=tuple(outputs),
         checks=tuple(checks),
         allowed=tuple(allowed),

@@ -149,7 +149,7 @@ class _Eval:
         self.sites: dict[str, str] = {}  # bound name -> where it was first bound, for messages
         for name, kind in rule["args"]:
             v = values[name]
-            if kind == "tensor":
+            if kind == "tensor" or (kind == "tensor?" and v is not None):
                 v = TensorInfo.of(name, v)
                 self.inputs[name] = v
             elif kind == "tensors":
@@ -161,6 +161,8 @@ class _Eval:
 
     def pattern(self, arg: str, kind: str, pattern: tuple, text: str) -> None:
         items = pattern[1]
+        if kind == "tensor?" and self.env[arg] is None:
+            return  # an optional tensor's pattern is checked only when it is given
         tensors = self.env[arg] if kind == "tensors" else [self.env[arg]]
         if kind == "tensors" and not tensors:
             _fail(self.op, f"'{arg}' must be a non-empty list of tensors")
@@ -175,7 +177,10 @@ class _Eval:
                         _fail(self.op, f"dim {d} is out of range for '{t.label}' with {rank} dims (pattern {text}; "
                                        f"expected a dim in [{-rank}, {rank - 1}])", index=True)
                     lengths[i[1]] = d + rank if d < 0 else d
-            free = [i[1] for i in items if i[0] == "group" and i[2] is None]
+            for i in items:  # `*normalized_shape`: an int[] argument as a group of that many dims
+                if i[0] == "group" and i[2] is None and self.kinds.get(i[1]) == "ints":
+                    lengths[i[1]] = len(self.env[i[1]])
+            free = [i[1] for i in items if i[0] == "group" and i[2] is None and i[1] not in lengths]
             need = fixed + sum(lengths.values())
             if free:
                 if rank < need:
@@ -205,9 +210,14 @@ class _Eval:
                     n = lengths[i[1]]
                     end = index + n
                     site = f"{t.label}.shape[{index}:{'' if after and end == 0 else end}]"
-                    self.bind(i[1], dims[at:at + n], site)
+                    if self.kinds.get(i[1]) == "ints":
+                        want, got = [int(v) for v in self.env[i[1]]], list(t.shape[at:at + n])
+                        if want != got:
+                            _fail(self.op, f"{i[1]}={want} must equal {site}={got} (group *{i[1]})")
+                    else:
+                        self.bind(i[1], dims[at:at + n], site)
                     at += n
-                    after = after or i[2] is None
+                    after = after or (i[2] is None and i[1] not in self.kinds)
 
     def bind(self, name: str, value, site: str) -> None:
         if name not in self.env:
@@ -309,6 +319,8 @@ class _Eval:
             return Dim(len(args[0].shape))
         if fn == "sum":
             return _concat_dim(args[0])
+        if fn == "ones":
+            return [Dim(1) for _ in range(max(self.int_value(args[0]), 0))]
         if fn in ("max", "min"):
             a, b = self.int_value(args[0]), self.int_value(args[1])
             return Dim(max(a, b) if fn == "max" else min(a, b))
@@ -389,9 +401,10 @@ class _Eval:
             outputs.append((name, dims, result, compute, strides))
             self.env[name] = result
         for arg, allowed in self.rule["allowed"]:
-            names = [n for n, k in self.rule["args"] if k in ("tensor", "tensors") and (arg is None or n == arg)]
+            names = [n for n, k in self.rule["args"] if k in ("tensor", "tensors", "tensor?") and (arg is None or n == arg)]
             for n in names:
-                for t in (self.env[n] if isinstance(self.env[n], list) else [self.env[n]]):
+                given = self.env[n] if isinstance(self.env[n], list) else [self.env[n]]
+                for t in (t for t in given if t is not None):
                     if str(t.dtype).removeprefix("torch.") not in allowed:
                         _fail(self.op, f"'{n}' has dtype {C10_NAMES[t.dtype]}, which {self.op} does not support "
                                        f"(supported: {', '.join(allowed)})")
@@ -412,7 +425,7 @@ class _Eval:
             first = self.env[e[2][0][1]]
             for a in e[2]:
                 t = self.env[a[1]]
-                if t.dtype != first.dtype:
+                if t is not None and t.dtype != first.dtype:
                     _fail(self.op, f"'{t.name}' has dtype {C10_NAMES[t.dtype]} but '{first.name}' has "
                                    f"{C10_NAMES[first.dtype]}; they must have the same dtype")
         elif not self.expr(e):

@@ -52,7 +52,7 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs) -> torch.Te
         tile_args, empty = {}, False
         for name, kind in rule["args"]:
             v = values[name]
-            if kind == "tensor":
+            if kind == "tensor" or (kind == "tensor?" and v is not None):
                 r = ipfs[(name, None)].region(lo, hi)
                 empty = empty or r is None
                 tile_args[name] = v[r] if r is not None else v

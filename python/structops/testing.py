@@ -59,6 +59,7 @@ class OpSpec:
     namespace: str = "structops"  # the torch.ops namespace the op lives in
     devices: tuple[str, ...] = ("cpu",)  # the devices the op has kernels for
     cuda_skips: dict[str, str] = field(default_factory=dict)  # dtypes without a CUDA kernel, and why
+    outs: tuple[str, ...] = ("out",)  # the out= overload's output arguments (layer_norm: out, mean, rstd)
     # The output size depends on data (masked_select): no meta kernel, a fake impl, and an out=
     # overload no tracer can follow (it resizes `out` to a size only the data knows).
     dynamic_output_shape: bool = False
@@ -331,6 +332,21 @@ def _clone(sample: Sample) -> Sample:
     return sample.map_tensors(lambda t: t.clone())
 
 
+def _first(result):
+    """The first output of a result (ops like layer_norm return several)."""
+    return result[0] if isinstance(result, tuple | list) else result
+
+
+def _outs(spec: OpSpec, result, device: str, first: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """out= keyword arguments for the out overload: an empty tensor of each output's dtype, or
+    ``first`` as the first output (the out= rules are checked on it; the others are just given)."""
+    results = result if isinstance(result, tuple | list) else (result,)
+    outs = {name: torch.empty(0, dtype=r.dtype, device=device) for name, r in zip(spec.outs, results, strict=True)}
+    if first is not None:
+        outs[spec.outs[0]] = first
+    return outs
+
+
 # ---------------------------------------------------------------------------------------------
 # Checks
 
@@ -379,10 +395,13 @@ def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
     for s in samples(spec, device, dtype):
         expected = _run(_functional(spec), s)
         if spec.out:
-            out = torch.empty(0, dtype=expected.dtype, device=device)
-            returned = _run(spec.overload(spec.out), s, out=out)
-            assert returned is out, f"{spec.out} did not return its out argument"
-            assert_matches(out, expected, spec, s, "out= vs functional", check_strides=True)
+            outs = _outs(spec, expected, device)
+            returned = _run(spec.overload(spec.out), s, **outs)
+            given = tuple(outs.values())
+            got = tuple(returned) if len(given) > 1 else (returned,)
+            assert all(r is o for r, o in zip(got, given, strict=True)), f"{spec.out} did not return its out arguments"
+            assert_matches(given if len(given) > 1 else given[0], expected, spec, s, "out= vs functional",
+                           check_strides=True)
         if spec.inplace:
             self_ = s.args[0]
             legal = expected.shape == self_.shape and torch.can_cast(expected.dtype, self_.dtype)
@@ -403,7 +422,7 @@ def _first_tensor(sample: Sample) -> torch.Tensor:
 
 def _first_sample(spec: OpSpec, device: str, dtype: str, min_numel: int = 2) -> Sample | None:
     for s in samples(spec, device, dtype):
-        result = _run(_functional(spec), s)
+        result = _first(_run(_functional(spec), s))
         self_ = _first_tensor(s)
         if result.numel() >= min_numel and self_.numel() >= 2 and self_.is_contiguous() and result.dim() >= 1:
             return s
@@ -418,51 +437,55 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
     if spec.out is None or s is None:
         pytest.skip("no out= overload" if spec.out is None else "no sample with a non-trivial result")
     op = spec.overload(spec.out)
-    expected = _run(_functional(spec), s)
+    results = _run(_functional(spec), s)
+    expected = _first(results)  # the rules are checked on the first output; the others are given empty
     shape, rdtype = expected.shape, expected.dtype
+
+    def outs(first: torch.Tensor) -> dict[str, torch.Tensor]:
+        return _outs(spec, results, device, first)
 
     # Through the warning bridge, as structops.<op>(..., out=) calls it.
     bridged = functools.partial(call, op)
     wrong = torch.empty(max(expected.numel() - 1, 1) + 5, dtype=rdtype, device=device)
     with pytest.warns(UserWarning, match=RESIZE_WARNING):
-        _run(bridged, s, out=wrong)
+        _run(bridged, s, **outs(wrong))
     assert_matches(wrong, expected, spec, s, "resized out")
 
     empty = torch.empty(0, dtype=rdtype, device=device)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _run(bridged, s, out=empty)
+        _run(bridged, s, **outs(empty))
     assert_matches(empty, expected, spec, s, "empty out")
 
     fill = float("nan") if (rdtype.is_floating_point or rdtype.is_complex) else (
         torch.iinfo(rdtype).max if rdtype != torch.bool else True)
     prefilled = torch.full(shape, fill, dtype=rdtype, device=device)
-    _run(op, s, out=prefilled)
+    _run(op, s, **outs(prefilled))
     assert_matches(prefilled, expected, spec, s, "prefilled out")
 
     if expected.dim() >= 2:
         strided = torch.empty(tuple(reversed(shape)), dtype=rdtype, device=device).permute(
             *reversed(range(expected.dim())))
         strides, ptr = strided.stride(), strided.data_ptr()
-        _run(op, s, out=strided)
+        _run(op, s, **outs(strided))
         assert (strided.stride(), strided.data_ptr()) == (strides, ptr), "a correctly sized out must be kept"
         assert_matches(strided, expected, spec, s, "non-contiguous out", check_strides=False)
 
     narrower = {True: torch.int64, False: torch.bool}[rdtype.is_floating_point or rdtype.is_complex]
     if not torch.can_cast(rdtype, narrower):
         with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
-            _run(op, s, out=torch.empty(shape, dtype=narrower, device=device))
+            _run(op, s, **outs(torch.empty(shape, dtype=narrower, device=device)))
 
     if rdtype.is_floating_point:
         with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
-            _run(op, s, out=torch.empty(shape, dtype=rdtype, device=device, requires_grad=True))
+            _run(op, s, **outs(torch.empty(shape, dtype=rdtype, device=device, requires_grad=True)))
 
     with pytest.raises(RuntimeError, match="(?i)device|meta"):  # the wording differs between torch ops
-        _run(op, s, out=torch.empty(shape, dtype=rdtype, device="meta"))
+        _run(op, s, **outs(torch.empty(shape, dtype=rdtype, device="meta")))
 
     expanded = torch.empty((1, *shape[1:]), dtype=rdtype, device=device).expand(shape)
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
-        _run(op, s, out=expanded)
+        _run(op, s, **outs(expanded))
 
     self_ = s.args[0]
     if isinstance(self_, torch.Tensor) and self_.dtype == rdtype:  # (Tensor[] inputs: not here)
@@ -471,15 +494,15 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
         aliased.args[0] = buf[: self_.numel()].view(self_.shape).copy_(self_)
         partial = buf[1 : 1 + expected.numel()].view(shape)
         with pytest.raises(RuntimeError, match="refer to a single memory location"):
-            _run(op, aliased, out=partial)
+            _run(op, aliased, **outs(partial))
         if expected.shape == self_.shape:
             full = _clone(s)
             if spec.kind == "pointwise":
-                _run(op, full, out=full.args[0])
+                _run(op, full, **outs(full.args[0]))
                 assert_matches(full.args[0], expected, spec, s, "out=self", check_strides=False)
             else:
                 with pytest.raises(RuntimeError, match="unsupported operation"):
-                    _run(op, full, out=full.args[0])
+                    _run(op, full, **outs(full.args[0]))
 
 
 def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
@@ -568,10 +591,11 @@ def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
     """7. torch.library.opcheck, every test, one overload at a time, on real-device samples."""
     chosen = [s for s in samples(spec, device, dtype) if _first_tensor(s).numel() > 0][:2]
     for s in chosen:
-        result = _run(_functional(spec), s)
+        results = _run(_functional(spec), s)
+        result = _first(results)
         checks = [(spec.functional, s, {})]
         if spec.out and not spec.dynamic_output_shape:
-            checks.append((spec.out, _clone(s), {"out": torch.empty(0, dtype=result.dtype, device=device)}))
+            checks.append((spec.out, _clone(s), _outs(spec, results, device)))
         if spec.inplace and result.shape == s.args[0].shape and torch.can_cast(result.dtype, s.args[0].dtype) \
                 and 0 not in s.args[0].stride():
             checks.append((spec.inplace, _clone(s), {}))
@@ -604,8 +628,10 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
         def run(*args, _op=op, _name=name, **kwargs):
             if _name == spec.out:
                 # Contiguous and correctly sized: Dynamo traces neither a resize nor a strided out=.
-                r = _functional(spec)(*args, **kwargs)
-                return _op(*args, **kwargs, out=torch.empty(r.shape, dtype=r.dtype, device=r.device))
+                rs = _functional(spec)(*args, **kwargs)
+                rs = rs if isinstance(rs, tuple | list) else (rs,)
+                outs = {n: torch.empty(r.shape, dtype=r.dtype, device=r.device) for n, r in zip(spec.outs, rs)}
+                return _op(*args, **kwargs, **outs)
             if _name == spec.inplace:
                 return _op(args[0].clone(), *args[1:], **kwargs)
             return _op(*args, **kwargs)
@@ -615,7 +641,7 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
             compiled = torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)(compiled)
         for s in chosen:
             if name == spec.inplace:
-                r = _run(_functional(spec), s)
+                r = _first(_run(_functional(spec), s))
                 if r.shape != s.args[0].shape or not torch.can_cast(r.dtype, s.args[0].dtype):
                     continue
             assert_matches(compiled(*s.args, **s.kwargs), run(*s.args, **s.kwargs), spec, s, f"compiled {name}")
@@ -634,7 +660,7 @@ def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
         pytest.skip("gradients need a floating dtype")
     s = next(s for s in samples(spec, device, dtype) if _first_tensor(s).numel() > 0)
     g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.dtype.is_floating_point else t)
-    result = _run(_functional(spec), g)
+    result = _first(_run(_functional(spec), g))
     if not result.dtype.is_floating_point:
         pytest.skip(f"a {result.dtype} result has no gradient")
     with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):

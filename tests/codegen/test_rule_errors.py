@@ -23,6 +23,7 @@ from tests.codegen.manifest_helpers import load_error, run_cli, write_manifest
 OP = ("myop.out(Tensor self, Tensor other, int dim, bool keepdim, Scalar alpha, ScalarType? dtype, *, "
       "Tensor(a!) out) -> Tensor(a!)")
 CAT = "mycat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)"
+NORM = "mynorm.out(Tensor self, Tensor? weight, *, Tensor(a!) out) -> Tensor(a!)"
 NEG = "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
 PRECOMPUTED = "  precomputed:\n  - dim -> int[] reduced_dims\n"  # two lines: meta moves to line 6
 DTYPES = ("bool, uint8, int8, int16, int32, int64, long, float16, half, bfloat16, float32, float, float64, "
@@ -95,7 +96,8 @@ CASES = {
     "pattern_binds_an_argument": (
         entry('shape:\n  self: "[dim, k]"\n  out: "[k]"\n'),
         at(6, "pattern [dim, k] of 'self' binds 'dim', which is an argument — name dims differently from the "
-              "op's arguments"),
+              "op's arguments (an int[] argument may be a group whose values the dims must equal: "
+              "'*normalized_shape')"),
     ),
     "per_element_dim_on_single_tensor": (
         entry('shape:\n  self: "[c[i], k]"\n  out: "[k]"\n'),
@@ -120,7 +122,7 @@ CASES = {
     # -- meta.shape keys ---------------------------------------------------------------------------
     "pattern_on_non_tensor_argument": (
         entry('shape:\n  dim: "[n]"\n  out: "[n]"\n'),
-        at(6, "meta.shape.dim: 'dim' is not a Tensor or Tensor[] argument, so it has no shape — give "
+        at(6, "meta.shape.dim: 'dim' is not a Tensor, Tensor? or Tensor[] argument, so it has no shape — give "
               "patterns to tensor arguments only"),
     ),
     "shape_key_not_an_argument": (
@@ -146,7 +148,7 @@ CASES = {
     "unknown_builtin": (
         entry('shape:\n  out: "broadcat(self, other)"\n'),
         at(6, "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, index, "
-              "window, len, ndim, sum, max, min, dims, given"),
+              "window, len, ndim, sum, max, min, ones, dims, given"),
     ),
     "reduce_wrong_argument_kinds": (
         entry('shape:\n  out: "reduce(self, keepdim, dim)"\n'),
@@ -192,8 +194,19 @@ CASES = {
     ),
     "given_of_a_required_argument": (
         entry('{shape: {out: "[*self]"}, dtype: {out: "float32 if given(dim) else promote(self)"}}'),
-        at(4, "given() takes one optional argument, got 'dim' — pass an int?, int[]?, Scalar?, ScalarType? "
-              "or str? argument: given(rounding_mode)"),
+        at(4, "given() takes one optional argument, got 'dim' — pass a Tensor?, int?, int[]?, Scalar?, "
+              "ScalarType? or str? argument: given(rounding_mode)"),
+    ),
+    "optional_tensor_pattern_binds_a_dim": (
+        entry('shape:\n  self: "[n, c]"\n  weight: "[c, k]"\n  out: "[n, c]"\n', func=NORM),
+        at(7, "pattern [c, k] of 'weight' binds 'k', but 'weight' is optional (Tensor?): its pattern is checked "
+              "only when it is given, so it cannot bind a dim — bind 'k' in a required tensor's pattern, or use "
+              "'_' here", func=NORM),
+    ),
+    "same_dtype_of_an_optional_first": (
+        entry('{shape: {out: "[*self]"}, checks: ["same_dtype(weight, self)"]}', func=NORM),
+        at(4, "same_dtype() takes two or more tensors, the first one required (not Tensor?) — write e.g. "
+              "'same_dtype(self, other)' or 'same_dtype(input, weight)'", func=NORM),
     ),
     "condition_not_a_bool": (
         entry('{shape: {out: "[*self]"}, dtype: {out: "float32 if ndim(self) else promote(self)"}}'),
@@ -268,7 +281,8 @@ CASES = {
     ),
     "same_dtype_of_one_tensor": (
         entry('shape:\n  out: "[*self]"\nchecks: ["same_dtype(self)"]\n'),
-        at(7, "same_dtype() takes two or more tensors — write e.g. 'same_dtype(self, other)'"),
+        at(7, "same_dtype() takes two or more tensors, the first one required (not Tensor?) — write e.g. "
+              "'same_dtype(self, other)' or 'same_dtype(input, weight)'"),
     ),
     "checks_not_a_list": (
         entry('shape:\n  out: "[*self]"\nchecks: "dim > 0"\n'),

@@ -41,6 +41,20 @@ ERRORS = [
     ("embedding", (torch.ones(5, 3), torch.tensor([1.0])),
      "embedding: 'indices' has dtype Float, which embedding does not support (supported: int32, int64)"),
     ("embedding", (torch.ones(5), torch.tensor([1])), "embedding: 'weight' must have 2 dims to match [v, d], got 1"),
+    # An int[] argument as a pattern group; Tensor? patterns and same_dtype checked only when given.
+    ("layer_norm", (torch.ones(2, 3), [4]),
+     "layer_norm: normalized_shape=[4] must equal input.shape[-1:]=[3] (group *normalized_shape)"),
+    ("layer_norm", (torch.ones(2, 3), [2, 3, 1]),
+     "layer_norm: 'input' must have at least 3 dims to match [*batch, *normalized_shape], got 2"),
+    ("layer_norm", (torch.ones(2, 4), [4], None, torch.ones(3)),
+     "layer_norm: normalized_shape=[4] must equal bias.shape[0:1]=[3] (group *normalized_shape)"),
+    ("layer_norm", (torch.ones(2, 4), [4], None, torch.ones(2, 4)),
+     "layer_norm: 'bias' must have 1 dims to match [*normalized_shape], got 2"),
+    ("layer_norm", (torch.ones(2, 4), [4], None, torch.ones(4, dtype=torch.float64)),
+     "layer_norm: 'bias' has dtype Double but 'input' has Float; they must have the same dtype"),
+    ("layer_norm", (torch.ones(2, 4), [4], torch.ones(4, dtype=torch.int64)),
+     ("layer_norm: 'weight' has dtype Long, which layer_norm does not support (supported: float16, bfloat16, "
+      "float32, float64)")),
 ]
 
 
@@ -113,6 +127,18 @@ def test_describe_reduction_and_gather():
     weight = e.ipfs[0]
     assert weight.tile == (7, 1)  # any row may be read: the gathered dim is not projected
     assert [i.kind for i in e.index_space] == ["parallel"] * 3
+
+
+def test_describe_optional_tensors():
+    """A Tensor? argument gets an IPF only when given; ones() gives the stats' size-1 dims."""
+    x = torch.ones(2, 3, 8)
+    bare = rules.describe("layer_norm", x, [3, 8])
+    assert [o[1] for o in bare.outputs] == [(2, 3, 8), (2, 1, 1), (2, 1, 1)]
+    assert {i.tensor for i in bare.ipfs} == {"input", "out"}  # the index space is the first output's
+    full = rules.describe("layer_norm", x, [3, 8], torch.ones(3, 8), torch.ones(3, 8))
+    assert {i.tensor for i in full.ipfs} == {"input", "weight", "bias", "out"}
+    weight = next(i for i in full.ipfs if i.tensor == "weight")
+    assert weight.shape == (3, 8)
 
 
 def test_describe_unknown_op():

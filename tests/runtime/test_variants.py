@@ -230,6 +230,13 @@ def samples():
         ("stack.out", ([a, a.clone()],), {"out": torch.empty(2, 2, 3)}),
         ("embedding.default", (a, torch.tensor([[1, 0], [1, 1]])), {}),
         ("embedding.out", (ints.float(), torch.tensor([2])), {"out": torch.empty(1, 4)}),
+        ("softmax.int", (a, 0), {}),
+        ("softmax.int_out", (a, -1), {"dtype": torch.float64, "out": torch.empty(2, 3, dtype=torch.float64)}),
+        ("log_softmax.int", (a.t(), 1), {}),
+        ("log_softmax.int_out", (a, 1), {"out": torch.empty(0)}),
+        ("layer_norm.default", (torch.randn(2, 3, 4), [3, 4], torch.randn(3, 4), None), {}),
+        ("layer_norm.out", (a, [3], None, torch.randn(3)),
+         {"out": torch.empty(0), "mean": torch.empty(0), "rstd": torch.empty(2, 1)}),
     ] + pointwise_samples()
 
 

@@ -46,6 +46,7 @@ struct Site {
   int64_t index = 0;     // dim (negative: from the end)
   int64_t end = 0;       // groups: one past the last dim
   bool group = false;
+  bool argument = false;  // an int[] argument used as a pattern group (`*normalized_shape`)
   std::string str() const;
 };
 
@@ -91,6 +92,7 @@ Dims index(std::string_view op, std::string_view src_name, c10::SymIntArrayRef s
 c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt& k, const c10::SymInt& s,
                    const c10::SymInt& p, const c10::SymInt& d, bool ceil_mode);
 c10::SymInt sum(c10::SymIntArrayRef values);
+Dims ones(const c10::SymInt& n);
 inline c10::SymInt max(const c10::SymInt& a, const c10::SymInt& b) { return a.max(b); }
 inline c10::SymInt min(const c10::SymInt& a, const c10::SymInt& b) { return a.min(b); }
 c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);

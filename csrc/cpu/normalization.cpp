@@ -1,0 +1,228 @@
+// CPU impls of softmax, log_softmax and layer_norm. The meta functions (from the rules) have
+// checked shapes and dtypes, wrapped `dim` and allocated contiguous outputs; these compute.
+//
+// softmax views the input as [outer, n, inner] (n along `dim`). With inner == 1 each row is
+// contiguous: three passes over it (max; exp(x - max) and its sum; scale), each a 16-lane loop gcc
+// vectorises (exp through libmvec, see structops/cpu_pointwise.h). With inner > 1 the same passes
+// run over blocks of contiguous columns, so the vector loop runs along `inner` instead of striding.
+// Half and bfloat16 compute in float. Threads split rows (or column blocks).
+#include <structops/cpu_pointwise.h>
+#include <structops/ops/layer_norm.h>
+#include <structops/ops/log_softmax_int.h>
+#include <structops/ops/softmax_int.h>
+#include <structops/parallel.h>
+
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace structops::impl {
+namespace {
+
+constexpr int kLanes = 16;
+constexpr int64_t kColumnBlock = 64;  // columns of one inner>1 block: 4 cache lines of float
+
+template <typename acc_t, typename scalar_t>
+SO_CPU_CLONES acc_t row_max(const scalar_t* __restrict x, int64_t n) {
+  std::array<acc_t, kLanes> m;
+  m.fill(-std::numeric_limits<acc_t>::infinity());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) m[l] = std::max(m[l], static_cast<acc_t>(x[i + l]));
+  }
+  for (; i < n; ++i) m[0] = std::max(m[0], static_cast<acc_t>(x[i]));
+  acc_t r = m[0];
+  for (int l = 1; l < kLanes; ++l) r = std::max(r, m[l]);
+  return r;
+}
+
+// e[i] = exp(x[i] - shift); returns their sum (16 lanes, a fixed merge order).
+template <typename acc_t, typename scalar_t>
+SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t* __restrict e, int64_t n) {
+  std::array<acc_t, kLanes> s{};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      e[i + l] = std::exp(static_cast<acc_t>(x[i + l]) - shift);
+      s[l] += e[i + l];
+    }
+  }
+  for (; i < n; ++i) {
+    e[i] = std::exp(static_cast<acc_t>(x[i]) - shift);
+    s[0] += e[i];
+  }
+  acc_t r = 0;
+  for (int l = 0; l < kLanes; ++l) r += s[l];
+  return r;
+}
+
+template <bool kLog, typename scalar_t>
+void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
+  using acc_t = at::opmath_type<scalar_t>;
+  structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+                          [&](int64_t begin, int64_t end) {
+    std::vector<acc_t> e(n);
+    for (int64_t r = begin; r < end; ++r) {
+      const scalar_t* xr = x + r * n;
+      scalar_t* orow = o + r * n;
+      const acc_t m = row_max<acc_t>(xr, n);
+      const acc_t sum = exp_and_sum<acc_t>(xr, m, e.data(), n);
+      if constexpr (kLog) {
+        const acc_t shift = m + std::log(sum);
+        for (int64_t i = 0; i < n; ++i) orow[i] = static_cast<scalar_t>(static_cast<acc_t>(xr[i]) - shift);
+      } else {
+        const acc_t inv = acc_t(1) / sum;
+        for (int64_t i = 0; i < n; ++i) orow[i] = static_cast<scalar_t>(e[i] * inv);
+      }
+    }
+  });
+}
+
+// Softmax along the middle dim of [outer, n, inner], inner > 1: blocks of contiguous columns.
+template <bool kLog, typename scalar_t>
+SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
+                                 int64_t width, at::opmath_type<scalar_t>* __restrict e) {
+  using acc_t = at::opmath_type<scalar_t>;
+  std::array<acc_t, kColumnBlock> m, s;
+  for (int64_t k = 0; k < width; ++k) m[k] = -std::numeric_limits<acc_t>::infinity(), s[k] = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < width; ++k) m[k] = std::max(m[k], static_cast<acc_t>(x[j * inner + k]));
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < width; ++k) {
+      e[j * width + k] = std::exp(static_cast<acc_t>(x[j * inner + k]) - m[k]);
+      s[k] += e[j * width + k];
+    }
+  }
+  for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < width; ++k) {
+      o[j * inner + k] = static_cast<scalar_t>(kLog ? static_cast<acc_t>(x[j * inner + k]) - s[k]
+                                                    : e[j * width + k] * s[k]);
+    }
+  }
+}
+
+template <bool kLog>
+void softmax(const at::Tensor& self, int64_t dim, const at::Tensor& out) {
+  if (out.numel() == 0) return;
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device()).contiguous();  // dtype= casts first
+  const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
+  const int64_t outer = x.numel() / (n * inner);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), kLog ? "log_softmax" : "softmax", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    scalar_t* o = out.data_ptr<scalar_t>();
+    if (inner == 1) {
+      softmax_rows<kLog>(in, o, outer, n);
+      return;
+    }
+    const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
+    structops::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * kColumnBlock)),
+                            [&](int64_t begin, int64_t end) {
+      std::vector<acc_t> e(n * kColumnBlock);
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
+        const int64_t offset = b * n * inner + k0;
+        softmax_block<kLog>(in + offset, o + offset, n, inner, std::min(kColumnBlock, inner - k0), e.data());
+      }
+    });
+  });
+}
+
+// (x - mean) * rstd * w + b over rows of n elements; mean and rstd per row (biased variance).
+template <typename scalar_t>
+SO_CPU_CLONES void layer_norm_row(const scalar_t* __restrict x, const scalar_t* __restrict w,
+                                  const scalar_t* __restrict b, scalar_t* __restrict o, int64_t n, double eps,
+                                  at::opmath_type<scalar_t>& mean_out, at::opmath_type<scalar_t>& rstd_out) {
+  using acc_t = at::opmath_type<scalar_t>;
+  std::array<acc_t, kLanes> s{};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) s[l] += static_cast<acc_t>(x[i + l]);
+  }
+  for (; i < n; ++i) s[0] += static_cast<acc_t>(x[i]);
+  acc_t total = 0;
+  for (int l = 0; l < kLanes; ++l) total += s[l];
+  const acc_t mean = total / static_cast<acc_t>(n);
+  // Two passes: the variance of (x - mean) does not cancel catastrophically like E[x^2] - mean^2.
+  s.fill(0);
+  for (i = 0; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const acc_t d = static_cast<acc_t>(x[i + l]) - mean;
+      s[l] += d * d;
+    }
+  }
+  for (; i < n; ++i) {
+    const acc_t d = static_cast<acc_t>(x[i]) - mean;
+    s[0] += d * d;
+  }
+  acc_t sq = 0;
+  for (int l = 0; l < kLanes; ++l) sq += s[l];
+  const acc_t rstd = acc_t(1) / std::sqrt(sq / static_cast<acc_t>(n) + static_cast<acc_t>(eps));
+  const acc_t shift = -mean * rstd;
+  for (i = 0; i < n; ++i) {
+    acc_t y = static_cast<acc_t>(x[i]) * rstd + shift;
+    if (w) y *= static_cast<acc_t>(w[i]);
+    if (b) y += static_cast<acc_t>(b[i]);
+    o[i] = static_cast<scalar_t>(y);
+  }
+  mean_out = mean;
+  rstd_out = rstd;
+}
+
+}  // namespace
+
+void softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> /*dtype*/,
+                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  softmax<false>(self, softmax_dim.empty() ? 0 : softmax_dim[0], out);  // a 0-dim self reduces no dim
+}
+
+void log_softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim,
+                         std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                         const at::Tensor& out) {
+  softmax<true>(self, softmax_dim.empty() ? 0 : softmax_dim[0], out);
+}
+
+void layer_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
+                        const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps,
+                        at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& mean,
+                        const at::Tensor& rstd) {
+  int64_t n = 1;
+  for (const auto& s : normalized_shape) n *= s.expect_int();
+  const int64_t rows = n == 0 ? mean.numel() : input.numel() / n;
+  if (rows == 0) return;
+  const at::Tensor x = input.contiguous();
+  const at::Tensor w = weight.has_value() ? weight->contiguous() : at::Tensor();
+  const at::Tensor b = bias.has_value() ? bias->contiguous() : at::Tensor();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "layer_norm", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    const scalar_t* wp = w.defined() ? w.const_data_ptr<scalar_t>() : nullptr;
+    const scalar_t* bp = b.defined() ? b.const_data_ptr<scalar_t>() : nullptr;
+    scalar_t* o = out.data_ptr<scalar_t>();
+    scalar_t* mp = mean.data_ptr<scalar_t>();  // [*batch, 1, ...]: contiguous, one per row
+    scalar_t* rp = rstd.data_ptr<scalar_t>();
+    if (n == 0) {  // nothing to normalise: torch gives NaN statistics
+      for (int64_t r = 0; r < rows; ++r) mp[r] = rp[r] = std::numeric_limits<scalar_t>::quiet_NaN();
+      return;
+    }
+    structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        acc_t m, s;
+        layer_norm_row(in + r * n, wp, bp, o + r * n, n, eps, m, s);
+        mp[r] = static_cast<scalar_t>(m);
+        rp[r] = static_cast<scalar_t>(s);
+      }
+    });
+  });
+}
+
+}  // namespace structops::impl
