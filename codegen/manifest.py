@@ -17,6 +17,7 @@ from codegen.load import LineDict, read_manifest_entries
 from codegen.model import (
     Argument,
     FunctionSchema,
+    ListType,
     OperatorName,
     SchemaKind,
     SchemaSyntaxError,
@@ -325,7 +326,17 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
         raise _err(path, entry, "func", op,
                    "an out= overload must take its outputs as keyword-only 'Tensor(a!)' arguments",
                    "end the arguments with ', *, Tensor(a!) out' and return 'Tensor(a!)'")
-    if kind is SchemaKind.out:
+    if kind is SchemaKind.out and any(isinstance(o.type, ListType) for o in schema.arguments.out):
+        outs = schema.arguments.out
+        if len(outs) != 1:
+            raise _err(path, entry, "func", op,
+                       f"a Tensor(a!)[] output must be the op's only output, got {len(outs)} outputs",
+                       "split the op, or return the other results in the list")
+        if schema.returns:
+            raise _err(path, entry, "func", op,
+                       "an out= overload with a Tensor(a!)[] output returns nothing (PyTorch's convention)",
+                       "write '-> ()'")
+    elif kind is SchemaKind.out:
         outs = schema.arguments.out
         if len(schema.returns) != len(outs) or any(
             r.annotation != o.annotation or not r.is_write for r, o in zip(schema.returns, outs)
@@ -424,6 +435,12 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
             expected = ", ".join(str(a) for a in target.func.arguments.non_out)
             raise SpecError(path, line, op, f"arguments differ from the delegate's ({expected})",
                             "use the out= overload's arguments without the out arguments")
+        list_out = any(isinstance(o.type, ListType) for o in target.func.arguments.out)
+        if list_out and (fn.kind is not SchemaKind.functional or [str(r.type) for r in fn.func.returns] != ["Tensor[]"]):
+            raise SpecError(path, line, op,
+                            f"'{target.func.name}' writes a Tensor(a!)[] output, so its variant must be functional "
+                            "and return 'Tensor[]'",
+                            f"write '{fn.func.name}({fn.func.arguments}) -> Tensor[]' (no inplace variant)")
         if fn.kind is SchemaKind.functional and len(fn.func.returns) != len(target.func.arguments.out):
             raise SpecError(path, line, op,
                             f"returns {len(fn.func.returns)} tensors but the delegate writes {len(target.func.arguments.out)}",

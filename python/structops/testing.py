@@ -63,6 +63,9 @@ class OpSpec:
     # The output size depends on data (masked_select): no meta kernel, a fake impl, and an out=
     # overload no tracer can follow (it resizes `out` to a size only the data knows).
     dynamic_output_shape: bool = False
+    # The one output is a Tensor(a!)[] (split_with_sizes_copy): the functional returns a list, the
+    # out= overload takes a list and returns nothing.
+    list_out: bool = False
 
     def overload(self, qualified: str):
         packet, _, name = qualified.partition(".")
@@ -340,6 +343,8 @@ def _first(result):
 def _outs(spec: OpSpec, result, device: str, first: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
     """out= keyword arguments for the out overload: an empty tensor of each output's dtype, or
     ``first`` as the first output (the out= rules are checked on it; the others are just given)."""
+    if spec.list_out:
+        return {spec.outs[0]: [torch.empty(0, dtype=r.dtype, device=device) for r in result]}
     results = result if isinstance(result, tuple | list) else (result,)
     outs = {name: torch.empty(0, dtype=r.dtype, device=device) for name, r in zip(spec.outs, results, strict=True)}
     if first is not None:
@@ -382,8 +387,8 @@ def check_meta(spec: OpSpec, device: str, dtype: str) -> None:
     for s in samples(spec, device, dtype):
         real = _run(_functional(spec), s)
         meta = _run(_functional(spec), s.map_tensors(lambda t: t.to("meta")))
-        for r, m in zip(real if isinstance(real, tuple) else (real,), meta if isinstance(meta, tuple) else (meta,),
-                        strict=True):
+        for r, m in zip(real if isinstance(real, tuple | list) else (real,),
+                        meta if isinstance(meta, tuple | list) else (meta,), strict=True):
             assert m.device.type == "meta"
             ctx = f"{spec.name} meta vs real on {s!r}"
             assert (m.shape, m.dtype) == (r.shape, r.dtype), f"{ctx}: {m.shape}/{m.dtype} != {r.shape}/{r.dtype}"
@@ -397,6 +402,10 @@ def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
         if spec.out:
             outs = _outs(spec, expected, device)
             returned = _run(spec.overload(spec.out), s, **outs)
+            if spec.list_out:
+                assert returned is None, f"{spec.out} returns () like torch's list out= overloads, got {returned!r}"
+                assert_matches(outs[spec.outs[0]], expected, spec, s, "out= vs functional", check_strides=True)
+                continue
             given = tuple(outs.values())
             got = tuple(returned) if len(given) > 1 else (returned,)
             assert all(r is o for r, o in zip(got, given, strict=True)), f"{spec.out} did not return its out arguments"
@@ -437,6 +446,8 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
     if spec.out is None or s is None:
         pytest.skip("no out= overload" if spec.out is None else "no sample with a non-trivial result")
     op = spec.overload(spec.out)
+    if spec.list_out:
+        return _check_list_out_rules(spec, op, s, device)
     results = _run(_functional(spec), s)
     expected = _first(results)  # the rules are checked on the first output; the others are given empty
     shape, rdtype = expected.shape, expected.dtype
@@ -503,6 +514,42 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
             else:
                 with pytest.raises(RuntimeError, match="unsupported operation"):
                     _run(op, full, **outs(full.args[0]))
+
+
+def _check_list_out_rules(spec: OpSpec, op, s: Sample, device: str) -> None:
+    """out= with a Tensor(a!)[] output: the list's length, then every element by the single-tensor
+    rules (resize with its warning, castability, device, overlap with inputs and with each other)."""
+    import pytest
+
+    expected = _run(_functional(spec), s)
+    name = spec.outs[0]
+    dtype = expected[0].dtype
+
+    def fresh(**changes) -> list[torch.Tensor]:
+        return [torch.empty(r.shape, dtype=changes.get("dtype", dtype), device=changes.get("device", device))
+                for r in expected]
+
+    with pytest.raises(RuntimeError, match=f"expected '{name}' to be a list of {len(expected)} tensors"):
+        _run(op, s, **{name: fresh()[:-1]})
+    bridged = functools.partial(call, op)
+    wrong = [torch.empty(r.numel() + 3, dtype=dtype, device=device) for r in expected]
+    with pytest.warns(UserWarning, match=RESIZE_WARNING):
+        _run(bridged, s, **{name: wrong})
+    assert_matches(wrong, expected, spec, s, "resized out")
+    strided = [torch.empty(tuple(reversed(r.shape)), dtype=dtype, device=device).permute(*reversed(range(r.dim())))
+               for r in expected]
+    _run(op, s, **{name: strided})
+    assert_matches(strided, expected, spec, s, "non-contiguous out", check_strides=False)
+    narrower = {True: torch.int64, False: torch.bool}[dtype.is_floating_point or dtype.is_complex]
+    if not torch.can_cast(dtype, narrower):
+        with pytest.raises(RuntimeError, match=f"can't be cast to the desired output type .* of '{name}\\[0\\]'"):
+            _run(op, s, **{name: fresh(dtype=narrower)})
+    with pytest.raises(RuntimeError, match="(?i)device|meta"):
+        _run(op, s, **{name: fresh(device="meta")})
+    if len(expected) >= 2 and expected[0].numel() and expected[0].shape == expected[1].shape:
+        shared = torch.empty(expected[0].shape, dtype=dtype, device=device)
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            _run(op, s, **{name: [shared, shared] + fresh()[2:]})
 
 
 def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
@@ -629,6 +676,10 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
             if _name == spec.out:
                 # Contiguous and correctly sized: Dynamo traces neither a resize nor a strided out=.
                 rs = _functional(spec)(*args, **kwargs)
+                if spec.list_out:
+                    given = [torch.empty(r.shape, dtype=r.dtype, device=r.device) for r in rs]
+                    _op(*args, **kwargs, **{spec.outs[0]: given})
+                    return given
                 rs = rs if isinstance(rs, tuple | list) else (rs,)
                 outs = {n: torch.empty(r.shape, dtype=r.dtype, device=r.device) for n, r in zip(spec.outs, rs)}
                 return _op(*args, **kwargs, **outs)
