@@ -7,13 +7,16 @@
 // complex32 alike. Contiguous rows are copied with memcpy; everything else walks the tensors'
 // strides in runs along the last dim (StridedRuns), after merging dims that are contiguous in
 // every operand, so a contiguous tensor is one long run whatever its rank.
+#include <structops/ops/embedding_bag.h>
 #include <structops/ops/gather.h>
 #include <structops/ops/index_select.h>
 #include <structops/ops/masked_select.h>
 #include <structops/ops/split_with_sizes_copy.h>
 #include <structops/ops/take.h>
 
+#include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <c10/util/SmallVector.h>
 #include <structops/parallel.h>
@@ -128,8 +131,9 @@ bool in_range(I v, int64_t size) {
   return static_cast<uint64_t>(static_cast<int64_t>(v)) < static_cast<uint64_t>(size);
 }
 
-[[noreturn]] void raise_bad_index(std::string_view op, const at::Tensor& index, int64_t size, bool index_error,
-                                  int64_t dim, bool negative_ok, const char* what) {
+[[noreturn]] void raise_bad_index(std::string_view op, std::string_view src, std::string_view index_name,
+                                  const at::Tensor& index, int64_t size, bool index_error, int64_t dim,
+                                  bool negative_ok, const char* what) {
   const at::Tensor flat = index.reshape({-1}).to(at::kLong).contiguous();
   const int64_t* p = flat.const_data_ptr<int64_t>();
   const int64_t lo = negative_ok ? -size : 0;
@@ -137,9 +141,9 @@ bool in_range(I v, int64_t size) {
     if (p[i] >= lo && p[i] < size) continue;
     std::ostringstream msg;
     msg << op << ": index " << p[i] << " is out of range for ";
-    if (dim >= 0) msg << "dim " << dim << " of 'self' with size " << size;
-    else msg << "'self' with " << size << " " << what;
-    msg << " (at position " << i << " of 'index'; expected " << lo << " <= index < " << size << ")";
+    if (dim >= 0) msg << "dim " << dim << " of '" << src << "' with size " << size;
+    else msg << "'" << src << "' with " << size << " " << what;
+    msg << " (at position " << i << " of '" << index_name << "'; expected " << lo << " <= index < " << size << ")";
     if (index_error) TORCH_CHECK_INDEX(false, msg.str());
     TORCH_CHECK(false, msg.str());
   }
@@ -266,7 +270,7 @@ void index_select_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor&
       }
       ok = !bad;
     });
-    if (!ok) raise_bad_index("index_select", idx, size, /*index_error=*/true, d, /*negative_ok=*/false, "");
+    if (!ok) raise_bad_index("index_select", "self", "index", idx, size, /*index_error=*/true, d, /*negative_ok=*/false, "");
   });
 }
 
@@ -283,7 +287,7 @@ void gather_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor& index
     using I = decltype(i_tag);
     bool ok = true;
     by_element_size(self, [&](auto t_tag) { ok = gather_strided<decltype(t_tag), I>(s, d, ix, o); });
-    if (!ok) raise_bad_index("gather", index, size, /*index_error=*/false, d, /*negative_ok=*/false, "");
+    if (!ok) raise_bad_index("gather", "self", "index", index, size, /*index_error=*/false, d, /*negative_ok=*/false, "");
   });
 }
 
@@ -320,7 +324,7 @@ void take_out_cpu(const at::Tensor& self, const at::Tensor& index, at::ScalarTyp
       if (local_bad) bad = true;
     });
   });
-  if (bad) raise_bad_index("take", index, numel, /*index_error=*/true, -1, /*negative_ok=*/true, "elements");
+  if (bad) raise_bad_index("take", "self", "index", index, numel, /*index_error=*/true, -1, /*negative_ok=*/true, "elements");
 }
 
 void masked_select_out_cpu(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& out) {
@@ -393,6 +397,80 @@ void split_with_sizes_copy_out_cpu(const at::Tensor& self, c10::SymIntArrayRef s
     copy_rows(static_cast<char*>(out[i].data_ptr()), row, src + offset, src_pitch, outer, row);
     offset += row;
   }
+}
+
+void embedding_bag_out_cpu(const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets,
+                           bool /*scale_grad_by_freq*/, int64_t mode, bool /*sparse*/,
+                           const std::optional<at::Tensor>& per_sample_weights, bool include_last_offset,
+                           at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const int64_t rows = weight.size(0), d = weight.size(1), n = indices.numel(), bags = out.size(0);
+  const int64_t noff = offsets.numel();
+  const at::Tensor w = weight.contiguous(), ix_t = indices.contiguous(), off_t = offsets.contiguous();
+  const bool weighted = per_sample_weights.has_value() && per_sample_weights->defined();
+  const at::Tensor psw = weighted ? per_sample_weights->contiguous() : at::Tensor();
+  by_index_type(indices, [&](auto i_tag) {
+    using I = decltype(i_tag);
+    const I* ix = ix_t.const_data_ptr<I>();
+    const I* off = off_t.const_data_ptr<I>();
+    // Offsets are data the shapes cannot check: bag i is indices[off[i] : off[i+1]] (the last one
+    // ends at n, or at the extra offset with include_last_offset).
+    if (noff > 0) {
+      TORCH_CHECK(off[0] == 0, "embedding_bag: offsets[0] must be 0 (the first bag starts at the first index), got ",
+                  static_cast<int64_t>(off[0]));
+    }
+    for (int64_t i = 1; i < noff; ++i) {
+      TORCH_CHECK(off[i] >= off[i - 1] && off[i] <= n, "embedding_bag: 'offsets' must be non-decreasing and at most ",
+                  n, " (the number of indices), got offsets[", i, "]=", static_cast<int64_t>(off[i]), " after ",
+                  static_cast<int64_t>(off[i - 1]));
+    }
+    if (bags == 0 || d == 0) return;
+    std::atomic<bool> bad{false};
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, weight.scalar_type(), "embedding_bag", [&] {
+      using acc_t = at::opmath_type<scalar_t>;
+      const scalar_t* src = w.const_data_ptr<scalar_t>();
+      const scalar_t* ps = weighted ? psw.const_data_ptr<scalar_t>() : nullptr;
+      scalar_t* dst = out.data_ptr<scalar_t>();
+      const int64_t per_bag = std::max<int64_t>(1, n / bags) * d;
+      structops::parallel_for(0, bags, std::max<int64_t>(1, 16384 / per_bag), [&](int64_t b0, int64_t b1) {
+        std::vector<acc_t> acc(d);
+        bool local_bad = false;
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t begin = off[b], end = b + 1 < noff ? static_cast<int64_t>(off[b + 1]) : n;
+          bool first = true;
+          std::fill(acc.begin(), acc.end(), acc_t(0));
+          for (int64_t k = begin; k < end; ++k) {
+            const I v = ix[k];
+            if (!in_range(v, rows)) {
+              local_bad = true;
+              continue;
+            }
+            const scalar_t* row = src + static_cast<int64_t>(v) * d;
+            if (mode == 2) {  // max, as torch: a later row wins only where it is greater (NaN stays)
+              for (int64_t j = 0; j < d; ++j) {
+                const acc_t x = row[j];
+                acc[j] = first || x > acc[j] ? x : acc[j];
+              }
+            } else if (ps) {
+              const acc_t s = ps[k];
+              for (int64_t j = 0; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]) * s;
+            } else {
+              for (int64_t j = 0; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]);
+            }
+            first = false;
+          }
+          scalar_t* o = dst + b * d;
+          if (mode == 1 && end > begin) {
+            const acc_t count = static_cast<acc_t>(end - begin);
+            for (int64_t j = 0; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j] / count);
+          } else {
+            for (int64_t j = 0; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j]);
+          }
+        }
+        if (local_bad) bad = true;
+      });
+    });
+    if (bad) raise_bad_index("embedding_bag", "weight", "indices", indices, rows, /*index_error=*/true, -1, /*negative_ok=*/false, "rows");
+  });
 }
 
 }  // namespace structops::impl
