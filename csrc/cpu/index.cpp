@@ -19,6 +19,7 @@
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <c10/util/SmallVector.h>
+#include <structops/cpu_pointwise.h>
 #include <structops/parallel.h>
 
 #include <algorithm>
@@ -121,6 +122,11 @@ struct StridedRuns {
   }
 };
 
+// Software prefetch of a row the next iterations will read.
+void prefetch(const void* p, int64_t bytes) {
+  for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(static_cast<const char*>(p) + at);
+}
+
 // Grain for loops whose iterations copy `bytes` each: about 32 KiB per chunk.
 int64_t grain_for(int64_t bytes) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(bytes, 1)); }
 
@@ -185,6 +191,53 @@ bool gather_strided(const at::Tensor& self, int64_t dim, const at::Tensor& index
   return !bad;
 }
 
+// The bags [b0, b1) of embedding_bag; true if an index was out of range (that row is skipped).
+// Cloned for AVX-512 / AVX2 (cpu_pointwise.h): the row loops vectorise with the widest lanes.
+template <typename scalar_t, typename acc_t, typename I>
+SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, const I* ix, int64_t n, const I* off,
+                                  int64_t noff, const scalar_t* ps, int64_t mode, scalar_t* dst, int64_t b0, int64_t b1) {
+  constexpr int64_t kAhead = 4;  // rows prefetched ahead: they are scattered over the table
+  std::vector<acc_t> buf(d);
+  acc_t* __restrict acc = buf.data();
+  bool bad = false;
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t begin = off[b], end = b + 1 < noff ? static_cast<int64_t>(off[b + 1]) : n;
+    std::fill(acc, acc + d, acc_t(0));
+    bool first = true;
+    for (int64_t k = begin; k < end; ++k) {
+      const I v = ix[k];
+      if (!in_range(v, rows)) {  // skipped; the caller reports the first bad index
+        bad = true;
+        continue;
+      }
+      if (k + kAhead < n && in_range(ix[k + kAhead], rows)) {
+        prefetch(src + static_cast<int64_t>(ix[k + kAhead]) * d, d * sizeof(scalar_t));
+      }
+      const scalar_t* __restrict row = src + static_cast<int64_t>(v) * d;
+      if (mode == 2) {  // max, as torch: a later row wins only where it is greater (NaN stays)
+        for (int64_t j = 0; j < d; ++j) {
+          const acc_t x = static_cast<acc_t>(row[j]);
+          acc[j] = first || x > acc[j] ? x : acc[j];
+        }
+      } else if (ps) {
+        const acc_t sc = static_cast<acc_t>(ps[k]);
+        for (int64_t j = 0; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]) * sc;
+      } else {
+        for (int64_t j = 0; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]);
+      }
+      first = false;
+    }
+    scalar_t* __restrict o = dst + b * d;
+    if (mode == 1 && end > begin) {
+      const acc_t count = static_cast<acc_t>(end - begin);
+      for (int64_t j = 0; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j] / count);
+    } else {
+      for (int64_t j = 0; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j]);
+    }
+  }
+  return bad;
+}
+
 // `rows` rows of `row_bytes` each, from src to dst with the given row pitches; long rows are cut
 // into 64 KiB pieces so a few big rows still spread over the threads.
 void copy_rows(char* dst, int64_t dst_pitch, const char* src, int64_t src_pitch, int64_t rows, int64_t row_bytes) {
@@ -234,23 +287,20 @@ void index_select_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor&
       T* dst = static_cast<T*>(out.data_ptr());
       std::atomic<bool> bad{false};
       if (inner == 1) {
+        // Element gathers: the index is reused by every outer row, so check it once up front and
+        // keep the copy loop free of branches (contiguous index: a plain gather the compiler unrolls).
+        for (int64_t i = 0; i < n && ok; ++i) ok = in_range(ix[i * ixs], size);
+        if (!ok) return;
+        const at::Tensor packed = ixs == 1 ? idx : idx.contiguous();
+        const I* px = packed.const_data_ptr<I>();
         structops::parallel_for(0, outer * n, grain_for(16), [&](int64_t begin, int64_t end) {
-          bool local_bad = false;
           for (int64_t r = begin; r < end;) {
             const int64_t o = r / n, i0 = r % n, i1 = std::min(n, i0 + (end - r));
-            const T* s = src + o * size;
-            T* w = dst + o * n;
-            for (int64_t i = i0; i < i1; ++i) {
-              const I v = ix[i * ixs];
-              if (!in_range(v, size)) {
-                local_bad = true;
-                continue;
-              }
-              w[i] = s[v];
-            }
+            const T* __restrict s = src + o * size;
+            T* __restrict w = dst + o * n;
+            for (int64_t i = i0; i < i1; ++i) w[i] = s[px[i]];
             r += i1 - i0;
           }
-          if (local_bad) bad = true;
         });
       } else {
         const size_t row_bytes = inner * sizeof(T);
@@ -432,41 +482,7 @@ void embedding_bag_out_cpu(const at::Tensor& weight, const at::Tensor& indices, 
       scalar_t* dst = out.data_ptr<scalar_t>();
       const int64_t per_bag = std::max<int64_t>(1, n / bags) * d;
       structops::parallel_for(0, bags, std::max<int64_t>(1, 16384 / per_bag), [&](int64_t b0, int64_t b1) {
-        std::vector<acc_t> acc(d);
-        bool local_bad = false;
-        for (int64_t b = b0; b < b1; ++b) {
-          const int64_t begin = off[b], end = b + 1 < noff ? static_cast<int64_t>(off[b + 1]) : n;
-          bool first = true;
-          std::fill(acc.begin(), acc.end(), acc_t(0));
-          for (int64_t k = begin; k < end; ++k) {
-            const I v = ix[k];
-            if (!in_range(v, rows)) {
-              local_bad = true;
-              continue;
-            }
-            const scalar_t* row = src + static_cast<int64_t>(v) * d;
-            if (mode == 2) {  // max, as torch: a later row wins only where it is greater (NaN stays)
-              for (int64_t j = 0; j < d; ++j) {
-                const acc_t x = row[j];
-                acc[j] = first || x > acc[j] ? x : acc[j];
-              }
-            } else if (ps) {
-              const acc_t s = ps[k];
-              for (int64_t j = 0; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]) * s;
-            } else {
-              for (int64_t j = 0; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]);
-            }
-            first = false;
-          }
-          scalar_t* o = dst + b * d;
-          if (mode == 1 && end > begin) {
-            const acc_t count = static_cast<acc_t>(end - begin);
-            for (int64_t j = 0; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j] / count);
-          } else {
-            for (int64_t j = 0; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j]);
-          }
-        }
-        if (local_bad) bad = true;
+        if (embedding_bags<scalar_t, acc_t, I>(src, d, rows, ix, n, off, noff, ps, mode, dst, b0, b1)) bad = true;
       });
     });
     if (bad) raise_bad_index("embedding_bag", "weight", "indices", indices, rows, /*index_error=*/true, -1, /*negative_ok=*/false, "rows");
