@@ -8,6 +8,7 @@ Everything has a default except the reference, so most ops need one line:
       args: {alpha: [1, 2.5]}           # values to try for non-tensor arguments
       dtypes: [float32, int64]          # what to test (default: every dtype the op kind allows)
       skip: {bool: "torch.neg rejects bool"}   # dtypes not tested, each with its reason
+      cuda_skip: {complex64: "no CUDA kernel"} # dtypes not tested on CUDA, each with its reason
       tolerance: {float16: [1e-3, 1e-3]}       # [atol, rtol] per dtype
       extremes: false                   # no inf/nan/-0.0/int-limits sample
       errors:                           # inputs that must raise, and the message regex
@@ -31,7 +32,7 @@ DTYPES = (
     "int64", "int32", "int16", "int8", "uint8", "bool",
 )
 DOMAINS = ("any", "positive", "nonzero", "unit")
-KEYS = ("reference", "domain", "args", "dtypes", "skip", "tolerance", "extremes", "errors", "samples")
+KEYS = ("reference", "domain", "args", "dtypes", "skip", "cuda_skip", "tolerance", "extremes", "errors", "samples")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class TestSpec:
     arg_values: tuple[tuple[str, tuple[str, ...]], ...]  # argument -> Python literals to try
     dtypes: tuple[str, ...] | None  # None: the default set for the op kind
     skip: tuple[tuple[str, str], ...]
+    cuda_skip: tuple[tuple[str, str], ...]
     tolerance: tuple[tuple[str, float, float], ...]
     extremes: bool
     errors: tuple[ErrorCase, ...]
@@ -85,10 +87,12 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         return tuple(value)
 
     dtypes = dtype_list(raw["dtypes"], "dtypes") if "dtypes" in raw else None
-    skip_raw = raw.get("skip", {})
-    dtype_list(skip_raw, "skip")
-    if not isinstance(skip_raw, dict) or not all(isinstance(r, str) and r for r in skip_raw.values()):
-        raise fail("'tests.skip' must map each dtype to its reason", "write e.g. {bool: \"not defined\"}")
+    skips = {}
+    for key in ("skip", "cuda_skip"):
+        skips[key] = raw.get(key, {})
+        dtype_list(skips[key], key)
+        if not isinstance(skips[key], dict) or not all(isinstance(r, str) and r for r in skips[key].values()):
+            raise fail(f"'tests.{key}' must map each dtype to its reason", "write e.g. {bool: \"not defined\"}")
 
     args_raw = raw.get("args", {})
     if not isinstance(args_raw, dict):
@@ -131,7 +135,8 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         domain=domain,
         arg_values=tuple(arg_values),
         dtypes=dtypes,
-        skip=tuple(skip_raw.items()),
+        skip=tuple(skips["skip"].items()),
+        cuda_skip=tuple(skips["cuda_skip"].items()),
         tolerance=tuple(tolerance),
         extremes=extremes,
         errors=tuple(errors),

@@ -57,6 +57,9 @@ Dims join(std::initializer_list<Dims> parts) {
 }
 
 std::vector<int64_t> one_dim(const c10::SymInt& d) { return {d.guard_int(__FILE__, __LINE__)}; }
+std::vector<int64_t> one_dim(std::optional<int64_t> d) {
+  return d.has_value() ? std::vector<int64_t>{*d} : std::vector<int64_t>{};
+}
 
 std::vector<int64_t> concrete(c10::SymIntArrayRef dims) {
   std::vector<int64_t> out;
@@ -142,10 +145,10 @@ Dims broadcast(std::string_view op, std::initializer_list<NamedSizes> inputs) {
 }
 
 std::vector<int64_t> reduced_dims(std::string_view op, std::string_view name, int64_t rank,
-                                  at::OptionalIntArrayRef dim) {
-  // None or [] reduces every dim; duplicates are an error, as in PyTorch.
+                                  at::OptionalIntArrayRef dim, bool empty_reduces_all) {
+  // None (or [] where empty_reduces_all) reduces every dim; duplicates are an error, as in PyTorch.
   std::vector<int64_t> out;
-  if (!dim.has_value() || dim->empty()) {
+  if (!dim.has_value() || (dim->empty() && empty_reduces_all)) {
     for (int64_t d = 0; d < rank; ++d) out.push_back(d);
     return out;
   }
@@ -161,8 +164,8 @@ std::vector<int64_t> reduced_dims(std::string_view op, std::string_view name, in
 }
 
 Dims reduce(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes, at::OptionalIntArrayRef dim,
-            bool keepdim) {
-  const auto reduced = reduced_dims(op, name, sizes.size(), dim);
+            bool keepdim, bool empty_reduces_all) {
+  const auto reduced = reduced_dims(op, name, sizes.size(), dim, empty_reduces_all);
   Dims out;
   for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
     const bool r = std::find(reduced.begin(), reduced.end(), d) != reduced.end();

@@ -85,7 +85,8 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
                       if key in dict(group.out.dispatch)),
         skips=tests.skip if tests else (),
         cuda_skips=tuple((d, "the generated CUDA kernels have no complex dtypes yet (docs/pointwise.md)")
-                         for d in dtypes if group.out.pointwise is not None and d not in CUDA_TYPES),
+                         for d in dtypes if group.out.pointwise is not None and d not in CUDA_TYPES)
+        + (tests.cuda_skip if tests else ()),
         tolerance=tests.tolerance if tests else (),
         domain=tests.domain if tests else "any",
         extremes=tests.extremes if tests else True,

@@ -388,7 +388,7 @@ class Lowering:
         if fn not in SHAPE_BUILTINS and fn != "dims":
             known = SHAPE_BUILTINS + ("dims", "given") + (CHECK_BUILTINS if self.in_check else ())
             raise self.fail(f"unknown builtin '{fn}'", f"use one of: {', '.join(known)}")
-        if e.kwargs:
+        if e.kwargs and fn not in ("reduce", "dims"):
             raise self.fail(f"{fn}() takes no keyword arguments", "pass arguments by position")
         args = [self.expr(a) for a in e.args]
         kinds = [a.kind for a in args]
@@ -411,12 +411,15 @@ class Lowering:
                 for i, a in enumerate(args)
             )
             return Value("ints", f"rules::broadcast(op, {{{items}}})")
-        if fn == "reduce":
-            want("tensor", "ints?|ints|int", "bool")
-            return Value("ints", f"rules::reduce(op, {names(0)}, {args[0].code}.sym_sizes(), {_dim_list(args[1])}, {args[2].code})")
-        if fn == "dims":
-            want("tensor", "ints?|ints|int")
-            return Value("dimlist", f"rules::reduced_dims(op, {names(0)}, {args[0].code}.dim(), {_dim_list(args[1])})")
+        if fn in ("reduce", "dims"):
+            # empty=NONE: an empty dim list reduces nothing (torch.all/any), not every dim.
+            empty = "" if self.kwarg(e, "empty", ("ALL", "NONE"), "ALL") == "ALL" else ", /*empty_reduces_all=*/false"
+            if fn == "reduce":
+                want("tensor", "ints?|ints|int|int?", "bool")
+                return Value("ints", f"rules::reduce(op, {names(0)}, {args[0].code}.sym_sizes(), {_dim_list(args[1])}, "
+                                     f"{args[2].code}{empty})")
+            want("tensor", "ints?|ints|int|int?")
+            return Value("dimlist", f"rules::reduced_dims(op, {names(0)}, {args[0].code}.dim(), {_dim_list(args[1])}{empty})")
         if fn == "matmul":
             want("tensor", "tensor")
             return Value("ints", f"rules::matmul(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, {args[1].code}.sym_sizes())")
@@ -542,7 +545,7 @@ class Lowering:
             return
         if isinstance(e, Call) and e.fn == "nonempty":
             args = [self.expr(a) for a in e.args]
-            if len(args) != 2 or args[0].kind != "tensor" or args[1].kind not in ("ints?", "ints", "int"):
+            if len(args) != 2 or args[0].kind != "tensor" or args[1].kind not in ("ints?", "ints", "int", "int?"):
                 raise self.fail("nonempty() takes (Tensor, dim list)", "write 'nonempty(self, dim)'")
             self.emit(f'rules::check_nonempty(op, "{e.args[0]}", {args[0].code}.sym_sizes(), '
                       f'rules::reduced_dims(op, "{e.args[0]}", {args[0].code}.dim(), {_dim_list(args[1])}));')
@@ -570,7 +573,7 @@ class Lowering:
 
 def _dim_list(v: Value) -> str:
     """A dim argument as at::OptionalIntArrayRef."""
-    if v.kind == "int":
+    if v.kind in ("int", "int?"):  # an int? of None reduces every dim (argmax)
         return f"rules::one_dim({v.code})"
     if v.kind == "ints":
         # An int[] argument passes as it is; SymInt[] and computed lists are guarded to ints.

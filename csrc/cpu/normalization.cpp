@@ -1,4 +1,4 @@
-// CPU impls of softmax, log_softmax and layer_norm. The meta functions (from the rules) have
+// CPU impls of softmax, log_softmax, logsumexp (it shares softmax's row passes) and layer_norm. The meta functions (from the rules) have
 // checked shapes and dtypes, wrapped `dim` and allocated contiguous outputs; these compute.
 //
 // softmax views the input as [outer, n, inner] (n along `dim`). With inner == 1 each row is
@@ -9,6 +9,7 @@
 #include <structops/cpu_pointwise.h>
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
+#include <structops/ops/logsumexp.h>
 #include <structops/ops/softmax_int.h>
 #include <structops/parallel.h>
 
@@ -20,6 +21,8 @@
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include <c10/util/SmallVector.h>
 
 namespace structops::impl {
 namespace {
@@ -189,6 +192,34 @@ void log_softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim,
                          std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
                          const at::Tensor& out) {
   softmax<true>(self, softmax_dim.empty() ? 0 : softmax_dim[0], out);
+}
+
+void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                       at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const int64_t rows = out.numel();
+  if (rows == 0) return;
+  // Reduced dims last and contiguous: one row per output; integers are computed as float32.
+  c10::SmallVector<int64_t, 8> order;
+  int64_t n = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (std::find(reduced_dims.begin(), reduced_dims.end(), d) == reduced_dims.end()) order.push_back(d);
+  }
+  for (int64_t d : reduced_dims) order.push_back(d), n *= self.size(d);
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device()).permute(order).contiguous();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "logsumexp", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    scalar_t* o = out.data_ptr<scalar_t>();
+    structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+                            [&](int64_t begin, int64_t end) {
+      std::vector<acc_t> e(n);
+      for (int64_t r = begin; r < end; ++r) {
+        const acc_t m = n == 0 ? -std::numeric_limits<acc_t>::infinity() : row_max<acc_t>(in + r * n, n);
+        const acc_t shift = std::isinf(m) ? acc_t(0) : m;  // all -inf: -inf; any +inf: +inf (as torch)
+        o[r] = static_cast<scalar_t>(shift + std::log(exp_and_sum<acc_t>(in + r * n, shift, e.data(), n)));
+      }
+    });
+  });
 }
 
 void layer_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_shape,

@@ -277,9 +277,9 @@ class _Eval:
                       "%": lambda: _mod(self.op, a, b), "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b,
                       "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
             return result if isinstance(result, bool) else Dim(result)
-        return self.call(e[1], [self.expr(a) for a in e[2]], e[2])
+        return self.call(e[1], [self.expr(a) for a in e[2]], e[2], dict(e[3]))
 
-    def call(self, fn: str, args: list, src: tuple):
+    def call(self, fn: str, args: list, src: tuple, kwargs: dict):
         op = self.op
         if fn == "given":
             return args[0] is not None
@@ -288,6 +288,8 @@ class _Eval:
             return _broadcast(op, named)
         if fn in ("reduce", "dims"):
             t, dim = args[0], args[1]
+            if kwargs.get("empty", ("name", "ALL"))[1] == "NONE" and dim is not None and not _dim_list(dim):
+                return t.dims() if fn == "reduce" else []  # torch.all(x, dim=[]) reduces nothing
             reduced = _reduced_dims(op, t.label, len(t.shape), _dim_list(dim))
             if fn == "dims":
                 return reduced

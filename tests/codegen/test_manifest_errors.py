@@ -160,7 +160,7 @@ CASES = {
     "tests_unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg, sample: 3}\n",
         ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tests key 'sample' — use only: reference, "
-        "domain, args, dtypes, skip, tolerance, extremes, errors, samples"),
+        "domain, args, dtypes, skip, cuda_skip, tolerance, extremes, errors, samples"),
     ),
     "tests_without_reference": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {domain: positive}\n",

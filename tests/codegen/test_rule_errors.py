@@ -152,7 +152,7 @@ CASES = {
     ),
     "reduce_wrong_argument_kinds": (
         entry('shape:\n  out: "reduce(self, keepdim, dim)"\n'),
-        at(6, "reduce() takes (a Tensor, an int[]? or a list of dims or an int, a bool), got (a Tensor, a "
+        at(6, "reduce() takes (a Tensor, an int[]? or a list of dims or an int or an int?, a bool), got (a Tensor, a "
               "bool, an int) — see reduce() in docs/rules.md"),
     ),
     "matmul_with_an_int": (
@@ -358,7 +358,7 @@ CASES = {
     "precomputed_error_points_at_precomputed_line": (
         entry('shape:\n  out: "[*self]"\nprecomputed:\n  reduced_dims: "dims(self, keepdim)"\n',
               precomputed=PRECOMPUTED),
-        at(10, "dims() takes (a Tensor, an int[]? or a list of dims or an int), got (a Tensor, a bool) — see "
+        at(10, "dims() takes (a Tensor, an int[]? or a list of dims or an int or an int?), got (a Tensor, a bool) — see "
                "dims() in docs/rules.md"),
     ),
 }

@@ -1,5 +1,5 @@
-"""The CPU reduction loops (structops/cpu_reduce.h) on shapes the conformance suite's small samples
-do not reach: the outer loop (>= 16 kept elements outside contiguous reduced dims), the split full
+"""The CPU reduction loops (structops/cpu_reduce.h; var/std, norm, logsumexp and any ride on them
+too) on shapes the conformance suite's small samples do not reach: the outer loop (>= 16 kept elements outside contiguous reduced dims), the split full
 reduction (more than one chunk), NaN propagation in every loop, and thread-count independence."""
 
 import pytest
@@ -11,6 +11,18 @@ OPS = {
     "mean": (structops.mean, torch.mean),
     "amax": (structops.amax, torch.amax),
     "amin": (structops.amin, torch.amin),
+    "var": (lambda x, d, keepdim: structops.var(x, d, correction=0, keepdim=keepdim),
+            lambda x, d, keepdim: torch.var(x, d, correction=0, keepdim=keepdim)),
+    "std": (lambda x, d, keepdim: structops.std(x, d, keepdim=keepdim),
+            lambda x, d, keepdim: torch.std(x, d, keepdim=keepdim)),
+    "norm2": (lambda x, d, keepdim: structops.norm(x, 2, d or [], keepdim),
+              lambda x, d, keepdim: torch.linalg.vector_norm(x, 2, d, keepdim)),
+    "norm_inf": (lambda x, d, keepdim: structops.norm(x, float("inf"), d or [], keepdim),
+                 lambda x, d, keepdim: torch.linalg.vector_norm(x, float("inf"), d, keepdim)),
+    "logsumexp": (lambda x, d, keepdim: structops.logsumexp(x, d or list(range(x.dim())), keepdim),
+                  lambda x, d, keepdim: torch.logsumexp(x, d or list(range(x.dim())), keepdim)),
+    "any": (lambda x, d, keepdim: structops.any(x > 1, d or None, keepdim),
+            lambda x, d, keepdim: torch.any(x > 1, d or None, keepdim)),
 }
 # (shape, dims, how the input is laid out): which loop each case takes is in the comment.
 CASES = [
@@ -43,6 +55,9 @@ def test_matches_torch(op, shape, dims, layout, dtype):
     for keepdim in (False, True):
         expected = theirs(x, dims, keepdim=keepdim)
         got = ours(x, dims, keepdim=keepdim)
+        if op == "any":
+            assert torch.equal(got, expected)
+            continue
         tol = {"rtol": 1e-2, "atol": 1e-2} if dtype == torch.bfloat16 else {"rtol": 1e-5, "atol": 1e-4}
         torch.testing.assert_close(got, expected, **tol)
 
@@ -77,3 +92,24 @@ def test_result_does_not_depend_on_thread_count():
     finally:
         torch.set_num_threads(old)
     assert torch.equal(one, many)
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("shape, dim, layout", [((300, 70), 1, "contiguous"), ((300, 70), 0, "transposed"),
+                                                ((40, 70), 0, "sliced"), ((200_003,), None, "contiguous"),
+                                                ((51, 38), None, "transposed")])
+def test_arg_extrema_with_ties_and_nan(op, shape, dim, layout):
+    x = laid_out(shape, layout, torch.float32, torch.Generator().manual_seed(2)).round()  # many ties
+    ours, theirs = getattr(structops, op), getattr(torch, op)
+    assert torch.equal(ours(x, dim), theirs(x, dim))
+    x[tuple(int(i) for i in torch.unravel_index(torch.tensor(x.numel() // 3), x.shape))] = float("nan")
+    assert torch.equal(ours(x, dim, True), theirs(x, dim, True))
+
+
+@pytest.mark.parametrize("shape, dim", [((100_000,), 0), ((300, 700), 1), ((300, 700), 0), ((5, 40, 300), 1)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float64])
+def test_cumsum_long_scans(shape, dim, dtype):
+    x = (torch.randn(shape, generator=torch.Generator().manual_seed(3)) * 4).to(dtype)
+    got, expected = structops.cumsum(x, dim), torch.cumsum(x, dim)
+    assert got.dtype == expected.dtype
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-3)

@@ -60,6 +60,7 @@ Dims sym(at::IntArrayRef a);
 inline Dims sizes(const at::Tensor& t) { return sym(t.sym_sizes()); }
 Dims join(std::initializer_list<Dims> parts);
 std::vector<int64_t> one_dim(const c10::SymInt& d);
+std::vector<int64_t> one_dim(std::optional<int64_t> d);  // None: no dims (an empty list)
 std::vector<int64_t> concrete(c10::SymIntArrayRef dims);
 inline at::IntArrayRef concrete(at::IntArrayRef dims) { return dims; }  // already ints: no copy
 
@@ -79,10 +80,11 @@ void check_same_dims(std::string_view op, const Site& bound, c10::SymIntArrayRef
 // Shape builtins.
 int64_t wrap_dim(std::string_view op, std::string_view name, int64_t dim, int64_t rank);
 Dims broadcast(std::string_view op, std::initializer_list<NamedSizes> inputs);
+// None reduces every dim; so does [] unless empty_reduces_all is false (torch.all/any: [] reduces none).
 std::vector<int64_t> reduced_dims(std::string_view op, std::string_view name, int64_t rank,
-                                  at::OptionalIntArrayRef dim);
+                                  at::OptionalIntArrayRef dim, bool empty_reduces_all = true);
 Dims reduce(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,
-            at::OptionalIntArrayRef dim, bool keepdim);
+            at::OptionalIntArrayRef dim, bool keepdim, bool empty_reduces_all = true);
 Dims matmul(std::string_view op, std::string_view a_name, c10::SymIntArrayRef a, std::string_view b_name,
             c10::SymIntArrayRef b);
 Dims cat(std::string_view op, std::string_view name, at::TensorList tensors, const c10::SymInt& dim);

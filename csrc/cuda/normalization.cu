@@ -1,0 +1,216 @@
+// Device side of the CUDA row normalisations: softmax, log_softmax and layer_norm over contiguous
+// rows (structops/reduce_launch.h RowLaunch). CUDA and our own headers only, no torch.
+//
+// One block per row: the block reduces the row's statistics (max and sum of exp; or mean and the
+// sum of squared deviations, two passes so large means do not cancel), then writes the row.
+// Few long rows (fewer than 2 per SM, at least kChunk elements each) take the multi-block path:
+// each block reduces one chunk of a row to partial statistics in the workspace, then every block
+// combines its row's partials (in a fixed order) and writes its own chunk.
+// half and bfloat16 compute in float.
+#include <cmath>
+#include <cstdint>
+
+#include <structops/cuda/block_reduce.cuh>
+#include <structops/reduce_launch.h>
+
+namespace structops::cuda_kernels {
+namespace {
+
+constexpr int64_t kChunk = 16384;
+
+// Partial statistics of a chunk: softmax (max, sum of exp(x - max)); layer_norm (count, mean, m2).
+struct Partial {
+  double a = 0, b = 0, c = 0;
+};
+
+template <typename A>
+struct MaxOp {
+  __device__ A identity() const { return -std::numeric_limits<A>::infinity(); }
+  __device__ A combine(A x, A y) const { return x > y ? x : y; }
+};
+
+template <typename T>
+__device__ acc_t<T> load(const T* p, int64_t i) {
+  return static_cast<acc_t<T>>(p[i]);
+}
+
+// Statistics of x[lo, hi) by the whole block: softmax (max, sum exp(x - max)), layer_norm (mean,
+// sum of squared deviations). Every thread gets the result.
+template <typename T>
+__device__ void block_stats(const T* x, int64_t lo, int64_t hi, RowOp op, acc_t<T>& s0, acc_t<T>& s1, acc_t<T>* shared) {
+  using A = acc_t<T>;
+  if (op == RowOp::LayerNorm) {
+    A sum = 0;
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) sum += load(x, i);
+    sum = block_reduce(sum, SumOp<A>{}, shared);
+    if (threadIdx.x == 0) shared[kWarp] = sum / static_cast<A>(hi - lo);
+    __syncthreads();
+    const A mean = shared[kWarp];
+    A sq = 0;
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+      const A d = load(x, i) - mean;
+      sq += d * d;
+    }
+    sq = block_reduce(sq, SumOp<A>{}, shared);
+    if (threadIdx.x == 0) shared[kWarp + 1] = sq;
+    __syncthreads();
+    s0 = mean, s1 = shared[kWarp + 1];
+  } else {
+    A m = -std::numeric_limits<A>::infinity();
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) m = fmax(m, load(x, i));
+    m = block_reduce(m, MaxOp<A>{}, shared);
+    if (threadIdx.x == 0) shared[kWarp] = m;
+    __syncthreads();
+    m = shared[kWarp];
+    const A shift = isinf(m) ? A(0) : m;
+    A sum = 0;
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) sum += exp(load(x, i) - shift);
+    sum = block_reduce(sum, SumOp<A>{}, shared);
+    if (threadIdx.x == 0) shared[kWarp + 1] = sum;
+    __syncthreads();
+    s0 = shift, s1 = shared[kWarp + 1];
+  }
+  __syncthreads();
+}
+
+// Writes x[lo, hi) of one row given the row's final statistics (s0, s1).
+template <typename T>
+__device__ void write_row(const RowLaunch& p, const T* x, T* o, int64_t lo, int64_t hi, acc_t<T> s0, acc_t<T> s1) {
+  using A = acc_t<T>;
+  if (p.op == RowOp::Softmax) {
+    const A inv = A(1) / s1;
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) o[i] = static_cast<T>(exp(load(x, i) - s0) * inv);
+  } else if (p.op == RowOp::LogSoftmax) {
+    const A shift = s0 + log(s1);
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) o[i] = static_cast<T>(load(x, i) - shift);
+  } else {
+    const A rstd = A(1) / sqrt(s1 / static_cast<A>(p.n) + static_cast<A>(p.eps));
+    const T* w = static_cast<const T*>(p.weight);
+    const T* b = static_cast<const T*>(p.bias);
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+      A y = (load(x, i) - s0) * rstd;
+      if (w) y *= load(w, i);
+      if (b) y += load(b, i);
+      o[i] = static_cast<T>(y);
+    }
+  }
+}
+
+template <typename T>
+__device__ void write_stats(const RowLaunch& p, int64_t row, acc_t<T> mean, acc_t<T> m2) {
+  if (p.op != RowOp::LayerNorm || threadIdx.x != 0) return;
+  using A = acc_t<T>;
+  static_cast<T*>(p.mean)[row] = static_cast<T>(mean);
+  static_cast<T*>(p.rstd)[row] = static_cast<T>(A(1) / sqrt(m2 / static_cast<A>(p.n) + static_cast<A>(p.eps)));
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
+  using A = acc_t<T>;
+  __shared__ A shared[kWarp + 2];
+  const T* in = static_cast<const T*>(p.in);
+  T* out = static_cast<T*>(p.out);
+  for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const T* x = in + row * p.n;
+    A s0, s1;
+    block_stats(x, 0, p.n, p.op, s0, s1, shared);
+    write_row(p, x, out + row * p.n, 0, p.n, s0, s1);
+    write_stats<T>(p, row, s0, s1);
+  }
+}
+
+// Multi-block path, pass 1: partial statistics of chunk `c` of row `r` (block (c, r)).
+template <typename T>
+__global__ void __launch_bounds__(kBlock) chunk_stats_kernel(RowLaunch p, int chunks) {
+  using A = acc_t<T>;
+  __shared__ A shared[kWarp + 2];
+  const int64_t row = blockIdx.y, chunk = (p.n + chunks - 1) / chunks;
+  const int64_t lo = blockIdx.x * chunk, hi = min(p.n, lo + chunk);
+  A s0 = 0, s1 = 0;
+  if (lo < hi) block_stats(static_cast<const T*>(p.in) + row * p.n, lo, hi, p.op, s0, s1, shared);
+  if (threadIdx.x == 0) {
+    static_cast<Partial*>(p.workspace)[row * chunks + blockIdx.x] =
+        Partial{static_cast<double>(s0), static_cast<double>(s1), static_cast<double>(hi > lo ? hi - lo : 0)};
+  }
+}
+
+// Pass 2: each block merges its row's partials (same order in every block) and writes its chunk.
+template <typename T>
+__global__ void __launch_bounds__(kBlock) chunk_write_kernel(RowLaunch p, int chunks) {
+  using A = acc_t<T>;
+  const int64_t row = blockIdx.y, chunk = (p.n + chunks - 1) / chunks;
+  const int64_t lo = blockIdx.x * chunk, hi = min(p.n, lo + chunk);
+  const Partial* part = static_cast<const Partial*>(p.workspace) + row * chunks;
+  double s0 = 0, s1 = 0;
+  if (p.op == RowOp::LayerNorm) {  // Chan's merge of (mean, m2, count)
+    double count = 0;
+    for (int c = 0; c < chunks; ++c) {
+      if (part[c].c == 0) continue;
+      const double n = count + part[c].c, d = part[c].a - s0;
+      s0 += d * part[c].c / n;
+      s1 += part[c].b + d * d * count * part[c].c / n;
+      count = n;
+    }
+  } else {  // max of the maxima, sums rescaled to it
+    double m = -INFINITY;
+    for (int c = 0; c < chunks; ++c) {
+      if (part[c].c > 0) m = fmax(m, part[c].a);
+    }
+    for (int c = 0; c < chunks; ++c) {
+      if (part[c].c > 0) s1 += part[c].b * exp(part[c].a - m);
+    }
+    s0 = m;
+  }
+  const T* x = static_cast<const T*>(p.in) + row * p.n;
+  write_row(p, x, static_cast<T*>(p.out) + row * p.n, lo, hi, static_cast<A>(s0), static_cast<A>(s1));
+  if (blockIdx.x == 0) write_stats<T>(p, row, static_cast<A>(s0), static_cast<A>(s1));
+}
+
+int chunks_for(const RowLaunch& p) {
+  if (p.rows >= 2 * static_cast<int64_t>(sm_count()) || p.n < 2 * kChunk) return 1;
+  return static_cast<int>(std::min<int64_t>(p.n / kChunk, 1024));
+}
+
+template <typename T>
+void launch(const RowLaunch& p) {
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  const int chunks = chunks_for(p);
+  if (chunks == 1) {
+    row_kernel<T><<<grid_for(p.rows, 8), kBlock, 0, stream>>>(p);
+    return;
+  }
+  const dim3 grid(chunks, static_cast<unsigned>(p.rows));
+  chunk_stats_kernel<T><<<grid, kBlock, 0, stream>>>(p, chunks);
+  chunk_write_kernel<T><<<grid, kBlock, 0, stream>>>(p, chunks);
+}
+
+}  // namespace
+
+int64_t row_workspace_bytes(const RowLaunch& p) {
+  const int chunks = chunks_for(p);
+  return chunks > 1 ? p.rows * chunks * static_cast<int64_t>(sizeof(Partial)) : 0;
+}
+
+const char* rows(const RowLaunch& p) {
+  if (p.rows == 0 || p.n == 0) return nullptr;
+  switch (p.dtype) {
+    case Dtype::Float32:
+      launch<float>(p);
+      break;
+    case Dtype::Float64:
+      launch<double>(p);
+      break;
+    case Dtype::Float16:
+      launch<__half>(p);
+      break;
+    case Dtype::BFloat16:
+      launch<__nv_bfloat16>(p);
+      break;
+    default:
+      return "dtype not supported by the CUDA normalisation kernels";
+  }
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+}
+
+}  // namespace structops::cuda_kernels

@@ -1,0 +1,95 @@
+// CUDA host glue of softmax, log_softmax and layer_norm: the input brought to contiguous rows
+// (softmax over another dim than the last is moved last and back: two extra copies, a
+// column kernel would avoid them), then the torch-free kernels of normalization.cu.
+// Compiled only when the installed torch has CUDA (CMakeLists.txt).
+#include <structops/cpu_pointwise.h>  // cpu::operand
+#include <structops/ops/layer_norm.h>
+#include <structops/ops/log_softmax_int.h>
+#include <structops/ops/softmax_int.h>
+#include <structops/reduce_launch.h>
+
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <limits>
+
+namespace structops::impl {
+namespace {
+
+void launch_rows(const char* name, RowLaunch& p, const at::Tensor& like) {
+  at::Tensor workspace;
+  if (const int64_t bytes = cuda_kernels::row_workspace_bytes(p); bytes > 0) {
+    workspace = at::empty({bytes}, like.options().dtype(at::kByte));
+    p.workspace = workspace.data_ptr();
+  }
+  p.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::rows(p);
+  TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", like.scalar_type(), ": ", error);
+}
+
+void softmax_cuda(const char* name, RowOp op, const at::Tensor& self, at::IntArrayRef softmax_dim,
+                  const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  if (out.numel() == 0) return;
+  const int64_t dim = softmax_dim.empty() ? 0 : softmax_dim[0];  // a 0-dim self: one row of one
+  const bool last = self.dim() == 0 || dim == self.dim() - 1;
+  const at::Tensor x = last ? cpu::operand(self, out.scalar_type(), out.device()).contiguous()
+                            : cpu::operand(self, out.scalar_type(), out.device()).movedim(dim, -1).contiguous();
+  const at::Tensor result = last ? out : at::empty(x.sizes(), out.options());
+  RowLaunch p;
+  p.dtype = static_cast<Dtype>(out.scalar_type());
+  p.op = op;
+  p.n = self.dim() == 0 ? 1 : self.size(dim);
+  p.rows = out.numel() / p.n;
+  p.in = x.const_data_ptr();
+  p.out = result.data_ptr();
+  launch_rows(name, p, out);
+  if (!last) out.copy_(result.movedim(-1, dim));
+}
+
+}  // namespace
+
+void softmax_out_cuda(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> /*dtype*/,
+                      at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  softmax_cuda("softmax", RowOp::Softmax, self, softmax_dim, out);
+}
+
+void log_softmax_out_cuda(const at::Tensor& self, at::IntArrayRef softmax_dim,
+                          std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                          const at::Tensor& out) {
+  softmax_cuda("log_softmax", RowOp::LogSoftmax, self, softmax_dim, out);
+}
+
+void layer_norm_out_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
+                         const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps,
+                         at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& mean,
+                         const at::Tensor& rstd) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  int64_t n = 1;
+  for (const auto& s : normalized_shape) n *= s.expect_int();
+  if (mean.numel() == 0) return;
+  if (n == 0) {  // nothing to normalise: NaN statistics, as torch
+    mean.fill_(std::numeric_limits<double>::quiet_NaN());
+    rstd.fill_(std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  const at::Tensor x = input.contiguous();
+  const at::Tensor w = weight.has_value() ? weight->contiguous() : at::Tensor();
+  const at::Tensor b = bias.has_value() ? bias->contiguous() : at::Tensor();
+  RowLaunch p;
+  p.dtype = static_cast<Dtype>(out.scalar_type());
+  p.op = RowOp::LayerNorm;
+  p.n = n;
+  p.rows = input.numel() / n;
+  p.in = x.const_data_ptr();
+  p.out = out.data_ptr();
+  p.weight = w.defined() ? w.const_data_ptr() : nullptr;
+  p.bias = b.defined() ? b.const_data_ptr() : nullptr;
+  p.mean = mean.data_ptr();
+  p.rstd = rstd.data_ptr();
+  p.eps = eps;
+  launch_rows("layer_norm", p, out);
+}
+
+}  // namespace structops::impl

@@ -1,0 +1,194 @@
+// Device side of the CUDA reductions (sum, mean, amax, amin): CUDA and our own headers only, no
+// torch (ARCHITECTURE decision 6). The host glue (reduce_host.cpp) lays the input out as
+// [outer, n, inner] (structops/reduce_launch.h); three kernels cover it:
+//   warp_rows:  inner == 1, short rows (n <= kWarpRowMax): one warp per row, shuffles only;
+//   block_rows: inner == 1, long rows: one block per row (or per row chunk: the two-pass path for
+//               few long rows, whose per-chunk partials a second warp_rows-style pass merges);
+//               4 independent accumulators per thread, warp shuffles, one shared-memory step;
+//   columns:    inner > 1 (reduced dims outside contiguous kept ones): 32 adjacent columns per
+//               block row (coalesced loads), 8 rows of threads splitting n, merged in shared memory.
+// half and bfloat16 accumulate in float, float in float, double in double, int64 in int64.
+// The merge order depends only on the shape and the SM count, so results are reproducible.
+#include <algorithm>
+#include <cstdint>
+
+#include <structops/cuda/block_reduce.cuh>
+#include <structops/reduce_launch.h>
+
+namespace structops::cuda_kernels {
+namespace {
+
+constexpr int kWarpRowMax = 256;        // rows up to this length take one warp each
+constexpr int64_t kSplitMinChunk = 32768;  // two-pass: at least this many elements per chunk
+
+template <typename T, typename A>
+__device__ T finish(A a, ReduceOp op, int64_t n) {
+  if (op == ReduceOp::Mean) return static_cast<T>(a / static_cast<A>(n));  // n == 0: NaN, as torch
+  return static_cast<T>(a);
+}
+
+// One warp per row of `n` elements of `in`: the input (In = T), or in the two-pass path the
+// chunk partials (In = acc_t<T>); results are finished as means of `count` elements.
+template <typename T, typename In, typename Op>
+__global__ void __launch_bounds__(kBlock)
+    warp_rows_kernel(const In* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t n, int64_t count,
+                     ReduceOp kind, Op op) {
+  using A = acc_t<T>;
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; row < rows;
+       row += warps) {
+    const In* x = in + row * n;
+    A acc = op.identity();
+    for (int64_t i = lane; i < n; i += kWarp) acc = op.combine(acc, static_cast<A>(x[i]));
+    acc = warp_reduce(acc, op);
+    if (lane == 0) out[row] = finish<T>(acc, kind, count);
+  }
+}
+
+// One block per (row, chunk): with splits == 1 it writes the row's result, otherwise the chunk's
+// partial accumulator into `partial[row * splits + chunk]`.
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kBlock)
+    block_rows_kernel(const T* __restrict__ in, T* __restrict__ out, acc_t<T>* __restrict__ partial, int64_t rows,
+                      int64_t n, int splits, ReduceOp kind, Op op) {
+  using A = acc_t<T>;
+  __shared__ A shared[kWarp];
+  const int64_t chunk = (n + splits - 1) / splits;
+  for (int64_t task = blockIdx.x; task < rows * splits; task += gridDim.x) {
+    const int64_t row = task / splits, lo = (task % splits) * chunk, hi = min(n, lo + chunk);
+    const T* x = in + row * n;
+    A a0 = op.identity(), a1 = a0, a2 = a0, a3 = a0;  // independent chains: loads overlap
+    const int64_t step = blockDim.x;
+    int64_t i = lo + threadIdx.x;
+    for (; i + 3 * step < hi; i += 4 * step) {
+      a0 = op.combine(a0, static_cast<A>(x[i]));
+      a1 = op.combine(a1, static_cast<A>(x[i + step]));
+      a2 = op.combine(a2, static_cast<A>(x[i + 2 * step]));
+      a3 = op.combine(a3, static_cast<A>(x[i + 3 * step]));
+    }
+    for (; i < hi; i += step) a0 = op.combine(a0, static_cast<A>(x[i]));
+    const A acc = block_reduce(op.combine(op.combine(a0, a1), op.combine(a2, a3)), op, shared);
+    if (threadIdx.x == 0) {
+      if (splits == 1) {
+        out[row] = finish<T>(acc, kind, n);
+      } else {
+        partial[task] = acc;
+      }
+    }
+  }
+}
+
+// [outer, n, inner] with inner > 1: block (32, 8) covers 32 adjacent columns of one outer slice.
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kBlock)
+    columns_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t outer, int64_t n, int64_t inner,
+                   ReduceOp kind, Op op) {
+  using A = acc_t<T>;
+  constexpr int kRowsPerBlock = kBlock / kWarp;
+  __shared__ A shared[kRowsPerBlock][kWarp + 1];
+  const int64_t tiles = (inner + kWarp - 1) / kWarp;
+  for (int64_t task = blockIdx.x; task < outer * tiles; task += gridDim.x) {
+    const int64_t o = task / tiles, col = (task % tiles) * kWarp + threadIdx.x;
+    A acc = op.identity();
+    if (col < inner) {
+      const T* x = in + o * n * inner + col;
+      for (int64_t j = threadIdx.y; j < n; j += kRowsPerBlock) acc = op.combine(acc, static_cast<A>(x[j * inner]));
+    }
+    shared[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < inner) {
+      for (int r = 1; r < kRowsPerBlock; ++r) acc = op.combine(acc, shared[r][threadIdx.x]);
+      out[o * inner + col] = finish<T>(acc, kind, n);
+    }
+    __syncthreads();
+  }
+}
+
+// Few long rows cannot fill the GPU one block per row: split each into chunks (two passes).
+int splits_for(const ReduceLaunch& p) {
+  const int64_t sms = sm_count();
+  if (p.inner > 1 || p.n <= kWarpRowMax || p.outer >= 2 * sms) return 1;
+  const int64_t by_size = p.n / kSplitMinChunk;
+  const int64_t to_fill = (4 * sms + p.outer - 1) / p.outer;
+  return static_cast<int>(std::clamp<int64_t>(std::min(by_size, to_fill), 1, 1024));
+}
+
+template <typename T, typename Op>
+void launch(const ReduceLaunch& p, Op op) {
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  const T* in = static_cast<const T*>(p.in);
+  T* out = static_cast<T*>(p.out);
+  if (p.inner > 1) {
+    const int64_t tiles = (p.inner + kWarp - 1) / kWarp;
+    columns_kernel<T><<<grid_for(p.outer * tiles, 8), dim3(kWarp, kBlock / kWarp), 0, stream>>>(
+        in, out, p.outer, p.n, p.inner, p.op, op);
+    return;
+  }
+  if (p.n <= kWarpRowMax) {
+    const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
+    warp_rows_kernel<T><<<grid_for(blocks, 8), kBlock, 0, stream>>>(in, out, p.outer, p.n, p.n, p.op,
+                                                                                  op);
+    return;
+  }
+  const int splits = splits_for(p);
+  auto* partial = static_cast<acc_t<T>*>(p.workspace);
+  block_rows_kernel<T><<<grid_for(p.outer * splits, 8), kBlock, 0, stream>>>(in, out, partial, p.outer,
+                                                                                       p.n, splits, p.op, op);
+  if (splits > 1) {  // second pass: one warp merges a row's partials in a fixed order
+    const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
+    warp_rows_kernel<T><<<grid_for(blocks, 8), kBlock, 0, stream>>>(partial, out, p.outer, splits, p.n,
+                                                                                  p.op, op);
+  }
+}
+
+template <typename T>
+void run(const ReduceLaunch& p) {
+  using A = acc_t<T>;
+  switch (p.op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Mean:
+      launch<T>(p, SumOp<A>{});
+      break;
+    case ReduceOp::Max:
+      launch<T>(p, ExtremeOp<A, true>{});
+      break;
+    case ReduceOp::Min:
+      launch<T>(p, ExtremeOp<A, false>{});
+      break;
+  }
+}
+
+}  // namespace
+
+int64_t reduce_workspace_bytes(const ReduceLaunch& p) {
+  const int splits = splits_for(p);
+  return splits > 1 ? p.outer * splits * static_cast<int64_t>(sizeof(double)) : 0;  // double: the widest acc_t
+}
+
+const char* reduce(const ReduceLaunch& p) {
+  if (p.outer * p.inner == 0) return nullptr;
+  switch (p.dtype) {
+    case Dtype::Float32:
+      run<float>(p);
+      break;
+    case Dtype::Float64:
+      run<double>(p);
+      break;
+    case Dtype::Float16:
+      run<__half>(p);
+      break;
+    case Dtype::BFloat16:
+      run<__nv_bfloat16>(p);
+      break;
+    case Dtype::Int64:
+      run<int64_t>(p);
+      break;
+    default:
+      return "dtype not supported by the CUDA reduction kernels";
+  }
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+}
+
+}  // namespace structops::cuda_kernels

@@ -1,0 +1,89 @@
+// CUDA host glue of sum, mean, amax and amin: device guard, current stream, the input cast to
+// the result dtype and laid out as [outer, n, inner] for the torch-free kernels of reduce.cu.
+// Compiled only when the installed torch has CUDA (CMakeLists.txt).
+#include <structops/cpu_pointwise.h>  // cpu::operand
+#include <structops/ops/amax.h>
+#include <structops/ops/amin.h>
+#include <structops/ops/mean_dim.h>
+#include <structops/ops/sum_dim_IntList.h>
+#include <structops/reduce_launch.h>
+
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/util/SmallVector.h>
+
+namespace structops::impl {
+namespace {
+
+bool has_kernel(at::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16 || t == at::kLong;
+}
+
+void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
+                 const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  if (out.numel() == 0) return;
+  TORCH_CHECK(!at::isComplexType(out.scalar_type()), name, ": no CUDA kernel for dtype ", out.scalar_type());
+  // Small integers and bool (amax/amin) are reduced as int64, exactly, and cast back.
+  const at::ScalarType t = has_kernel(out.scalar_type()) ? out.scalar_type() : at::kLong;
+  at::Tensor x = cpu::operand(self, t, out.device());
+
+  c10::SmallVector<int64_t, 8> kept, reduced;
+  int64_t n_out = 1, n_red = 1;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    const bool r = std::find(reduced_dims.begin(), reduced_dims.end(), d) != reduced_dims.end();
+    (r ? reduced : kept).push_back(d);
+    (r ? n_red : n_out) *= x.size(d);
+  }
+  ReduceLaunch p;
+  c10::SmallVector<int64_t, 8> columns_order(reduced.begin(), reduced.end());
+  columns_order.append(kept.begin(), kept.end());
+  if (n_out >= 32 && !reduced.empty() && !kept.empty() && x.permute(columns_order).is_contiguous()) {
+    p.outer = 1, p.n = n_red, p.inner = n_out;  // read in place, column by column
+  } else {
+    c10::SmallVector<int64_t, 8> rows_order(kept.begin(), kept.end());
+    rows_order.append(reduced.begin(), reduced.end());
+    x = x.permute(rows_order).contiguous();  // a view when the reduced dims are already last
+    p.outer = n_out, p.n = n_red, p.inner = 1;
+  }
+  const at::Tensor result = t == out.scalar_type() ? out : at::empty(out.sizes(), out.options().dtype(t));
+  p.dtype = static_cast<Dtype>(t);
+  p.op = op;
+  p.in = x.const_data_ptr();
+  p.out = result.data_ptr();
+  at::Tensor workspace;
+  if (const int64_t bytes = cuda_kernels::reduce_workspace_bytes(p); bytes > 0) {
+    workspace = at::empty({bytes}, out.options().dtype(at::kByte));
+    p.workspace = workspace.data_ptr();
+  }
+  p.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::reduce(p);
+  TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", t, ": ", error);
+  if (!result.is_same(out)) out.copy_(result);
+}
+
+}  // namespace
+
+void sum_IntList_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                          std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                          const at::Tensor& out) {
+  reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out);
+}
+
+void mean_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("mean", ReduceOp::Mean, self, reduced_dims, out);
+}
+
+void amax_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                   at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("amax", ReduceOp::Max, self, reduced_dims, out);
+}
+
+void amin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                   at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("amin", ReduceOp::Min, self, reduced_dims, out);
+}
+
+}  // namespace structops::impl

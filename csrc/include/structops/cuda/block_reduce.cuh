@@ -1,0 +1,93 @@
+// Block- and warp-level reductions shared by the hand-written CUDA kernels (csrc/cuda/*.cu):
+// accumulator types (float for half/bfloat16), sum and NaN-propagating max/min, shuffles, and grid
+// sizing by the device's multiprocessor count. CUDA headers only, no torch.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+namespace structops::cuda_kernels {
+
+constexpr int kWarp = 32;
+constexpr int kBlock = 256;
+
+template <typename T>
+struct Acc {
+  using type = T;
+};
+template <>
+struct Acc<__half> {
+  using type = float;
+};
+template <>
+struct Acc<__nv_bfloat16> {
+  using type = float;
+};
+template <typename T>
+using acc_t = typename Acc<T>::type;
+
+template <typename A>
+struct SumOp {
+  __device__ A identity() const { return A(0); }
+  __device__ A combine(A a, A b) const { return a + b; }
+};
+
+// NaN-propagating max (kMax) / min, as torch.amax/amin.
+template <typename A, bool kMax>
+struct ExtremeOp {
+  __device__ A identity() const {
+    if constexpr (std::numeric_limits<A>::has_infinity) {
+      return kMax ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
+    } else {
+      return kMax ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+    }
+  }
+  __device__ A combine(A a, A b) const {
+    if (a != a) return a;  // NaN wins (never true for integers)
+    if (b != b) return b;
+    return kMax ? (b > a ? b : a) : (b < a ? b : a);
+  }
+};
+
+template <typename A, typename Op>
+__device__ A warp_reduce(A v, const Op& op) {
+#pragma unroll
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = op.combine(v, __shfl_down_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// The block's result in thread 0; `shared` holds one value per warp.
+template <typename A, typename Op>
+__device__ A block_reduce(A v, const Op& op, A* shared) {
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  v = warp_reduce(v, op);
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < blockDim.x / kWarp ? shared[lane] : op.identity();
+  if (warp == 0) v = warp_reduce(v, op);
+  __syncthreads();  // `shared` is reused for the next row
+  return v;
+}
+
+// The current device's multiprocessor count (grids are sized to it), cached per device.
+inline int sm_count() {
+  int device = 0;
+  cudaGetDevice(&device);
+  static int cached[64] = {};
+  if (device < 64 && cached[device] > 0) return cached[device];
+  int n = 1;
+  cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
+  if (device < 64) cached[device] = n;
+  return n;
+}
+
+inline int grid_for(int64_t tasks, int per_sm) {
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tasks, static_cast<int64_t>(sm_count()) * per_sm)));
+}
+
+}  // namespace structops::cuda_kernels

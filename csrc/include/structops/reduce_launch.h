@@ -1,0 +1,59 @@
+// What the CUDA host glue of reductions and row normalisations (csrc/cuda/*_host.cpp) hands to the
+// torch-free device code (csrc/cuda/reduce.cu, normalization.cu): plain data, so nvcc compiles the kernels without torch
+// (ARCHITECTURE decision 6).
+#pragma once
+
+#include <cstdint>
+
+#include <structops/pointwise_launch.h>  // Dtype
+
+namespace structops {
+
+enum class ReduceOp : int8_t { Sum, Mean, Max, Min };
+
+// The input is viewed as [outer, n, inner] with the reduced elements along n:
+//   inner == 1: rows of n contiguous elements (the host glue permutes the reduced dims last);
+//   inner > 1:  the reduced dims are outside contiguous kept elements (sum(x, 0) of a matrix),
+//               read in place column by column.
+// out holds outer * inner results, contiguous.
+struct ReduceLaunch {
+  Dtype dtype;  // input and output dtype (the host glue casts the input first)
+  ReduceOp op;
+  int64_t outer = 1, n = 1, inner = 1;
+  const void* in = nullptr;
+  void* out = nullptr;
+  // Two-pass path (few long rows): partial results per row in `workspace`
+  // (reduce_workspace_bytes() bytes, allocated by the host glue on the current device).
+  void* workspace = nullptr;
+  void* stream = nullptr;  // cudaStream_t
+};
+
+enum class RowOp : int8_t { Softmax, LogSoftmax, LayerNorm };
+
+// Row-wise normalisation over `rows` contiguous rows of `n` elements (softmax along the last dim,
+// layer_norm over the normalised dims); weight/bias may be null, mean/rstd are per row.
+struct RowLaunch {
+  Dtype dtype;
+  RowOp op;
+  int64_t rows = 0, n = 0;
+  const void* in = nullptr;
+  void* out = nullptr;
+  const void* weight = nullptr;
+  const void* bias = nullptr;
+  void* mean = nullptr;
+  void* rstd = nullptr;
+  double eps = 0;
+  void* workspace = nullptr;  // row_workspace_bytes() bytes: the multi-block path's partials
+  void* stream = nullptr;     // cudaStream_t
+};
+
+namespace cuda_kernels {
+// The workspace bytes the launch needs on the current device (0: one pass).
+int64_t reduce_workspace_bytes(const ReduceLaunch& p);
+// Launches the kernels on p.stream; returns nullptr or the CUDA error string.
+const char* reduce(const ReduceLaunch& p);
+int64_t row_workspace_bytes(const RowLaunch& p);
+const char* rows(const RowLaunch& p);
+}  // namespace cuda_kernels
+
+}  // namespace structops

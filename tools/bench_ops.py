@@ -1,0 +1,94 @@
+"""Reductions, scans and normalisation: structops vs torch eager, side by side in one run (a script,
+not a test).
+
+    .venv/bin/python tools/bench_ops.py            # every case
+    .venv/bin/python tools/bench_ops.py --quick    # one size per case
+
+Each case runs the functional call of both libraries on the same input (values checked equal
+first), prints the median times and the ratio torch / structops (> 1: structops is faster), and
+ends with the median ratio per op and the cases below 0.8.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+from pathlib import Path
+
+import structops
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_pointwise import median_time
+
+F = torch.nn.functional
+
+
+# name -> (structops call, torch call); each takes (x, dim).
+OPS = {
+    "sum": (lambda x, d: structops.sum(x, [d]), lambda x, d: torch.sum(x, d)),
+    "mean": (lambda x, d: structops.mean(x, [d]), lambda x, d: torch.mean(x, d)),
+    "amax": (lambda x, d: structops.amax(x, [d]), lambda x, d: torch.amax(x, d)),
+    "prod": (lambda x, d: structops.prod(x, [d]), lambda x, d: torch.prod(x, d)),
+    "argmax": (lambda x, d: structops.argmax(x, d), lambda x, d: torch.argmax(x, d)),
+    "any": (lambda x, d: structops.any(x, [d]), lambda x, d: torch.any(x, d)),
+    "var": (lambda x, d: structops.var(x, [d]), lambda x, d: torch.var(x, d)),
+    "std": (lambda x, d: structops.std(x, [d]), lambda x, d: torch.std(x, d)),
+    "norm2": (lambda x, d: structops.norm(x, 2, [d]), lambda x, d: torch.linalg.vector_norm(x, 2, d)),
+    "logsumexp": (lambda x, d: structops.logsumexp(x, [d]), lambda x, d: torch.logsumexp(x, d)),
+    "cumsum": (lambda x, d: structops.cumsum(x, d), lambda x, d: torch.cumsum(x, d)),
+    "softmax": (lambda x, d: structops.softmax(x, d), lambda x, d: torch.softmax(x, d)),
+    "log_softmax": (lambda x, d: structops.log_softmax(x, d), lambda x, d: torch.log_softmax(x, d)),
+    "layer_norm": (lambda x, d: structops.layer_norm(x, [x.shape[-1]], *_affine(x))[0],
+                   lambda x, d: F.layer_norm(x, [x.shape[-1]], *_affine(x))),
+}
+# (rows, cols, dim): dim 1 reduces contiguous rows, dim 0 strides across them.
+SHAPES = [(256, 256, 1), (2048, 2048, 1), (2048, 2048, 0), (64, 65536, 1)]
+QUICK_SHAPES = [(2048, 2048, 1), (2048, 2048, 0)]
+
+
+def _affine(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(1)
+    n = x.shape[-1]
+    return torch.randn(n, generator=g).to(x.dtype), torch.randn(n, generator=g).to(x.dtype)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--ops", nargs="*", default=list(OPS))
+    args = parser.parse_args()
+    print(f"device=cpu threads={torch.get_num_threads()} torch={torch.__version__}")
+    print(f"{'op':<12} {'dtype':<9} {'shape':<14} {'dim':>3} {'torch us':>10} {'ours us':>10} {'ratio':>6}")
+    by_op: dict[str, list[float]] = {}
+    slow = []
+    for name in args.ops:
+        ours, theirs = OPS[name]
+        for dtype in (torch.float32, torch.bfloat16):
+            for rows, cols, dim in QUICK_SHAPES if args.quick else SHAPES:
+                if name == "layer_norm" and dim == 0:
+                    continue  # normalises the last dim only
+                x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(0)).to(dtype)
+                if name == "prod":
+                    x = 1 + x / 1000  # keep products finite
+                expected, got = theirs(x, dim), ours(x, dim)
+                tol = 2e-2 if dtype == torch.bfloat16 or name == "cumsum" else 1e-4
+                torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
+                t_torch = median_time(functools.partial(theirs, x, dim), "cpu")
+                t_ours = median_time(functools.partial(ours, x, dim), "cpu")
+                ratio = t_torch / t_ours
+                by_op.setdefault(name, []).append(ratio)
+                line = (f"{name:<12} {str(dtype)[6:]:<9} {f'{rows}x{cols}':<14} {dim:>3} {t_torch * 1e6:>10.1f} "
+                        f"{t_ours * 1e6:>10.1f} {ratio:>6.2f}")
+                print(line, flush=True)
+                if ratio < 0.8:
+                    slow.append(line)
+    print("\nmedian ratio per op: " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in by_op.items()))
+    if slow:
+        print("below 0.8:\n" + "\n".join(slow))
+
+
+if __name__ == "__main__":
+    main()
