@@ -140,9 +140,9 @@ def test_masked_select_fake_with_shape_env_has_an_unbacked_size():
             structops.masked_select(x, torch.ones(4))
         with pytest.raises(RuntimeError, match=r"masked_select: the size of 'mask' \(5\) must match the size of 'self'"):
             structops.masked_select(x, torch.ones(5, dtype=torch.bool))
-    with FakeTensorMode(shape_env=ShapeEnv(allow_dynamic_output_shape_ops=False)):
-        with pytest.raises(DynamicOutputShapeException):
-            structops.masked_select(torch.ones(3), torch.ones(3, dtype=torch.bool))
+    no_dynamic = FakeTensorMode(shape_env=ShapeEnv(allow_dynamic_output_shape_ops=False))
+    with no_dynamic, pytest.raises(DynamicOutputShapeException):
+        structops.masked_select(torch.ones(3), torch.ones(3, dtype=torch.bool))
 
 
 def test_masked_select_on_meta_tensors_is_refused():
