@@ -13,6 +13,8 @@ Everything has a default except the reference, so most ops need one line:
       extremes: false                   # no inf/nan/-0.0/int-limits sample
       errors:                           # inputs that must raise, and the message regex
       - {args: "torch.ones(2), torch.ones(3)", match: "must match the size"}
+      - {args: "torch.ones(3), torch.tensor([5])", match: "index 5", data: true}   # raised by the
+                                        # kernel from values (index checks): not on meta tensors
       samples: ["t(2, 3), t(3, 4)"]     # inputs for ops that are neither pointwise nor reductions;
                                         # t(*shape) makes a tensor of the tested dtype and device
 """
@@ -38,6 +40,7 @@ class ErrorCase:
     args: str  # Python source of the positional arguments, evaluated with torch in scope
     match: str  # regex the error message must match
     line: int
+    data: bool = False  # raised from the tensors' values, which meta tensors do not have
 
 
 @dataclass(frozen=True)
@@ -116,10 +119,12 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
 
     errors = []
     for case in raw.get("errors", []):
-        if not (isinstance(case, dict) and set(case) == {"args", "match"}):
-            raise fail("each tests.errors item needs 'args' and 'match'",
+        if not (isinstance(case, dict) and {"args", "match"} <= set(case) <= {"args", "match", "data"}
+                and isinstance(case.get("data", False), bool)):
+            raise fail("each tests.errors item needs 'args' and 'match' (and may set 'data: true')",
                        "write e.g. {args: \"torch.ones(2), torch.ones(3)\", match: \"size\"}")
-        errors.append(ErrorCase(str(case["args"]), str(case["match"]), getattr(case, "line", line)))
+        errors.append(ErrorCase(str(case["args"]), str(case["match"]), getattr(case, "line", line),
+                                case.get("data", False)))
 
     samples = raw.get("samples", [])
     if not isinstance(samples, list) or not all(isinstance(x, str) and x.strip() for x in samples):

@@ -17,6 +17,7 @@ from codegen.load import LineDict, read_manifest_entries
 from codegen.model import (
     Argument,
     FunctionSchema,
+    ListType,
     OperatorName,
     SchemaKind,
     SchemaSyntaxError,
@@ -126,6 +127,11 @@ class StructuredGroup:
     @property
     def tests(self) -> TestSpec | None:
         return next((f.tests for f in self.members if f.tests is not None), None)
+
+    @property
+    def dynamic_output_shape(self) -> bool:
+        """Output sizes that depend on input data (masked_select): no Meta kernel, a fake impl."""
+        return "dynamic_output_shape" in self.out.tags
 
 
 @dataclass(frozen=True)
@@ -320,7 +326,17 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
         raise _err(path, entry, "func", op,
                    "an out= overload must take its outputs as keyword-only 'Tensor(a!)' arguments",
                    "end the arguments with ', *, Tensor(a!) out' and return 'Tensor(a!)'")
-    if kind is SchemaKind.out:
+    if kind is SchemaKind.out and any(isinstance(o.type, ListType) for o in schema.arguments.out):
+        outs = schema.arguments.out
+        if len(outs) != 1:
+            raise _err(path, entry, "func", op,
+                       f"a Tensor(a!)[] output must be the op's only output, got {len(outs)} outputs",
+                       "split the op, or return the other results in the list")
+        if schema.returns:
+            raise _err(path, entry, "func", op,
+                       "an out= overload with a Tensor(a!)[] output returns nothing (PyTorch's convention)",
+                       "write '-> ()'")
+    elif kind is SchemaKind.out:
         outs = schema.arguments.out
         if len(schema.returns) != len(outs) or any(
             r.annotation != o.annotation or not r.is_write for r, o in zip(schema.returns, outs)
@@ -422,6 +438,12 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
             expected = ", ".join(str(a) for a in target.func.arguments.non_out)
             raise SpecError(path, line, op, f"arguments differ from the delegate's ({expected})",
                             "use the out= overload's arguments without the out arguments")
+        list_out = any(isinstance(o.type, ListType) for o in target.func.arguments.out)
+        if list_out and (kind is not SchemaKind.functional or [str(r.type) for r in fn.func.returns] != ["Tensor[]"]):
+            raise SpecError(path, line, op,
+                            f"'{target.func.name}' writes a Tensor(a!)[] output, so its variant must be functional "
+                            "and return 'Tensor[]'",
+                            f"write '{fn.func.name}({fn.func.arguments}) -> Tensor[]' (no inplace variant)")
         if kind is SchemaKind.functional and len(fn.func.returns) != len(target.func.arguments.out):
             raise SpecError(path, line, op,
                             f"returns {len(fn.func.returns)} tensors but the delegate writes {len(target.func.arguments.out)}",
@@ -450,7 +472,26 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
                             f"structured ops '{g.out.func.name}' and '{names[g.name].out.func.name}' both get the meta name '{g.name}'",
                             "rename one overload")
         names[g.name] = g
+        _check_dynamic_output_shape(path, g)
     return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
+
+
+def _check_dynamic_output_shape(path: str, g: StructuredGroup) -> None:
+    """A data-dependent output size is no rule's to compute, and FakeTensorMode reads the tag of
+    the overload it runs, so every variant must carry it."""
+    tagged = [f for f in g.members if "dynamic_output_shape" in f.tags]
+    if not tagged:
+        return
+    if g.out.rule is not None:
+        raise SpecError(path, g.out.loc.line, str(g.out.func),
+                        "a 'dynamic_output_shape' op's output size depends on data, which a meta rule cannot compute",
+                        "write 'meta: custom' (the hand-written meta function may read the data) and give the "
+                        "functional a fake impl in python/structops/fake.py")
+    for f in g.members:
+        if f not in tagged:
+            raise SpecError(path, f.loc.line, str(f.func),
+                            f"'{tagged[0].func.name}' is tagged dynamic_output_shape but this variant is not",
+                            "add 'tags: [dynamic_output_shape]' to every variant of the op")
 
 
 def load_manifest(path: Path, display_path: str | None = None) -> Manifest:

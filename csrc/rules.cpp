@@ -245,6 +245,34 @@ Dims stack(std::string_view op, std::string_view name, at::TensorList tensors, c
   return out;
 }
 
+std::vector<Dims> split(std::string_view op, std::string_view src_name, c10::SymIntArrayRef src,
+                        std::string_view sizes_name, const Dims& sizes, const c10::SymInt& dim) {
+  TORCH_CHECK(!src.empty(), op, ": '", src_name, "' must have at least 1 dim to be split, got 0");
+  const int64_t d = wrap_dim(op, src_name, dim.guard_int(__FILE__, __LINE__), src.size());
+  c10::SymInt total = 0;
+  for (const auto& s : sizes) {
+    TORCH_CHECK(s >= 0, op, ": '", sizes_name, "' must have only non-negative entries, got ", sizes_name, "=", show(sizes));
+    total = total + s;
+  }
+  TORCH_CHECK(total == src[d], op, ": '", sizes_name, "' must sum to ", src_name, ".size(", d, ")=", src[d], ", got ",
+              sizes_name, "=", show(sizes), " (sum ", total, ")");
+  std::vector<Dims> out;
+  out.reserve(sizes.size());
+  for (const auto& s : sizes) {
+    Dims shape(src.begin(), src.end());
+    shape[d] = s;
+    out.push_back(std::move(shape));
+  }
+  return out;
+}
+
+std::vector<TensorSpec> specs(std::vector<Dims>&& shapes, at::ScalarType dtype) {
+  std::vector<TensorSpec> out;
+  out.reserve(shapes.size());
+  for (auto& s : shapes) out.push_back(TensorSpec{std::move(s), {}, dtype});
+  return out;
+}
+
 Dims index(std::string_view op, std::string_view src_name, c10::SymIntArrayRef src, const c10::SymInt& dim,
            std::string_view index_name, c10::SymIntArrayRef index) {
   (void)index_name;

@@ -131,4 +131,39 @@ void OutputTarget::commit() {
   if (proxy_) dest_.copy_(target_);
 }
 
+std::vector<at::Tensor> allocate(const std::vector<TensorSpec>& specs, at::Device device) {
+  std::vector<at::Tensor> out;
+  out.reserve(specs.size());
+  for (const auto& spec : specs) out.push_back(allocate(spec, device));
+  return out;
+}
+
+void prepare_out(std::string_view op, std::string_view name, at::TensorList out,
+                 const std::vector<TensorSpec>& specs, at::Device device, bool allow_full_overlap,
+                 c10::ArrayRef<NamedTensor> inputs) {
+  TORCH_CHECK(out.size() == specs.size(), op, ": expected '", name, "' to be a list of ", specs.size(),
+              " tensors (one per output), got ", out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    at::Tensor element = out[i];  // a handle on the user's tensor: resizing it resizes theirs
+    const std::string element_name = std::string(name) + "[" + std::to_string(i) + "]";
+    prepare_out(op, element_name, element, specs[i], device, allow_full_overlap, inputs);
+    // The elements must not overlap each other either.
+    for (size_t j = 0; j < i; ++j) check_overlaps(element, {{"out", out[j]}}, /*allow_full_overlap=*/false);
+  }
+}
+
+OutputTargets::OutputTargets(at::TensorList dest, const std::vector<TensorSpec>& specs)
+    : dest_(dest.begin(), dest.end()) {
+  targets_.reserve(dest_.size());  // OutputTarget keeps a reference into dest_: no reallocation
+  tensors_.reserve(dest_.size());
+  for (size_t i = 0; i < dest_.size(); ++i) {
+    targets_.emplace_back(dest_[i], specs[i], /*must_not_alias_inputs=*/false, c10::ArrayRef<NamedTensor>{});
+    tensors_.push_back(targets_.back().tensor());
+  }
+}
+
+void OutputTargets::commit() {
+  for (auto& t : targets_) t.commit();
+}
+
 }  // namespace structops

@@ -8,7 +8,7 @@ from codegen.api import python
 from codegen.conformance import DTYPES
 from codegen.errors import SpecError
 from codegen.manifest import DispatchKey, Manifest, StructuredGroup
-from codegen.model import BaseTy, BaseType
+from codegen.model import BaseTy, BaseType, ListType
 from codegen.pointwise.model import CUDA_TYPES
 
 # What an op kind is tested with when the manifest names no dtypes.
@@ -40,8 +40,10 @@ class SuiteSpec:
     tolerance: tuple[tuple[str, float, float], ...]
     domain: str
     extremes: bool
-    errors: tuple[tuple[str, str], ...]  # (args source, match)
+    errors: tuple[tuple[str, str, bool], ...]  # (args source, match, raised from data)
     samples: tuple[str, ...]  # argument-list sources over t(*shape)
+    dynamic_output_shape: bool
+    list_out: bool  # the one output is a Tensor(a!)[]
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -88,8 +90,10 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         tolerance=tests.tolerance if tests else (),
         domain=tests.domain if tests else "any",
         extremes=tests.extremes if tests else True,
-        errors=tuple((e.args, e.match) for e in tests.errors) if tests else (),
+        errors=tuple((e.args, e.match, e.data) for e in tests.errors) if tests else (),
         samples=tests.samples if tests else (),
+        dynamic_output_shape=group.dynamic_output_shape,
+        list_out=any(isinstance(o.type, ListType) for o in args.out),
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from codegen.api import python
 from codegen.errors import SpecError
 from codegen.manifest import Manifest, NativeFunction, same_arguments
-from codegen.model import SchemaKind
+from codegen.model import ListType, SchemaKind
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ def _direct(name: str, fn: NativeFunction, out: NativeFunction | None, fns: list
             outs = out.func.arguments.out
             if with_hint:
                 kind = "Tensor" if len(outs) == 1 else "tuple[" + ", ".join("Tensor" for _ in outs) + "]"
+                if len(outs) == 1 and isinstance(outs[0].type, ListType):
+                    kind = "Sequence[Tensor]"
                 keyword.append(f"out: {kind} | None = None")
             else:
                 keyword.append("out=None")

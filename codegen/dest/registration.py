@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.manifest import Manifest
-from codegen.model import SchemaKind
+from codegen.model import ListType, SchemaKind
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,15 @@ class Def:
 
 def defs(manifest: Manifest) -> list[Def]:
     kind_tags = {SchemaKind.out: "out", SchemaKind.inplace: "inplace"}
-    return [Def(str(fn.func), fn.tags, kind_tags.get(fn.kind)) for fn in manifest.functions]
+
+    def kind_tag(fn) -> str | None:
+        # torch 2.13 functionalizes Tag.out ops by their single-tensor outs only; an out= with a
+        # Tensor(a!)[] output returns nothing (no alias) and is auto-functionalized as a mutating op.
+        if fn.kind is SchemaKind.out and any(isinstance(o.type, ListType) for o in fn.func.arguments.out):
+            return None
+        return kind_tags.get(fn.kind)
+
+    return [Def(str(fn.func), fn.tags, kind_tag(fn)) for fn in manifest.functions]
 
 
 def no_derivative(manifest: Manifest) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ class RuleData:
     checks: tuple
     allowed: tuple
     combine: str | None
+    list_outputs: tuple[str, ...] = ()  # Tensor(a!)[] outputs: their shape is one shape per element
 
 
 def _overload(qualified: str) -> str:
@@ -42,6 +43,7 @@ def rule_data(group: StructuredGroup) -> RuleData:
         checks=tuple((c.expr.data(), str(c.expr)) for c in rule.checks),
         allowed=rule.allowed,
         combine=rule.combine,
+        list_outputs=tuple(o.arg for o in rule.outputs if o.is_list),
     )
 
 

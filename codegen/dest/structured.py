@@ -26,6 +26,8 @@ class MetaDecl:
     params: str
     describes: str  # "add.out, add.Tensor, add_.Tensor"
     from_rule: bool  # generated from the manifest's rule (else hand-written in csrc/meta/)
+    reads_data: bool = False  # dynamic_output_shape: the output size is counted from the data
+    list_out: bool = False  # one Tensor(a!)[] output: a std::vector<TensorSpec>, one per element
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class Wrapper:
     outs: tuple[str, ...]  # out argument names, in order
     impl_prefix: str | None  # "impl::add_out_cpu(self, other, alpha, " or None for Meta
     pointwise: bool
+    list_out: bool = False  # the only output is a Tensor(a!)[] (the out= overload returns nothing)
 
 
 @dataclass(frozen=True)
@@ -111,8 +114,18 @@ def _impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
         params.append(cpp.Binding("at::ScalarType", "common_dtype"))
     elif group.out.rule is not None:
         params.append(cpp.Binding("at::ScalarType", "compute_dtype"))
-    params.extend(cpp.Binding("const at::Tensor&", cpp.cpp_name(o.name)) for o in out_args)
+    params.extend(cpp.Binding("at::TensorList" if _is_list(o) else "const at::Tensor&", cpp.cpp_name(o.name))
+                  for o in out_args)
     return tuple(params)
+
+
+def _is_list(a: Argument) -> bool:
+    return isinstance(a.type, ListType)
+
+
+def _list_out(group: StructuredGroup) -> bool:
+    """manifest.py allows a Tensor(a!)[] output only as the op's one output."""
+    return any(_is_list(o) for o in group.out.func.arguments.out)
 
 
 def op_header(group: StructuredGroup) -> OpHeader:
@@ -130,6 +143,8 @@ def op_header(group: StructuredGroup) -> OpHeader:
         params=_params(_meta_params(group)),
         describes=", ".join(str(f.func.name) for f in group.members),
         from_rule=group.out.rule is not None,
+        reads_data=group.dynamic_output_shape,
+        list_out=_list_out(group),
     )
     kernels = tuple(
         KernelDecl(kernel, "void", _params(_impl_params(group)), key.value, str(group.out.func.name))
@@ -197,6 +212,7 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         outs=tuple(cpp.cpp_name(o.name) for o in group.out.func.arguments.out),
         impl_prefix=impl_prefix,
         pointwise="pointwise" in group.out.tags,
+        list_out=_list_out(group),
     )
 
 
@@ -211,6 +227,8 @@ def wrapper_shards(manifest: Manifest, key: DispatchKey, shards: int) -> list[Wr
     for group in manifest.groups:
         if key is not DispatchKey.Meta and group.impl_name(key) is None:
             continue
+        if key is DispatchKey.Meta and group.dynamic_output_shape:
+            continue  # a meta tensor has no data to size the output from: the fake impl in Python
         headers, wrappers, regs = buckets[shard_of(group.name, shards)]
         headers.append(names.group_header(group.name))
         for fn in group.members:
@@ -259,6 +277,7 @@ def meta_def(group: StructuredGroup) -> MetaDef:
     except RuleError as e:  # parse_rule checked the rule already; keep the message if not
         raise SpecError(group.out.loc.path, e.line or group.out.loc.line, str(group.out.func), e.problem, e.fix) from None
     specs = [
+        f"rules::specs(std::move({o.arg}_shape), {o.arg}_dtypes.result)" if o.is_list else
         f"TensorSpec{{std::move({o.arg}_shape), std::move({o.arg}_strides), {o.arg}_dtypes.result}}"
         for o in rule.outputs
     ]

@@ -49,7 +49,7 @@ PROMOTIONS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "COMPLEX_TO
 REDUCTIONS = ("SUM", "SAME", "FLOAT", "BOOL", "LONG")
 
 # Builtins by where they may appear; docs/rules.md describes each.
-SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "index", "window", "len", "ndim",
+SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "split", "index", "window", "len", "ndim",
                   "sum", "max", "min", "ones", "item")
 DTYPE_BUILTINS = ("promote", "reduction")
 CHECK_BUILTINS = ("alpha_check", "same_dtype", "nonempty")
@@ -108,10 +108,20 @@ class Lowering:
             shape = self.expr(out.shape)
             if shape.kind == "tensor":
                 shape = Value("ints", f"rules::sizes({shape.code})")
-            if shape.kind != "ints":
+            if out.is_list:
+                if shape.kind != "shapes":
+                    raise self.fail(f"meta.shape.{out.arg}: '{out.arg}' is a Tensor[] output, so its rule must give one "
+                                    f"shape per element, got {_show(shape.kind)}",
+                                    "write e.g. 'split(self, split_sizes, dim)'")
+                self.emit(f"std::vector<rules::Dims> {out.arg}_shape = {shape.code};")
+            elif shape.kind == "shapes":
+                raise self.fail(f"meta.shape.{out.arg} gives one shape per element of a list, but '{out.arg}' is "
+                                "a single Tensor", f"declare '{out.arg}' as 'Tensor(a!)[] {out.arg}', or give one shape")
+            elif shape.kind != "ints":
                 raise self.fail(f"meta.shape.{out.arg} must be a shape (a list of dims), got {_show(shape.kind)}",
                                 "write e.g. '[*batch, n, m]' or 'broadcast(self, other)'")
-            self.emit(f"rules::Dims {out.arg}_shape = {shape.code};")
+            else:
+                self.emit(f"rules::Dims {out.arg}_shape = {shape.code};")
             self.line = out.dtype_line
             dtype = self.dtype_expr(out.dtype)
             self.emit(f"const rules::Dtypes {out.arg}_dtypes = {dtype};")
@@ -138,6 +148,8 @@ class Lowering:
         self.in_check = False
         for out in rule.outputs:
             self.line = out.layout_line
+            if out.is_list:
+                continue  # elements are contiguous (model.py rejects a layout)
             if out.layout is None:
                 self.emit(f"rules::Dims {out.arg}_strides;")
             else:
@@ -416,6 +428,10 @@ class Lowering:
         if fn == "matmul":
             want("tensor", "tensor")
             return Value("ints", f"rules::matmul(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, {args[1].code}.sym_sizes())")
+        if fn == "split":
+            want("tensor", "ints", "int")
+            return Value("shapes", f"rules::split(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, "
+                                   f"{args[1].code}, {args[2].code})")
         if fn in ("cat", "stack"):
             want("tensors", "int")
             return Value("ints", f"rules::{fn}(op, {names(0)}, {args[0].code}, {args[1].code})")
@@ -593,7 +609,7 @@ _KIND_NAMES = {
     "tensor": "a Tensor", "tensors": "a Tensor[]", "tensor?": "a Tensor?", "int": "an int", "ints": "a list of dims",
     "int?": "an int?", "ints?": "an int[]?", "bool": "a bool", "scalar": "a Scalar", "scalar?": "a Scalar?",
     "dtype": "a ScalarType", "dtype?": "a ScalarType?", "float": "a float", "str": "a str", "str?": "a str?", "elems": "per-element dims",
-    "dimlist": "a dim list", "output": "an output", "other": "an argument rules cannot use",
+    "dimlist": "a dim list", "shapes": "one shape per element of a list", "output": "an output", "other": "an argument rules cannot use",
 }
 
 

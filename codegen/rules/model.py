@@ -55,6 +55,7 @@ class OutputRule:
     line: int  # of its meta.shape rule
     dtype_line: int
     layout_line: int
+    is_list: bool = False  # a Tensor(a!)[] output: its shape gives one shape per element (split)
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,11 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
             l_text = text(layout[o], f"meta.layout.{o}", l_line)
             if l_text != "contiguous":
                 l_expr = parsed(parse_expr, l_text, f"meta.layout.{o}", l_line)
-        outputs.append(OutputRule(o, shapes[o][0], d_expr, l_expr, shapes[o][1], d_line, l_line))
+        is_list = isinstance(next(a for a in outs if a.name == o).type, ListType)
+        if is_list and l_expr is not None:
+            raise fail(f"meta.layout.{o}: '{o}' is a Tensor[] output, whose elements are contiguous",
+                       f"remove meta.layout.{o}", l_line)
+        outputs.append(OutputRule(o, shapes[o][0], d_expr, l_expr, shapes[o][1], d_line, l_line, is_list))
 
     def dtype_set(items: object, where: str, at: int) -> tuple[str, ...]:
         if not isinstance(items, list) or not items:

@@ -8,6 +8,7 @@ import torch  # noqa: F401 - libtorch must be loaded before the extension
 
 from structops import (
     _C,  # noqa: F401 - registers torch.ops.structops.*
+    fake,  # noqa: F401 - fake impls of ops with data-dependent output sizes
     sharding,
 )
 from structops._ops import *

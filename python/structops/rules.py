@@ -311,6 +311,8 @@ class _Eval:
             return _cat(op, args[0], self.int_value(args[1]))
         if fn == "stack":
             return _stack(op, args[0], self.int_value(args[1]))
+        if fn == "split":
+            return _split(op, args[0], src[1][1], [self.int_value(s) for s in args[1]], self.int_value(args[2]))
         if fn == "index":
             src_t, dim, idx = args
             rank = len(src_t.shape)
@@ -401,8 +403,15 @@ class _Eval:
         for arg, kind, pattern, text in self.rule["inputs"]:
             self.pattern(arg, kind, pattern, text)
         outputs = []
+        lists = self.rule.get("list_outputs", ())
         for name, shape, dtype, layout in self.rule["outputs"]:
             v = self.expr(shape)
+            if name in lists:  # one shape per element, each contiguous: outputs out[0], out[1], ...
+                result, compute = self.dtype(dtype)
+                for i, dims in enumerate(v):
+                    outputs.append((f"{name}[{i}]", dims, result, compute, _contiguous([d.size for d in dims])))
+                self.env[name] = result
+                continue
             dims = v.dims() if isinstance(v, TensorInfo) else v
             result, compute = self.dtype(dtype)
             strides = _contiguous([d.size for d in dims])
@@ -615,6 +624,25 @@ def _stack(op: str, tensors: list[TensorInfo], dim: int) -> list[Dim]:
             o.origins.extend(x.origins)
     selector = Dim(len(tensors), [Origin(t.name, t.element, None, 1, -i) for i, t in enumerate(tensors)])
     return out[:d] + [selector] + out[d:]
+
+
+def _split(op: str, t: TensorInfo, sizes_name: str, sizes: list[int], dim: int) -> list[list[Dim]]:
+    """split(t, sizes, dim): piece i is t with dim `dim` of size sizes[i], read at a growing offset."""
+    if not t.shape:
+        _fail(op, f"'{t.label}' must have at least 1 dim to be split, got 0")
+    d = _wrap(op, t.label, dim, len(t.shape))
+    if any(s < 0 for s in sizes):
+        _fail(op, f"'{sizes_name}' must have only non-negative entries, got {sizes_name}={sizes}")
+    if sum(sizes) != t.shape[d]:
+        _fail(op, f"'{sizes_name}' must sum to {t.label}.size({d})={t.shape[d]}, got {sizes_name}={sizes} "
+                  f"(sum {sum(sizes)})")
+    pieces, offset = [], 0
+    for s in sizes:
+        dims = t.dims()
+        dims[d] = Dim(s, [Origin(t.name, t.element, d, 1, offset, 1)])
+        pieces.append(dims)
+        offset += s
+    return pieces
 
 
 def _window(op: str, n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
@@ -849,6 +877,12 @@ class Description:
 def describe(op: str, *args, **kwargs) -> Description:
     """Output shapes/dtypes/strides, the index space and each tensor's IPF for one call."""
     result = evaluate(op, *args, **kwargs)
+    outputs = tuple((n, tuple(d.size for d in dims), str(dt).removeprefix("torch."), st)
+                    for n, dims, dt, _, st in result.outputs)
+    rule, _ = _bind(op, args, kwargs)
+    if rule.get("list_outputs"):
+        # One index space per element of a Tensor[] output is not modelled yet: outputs only.
+        return Description(result.op, outputs, (), (), result.combine)
     name, out_dims, *_ = result.outputs[0]
     space: list[Dim] = list(out_dims)
     kinds = ["parallel"] * len(space)
@@ -881,8 +915,6 @@ def describe(op: str, *args, **kwargs) -> Description:
     ipfs.append(IPF(name, None, tuple(d.size for d in out_dims),
                     tuple(tuple(1 if j == a else 0 for j in range(len(space))) for a in range(rank)),
                     (0,) * rank, (1,) * rank))
-    outputs = tuple((n, tuple(d.size for d in dims), str(dt).removeprefix("torch."), st)
-                    for n, dims, dt, _, st in result.outputs)
     return Description(result.op, outputs, tuple(index), tuple(ipfs), result.combine)
 
 

@@ -39,6 +39,8 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs) -> torch.Te
     """``op(*args, **kwargs)`` computed tile by tile; returns the assembled output."""
     desc = rules.describe(op, *args, **kwargs)
     rule, values = rules._bind(op, args, kwargs)
+    if rule.get("list_outputs"):
+        raise NotImplementedError(f"{desc.op}: ops with a Tensor[] output have no index space yet, so no sharding")
     fn = getattr(getattr(torch.ops.structops, rule["functional"].split(".")[0]), rule["functional"].split(".")[1])
     (out_name, out_shape, out_dtype, _), *_ = desc.outputs
     first = next(t for v in values.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, torch.Tensor))

@@ -27,6 +27,7 @@ class ErrorCase:
     make_args: Callable[[], tuple[tuple, dict]]  # () -> (args, kwargs)
     match: str
     source: str
+    data: bool = False  # raised from values (index checks): meta tensors cannot raise it
 
 
 def over_dims(fn: Callable) -> Callable:
@@ -73,6 +74,12 @@ class OpSpec:
     devices: tuple[str, ...] = ("cpu",)  # the devices the op has kernels for
     cuda_skips: dict[str, str] = field(default_factory=dict)  # dtypes without a CUDA kernel, and why
     outs: tuple[str, ...] = ("out",)  # the out= overload's output arguments (layer_norm: out, mean, rstd)
+    # The output size depends on data (masked_select): no meta kernel, a fake impl, and an out=
+    # overload no tracer can follow (it resizes `out` to a size only the data knows).
+    dynamic_output_shape: bool = False
+    # The one output is a Tensor(a!)[] (split_with_sizes_copy): the functional returns a list, the
+    # out= overload takes a list and returns nothing.
+    list_out: bool = False
 
     def overload(self, qualified: str):
         packet, _, name = qualified.partition(".")
@@ -356,6 +363,8 @@ def _first(result):
 def _outs(spec: OpSpec, result, device: str, first: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
     """out= keyword arguments for the out overload: an empty tensor of each output's dtype, or
     ``first`` as the first output (the out= rules are checked on it; the others are just given)."""
+    if spec.list_out:
+        return {spec.outs[0]: [torch.empty(0, dtype=r.dtype, device=device) for r in result]}
     results = result if isinstance(result, tuple | list) else (result,)
     outs = {name: torch.empty(0, dtype=r.dtype, device=device) for name, r in zip(spec.outs, results, strict=True)}
     if first is not None:
@@ -391,11 +400,15 @@ def check_reference(spec: OpSpec, device: str, dtype: str) -> None:
 
 def check_meta(spec: OpSpec, device: str, dtype: str) -> None:
     """2. The same call on meta tensors gives the real result's shape, dtype and strides."""
+    if spec.dynamic_output_shape:
+        import pytest
+
+        pytest.skip(DYNAMIC_META_REASON)
     for s in samples(spec, device, dtype):
         real = _run(_functional(spec), s)
         meta = _run(_functional(spec), s.map_tensors(lambda t: t.to("meta")))
-        for r, m in zip(real if isinstance(real, tuple) else (real,), meta if isinstance(meta, tuple) else (meta,),
-                        strict=True):
+        for r, m in zip(real if isinstance(real, tuple | list) else (real,),
+                        meta if isinstance(meta, tuple | list) else (meta,), strict=True):
             assert m.device.type == "meta"
             ctx = f"{spec.name} meta vs real on {s!r}"
             assert (m.shape, m.dtype) == (r.shape, r.dtype), f"{ctx}: {m.shape}/{m.dtype} != {r.shape}/{r.dtype}"
@@ -409,6 +422,10 @@ def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
         if spec.out:
             outs = _outs(spec, expected, device)
             returned = _run(spec.overload(spec.out), s, **outs)
+            if spec.list_out:
+                assert returned is None, f"{spec.out} returns () like torch's list out= overloads, got {returned!r}"
+                assert_matches(outs[spec.outs[0]], expected, spec, s, "out= vs functional", check_strides=True)
+                continue
             given = tuple(outs.values())
             got = tuple(returned) if len(given) > 1 else (returned,)
             assert all(r is o for r, o in zip(got, given, strict=True)), f"{spec.out} did not return its out arguments"
@@ -449,6 +466,8 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
     if spec.out is None or s is None:
         pytest.skip("no out= overload" if spec.out is None else "no sample with a non-trivial result")
     op = spec.overload(spec.out)
+    if spec.list_out:
+        return _check_list_out_rules(spec, op, s, device)
     results = _run(_functional(spec), s)
     expected = _first(results)  # the rules are checked on the first output; the others are given empty
     shape, rdtype = expected.shape, expected.dtype
@@ -517,6 +536,42 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
                     _run(op, full, **outs(full.args[0]))
 
 
+def _check_list_out_rules(spec: OpSpec, op, s: Sample, device: str) -> None:
+    """out= with a Tensor(a!)[] output: the list's length, then every element by the single-tensor
+    rules (resize with its warning, castability, device, overlap with inputs and with each other)."""
+    import pytest
+
+    expected = _run(_functional(spec), s)
+    name = spec.outs[0]
+    dtype = expected[0].dtype
+
+    def fresh(**changes) -> list[torch.Tensor]:
+        return [torch.empty(r.shape, dtype=changes.get("dtype", dtype), device=changes.get("device", device))
+                for r in expected]
+
+    with pytest.raises(RuntimeError, match=f"expected '{name}' to be a list of {len(expected)} tensors"):
+        _run(op, s, **{name: fresh()[:-1]})
+    bridged = functools.partial(call, op)
+    wrong = [torch.empty(r.numel() + 3, dtype=dtype, device=device) for r in expected]
+    with pytest.warns(UserWarning, match=RESIZE_WARNING):
+        _run(bridged, s, **{name: wrong})
+    assert_matches(wrong, expected, spec, s, "resized out")
+    strided = [torch.empty(tuple(reversed(r.shape)), dtype=dtype, device=device).permute(*reversed(range(r.dim())))
+               for r in expected]
+    _run(op, s, **{name: strided})
+    assert_matches(strided, expected, spec, s, "non-contiguous out", check_strides=False)
+    narrower = {True: torch.int64, False: torch.bool}[dtype.is_floating_point or dtype.is_complex]
+    if not torch.can_cast(dtype, narrower):
+        with pytest.raises(RuntimeError, match=f"can't be cast to the desired output type .* of '{name}\\[0\\]'"):
+            _run(op, s, **{name: fresh(dtype=narrower)})
+    with pytest.raises(RuntimeError, match="(?i)device|meta"):
+        _run(op, s, **{name: fresh(device="meta")})
+    if len(expected) >= 2 and expected[0].numel() and expected[0].shape == expected[1].shape:
+        shared = torch.empty(expected[0].shape, dtype=dtype, device=device)
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            _run(op, s, **{name: [shared, shared] + fresh()[2:]})
+
+
 def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
     """5. inplace: a broadcast that changes self's shape or a non-castable result raises."""
     import pytest
@@ -560,14 +615,15 @@ def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
 
 
 def check_errors(spec: OpSpec, device: str, dtype: str) -> None:
-    """6. The manifest's error cases raise with their message, on real and meta tensors."""
+    """6. The manifest's error cases raise with their message, on real and meta tensors (real
+    only for errors raised from values, such as out-of-range indices)."""
     import pytest
 
     if not spec.errors:
         pytest.skip("no tests.errors in the manifest")
     for case in spec.errors:
         args, kwargs = case.make_args()
-        for where in (device, "meta"):
+        for where in (device,) if case.data else (device, "meta"):
             moved = [a.to(where) if isinstance(a, torch.Tensor) else a for a in args]
             with pytest.raises((RuntimeError, IndexError, ValueError), match=case.match):
                 _functional(spec)(*moved, **kwargs)
@@ -578,6 +634,23 @@ def check_errors(spec: OpSpec, device: str, dtype: str) -> None:
 # overloads are traced only by newer torch. Eager, meta and fake-tensor checks still run there.
 ALIASED_RETURNS_TRACEABLE = hasattr(torch.Tag, "out") and hasattr(torch.Tag, "inplace")
 NOT_TRACEABLE_REASON = "this torch cannot functionalize custom out=/inplace ops (no Tag.out/Tag.inplace before 2.12)"
+
+
+DYNAMIC_META_REASON = ("the output size depends on the data, which meta tensors lack (they raise, as torch's do); "
+                       "FakeTensorMode is tested in tests/runtime")
+DYNAMIC_OUT_REASON = ("out= of a dynamic_output_shape op resizes `out` to a data-dependent size, which a fake impl "
+                      "may not do to an input: not traced (eager out= is checked)")
+
+
+# torch 2.13 functionalizes a custom out= overload through the auto_functionalized_v2 HOP, whose
+# mode redirect (torch/_higher_order_ops/utils.py: redirect_to_mode's impl(mode, *args, **kwargs))
+# takes the op's keyword arguments: an argument named `mode` (embedding_bag's) collides with it.
+MODE_ARGUMENT_REASON = ("torch's auto_functionalized_v2 passes the op's arguments as keywords to a function whose "
+                        "first parameter is `mode`, so an out= overload with a `mode` argument cannot be traced")
+
+
+def traceable_out(op) -> bool:
+    return not any(a.name == "mode" for a in op._schema.arguments)
 
 
 def returns_alias(op) -> bool:
@@ -601,8 +674,12 @@ def traceable(op) -> bool:
 
 
 def opcheck(op, args, kwargs) -> dict[str, str]:
-    """torch.library.opcheck, without the aot_dispatch tests where this torch cannot trace ``op``."""
-    if traceable(op):
+    """torch.library.opcheck, without the aot_dispatch tests where this torch cannot trace ``op``:
+    aliased returns before torch 2.12, out= overloads that also write inputs (MUTATING_OUT_REASON),
+    whose size is data (DYNAMIC_OUT_REASON) or that take a `mode` argument (MODE_ARGUMENT_REASON)."""
+    is_out = any(a.is_out for a in op._schema.arguments)
+    untraceable_out = is_out and (torch.Tag.dynamic_output_shape in op.tags or not traceable_out(op))
+    if traceable(op) and not untraceable_out:
         return torch.library.opcheck(op, args, kwargs)
     return torch.library.opcheck(op, args, kwargs,
                                  test_utils=("test_schema", "test_autograd_registration", "test_faketensor"))
@@ -620,7 +697,7 @@ def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
         results = _run(_functional(spec), s)
         result = _first(results)
         checks = [(spec.functional, s, {})]
-        if spec.out:
+        if spec.out:  # opcheck() leaves out the tracing tests torch cannot run on it
             checks.append((spec.out, _clone(s), _outs(spec, results, device)))
         if spec.inplace and result.shape == s.args[0].shape and torch.can_cast(result.dtype, s.args[0].dtype) \
                 and 0 not in s.args[0].stride():
@@ -643,8 +720,14 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
         if name is None:
             continue
         op = spec.overload(name)
+        if name == spec.out and spec.dynamic_output_shape:
+            untraceable.append(f"{name} ({DYNAMIC_OUT_REASON})")
+            continue
+        if name == spec.out and not traceable_out(op):
+            untraceable.append(f"{name} ({MODE_ARGUMENT_REASON})")
+            continue
         if not traceable(op):
-            untraceable.append(name)
+            untraceable.append(f"{name} ({NOT_TRACEABLE_REASON if not ALIASED_RETURNS_TRACEABLE else MUTATING_OUT_REASON})")
             continue
         torch._dynamo.reset()
 
@@ -652,6 +735,10 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
             if _name == spec.out:
                 # Contiguous and correctly sized: Dynamo traces neither a resize nor a strided out=.
                 rs = _functional(spec)(*args, **kwargs)
+                if spec.list_out:
+                    given = [torch.empty(r.shape, dtype=r.dtype, device=r.device) for r in rs]
+                    _op(*args, **kwargs, **{spec.outs[0]: given})
+                    return given
                 rs = rs if isinstance(rs, tuple | list) else (rs,)
                 outs = {n: torch.empty(r.shape, dtype=r.dtype, device=r.device) for n, r in zip(spec.outs, rs)}
                 return _op(*args, **kwargs, **outs)
@@ -660,6 +747,8 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
             return _op(*args, **kwargs)
 
         compiled = torch.compile(run, fullgraph=True, dynamic=True, backend="aot_eager")
+        if spec.dynamic_output_shape:  # else Dynamo breaks the graph at the op, as at torch's masked_select
+            compiled = torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)(compiled)
         for s in chosen:
             if name == spec.inplace:
                 r = _first(_run(_functional(spec), s))
@@ -669,8 +758,7 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
     if untraceable:
         import pytest
 
-        reason = NOT_TRACEABLE_REASON if not ALIASED_RETURNS_TRACEABLE else MUTATING_OUT_REASON
-        pytest.skip(f"{', '.join(untraceable)} not compiled: {reason}")
+        pytest.skip(f"not compiled: {'; '.join(untraceable)}")
 
 
 def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:

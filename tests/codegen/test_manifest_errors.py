@@ -187,6 +187,42 @@ CASES = {
         ("native_functions.yaml:1: neg(Tensor self, QScheme q) -> Tensor: type 'QScheme' has no C++ mapping in "
         "structops — use a type structops maps to C++ (see codegen/api/cpp.py)"),
     ),
+    "list_out_returns_its_list": (
+        ("- func: split.out(Tensor self, int[] sizes, *, Tensor(a!)[] out) -> Tensor(a!)[]\n  structured: True\n"
+         "  dispatch: {CPU: a}\n  meta: custom\n"),
+        ("native_functions.yaml:1: split.out(Tensor self, int[] sizes, *, Tensor(a!)[] out) -> Tensor(a!)[]: an out= "
+         "overload with a Tensor(a!)[] output returns nothing (PyTorch's convention) — write '-> ()'"),
+    ),
+    "list_out_next_to_another_out": (
+        ("- func: split.out(Tensor self, int[] sizes, *, Tensor(a!)[] out, Tensor(b!) rest) -> ()\n  structured: True\n"
+         "  dispatch: {CPU: a}\n  meta: custom\n"),
+        ("native_functions.yaml:1: split.out(Tensor self, int[] sizes, *, Tensor(a!)[] out, Tensor(b!) rest) -> (): a "
+         "Tensor(a!)[] output must be the op's only output, got 2 outputs — split the op, or return the other results "
+         "in the list"),
+    ),
+    "list_out_functional_returns_tensor": (
+        ("- func: split.out(Tensor self, int[] sizes, *, Tensor(a!)[] out) -> ()\n  structured: True\n"
+         "  dispatch: {CPU: a}\n  meta: custom\n- func: split(Tensor self, int[] sizes) -> Tensor\n"
+         "  structured_delegate: split.out\n"),
+        ("native_functions.yaml:5: split(Tensor self, int[] sizes) -> Tensor: 'split.out' writes a Tensor(a!)[] "
+         "output, so its variant must be functional and return 'Tensor[]' — write 'split(Tensor self, int[] sizes) "
+         "-> Tensor[]' (no inplace variant)"),
+    ),
+    "dynamic_output_shape_with_rule": (
+        ("- func: nz.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: a}\n"
+         "  meta: {shape: {out: self}}\n  tags: [dynamic_output_shape]\n"),
+        ("native_functions.yaml:1: nz.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): a 'dynamic_output_shape' "
+         "op's output size depends on data, which a meta rule cannot compute — write 'meta: custom' (the "
+         "hand-written meta function may read the data) and give the functional a fake impl in "
+         "python/structops/fake.py"),
+    ),
+    "dynamic_output_shape_untagged_variant": (
+        ("- func: nz.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: a}\n"
+         "  meta: custom\n  tags: [dynamic_output_shape]\n- func: nz(Tensor self) -> Tensor\n"
+         "  structured_delegate: nz.out\n"),
+        ("native_functions.yaml:6: nz(Tensor self) -> Tensor: 'nz.out' is tagged dynamic_output_shape but this "
+         "variant is not — add 'tags: [dynamic_output_shape]' to every variant of the op"),
+    ),
 }
 
 

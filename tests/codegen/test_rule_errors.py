@@ -147,7 +147,7 @@ CASES = {
     # -- builtins ----------------------------------------------------------------------------------
     "unknown_builtin": (
         entry('shape:\n  out: "broadcat(self, other)"\n'),
-        at(6, "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, index, "
+        at(6, "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, split, index, "
               "window, len, ndim, sum, max, min, ones, item, dims, given"),
     ),
     "reduce_wrong_argument_kinds": (

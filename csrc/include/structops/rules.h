@@ -89,6 +89,12 @@ Dims matmul(std::string_view op, std::string_view a_name, c10::SymIntArrayRef a,
             c10::SymIntArrayRef b);
 Dims cat(std::string_view op, std::string_view name, at::TensorList tensors, const c10::SymInt& dim);
 Dims stack(std::string_view op, std::string_view name, at::TensorList tensors, const c10::SymInt& dim);
+// torch.split_with_sizes: one shape per element, `src` with dim `dim` of size sizes[i]; the sizes
+// must be non-negative and sum to src.size(dim).
+std::vector<Dims> split(std::string_view op, std::string_view src_name, c10::SymIntArrayRef src,
+                        std::string_view sizes_name, const Dims& sizes, const c10::SymInt& dim);
+// The specs of a Tensor[] output: contiguous elements of one dtype.
+std::vector<TensorSpec> specs(std::vector<Dims>&& shapes, at::ScalarType dtype);
 Dims index(std::string_view op, std::string_view src_name, c10::SymIntArrayRef src, const c10::SymInt& dim,
            std::string_view index_name, c10::SymIntArrayRef index);
 c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt& k, const c10::SymInt& s,

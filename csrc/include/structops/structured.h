@@ -12,6 +12,7 @@
 
 #include <initializer_list>
 #include <string_view>
+#include <vector>
 
 namespace structops {
 
@@ -67,6 +68,26 @@ class OutputTarget {
   at::Tensor& dest_;
   at::Tensor target_;
   bool proxy_ = false;
+};
+
+// Tensor(a!)[] outputs (split_with_sizes_copy): one spec per element.
+std::vector<at::Tensor> allocate(const std::vector<TensorSpec>& specs, at::Device device);
+// out= with a list: it must have one tensor per spec; then each element as prepare_out, named out[i].
+void prepare_out(std::string_view op, std::string_view name, at::TensorList out,
+                 const std::vector<TensorSpec>& specs, at::Device device, bool allow_full_overlap,
+                 c10::ArrayRef<NamedTensor> inputs);
+
+// One OutputTarget per element of a list output; tensors() is what the impl writes.
+class OutputTargets {
+ public:
+  OutputTargets(at::TensorList dest, const std::vector<TensorSpec>& specs);
+  at::TensorList tensors() const { return tensors_; }
+  void commit();
+
+ private:
+  std::vector<at::Tensor> dest_;  // handles sharing the user's tensors (targets_ refer to them)
+  std::vector<OutputTarget> targets_;
+  std::vector<at::Tensor> tensors_;
 };
 
 }  // namespace structops
