@@ -74,7 +74,8 @@ def main() -> None:
                 if name == "prod":
                     x = 1 + x / 1000  # keep products finite
                 expected, got = theirs(x, dim), ours(x, dim)
-                tol = 2e-2 if dtype == torch.bfloat16 or name == "cumsum" else 1e-4
+                # prod of 2048 bfloat16 factors: torch rounds its running product to bfloat16, we do not
+                tol = 1e-1 if name == "prod" and dtype == torch.bfloat16 else 2e-2 if dtype == torch.bfloat16 or name == "cumsum" else 1e-4
                 torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
                 t_torch = median_time(functools.partial(theirs, x, dim), "cpu")
                 t_ours = median_time(functools.partial(ours, x, dim), "cpu")

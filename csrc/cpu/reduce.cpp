@@ -30,9 +30,12 @@
 namespace structops::impl {
 namespace {
 
-// Floating sums accumulate in double (at::acc_type on the CPU), integers in int64.
+// Floating sums accumulate in opmath (float for float, half and bfloat16; double for double) over
+// the cascade of cpu::reduce's rows, as torch's sums do; integers in int64. (at::acc_type, double
+// for float, halved the vector width and ran at half torch's speed.)
 template <typename scalar_t>
-using sum_acc_t = std::conditional_t<std::is_same_v<scalar_t, bool>, int64_t, at::acc_type<scalar_t, false>>;
+using sum_acc_t = std::conditional_t<std::is_same_v<scalar_t, bool> || std::is_integral_v<scalar_t>, int64_t,
+                                     at::opmath_type<scalar_t>>;
 
 template <typename scalar_t, bool kMean>
 struct Sum {
@@ -58,10 +61,10 @@ struct Extremum {
   }
   acc_t step(acc_t a, scalar_t x) const { return merge(a, static_cast<acc_t>(x)); }
   acc_t merge(acc_t a, acc_t b) const {
-    if constexpr (std::is_floating_point_v<acc_t>) {
-      if (b != b) return b;  // NaN wins; written as a select so the loop still vectorises
-    }
-    return kMax ? (b > a ? b : a) : (b < a ? b : a);
+    // One select without short-circuit branches (NaN wins: once a is NaN no comparison replaces
+    // it), so gcc vectorises the lanes.
+    const bool take = (kMax ? b > a : b < a) | (b != b);
+    return take ? b : a;
   }
   scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
 };
@@ -121,8 +124,7 @@ enum class NormKind { kOne, kTwo, kInf, kNegInf, kZero, kGeneral };
 
 template <typename scalar_t, NormKind K>
 struct Norm {
-  using acc_t = std::conditional_t<K == NormKind::kInf || K == NormKind::kNegInf, at::opmath_type<scalar_t>,
-                                   at::acc_type<scalar_t, false>>;
+  using acc_t = at::opmath_type<scalar_t>;  // accurate over cpu::reduce's cascade, like sums
   double p;
   acc_t identity() const {
     if constexpr (K == NormKind::kNegInf) return std::numeric_limits<acc_t>::infinity();
@@ -215,14 +217,19 @@ void extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Te
   });
 }
 
+// A scan cannot cascade: its running sums accumulate in double for floats (at::acc_type, as
+// torch's cumsum), int64 for integers.
+template <typename scalar_t>
+using scan_acc_t = std::conditional_t<std::is_same_v<scalar_t, bool>, int64_t, at::acc_type<scalar_t, false>>;
+
 // out = running sum of x along the middle dim of [outer, n, inner] (both contiguous).
 template <typename scalar_t>
 SO_CPU_CLONES void scan_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
-                              int64_t width, sum_acc_t<scalar_t>* __restrict acc) {
+                              int64_t width, scan_acc_t<scalar_t>* __restrict acc) {
   for (int64_t k = 0; k < width; ++k) acc[k] = 0;
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t k = 0; k < width; ++k) {
-      acc[k] += static_cast<sum_acc_t<scalar_t>>(x[j * inner + k]);
+      acc[k] += static_cast<scan_acc_t<scalar_t>>(x[j * inner + k]);
       o[j * inner + k] = static_cast<scalar_t>(acc[k]);
     }
   }
@@ -324,7 +331,7 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
     scalar_t* o = out.data_ptr<scalar_t>();  // contiguous: the meta layout
     structops::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * std::min(inner, kBlock))),
                             [&](int64_t begin, int64_t end) {
-      std::array<sum_acc_t<scalar_t>, kBlock> acc;
+      std::array<scan_acc_t<scalar_t>, kBlock> acc;
       for (int64_t t = begin; t < end; ++t) {
         const int64_t b = t / blocks, k0 = (t % blocks) * kBlock;
         const int64_t offset = b * n * inner + k0;

@@ -8,7 +8,7 @@
 // `reduce` views the input as [kept..., reduced...] and picks one of two loops, both free of
 // copies for the layouts they cover:
 //   - inner: the reduced elements of one output are contiguous (reducing the last dims of a
-//     contiguous tensor): 16 independent accumulators per row, which gcc vectorises without
+//     contiguous tensor): 32 independent accumulators per row, which gcc vectorises without
 //     reassociating floating-point sums (so results do not depend on the vector width);
 //   - outer: the kept elements are contiguous and the reduced dims lie outside them (reducing
 //     dim 0 of a contiguous matrix): the accumulators run along the kept dim, one vector each.
@@ -32,22 +32,33 @@ namespace structops::cpu {
 
 namespace detail {
 
-constexpr int kLanes = 16;
+constexpr int kLanes = 32;  // independent accumulators: two AVX-512 vectors of float in flight
+
+// Elements per first-level partial of a row: float accumulators stay accurate over a row of any
+// length because each lane sums at most kCascade / kLanes elements before partials are merged
+// (a cascade, like torch's float sums).
+constexpr int64_t kCascade = 4096;
+constexpr int64_t kCascadeRows = 64;  // the outer loop's blocks of reduced rows
 
 template <typename R, typename in_t>
 SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
   using acc_t = decltype(r.identity());
-  std::array<acc_t, kLanes> lanes;
-  lanes.fill(r.identity());
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) lanes[l] = r.step(lanes[l], x[i + l]);
+  acc_t total = r.identity();
+  for (int64_t lo = 0; lo < n; lo += kCascade) {
+    const int64_t hi = std::min(n, lo + kCascade);
+    std::array<acc_t, kLanes> lanes;
+    lanes.fill(r.identity());
+    int64_t i = lo;
+    for (; i + kLanes <= hi; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lanes[l] = r.step(lanes[l], x[i + l]);
+    }
+    for (; i < hi; ++i) lanes[0] = r.step(lanes[0], x[i]);
+    for (int w = kLanes / 2; w > 0; w /= 2) {  // a fixed tree: the same order for every row
+      for (int l = 0; l < w; ++l) lanes[l] = r.merge(lanes[l], lanes[l + w]);
+    }
+    total = lo == 0 ? lanes[0] : r.merge(total, lanes[0]);
   }
-  for (; i < n; ++i) lanes[0] = r.step(lanes[0], x[i]);
-  for (int w = kLanes / 2; w > 0; w /= 2) {  // a fixed tree: the same order for every row
-    for (int l = 0; l < w; ++l) lanes[l] = r.merge(lanes[l], lanes[l + w]);
-  }
-  return lanes[0];
+  return total;
 }
 
 // acc[k] = step(acc[k], x[j * stride + k]) for j < rows, k < width.
@@ -91,8 +102,15 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
   if (n_out >= 16 && !reduced.empty() && !kept.empty() && self.permute(outer_order).is_contiguous()) {
     const in_t* x = self.const_data_ptr<in_t>();
     structops::parallel_for(0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
+      // A cascade along the reduced rows too: blocks of detail::kCascadeRows rows, then their partials.
       c10::SmallVector<acc_t, 64> acc(end - begin, r.identity());  // not vector<bool>: no data()
-      detail::reduce_columns(r, x + begin, n_red, n_out, end - begin, acc.data());
+      c10::SmallVector<acc_t, 64> block(end - begin, r.identity());
+      for (int64_t j = 0; j < n_red; j += detail::kCascadeRows) {
+        std::fill(block.begin(), block.end(), r.identity());
+        detail::reduce_columns(r, x + j * n_out + begin, std::min(detail::kCascadeRows, n_red - j), n_out, end - begin,
+                               block.data());
+        for (int64_t k = 0; k < end - begin; ++k) acc[k] = j == 0 ? block[k] : r.merge(acc[k], block[k]);
+      }
       for (int64_t k = begin; k < end; ++k) o[k] = r.finish(acc[k - begin], n_red);
     });
     return;
