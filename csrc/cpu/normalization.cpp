@@ -24,6 +24,7 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <c10/util/SmallVector.h>
@@ -56,6 +57,16 @@ inline float softmax_exp(float x) {
 }
 inline double softmax_exp(double x) { return std::exp(x); }
 
+// y = float(x): bfloat16 by its bit pattern (a shift gcc vectorises), the rest by conversion.
+template <typename scalar_t, typename acc_t>
+SO_CPU_CLONES void widen(const scalar_t* __restrict x, acc_t* __restrict y, int64_t n) {
+  if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::bit_cast<float>(static_cast<uint32_t>(x[i].x) << 16);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<acc_t>(x[i]);
+  }
+}
+
 template <typename acc_t, typename scalar_t>
 SO_CPU_CLONES acc_t row_max(const scalar_t* __restrict x, int64_t n) {
   std::array<acc_t, kLanes> m;
@@ -70,21 +81,17 @@ SO_CPU_CLONES acc_t row_max(const scalar_t* __restrict x, int64_t n) {
   return r;
 }
 
-// e[i] = exp(x[i] - shift); returns their sum (16 lanes, a fixed merge order).
+// e[i] = exp(x[i] - shift); returns their sum (16 lanes, a fixed merge order). Two plain loops:
+// fused into the lanes loop, gcc vectorised the exp across interleaved lanes with permutes.
 template <typename acc_t, typename scalar_t>
 SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t* __restrict e, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) e[i] = softmax_exp(static_cast<acc_t>(x[i]) - shift);
   std::array<acc_t, kLanes> s{};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) {
-      e[i + l] = softmax_exp(static_cast<acc_t>(x[i + l]) - shift);
-      s[l] += e[i + l];
-    }
+    for (int l = 0; l < kLanes; ++l) s[l] += e[i + l];
   }
-  for (; i < n; ++i) {
-    e[i] = softmax_exp(static_cast<acc_t>(x[i]) - shift);
-    s[0] += e[i];
-  }
+  for (; i < n; ++i) s[0] += e[i];
   acc_t r = 0;
   for (int l = 0; l < kLanes; ++l) r += s[l];
   return r;
@@ -95,15 +102,20 @@ void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
   using acc_t = at::opmath_type<scalar_t>;
   structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                           [&](int64_t begin, int64_t end) {
-    std::vector<acc_t> e(n);
+    std::vector<acc_t> e(n), staged(std::is_same_v<scalar_t, acc_t> ? 0 : n);
     for (int64_t r = begin; r < end; ++r) {
-      const scalar_t* xr = x + r * n;
+      // half/bfloat16 rows are widened once, so the three passes run on float vectors
+      const acc_t* xr = reinterpret_cast<const acc_t*>(x + r * n);
+      if constexpr (!std::is_same_v<scalar_t, acc_t>) {
+        widen(x + r * n, staged.data(), n);
+        xr = staged.data();
+      }
       scalar_t* orow = o + r * n;
       const acc_t m = row_max<acc_t>(xr, n);
       const acc_t sum = exp_and_sum<acc_t>(xr, m, e.data(), n);
       if constexpr (kLog) {
         const acc_t shift = m + std::log(sum);
-        for (int64_t i = 0; i < n; ++i) orow[i] = static_cast<scalar_t>(static_cast<acc_t>(xr[i]) - shift);
+        for (int64_t i = 0; i < n; ++i) orow[i] = static_cast<scalar_t>(xr[i] - shift);
       } else {
         const acc_t inv = acc_t(1) / sum;
         for (int64_t i = 0; i < n; ++i) orow[i] = static_cast<scalar_t>(e[i] * inv);
