@@ -1,4 +1,5 @@
-// Device side of the CUDA reductions (sum, mean, amax, amin): CUDA and our own headers only, no
+// Device side of the CUDA reductions (sum, mean, prod, amax, amin; all/any as min/max of the
+// input's truth; vector norms): CUDA and our own headers only, no
 // torch (ARCHITECTURE decision 6). The host glue (reduce_host.cpp) lays the input out as
 // [outer, n, inner] (structops/reduce_launch.h); three kernels cover it:
 //   warp_rows:  inner == 1, short rows (n <= kWarpRowMax): one warp per row, shuffles only;
@@ -11,6 +12,7 @@
 // The merge order depends only on the shape and the SM count, so results are reproducible.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include <structops/cuda/block_reduce.cuh>
 #include <structops/reduce_launch.h>
@@ -21,9 +23,46 @@ namespace {
 constexpr int kWarpRowMax = 256;        // rows up to this length take one warp each
 constexpr int64_t kSplitMinChunk = 32768;  // two-pass: at least this many elements per chunk
 
-template <typename T, typename A>
-__device__ T finish(A a, ReduceOp op, int64_t n) {
-  if (op == ReduceOp::Mean) return static_cast<T>(a / static_cast<A>(n));  // n == 0: NaN, as torch
+// What is folded per element (load) and how rows end (finish) beyond combine: norms fold |x|,
+// x^2 or |x|^p and take the root at the end; mean divides.
+template <typename A, typename Op>
+struct Folded {
+  Op op;
+  int kind;  // 0: x, 1: |x|, 2: x^2, 3: |x|^p, 4: x != 0
+  A p;
+  __device__ A identity() const { return op.identity(); }
+  __device__ A combine(A a, A b) const { return op.combine(a, b); }
+  __device__ A load(A x) const {
+    const A ax = x < A(0) ? -x : x;
+    switch (kind) {
+      case 1: return ax;
+      case 2: return x * x;
+      case 3:
+        if constexpr (std::is_floating_point_v<A>) return pow(ax, p);
+        return ax;
+      case 4: return x != A(0) ? A(1) : A(0);
+      default: return x;
+    }
+  }
+};
+
+// The second pass of the two-pass path folds partials, which are already loaded.
+template <typename A, typename Op>
+struct MergeOnly {
+  Op op;
+  A p;  // finish still needs NormP's exponent
+  __device__ A identity() const { return op.identity(); }
+  __device__ A combine(A a, A b) const { return op.combine(a, b); }
+  __device__ A load(A x) const { return x; }
+};
+
+template <typename T, typename A, typename Op>
+__device__ T finish(A a, ReduceOp kind, int64_t n, const Op& op) {
+  if (kind == ReduceOp::Mean) return static_cast<T>(a / static_cast<A>(n));  // n == 0: NaN, as torch
+  if constexpr (std::is_floating_point_v<A>) {
+    if (kind == ReduceOp::Norm2) return static_cast<T>(sqrt(a));
+    if (kind == ReduceOp::NormP) return static_cast<T>(pow(a, A(1) / op.p));
+  }
   return static_cast<T>(a);
 }
 
@@ -40,9 +79,9 @@ __global__ void __launch_bounds__(kBlock)
        row += warps) {
     const In* x = in + row * n;
     A acc = op.identity();
-    for (int64_t i = lane; i < n; i += kWarp) acc = op.combine(acc, static_cast<A>(x[i]));
+    for (int64_t i = lane; i < n; i += kWarp) acc = op.combine(acc, op.load(static_cast<A>(x[i])));
     acc = warp_reduce(acc, op);
-    if (lane == 0) out[row] = finish<T>(acc, kind, count);
+    if (lane == 0) out[row] = finish<T>(acc, kind, count, op);
   }
 }
 
@@ -62,16 +101,16 @@ __global__ void __launch_bounds__(kBlock)
     const int64_t step = blockDim.x;
     int64_t i = lo + threadIdx.x;
     for (; i + 3 * step < hi; i += 4 * step) {
-      a0 = op.combine(a0, static_cast<A>(x[i]));
-      a1 = op.combine(a1, static_cast<A>(x[i + step]));
-      a2 = op.combine(a2, static_cast<A>(x[i + 2 * step]));
-      a3 = op.combine(a3, static_cast<A>(x[i + 3 * step]));
+      a0 = op.combine(a0, op.load(static_cast<A>(x[i])));
+      a1 = op.combine(a1, op.load(static_cast<A>(x[i + step])));
+      a2 = op.combine(a2, op.load(static_cast<A>(x[i + 2 * step])));
+      a3 = op.combine(a3, op.load(static_cast<A>(x[i + 3 * step])));
     }
-    for (; i < hi; i += step) a0 = op.combine(a0, static_cast<A>(x[i]));
+    for (; i < hi; i += step) a0 = op.combine(a0, op.load(static_cast<A>(x[i])));
     const A acc = block_reduce(op.combine(op.combine(a0, a1), op.combine(a2, a3)), op, shared);
     if (threadIdx.x == 0) {
       if (splits == 1) {
-        out[row] = finish<T>(acc, kind, n);
+        out[row] = finish<T>(acc, kind, n, op);
       } else {
         partial[task] = acc;
       }
@@ -93,13 +132,13 @@ __global__ void __launch_bounds__(kBlock)
     A acc = op.identity();
     if (col < inner) {
       const T* x = in + o * n * inner + col;
-      for (int64_t j = threadIdx.y; j < n; j += kRowsPerBlock) acc = op.combine(acc, static_cast<A>(x[j * inner]));
+      for (int64_t j = threadIdx.y; j < n; j += kRowsPerBlock) acc = op.combine(acc, op.load(static_cast<A>(x[j * inner])));
     }
     shared[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
     if (threadIdx.y == 0 && col < inner) {
       for (int r = 1; r < kRowsPerBlock; ++r) acc = op.combine(acc, shared[r][threadIdx.x]);
-      out[o * inner + col] = finish<T>(acc, kind, n);
+      out[o * inner + col] = finish<T>(acc, kind, n, op);
     }
     __syncthreads();
   }
@@ -138,23 +177,49 @@ void launch(const ReduceLaunch& p, Op op) {
   if (splits > 1) {  // second pass: one warp merges a row's partials in a fixed order
     const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
     warp_rows_kernel<T><<<grid_for(blocks, 8), kBlock, 0, stream>>>(partial, out, p.outer, splits, p.n,
-                                                                                  p.op, op);
+                                                                    p.op, MergeOnly<acc_t<T>, decltype(op.op)>{op.op, op.p});
   }
 }
 
 template <typename T>
 void run(const ReduceLaunch& p) {
   using A = acc_t<T>;
+  const A power = static_cast<A>(p.p);
   switch (p.op) {
     case ReduceOp::Sum:
     case ReduceOp::Mean:
-      launch<T>(p, SumOp<A>{});
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 0, power});
+      break;
+    case ReduceOp::Prod:
+      launch<T>(p, Folded<A, ProdOp<A>>{{}, 0, power});
       break;
     case ReduceOp::Max:
-      launch<T>(p, ExtremeOp<A, true>{});
+      launch<T>(p, Folded<A, ExtremeOp<A, true>>{{}, 0, power});
       break;
     case ReduceOp::Min:
-      launch<T>(p, ExtremeOp<A, false>{});
+      launch<T>(p, Folded<A, ExtremeOp<A, false>>{{}, 0, power});
+      break;
+    case ReduceOp::Norm0:
+    case ReduceOp::Any:  // the count of nonzeros, then cast to bool: 0 for an empty reduction
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 4, power});
+      break;
+    case ReduceOp::All:  // the product of (x != 0): 1 for an empty reduction
+      launch<T>(p, Folded<A, ProdOp<A>>{{}, 4, power});
+      break;
+    case ReduceOp::Norm1:
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 1, power});
+      break;
+    case ReduceOp::Norm2:
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 2, power});
+      break;
+    case ReduceOp::NormP:
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 3, power});
+      break;
+    case ReduceOp::NormInf:
+      launch<T>(p, Folded<A, ExtremeOp<A, true>>{{}, 1, power});
+      break;
+    case ReduceOp::NormNegInf:
+      launch<T>(p, Folded<A, ExtremeOp<A, false>>{{}, 1, power});
       break;
   }
 }

@@ -1,10 +1,14 @@
-// CUDA host glue of sum, mean, amax and amin: device guard, current stream, the input cast to
+// CUDA host glue of sum, mean, prod, amax, amin, all, any and norm: device guard, current stream, the input cast to
 // the result dtype and laid out as [outer, n, inner] for the torch-free kernels of reduce.cu.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
 #include <structops/cpu_pointwise.h>  // cpu::operand
+#include <structops/ops/all_dims.h>
 #include <structops/ops/amax.h>
 #include <structops/ops/amin.h>
+#include <structops/ops/any_dims.h>
 #include <structops/ops/mean_dim.h>
+#include <structops/ops/norm_ScalarOpt_dim.h>
+#include <structops/ops/prod_dim.h>
 #include <structops/ops/sum_dim_IntList.h>
 #include <structops/reduce_launch.h>
 
@@ -12,6 +16,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/SmallVector.h>
+
+#include <cmath>
 
 namespace structops::impl {
 namespace {
@@ -21,12 +27,16 @@ bool has_kernel(at::ScalarType t) {
 }
 
 void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
-                 const at::Tensor& out) {
+                 const at::Tensor& out, double p_norm = 2) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
-  TORCH_CHECK(!at::isComplexType(out.scalar_type()), name, ": no CUDA kernel for dtype ", out.scalar_type());
-  // Small integers and bool (amax/amin) are reduced as int64, exactly, and cast back.
-  const at::ScalarType t = has_kernel(out.scalar_type()) ? out.scalar_type() : at::kLong;
+  TORCH_CHECK(!at::isComplexType(out.scalar_type()) && !at::isComplexType(self.scalar_type()), name,
+              ": no CUDA kernel for complex dtypes");
+  // Small integers and bool (amax/amin) are reduced as int64, exactly, and cast back; all/any
+  // reduce the input's own values (x != 0) and cast the 0/1 result to bool.
+  const bool truth = op == ReduceOp::All || op == ReduceOp::Any;
+  const at::ScalarType source = truth ? self.scalar_type() : out.scalar_type();
+  const at::ScalarType t = has_kernel(source) ? source : at::kLong;
   at::Tensor x = cpu::operand(self, t, out.device());
 
   c10::SmallVector<int64_t, 8> kept, reduced;
@@ -50,6 +60,7 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
   const at::Tensor result = t == out.scalar_type() ? out : at::empty(out.sizes(), out.options().dtype(t));
   p.dtype = static_cast<Dtype>(t);
   p.op = op;
+  p.p = p_norm;
   p.in = x.const_data_ptr();
   p.out = result.data_ptr();
   at::Tensor workspace;
@@ -84,6 +95,29 @@ void amax_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*
 void amin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                    at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   reduce_cuda("amin", ReduceOp::Min, self, reduced_dims, out);
+}
+
+void prod_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("prod", ReduceOp::Prod, self, reduced_dims, out);
+}
+
+void all_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("all", ReduceOp::All, self, reduced_dims, out);
+}
+
+void any_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("any", ReduceOp::Any, self, reduced_dims, out);
+}
+
+void norm_out_cuda(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef reduced_dims,
+                   bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const double pv = p.has_value() ? p->toDouble() : 2.0;
+  const ReduceOp op = pv == 0 ? ReduceOp::Norm0 : pv == 1 ? ReduceOp::Norm1 : pv == 2 ? ReduceOp::Norm2
+                      : std::isinf(pv) ? (pv > 0 ? ReduceOp::NormInf : ReduceOp::NormNegInf) : ReduceOp::NormP;
+  reduce_cuda("norm", op, self, reduced_dims, out, pv);
 }
 
 }  // namespace structops::impl

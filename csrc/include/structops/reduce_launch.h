@@ -9,7 +9,7 @@
 
 namespace structops {
 
-enum class ReduceOp : int8_t { Sum, Mean, Max, Min };
+enum class ReduceOp : int8_t { Sum, Mean, Prod, Max, Min, All, Any, Norm0, Norm1, Norm2, NormP, NormInf, NormNegInf };
 
 // The input is viewed as [outer, n, inner] with the reduced elements along n:
 //   inner == 1: rows of n contiguous elements (the host glue permutes the reduced dims last);
@@ -19,6 +19,7 @@ enum class ReduceOp : int8_t { Sum, Mean, Max, Min };
 struct ReduceLaunch {
   Dtype dtype;  // input and output dtype (the host glue casts the input first)
   ReduceOp op;
+  double p = 2;  // NormP's exponent
   int64_t outer = 1, n = 1, inner = 1;
   const void* in = nullptr;
   void* out = nullptr;

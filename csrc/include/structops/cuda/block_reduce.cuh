@@ -37,6 +37,12 @@ struct SumOp {
   __device__ A combine(A a, A b) const { return a + b; }
 };
 
+template <typename A>
+struct ProdOp {
+  __device__ A identity() const { return A(1); }
+  __device__ A combine(A a, A b) const { return a * b; }
+};
+
 // NaN-propagating max (kMax) / min, as torch.amax/amin.
 template <typename A, bool kMax>
 struct ExtremeOp {
