@@ -1,12 +1,12 @@
 // CPU impls of softmax, log_softmax, logsumexp (it shares softmax's row passes), layer_norm and
-// batch_norm. The meta functions (from the rules) have
-// checked shapes and dtypes, wrapped `dim` and allocated contiguous outputs; these compute.
+// batch_norm. The meta functions (from the rules) have checked shapes and dtypes, wrapped `dim`
+// and allocated contiguous outputs; these compute.
 //
 // softmax views the input as [outer, n, inner] (n along `dim`). With inner == 1 each row is
-// contiguous: three passes over it (max; exp(x - max) and its sum; scale), each a 16-lane loop gcc
-// vectorises (exp through libmvec, see structops/cpu_pointwise.h). With inner > 1 the same passes
-// run over blocks of contiguous columns, so the vector loop runs along `inner` instead of striding.
-// Half and bfloat16 compute in float. Threads split rows (or column blocks).
+// contiguous: three passes over it (max; exp(x - max) and its sum; scale), plain loops gcc
+// vectorises (exp: softmax_exp below); half/bfloat16 rows are widened to float first. With
+// inner > 1 the same passes run over blocks of contiguous columns, so the vector loop runs along
+// `inner` instead of striding. Threads split rows (or column blocks).
 #include <structops/cpu_pointwise.h>
 #include <structops/ops/batch_norm.h>
 #include <structops/ops/layer_norm.h>
@@ -38,7 +38,8 @@ constexpr int64_t kColumnBlock = 64;  // columns of one inner>1 block: 4 cache l
 // exp for the softmax family, as a formula gcc vectorises inline (libmvec's expf call costs ~2x
 // here): x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two so n ln2 is exact), exp(r) by its
 // degree-6 Taylor polynomial (relative error < 2e-7, about 1 ulp), 2^n put into the exponent bits.
-// x < -87.3 gives 0 (exp(-inf) = 0), x > 88.7 inf (logsumexp of +inf shifts by 0), NaN stays NaN.
+// x < -87.3 gives 0 (exp(-inf) = 0), x > 88.7 inf (logsumexp of +inf shifts by 0), NaN stays NaN;
+// (88.38, 88.7] also overflows to inf, a range softmax (x - max <= 0) never reaches.
 // Double keeps std::exp.
 inline float softmax_exp(float x) {
   const float clamped = std::min(std::max(x, -87.3f), 88.7f);

@@ -250,6 +250,7 @@ def samples():
         ("norm.out", (a, None, [0], True), {"out": torch.empty(1, 3)}),
         ("cumsum.default", (a, 1), {}),
         ("cumsum.out", (ints, 0), {"out": torch.empty(0, dtype=torch.int64)}),
+        ("cumsum_.default", (a.clone(), -1), {}),
         ("batch_norm.default", (torch.randn(4, 3, 2), torch.randn(3), None, torch.zeros(3), torch.ones(3), True, 0.1,
                                 1e-5), {}),
         ("batch_norm.out", (torch.randn(4, 3), None, None, torch.zeros(3), torch.ones(3), False, 0.1, 1e-5),
