@@ -1,5 +1,7 @@
-// Device side of the CUDA row normalisations: softmax, log_softmax and layer_norm over contiguous
-// rows (structops/reduce_launch.h RowLaunch). CUDA and our own headers only, no torch.
+// Device side of the CUDA row kernels: softmax, log_softmax and layer_norm over contiguous rows,
+// and the row reductions that share their statistics (logsumexp; var and std from layer_norm's
+// mean and squared deviations) (structops/reduce_launch.h RowLaunch). CUDA and our own headers
+// only, no torch.
 //
 // One block per row: the block reduces the row's statistics (max and sum of exp; or mean and the
 // sum of squared deviations, two passes so large means do not cancel), then writes the row.
@@ -23,6 +25,15 @@ struct Partial {
   double a = 0, b = 0, c = 0;
 };
 
+// Ops whose statistics are (mean, sum of squared deviations); the others use (max, sum of exp).
+__host__ __device__ inline bool moments(RowOp op) {
+  return op == RowOp::LayerNorm || op == RowOp::Var || op == RowOp::Std;
+}
+// Ops that write one value per row instead of a row.
+__host__ __device__ inline bool per_row(RowOp op) {
+  return op == RowOp::LogSumExp || op == RowOp::Var || op == RowOp::Std;
+}
+
 template <typename A>
 struct MaxOp {
   __device__ A identity() const { return -std::numeric_limits<A>::infinity(); }
@@ -39,7 +50,7 @@ __device__ acc_t<T> load(const T* p, int64_t i) {
 template <typename T>
 __device__ void block_stats(const T* x, int64_t lo, int64_t hi, RowOp op, acc_t<T>& s0, acc_t<T>& s1, acc_t<T>* shared) {
   using A = acc_t<T>;
-  if (op == RowOp::LayerNorm) {
+  if (moments(op)) {
     A sum = 0;
     for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) sum += load(x, i);
     sum = block_reduce(sum, SumOp<A>{}, shared);
@@ -104,6 +115,21 @@ __device__ void write_stats(const RowLaunch& p, int64_t row, acc_t<T> mean, acc_
   static_cast<T*>(p.rstd)[row] = static_cast<T>(A(1) / sqrt(m2 / static_cast<A>(p.n) + static_cast<A>(p.eps)));
 }
 
+// logsumexp = shift + log(sum); var = m2 / max(0, n - correction); std its root (thread 0).
+template <typename T>
+__device__ void write_result(const RowLaunch& p, int64_t row, acc_t<T> s0, acc_t<T> s1) {
+  if (threadIdx.x != 0) return;
+  using A = acc_t<T>;
+  A r;
+  if (p.op == RowOp::LogSumExp) {
+    r = s0 + log(s1);
+  } else {
+    r = s1 / static_cast<A>(fmax(0.0, static_cast<double>(p.n) - p.correction));
+    if (p.op == RowOp::Std) r = sqrt(r);
+  }
+  static_cast<T*>(p.out)[row] = static_cast<T>(r);
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
   using A = acc_t<T>;
@@ -114,8 +140,12 @@ __global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
     const T* x = in + row * p.n;
     A s0, s1;
     block_stats(x, 0, p.n, p.op, s0, s1, shared);
-    write_row(p, x, out + row * p.n, 0, p.n, s0, s1);
-    write_stats<T>(p, row, s0, s1);
+    if (per_row(p.op)) {
+      write_result<T>(p, row, s0, s1);
+    } else {
+      write_row(p, x, out + row * p.n, 0, p.n, s0, s1);
+      write_stats<T>(p, row, s0, s1);
+    }
   }
 }
 
@@ -142,7 +172,7 @@ __global__ void __launch_bounds__(kBlock) chunk_write_kernel(RowLaunch p, int ch
   const int64_t lo = blockIdx.x * chunk, hi = min(p.n, lo + chunk);
   const Partial* part = static_cast<const Partial*>(p.workspace) + row * chunks;
   double s0 = 0, s1 = 0;
-  if (p.op == RowOp::LayerNorm) {  // Chan's merge of (mean, m2, count)
+  if (moments(p.op)) {  // Chan's merge of (mean, m2, count)
     double count = 0;
     for (int c = 0; c < chunks; ++c) {
       if (part[c].c == 0) continue;
@@ -160,6 +190,10 @@ __global__ void __launch_bounds__(kBlock) chunk_write_kernel(RowLaunch p, int ch
       if (part[c].c > 0) s1 += part[c].b * exp(part[c].a - m);
     }
     s0 = m;
+  }
+  if (per_row(p.op)) {
+    if (blockIdx.x == 0) write_result<T>(p, row, static_cast<A>(s0), static_cast<A>(s1));
+    return;
   }
   const T* x = static_cast<const T*>(p.in) + row * p.n;
   write_row(p, x, static_cast<T*>(p.out) + row * p.n, lo, hi, static_cast<A>(s0), static_cast<A>(s1));
@@ -181,7 +215,8 @@ void launch(const RowLaunch& p) {
   }
   const dim3 grid(chunks, static_cast<unsigned>(p.rows));
   chunk_stats_kernel<T><<<grid, kBlock, 0, stream>>>(p, chunks);
-  chunk_write_kernel<T><<<grid, kBlock, 0, stream>>>(p, chunks);
+  const dim3 write_grid(per_row(p.op) ? 1 : chunks, static_cast<unsigned>(p.rows));  // one value per row
+  chunk_write_kernel<T><<<write_grid, kBlock, 0, stream>>>(p, chunks);
 }
 
 }  // namespace

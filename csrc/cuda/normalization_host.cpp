@@ -1,16 +1,23 @@
-// CUDA host glue of softmax, log_softmax and layer_norm: the input brought to contiguous rows
+// CUDA host glue of softmax, log_softmax, layer_norm, logsumexp, var and std: the input brought
+// to contiguous rows
 // (softmax over another dim than the last is moved last and back: two extra copies, a
 // column kernel would avoid them), then the torch-free kernels of normalization.cu.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
 #include <structops/cpu_pointwise.h>  // cpu::operand
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
+#include <structops/ops/logsumexp.h>
 #include <structops/ops/softmax_int.h>
+#include <structops/ops/std_correction.h>
+#include <structops/ops/var_correction.h>
 #include <structops/reduce_launch.h>
 
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <c10/util/SmallVector.h>
+
+#include <algorithm>
 
 #include <limits>
 
@@ -48,7 +55,52 @@ void softmax_cuda(const char* name, RowOp op, const at::Tensor& self, at::IntArr
   if (!last) out.copy_(result.movedim(-1, dim));
 }
 
+// One value per output from the reduced dims of `self`, moved last and made contiguous (rows).
+void row_reduce_cuda(const char* name, RowOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
+                     const at::Tensor& out, double correction, double empty_value) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  if (out.numel() == 0) return;
+  c10::SmallVector<int64_t, 8> order;
+  int64_t n = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (std::find(reduced_dims.begin(), reduced_dims.end(), d) == reduced_dims.end()) order.push_back(d);
+  }
+  for (int64_t d : reduced_dims) order.push_back(d), n *= self.size(d);
+  if (n == 0) {  // logsumexp of nothing is -inf, var of nothing NaN (as torch)
+    out.fill_(empty_value);
+    return;
+  }
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), out.device()).permute(order).contiguous();
+  RowLaunch p;
+  p.dtype = static_cast<Dtype>(out.scalar_type());
+  p.op = op;
+  p.rows = out.numel();
+  p.n = n;
+  p.correction = correction;
+  p.in = x.const_data_ptr();
+  p.out = out.data_ptr();  // contiguous: the meta layout
+  launch_rows(name, p, out);
+}
+
 }  // namespace
+
+void logsumexp_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                        at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  row_reduce_cuda("logsumexp", RowOp::LogSumExp, self, reduced_dims, out, 0,
+                  -std::numeric_limits<double>::infinity());
+}
+
+void var_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
+                  bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  row_reduce_cuda("var", RowOp::Var, self, reduced_dims, out, correction.has_value() ? correction->toDouble() : 1.0,
+                  std::numeric_limits<double>::quiet_NaN());
+}
+
+void std_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
+                  bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  row_reduce_cuda("std", RowOp::Std, self, reduced_dims, out, correction.has_value() ? correction->toDouble() : 1.0,
+                  std::numeric_limits<double>::quiet_NaN());
+}
 
 void softmax_out_cuda(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> /*dtype*/,
                       at::ScalarType /*compute_dtype*/, const at::Tensor& out) {

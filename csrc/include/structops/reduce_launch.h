@@ -29,10 +29,11 @@ struct ReduceLaunch {
   void* stream = nullptr;  // cudaStream_t
 };
 
-enum class RowOp : int8_t { Softmax, LogSoftmax, LayerNorm };
+enum class RowOp : int8_t { Softmax, LogSoftmax, LayerNorm, LogSumExp, Var, Std };
 
-// Row-wise normalisation over `rows` contiguous rows of `n` elements (softmax along the last dim,
-// layer_norm over the normalised dims); weight/bias may be null, mean/rstd are per row.
+// Row-wise work over `rows` contiguous rows of `n` elements: softmax along the last dim and
+// layer_norm over the normalised dims write rows (weight/bias may be null, mean/rstd are per
+// row); logsumexp, var and std write one value per row into `out`.
 struct RowLaunch {
   Dtype dtype;
   RowOp op;
@@ -44,6 +45,7 @@ struct RowLaunch {
   void* mean = nullptr;
   void* rstd = nullptr;
   double eps = 0;
+  double correction = 1;  // var/std: divide by max(0, n - correction)
   void* workspace = nullptr;  // row_workspace_bytes() bytes: the multi-block path's partials
   void* stream = nullptr;     // cudaStream_t
 };
