@@ -1,5 +1,5 @@
-// Device side of the CUDA reductions (sum, mean, prod, amax, amin; all/any as min/max of the
-// input's truth; vector norms): CUDA and our own headers only, no
+// Device side of the CUDA reductions (sum, mean, prod, amax, amin, all, any, vector norms;
+// argmax/argmin at the end): CUDA and our own headers only, no
 // torch (ARCHITECTURE decision 6). The host glue (reduce_host.cpp) lays the input out as
 // [outer, n, inner] (structops/reduce_launch.h); three kernels cover it:
 //   warp_rows:  inner == 1, short rows (n <= kWarpRowMax): one warp per row, shuffles only;
@@ -224,7 +224,80 @@ void run(const ReduceLaunch& p) {
   }
 }
 
+// argmax/argmin: one warp per row; a lane keeps (value, index), lanes merge by shuffles. A NaN
+// beats every number and the first index wins ties, as torch.argmax/argmin.
+template <typename A, bool kMax>
+__device__ bool better(A v, int64_t i, A best, int64_t at) {
+  const bool v_nan = v != v, best_nan = best != best;
+  if (v_nan || best_nan) return v_nan && (!best_nan || i < at);
+  if (kMax ? v > best : v < best) return true;
+  return v == best && i < at;
+}
+
+template <typename T, bool kMax>
+__global__ void __launch_bounds__(kBlock)
+    arg_rows_kernel(const T* __restrict__ in, int64_t* __restrict__ out, int64_t rows, int64_t n) {
+  using A = acc_t<T>;
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; row < rows;
+       row += warps) {
+    const T* x = in + row * n;
+    A best = static_cast<A>(x[0]);  // rows are never empty (the meta function's nonempty check)
+    int64_t at = 0;
+    for (int64_t i = lane; i < n; i += kWarp) {
+      const A v = static_cast<A>(x[i]);
+      if (better<A, kMax>(v, i, best, at)) best = v, at = i;
+    }
+#pragma unroll
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      const A v = __shfl_down_sync(0xffffffffu, best, offset);
+      const int64_t i = __shfl_down_sync(0xffffffffu, at, offset);
+      if (better<A, kMax>(v, i, best, at)) best = v, at = i;
+    }
+    if (lane == 0) out[row] = at;
+  }
+}
+
+template <typename T>
+void launch_arg(const ReduceLaunch& p) {
+  const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  const T* in = static_cast<const T*>(p.in);
+  auto* out = static_cast<int64_t*>(p.out);
+  if (p.op == ReduceOp::Max) {
+    arg_rows_kernel<T, true><<<grid_for(blocks, 8), kBlock, 0, stream>>>(in, out, p.outer, p.n);
+  } else {
+    arg_rows_kernel<T, false><<<grid_for(blocks, 8), kBlock, 0, stream>>>(in, out, p.outer, p.n);
+  }
+}
+
 }  // namespace
+
+const char* arg_reduce(const ReduceLaunch& p) {
+  if (p.outer == 0) return nullptr;
+  switch (p.dtype) {
+    case Dtype::Float32:
+      launch_arg<float>(p);
+      break;
+    case Dtype::Float64:
+      launch_arg<double>(p);
+      break;
+    case Dtype::Float16:
+      launch_arg<__half>(p);
+      break;
+    case Dtype::BFloat16:
+      launch_arg<__nv_bfloat16>(p);
+      break;
+    case Dtype::Int64:
+      launch_arg<int64_t>(p);
+      break;
+    default:
+      return "dtype not supported by the CUDA argmax/argmin kernel";
+  }
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+}
 
 int64_t reduce_workspace_bytes(const ReduceLaunch& p) {
   const int splits = splits_for(p);

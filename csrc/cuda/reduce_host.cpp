@@ -1,4 +1,4 @@
-// CUDA host glue of sum, mean, prod, amax, amin, all, any and norm: device guard, current stream, the input cast to
+// CUDA host glue of sum, mean, prod, amax, amin, all, any, norm, argmax and argmin: device guard, current stream, the input cast to
 // the result dtype and laid out as [outer, n, inner] for the torch-free kernels of reduce.cu.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
 #include <structops/cpu_pointwise.h>  // cpu::operand
@@ -6,6 +6,8 @@
 #include <structops/ops/amax.h>
 #include <structops/ops/amin.h>
 #include <structops/ops/any_dims.h>
+#include <structops/ops/argmax.h>
+#include <structops/ops/argmin.h>
 #include <structops/ops/mean_dim.h>
 #include <structops/ops/norm_ScalarOpt_dim.h>
 #include <structops/ops/prod_dim.h>
@@ -17,6 +19,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/SmallVector.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace structops::impl {
@@ -74,7 +77,41 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
   if (!result.is_same(out)) out.copy_(result);
 }
 
+void arg_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
+                     const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  if (out.numel() == 0) return;
+  // The reduced dims last, in order (a full reduction indexes the flattened tensor), rows contiguous.
+  c10::SmallVector<int64_t, 8> order;
+  int64_t n = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (std::find(reduced_dims.begin(), reduced_dims.end(), d) == reduced_dims.end()) order.push_back(d);
+  }
+  for (int64_t d : reduced_dims) order.push_back(d), n *= self.size(d);
+  const at::ScalarType t = has_kernel(self.scalar_type()) ? self.scalar_type() : at::kLong;  // exact for ints
+  const at::Tensor x = cpu::operand(self, t, out.device()).permute(order).contiguous();
+  ReduceLaunch p;
+  p.dtype = static_cast<Dtype>(t);
+  p.op = op;
+  p.outer = out.numel(), p.n = n, p.inner = 1;
+  p.in = x.const_data_ptr();
+  p.out = out.data_ptr();  // int64, contiguous: the meta layout
+  p.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::arg_reduce(p);
+  TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", t, ": ", error);
+}
+
 }  // namespace
+
+void argmax_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  arg_reduce_cuda("argmax", ReduceOp::Max, self, reduced_dims, out);
+}
+
+void argmin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  arg_reduce_cuda("argmin", ReduceOp::Min, self, reduced_dims, out);
+}
 
 void sum_IntList_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                           std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,

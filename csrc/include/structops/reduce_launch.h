@@ -1,5 +1,5 @@
-// What the CUDA host glue of reductions and row normalisations (csrc/cuda/*_host.cpp) hands to the
-// torch-free device code (csrc/cuda/reduce.cu, normalization.cu): plain data, so nvcc compiles the kernels without torch
+// What the CUDA host glue of reductions, row normalisations and mm (csrc/cuda/*_host.cpp) hands
+// to the torch-free device code (csrc/cuda/reduce.cu, normalization.cu, mm.cu): plain data, so nvcc compiles the kernels without torch
 // (ARCHITECTURE decision 6).
 #pragma once
 
@@ -50,11 +50,26 @@ struct RowLaunch {
   void* stream = nullptr;     // cudaStream_t
 };
 
+// c = alpha * a @ b + beta * c on contiguous row-major a [m, k], b [k, n], c [m, n]
+// (csrc/cuda/mm.cu, structops' own tiled kernel; cuBLAS is the other variant, through ATen).
+struct MmLaunch {
+  Dtype dtype;
+  int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  double alpha = 1, beta = 0;  // beta == 0: c is not read
+  void* stream = nullptr;      // cudaStream_t
+};
+
 namespace cuda_kernels {
+const char* mm(const MmLaunch& p);
 // The workspace bytes the launch needs on the current device (0: one pass).
 int64_t reduce_workspace_bytes(const ReduceLaunch& p);
 // Launches the kernels on p.stream; returns nullptr or the CUDA error string.
 const char* reduce(const ReduceLaunch& p);
+// argmax (op Max) / argmin (op Min) over rows (inner == 1): `out` holds int64 indices.
+const char* arg_reduce(const ReduceLaunch& p);
 int64_t row_workspace_bytes(const RowLaunch& p);
 const char* rows(const RowLaunch& p);
 }  // namespace cuda_kernels

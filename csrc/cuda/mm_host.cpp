@@ -1,0 +1,83 @@
+// CUDA host glue of mm, addmm and linear. Two kernels, as on the CPU (structops/cpu_mm.h):
+// cuBLAS through ATen's addmm (the default) and structops' own tiled kernel (csrc/cuda/mm.cu),
+// chosen with STRUCTOPS_MM_KERNEL=blocked until issue 7's autotune times both per shape.
+// Compiled only when the installed torch has CUDA (CMakeLists.txt).
+#include <structops/ops/addmm.h>
+#include <structops/ops/linear.h>
+#include <structops/ops/mm.h>
+#include <structops/reduce_launch.h>
+
+#include <ATen/ops/addmm.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <cstdlib>
+#include <string_view>
+
+namespace structops::impl {
+namespace {
+
+bool own_kernel(at::ScalarType t) {
+  static const bool pinned = [] {
+    const char* env = std::getenv("STRUCTOPS_MM_KERNEL");
+    return env != nullptr && std::string_view(env) == "blocked";
+  }();
+  return pinned && (t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16);
+}
+
+// c = alpha * a @ b + beta * c; beta == 0: c is not read (NaN in it does not propagate).
+void gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Scalar& beta,
+          const at::Scalar& alpha) {
+  const c10::cuda::CUDAGuard guard(c.device());
+  if (c.numel() == 0) return;
+  if (!own_kernel(c.scalar_type())) {
+    at::Tensor out = c;
+    at::addmm_out(out, c, a, b, beta, alpha);  // cuBLAS; beta == 0 ignores c, as documented
+    return;
+  }
+  const at::Tensor ac = a.contiguous(), bc = b.contiguous();
+  const at::Tensor cc = c.is_contiguous() ? c : c.contiguous();
+  MmLaunch p;
+  p.dtype = static_cast<Dtype>(c.scalar_type());
+  p.m = c.size(0), p.n = c.size(1), p.k = a.size(1);
+  p.a = ac.const_data_ptr(), p.b = bc.const_data_ptr(), p.c = cc.data_ptr();
+  p.alpha = alpha.toDouble(), p.beta = beta.toDouble();
+  p.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::mm(p);
+  TORCH_CHECK(error == nullptr, "mm: CUDA kernel failed for dtype ", c.scalar_type(), ": ", error);
+  if (!cc.is_same(c)) c.copy_(cc);
+}
+
+bool uses_self(const at::Scalar& beta, at::ScalarType dtype) {
+  if (at::isIntegralType(dtype, /*includeBool=*/true)) return beta.to<int64_t>() != 0;
+  return beta.toComplexDouble() != 0.0;
+}
+
+}  // namespace
+
+void mm_out_cuda(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
+                 const at::Tensor& out) {
+  gemm(self, mat2, out, /*beta=*/0, /*alpha=*/1);
+}
+
+void addmm_out_cuda(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                    const at::Scalar& alpha, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const bool with_self = uses_self(beta, out.scalar_type());
+  if (with_self && !out.is_same(self)) out.copy_(self.expand(out.sizes()));
+  gemm(mat1, mat2, out, with_self ? beta : at::Scalar(0), alpha);
+}
+
+void linear_out_cuda(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  // [*batch, k] @ [n, k].T as one [rows, k] @ [k, n] product into out viewed as [rows, n].
+  const int64_t k = input.size(-1);
+  const at::Tensor w = weight.dim() == 1 ? weight.unsqueeze(0) : weight;
+  const int64_t n = w.size(0);
+  const at::Tensor a = input.reshape({-1, k});
+  at::Tensor o = out.view({a.size(0), n});
+  const bool with_bias = bias.has_value() && bias->defined();
+  if (with_bias) o.copy_(bias->reshape({1, n}).expand({a.size(0), n}));
+  gemm(a, w.t(), o, with_bias ? 1 : 0, 1);
+}
+
+}  // namespace structops::impl
