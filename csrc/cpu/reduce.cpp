@@ -235,6 +235,21 @@ SO_CPU_CLONES void scan_block(const scalar_t* __restrict x, scalar_t* __restrict
   }
 }
 
+// Scans along contiguous rows (inner == 1): kRowGroup rows side by side, so their running sums
+// are independent chains (one row alone waits on each add's latency).
+constexpr int64_t kRowGroup = 8;
+
+template <typename scalar_t>
+SO_CPU_CLONES void scan_rows(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t rows) {
+  std::array<scan_acc_t<scalar_t>, kRowGroup> acc{};
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t r = 0; r < rows; ++r) {
+      acc[r] += static_cast<scan_acc_t<scalar_t>>(x[r * n + j]);
+      o[r * n + j] = static_cast<scalar_t>(acc[r]);
+    }
+  }
+}
+
 }  // namespace
 
 void sum_IntList_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
@@ -329,6 +344,17 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
   AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "cumsum", [&] {
     const scalar_t* in = x.const_data_ptr<scalar_t>();
     scalar_t* o = out.data_ptr<scalar_t>();  // contiguous: the meta layout
+    if (inner == 1 && n > 1) {
+      const int64_t groups = (outer + kRowGroup - 1) / kRowGroup;
+      structops::parallel_for(0, groups, std::max<int64_t>(1, cpu::kGrainSize / (n * kRowGroup)),
+                              [&](int64_t begin, int64_t end) {
+        for (int64_t g = begin; g < end; ++g) {
+          const int64_t r0 = g * kRowGroup;
+          scan_rows(in + r0 * n, o + r0 * n, n, std::min(kRowGroup, outer - r0));
+        }
+      });
+      return;
+    }
     structops::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * std::min(inner, kBlock))),
                             [&](int64_t begin, int64_t end) {
       std::array<scan_acc_t<scalar_t>, kBlock> acc;
