@@ -52,36 +52,14 @@ void mm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /
   cpu::mm(self, mat2, out, /*beta=*/0, /*alpha=*/1);
 }
 
-namespace {
-
-// Whether beta makes self take part: beta as the kernel sees it (an integral result truncates
-// it, as torch's integer gemm does) is non-zero.
-bool uses_self(const at::Scalar& beta, at::ScalarType dtype) {
-  if (at::isIntegralType(dtype, /*includeBool=*/true)) return beta.to<int64_t>() != 0;
-  return beta.toComplexDouble() != 0.0;
-}
-
-}  // namespace
-
 void addmm_out_cpu(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                    const at::Scalar& alpha, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const bool with_self = uses_self(beta, out.scalar_type());
-  if (with_self && !out.is_same(self)) const_cast<at::Tensor&>(out).copy_(self.expand(out.sizes()));
-  cpu::mm(mat1, mat2, out, with_self ? beta : at::Scalar(0), alpha);
+  cpu::addmm_with(cpu::mm, self, mat1, mat2, beta, alpha, out);
 }
 
 void linear_out_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  // [*batch, k] @ [n, k].T as one [rows, k] @ [k, n] product into out viewed as [rows, n]; a 1-D
-  // weight is [1, k] and out's missing feature dim a size-1 one. out is contiguous (the meta).
-  const int64_t k = input.size(-1);
-  const at::Tensor w = weight.dim() == 1 ? weight.unsqueeze(0) : weight;
-  const int64_t n = w.size(0);
-  const at::Tensor a = input.reshape({-1, k});
-  at::Tensor o = out.view({a.size(0), n});
-  const bool with_bias = bias.has_value() && bias->defined();
-  if (with_bias) o.copy_(bias->reshape({1, n}).expand({a.size(0), n}));
-  cpu::mm(a, w.t(), o, with_bias ? 1 : 0, 1);
+  cpu::linear_with(cpu::mm, input, weight, bias, out);
 }
 
 }  // namespace structops::impl

@@ -8,6 +8,7 @@
 // inner > 1 the same passes run over blocks of contiguous columns, so the vector loop runs along
 // `inner` instead of striding. Threads split rows (or column blocks).
 #include <structops/cpu_pointwise.h>
+#include <structops/cpu_reduce.h>
 #include <structops/ops/batch_norm.h>
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
@@ -281,13 +282,7 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
   const int64_t rows = out.numel();
   if (rows == 0) return;
   // Reduced dims last and contiguous: one row per output; integers are computed as float32.
-  c10::SmallVector<int64_t, 8> order;
-  int64_t n = 1;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (std::find(reduced_dims.begin(), reduced_dims.end(), d) == reduced_dims.end()) order.push_back(d);
-  }
-  for (int64_t d : reduced_dims) order.push_back(d), n *= self.size(d);
-  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device()).permute(order).contiguous();
+  const auto [x, n] = cpu::reduced_rows(cpu::operand(self, out.scalar_type(), self.device()), reduced_dims);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "logsumexp", [&] {
     using acc_t = at::opmath_type<scalar_t>;
     const scalar_t* in = x.const_data_ptr<scalar_t>();

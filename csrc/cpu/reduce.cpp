@@ -170,14 +170,7 @@ int64_t arg_extremum_row(const scalar_t* x, int64_t n) {
 
 template <bool kMax>
 void arg_extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out) {
-  // Reduced dims last (in order, so a full reduction indexes the flattened tensor), rows contiguous.
-  c10::SmallVector<int64_t, 8> order;
-  int64_t n = 1;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (std::find(reduced_dims.begin(), reduced_dims.end(), d) == reduced_dims.end()) order.push_back(d);
-  }
-  for (int64_t d : reduced_dims) order.push_back(d), n *= self.size(d);
-  const at::Tensor x = self.permute(order).contiguous();
+  const auto [x, n] = cpu::reduced_rows(self, reduced_dims);
   const int64_t rows = out.numel();
   if (rows == 0) return;
   int64_t* o = out.data_ptr<int64_t>();

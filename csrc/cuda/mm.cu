@@ -77,24 +77,8 @@ void launch(const MmLaunch& p) {
 
 const char* mm(const MmLaunch& p) {
   if (p.m == 0 || p.n == 0) return nullptr;
-  switch (p.dtype) {
-    case Dtype::Float32:
-      launch<float>(p);
-      break;
-    case Dtype::Float64:
-      launch<double>(p);
-      break;
-    case Dtype::Float16:
-      launch<__half>(p);
-      break;
-    case Dtype::BFloat16:
-      launch<__nv_bfloat16>(p);
-      break;
-    default:
-      return "dtype not supported by structops' CUDA mm kernel";
-  }
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+  return launch_for_dtype<false>(p.dtype, "dtype not supported by structops' CUDA mm kernel",
+                                 [&](auto tag) { launch<decltype(tag)>(p); });
 }
 
 }  // namespace cuda_kernels

@@ -2,6 +2,7 @@
 // cuBLAS through ATen's addmm (the default) and structops' own tiled kernel (csrc/cuda/mm.cu),
 // chosen with STRUCTOPS_MM_KERNEL=blocked until issue 7's autotune times both per shape.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
+#include <structops/cpu_mm.h>  // addmm_with, linear_with
 #include <structops/ops/addmm.h>
 #include <structops/ops/linear.h>
 #include <structops/ops/mm.h>
@@ -48,11 +49,6 @@ void gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const a
   if (!cc.is_same(c)) c.copy_(cc);
 }
 
-bool uses_self(const at::Scalar& beta, at::ScalarType dtype) {
-  if (at::isIntegralType(dtype, /*includeBool=*/true)) return beta.to<int64_t>() != 0;
-  return beta.toComplexDouble() != 0.0;
-}
-
 }  // namespace
 
 void mm_out_cuda(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
@@ -62,22 +58,12 @@ void mm_out_cuda(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
 
 void addmm_out_cuda(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                     const at::Scalar& alpha, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const bool with_self = uses_self(beta, out.scalar_type());
-  if (with_self && !out.is_same(self)) out.copy_(self.expand(out.sizes()));
-  gemm(mat1, mat2, out, with_self ? beta : at::Scalar(0), alpha);
+  cpu::addmm_with(gemm, self, mat1, mat2, beta, alpha, out);
 }
 
 void linear_out_cuda(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                      at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  // [*batch, k] @ [n, k].T as one [rows, k] @ [k, n] product into out viewed as [rows, n].
-  const int64_t k = input.size(-1);
-  const at::Tensor w = weight.dim() == 1 ? weight.unsqueeze(0) : weight;
-  const int64_t n = w.size(0);
-  const at::Tensor a = input.reshape({-1, k});
-  at::Tensor o = out.view({a.size(0), n});
-  const bool with_bias = bias.has_value() && bias->defined();
-  if (with_bias) o.copy_(bias->reshape({1, n}).expand({a.size(0), n}));
-  gemm(a, w.t(), o, with_bias ? 1 : 0, 1);
+  cpu::linear_with(gemm, input, weight, bias, out);
 }
 
 }  // namespace structops::impl

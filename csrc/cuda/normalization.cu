@@ -228,24 +228,8 @@ int64_t row_workspace_bytes(const RowLaunch& p) {
 
 const char* rows(const RowLaunch& p) {
   if (p.rows == 0 || p.n == 0) return nullptr;
-  switch (p.dtype) {
-    case Dtype::Float32:
-      launch<float>(p);
-      break;
-    case Dtype::Float64:
-      launch<double>(p);
-      break;
-    case Dtype::Float16:
-      launch<__half>(p);
-      break;
-    case Dtype::BFloat16:
-      launch<__nv_bfloat16>(p);
-      break;
-    default:
-      return "dtype not supported by the CUDA normalisation kernels";
-  }
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+  return launch_for_dtype<false>(p.dtype, "dtype not supported by the CUDA normalisation kernels",
+                                 [&](auto tag) { launch<decltype(tag)>(p); });
 }
 
 }  // namespace structops::cuda_kernels

@@ -4,6 +4,7 @@
 // column kernel would avoid them), then the torch-free kernels of normalization.cu.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
 #include <structops/cpu_pointwise.h>  // cpu::operand
+#include <structops/cpu_reduce.h>     // cpu::reduced_rows
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
 #include <structops/ops/logsumexp.h>
@@ -60,17 +61,11 @@ void row_reduce_cuda(const char* name, RowOp op, const at::Tensor& self, at::Int
                      const at::Tensor& out, double correction, double empty_value) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
-  c10::SmallVector<int64_t, 8> order;
-  int64_t n = 1;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (std::find(reduced_dims.begin(), reduced_dims.end(), d) == reduced_dims.end()) order.push_back(d);
-  }
-  for (int64_t d : reduced_dims) order.push_back(d), n *= self.size(d);
+  const auto [x, n] = cpu::reduced_rows(cpu::operand(self, out.scalar_type(), out.device()), reduced_dims);
   if (n == 0) {  // logsumexp of nothing is -inf, var of nothing NaN (as torch)
     out.fill_(empty_value);
     return;
   }
-  const at::Tensor x = cpu::operand(self, out.scalar_type(), out.device()).permute(order).contiguous();
   RowLaunch p;
   p.dtype = static_cast<Dtype>(out.scalar_type());
   p.op = op;

@@ -276,27 +276,8 @@ void launch_arg(const ReduceLaunch& p) {
 
 const char* arg_reduce(const ReduceLaunch& p) {
   if (p.outer == 0) return nullptr;
-  switch (p.dtype) {
-    case Dtype::Float32:
-      launch_arg<float>(p);
-      break;
-    case Dtype::Float64:
-      launch_arg<double>(p);
-      break;
-    case Dtype::Float16:
-      launch_arg<__half>(p);
-      break;
-    case Dtype::BFloat16:
-      launch_arg<__nv_bfloat16>(p);
-      break;
-    case Dtype::Int64:
-      launch_arg<int64_t>(p);
-      break;
-    default:
-      return "dtype not supported by the CUDA argmax/argmin kernel";
-  }
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+  return launch_for_dtype<true>(p.dtype, "dtype not supported by the CUDA argmax/argmin kernel",
+                                 [&](auto tag) { launch_arg<decltype(tag)>(p); });
 }
 
 int64_t reduce_workspace_bytes(const ReduceLaunch& p) {
@@ -306,27 +287,8 @@ int64_t reduce_workspace_bytes(const ReduceLaunch& p) {
 
 const char* reduce(const ReduceLaunch& p) {
   if (p.outer * p.inner == 0) return nullptr;
-  switch (p.dtype) {
-    case Dtype::Float32:
-      run<float>(p);
-      break;
-    case Dtype::Float64:
-      run<double>(p);
-      break;
-    case Dtype::Float16:
-      run<__half>(p);
-      break;
-    case Dtype::BFloat16:
-      run<__nv_bfloat16>(p);
-      break;
-    case Dtype::Int64:
-      run<int64_t>(p);
-      break;
-    default:
-      return "dtype not supported by the CUDA reduction kernels";
-  }
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+  return launch_for_dtype<true>(p.dtype, "dtype not supported by the CUDA reduction kernels",
+                                 [&](auto tag) { run<decltype(tag)>(p); });
 }
 
 }  // namespace structops::cuda_kernels

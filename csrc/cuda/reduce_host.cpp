@@ -2,6 +2,7 @@
 // the result dtype and laid out as [outer, n, inner] for the torch-free kernels of reduce.cu.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
 #include <structops/cpu_pointwise.h>  // cpu::operand
+#include <structops/cpu_reduce.h>     // cpu::reduced_rows
 #include <structops/ops/all_dims.h>
 #include <structops/ops/amax.h>
 #include <structops/ops/amin.h>
@@ -81,15 +82,8 @@ void arg_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::
                      const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
-  // The reduced dims last, in order (a full reduction indexes the flattened tensor), rows contiguous.
-  c10::SmallVector<int64_t, 8> order;
-  int64_t n = 1;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (std::find(reduced_dims.begin(), reduced_dims.end(), d) == reduced_dims.end()) order.push_back(d);
-  }
-  for (int64_t d : reduced_dims) order.push_back(d), n *= self.size(d);
   const at::ScalarType t = has_kernel(self.scalar_type()) ? self.scalar_type() : at::kLong;  // exact for ints
-  const at::Tensor x = cpu::operand(self, t, out.device()).permute(order).contiguous();
+  const auto [x, n] = cpu::reduced_rows(cpu::operand(self, t, out.device()), reduced_dims);
   ReduceLaunch p;
   p.dtype = static_cast<Dtype>(t);
   p.op = op;

@@ -18,6 +18,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 
 namespace structops::cpu {
 
@@ -42,5 +43,37 @@ MmKernel mm_choose(int64_t m, int64_t n, int64_t k, at::ScalarType dtype);
 // mm_choose, then that kernel.
 void mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Scalar& beta,
         const at::Scalar& alpha);
+
+// Whether addmm's self takes part: beta as the kernel sees it (an integral result truncates it,
+// as torch's integer gemm does) is non-zero.
+inline bool addmm_uses_self(const at::Scalar& beta, at::ScalarType dtype) {
+  if (at::isIntegralType(dtype, /*includeBool=*/true)) return beta.to<int64_t>() != 0;
+  return beta.toComplexDouble() != 0.0;
+}
+
+// addmm and linear on any gemm(a, b, c, beta, alpha) with mm's contract above: cpu::mm here, the
+// CUDA kernels in csrc/cuda/mm_host.cpp. out has the meta's shape, contiguous.
+template <typename Gemm>
+void addmm_with(Gemm&& gemm, const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                const at::Scalar& beta, const at::Scalar& alpha, const at::Tensor& out) {
+  const bool with_self = addmm_uses_self(beta, out.scalar_type());
+  if (with_self && !out.is_same(self)) out.copy_(self.expand(out.sizes()));
+  gemm(mat1, mat2, out, with_self ? beta : at::Scalar(0), alpha);
+}
+
+// [*batch, k] @ [n, k].T as one [rows, k] @ [k, n] product into out viewed as [rows, n]; a 1-D
+// weight is [1, k] and out's missing feature dim a size-1 one; the bias is broadcast into out first.
+template <typename Gemm>
+void linear_with(Gemm&& gemm, const at::Tensor& input, const at::Tensor& weight,
+                 const std::optional<at::Tensor>& bias, const at::Tensor& out) {
+  const int64_t k = input.size(-1);
+  const at::Tensor w = weight.dim() == 1 ? weight.unsqueeze(0) : weight;
+  const int64_t n = w.size(0);
+  const at::Tensor a = input.reshape({-1, k});
+  at::Tensor o = out.view({a.size(0), n});
+  const bool with_bias = bias.has_value() && bias->defined();
+  if (with_bias) o.copy_(bias->reshape({1, n}).expand({a.size(0), n}));
+  gemm(a, w.t(), o, with_bias ? 1 : 0, 1);
+}
 
 }  // namespace structops::cpu

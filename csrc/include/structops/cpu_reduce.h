@@ -73,6 +73,23 @@ SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, int64_t 
 
 }  // namespace detail
 
+// `self` as rows: the reduced dims moved last, in order (so a full reduction runs over the
+// flattened tensor, as argmax's index needs), made contiguous; `n` elements per row. For the
+// reductions that need whole rows (argmax, logsumexp, var on CUDA) rather than cpu::reduce's folds.
+struct ReducedRows {
+  at::Tensor data;
+  int64_t n;
+};
+inline ReducedRows reduced_rows(const at::Tensor& self, at::IntArrayRef reduced_dims) {
+  c10::SmallVector<int64_t, 8> order;
+  int64_t n = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (std::find(reduced_dims.begin(), reduced_dims.end(), d) == reduced_dims.end()) order.push_back(d);
+  }
+  for (int64_t d : reduced_dims) order.push_back(d), n *= self.size(d);
+  return {self.permute(order).contiguous(), n};
+}
+
 // out[kept] = finish(reduce over reduced_dims of self), out contiguous with numel = prod(kept).
 // reduced_dims are the meta function's dims(self, dim): None or [] already expanded to every dim.
 // `self` holds in_t elements; `out` holds out_t.

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <limits>
 
+#include <structops/pointwise_launch.h>  // Dtype
+
 namespace structops::cuda_kernels {
 
 constexpr int kWarp = 32;
@@ -94,6 +96,37 @@ inline int sm_count() {
 
 inline int grid_for(int64_t tasks, int per_sm) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tasks, static_cast<int64_t>(sm_count()) * per_sm)));
+}
+
+// Calls launch(T{}) with T the device type of `dtype` (float, double, __half, __nv_bfloat16, and
+// int64_t where kInt64), then returns nullptr or the CUDA error; `unsupported` for other dtypes.
+template <bool kInt64, typename F>
+const char* launch_for_dtype(Dtype dtype, const char* unsupported, F&& launch) {
+  switch (dtype) {
+    case Dtype::Float32:
+      launch(float{});
+      break;
+    case Dtype::Float64:
+      launch(double{});
+      break;
+    case Dtype::Float16:
+      launch(__half{});
+      break;
+    case Dtype::BFloat16:
+      launch(__nv_bfloat16{});
+      break;
+    case Dtype::Int64:
+      if constexpr (!kInt64) {
+        return unsupported;
+      } else {
+        launch(int64_t{});
+        break;
+      }
+    default:
+      return unsupported;
+  }
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
 }
 
 }  // namespace structops::cuda_kernels
