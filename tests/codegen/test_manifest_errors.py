@@ -16,7 +16,7 @@ CASES = {
     "unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  colour: red\n",
         ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func, structured, "
-        "structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta, pointwise"),
+        "structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta, pointwise, kernels"),
     ),
     "pytorch_only_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  autogen: neg.out\n",
