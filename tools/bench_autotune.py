@@ -15,6 +15,7 @@ nothing (all decisions read from disk).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -26,12 +27,12 @@ from pathlib import Path
 if __name__ == "__main__" and "STRUCTOPS_AUTOTUNE_CACHE_DIR" not in os.environ:
     os.environ["STRUCTOPS_AUTOTUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="structops-bench-autotune-")
 
-import structops  # noqa: E402
-import torch  # noqa: E402
-from structops import autotune  # noqa: E402
+import structops
+import torch
+from structops import autotune
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_pointwise import median_time  # noqa: E402
+from bench_pointwise import median_time
 
 
 def cases(device: str, quick: bool) -> list[tuple[str, str, tuple, object, object]]:
@@ -74,12 +75,14 @@ def main() -> None:
     head = f"{'case':<28} {'first call':>10} {'tuning':>8}  {'variants (median us)':<52} {'pick':<17} {'to best':>7} {'torch/pick':>10}"
     print(head)
     distances, ratios = [], []
-    for label, op, call_args, ours, theirs in cases(device, args.quick):
+    for label, op, call_args, ours_fn, theirs_fn in cases(device, args.quick):
+        ours = functools.partial(ours_fn, *call_args)
+        theirs = functools.partial(theirs_fn, *call_args)
         before = len(autotune.decisions())
         sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
         sync()
         t0 = time.perf_counter()
-        ours(*call_args)
+        ours()
         sync()
         first = time.perf_counter() - t0
         new = autotune.decisions()[before:]
@@ -88,14 +91,14 @@ def main() -> None:
         times = {}
         for v in variants:
             with autotune.pin(f"{op}@{device}", v):
-                times[v] = median_time(lambda: ours(*call_args), device) * 1e6
+                times[v] = median_time(ours, device) * 1e6
         eligible = {v: us for v, us in times.items() if decision and
                     next(t for t in decision["timings"] if t["variant"] == v)["error"] != "not eligible"}
         pick = decision["pick"] if decision else "?"
         best = min(eligible.values()) if eligible else float("nan")
         distance = eligible.get(pick, float("nan")) / best - 1 if eligible else float("nan")
-        torch_us = median_time(lambda: theirs(*call_args), device) * 1e6
-        ours_us = median_time(lambda: ours(*call_args), device) * 1e6
+        torch_us = median_time(theirs, device) * 1e6
+        ours_us = median_time(ours, device) * 1e6
         distances.append(distance)
         ratios.append(torch_us / ours_us)
         shown = ", ".join(f"{v} {us:.1f}" + ("" if v in eligible else " (n/e)") for v, us in times.items())
