@@ -239,33 +239,50 @@ std::string device_name(at::Device d) {
 
 // --- process state ---------------------------------------------------------------------------
 
+
+// What a decision in memory is looked up by, on every call: no allocation, no string building.
+struct MemoryKey {
+  const OpKernels* op;  // generated statics: one per (op, device type)
+  int8_t device_index;
+  at::ScalarType dtype;
+  uint64_t eligible;  // bit i: variant i is eligible
+  Key key;
+  bool operator==(const MemoryKey& o) const {
+    return op == o.op && device_index == o.device_index && dtype == o.dtype && eligible == o.eligible && key == o.key;
+  }
+};
+
+struct MemoryKeyHash {
+  size_t operator()(const MemoryKey& k) const {
+    uint64_t h = reinterpret_cast<uintptr_t>(k.op) ^ (static_cast<uint64_t>(k.device_index) << 8) ^
+                 (static_cast<uint64_t>(k.dtype) << 16) ^ (k.eligible << 24);
+    for (const int64_t v : k.key) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+MemoryKey memory_key(const OpKernels& op, at::Device device, at::ScalarType dtype, const Key& key,
+                     c10::ArrayRef<bool> eligible) {
+  uint64_t mask = 0;
+  for (size_t i = 0; i < eligible.size() && i < 64; ++i) mask |= static_cast<uint64_t>(eligible[i]) << i;
+  return MemoryKey{&op, device.index(), dtype, mask, key};
+}
+
 struct State {
   std::shared_mutex mutex;  // guards picks, pins, log
-  std::unordered_map<std::string, int> picks;  // memory key -> variant index
+  std::unordered_map<MemoryKey, int, MemoryKeyHash> picks;  // -> variant index
   std::map<std::string, std::string> pins;     // structops.autotune.pin(): op -> variant ("" = unpinned)
   std::vector<Decision> log;
   std::recursive_mutex tuning;  // one tuning at a time (timings must not overlap); recursive: a
                                 // variant may itself call a tuned op
   std::atomic<int64_t> timed{0}, disk_hits{0};
+  std::atomic<bool> has_pins{false};  // any autotune.pin(): lets unpinned calls skip the lookup
   std::once_flag unwritable_warned;
 };
 
 State& state() {
   static State s;
   return s;
-}
-
-std::string memory_key(const OpKernels& op, at::Device device, at::ScalarType dtype, const Key& key,
-                       c10::ArrayRef<bool> eligible) {
-  std::string k = op.op;
-  k += '|';
-  k += device.str();
-  k += '|';
-  k += c10::toString(dtype);
-  for (const int64_t v : key) k += ',' + std::to_string(v);
-  k += '|';
-  for (const bool e : eligible) k += e ? '1' : '0';
-  return k;
 }
 
 std::string key_json(const Key& key) {
@@ -430,6 +447,7 @@ void log_decision(const Decision& d) {
 }
 
 std::optional<int> pinned(const OpKernels& op, c10::ArrayRef<bool> eligible) {
+  if (config().pins.empty() && !state().has_pins.load(std::memory_order_relaxed)) return std::nullopt;
   // "op@cuda" pins one device type's variant, "op" every device's.
   const std::string qualified = op.op + "@" + c10::DeviceTypeName(op.device_type, /*lower_case=*/true);
   std::string name;
@@ -470,7 +488,7 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
   if (auto p = pinned(op, eligible)) return *p;
   if (!config().enabled) return first_eligible(eligible);
   State& s = state();
-  const std::string mkey = memory_key(op, device, dtype, key, eligible);
+  const MemoryKey mkey = memory_key(op, device, dtype, key, eligible);
   {
     std::shared_lock lock(s.mutex);
     if (auto it = s.picks.find(mkey); it != s.picks.end()) return it->second;
@@ -557,12 +575,17 @@ double measure(at::Device device, c10::function_ref<void()> run) {
   sync();
   std::vector<double> times;
   const auto begin = clock::now();
+  const auto time_once = device.is_cuda() ? cuda_hooks().time_once : nullptr;
   while (static_cast<int>(times.size()) < kMaxRepeats) {
     const auto t0 = clock::now();
-    run();
-    sync();
+    if (time_once != nullptr) {
+      times.push_back(time_once(device, run));  // device time, not launch overhead plus a sync
+    } else {
+      run();
+      sync();
+      times.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+    }
     const auto t1 = clock::now();
-    times.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     if (static_cast<int>(times.size()) >= kMinRepeats &&
         std::chrono::duration<double, std::milli>(t1 - begin).count() >= kBudgetMs) {
       break;
@@ -594,6 +617,7 @@ void set_pin(const std::string& op, const std::string& name) {
   } else {
     state().pins[op] = name;
   }
+  state().has_pins = !state().pins.empty();
 }
 
 std::string cache_dir() { return config().cache_dir; }

@@ -4,8 +4,9 @@
     .venv/bin/python tools/bench_linalg.py --threads 1    # one thread
 
 For mm it times both CPU kernels of structops/cpu_mm.h on their own (`blocked`: our GEMM,
-`aten`: ATen/BLAS through structops; each in a subprocess, as STRUCTOPS_MM_KERNEL is read once)
-and the default (`auto`: the heuristic's pick), against torch.mm; then addmm and linear. It prints
+`aten`: ATen/BLAS through structops; each pinned in a subprocess, as the pins are read once)
+and the default (`auto`: structops.autotune's pick per shape bucket, tuned in the warm-up call),
+against torch.mm; then addmm and linear (cpu_mm.h's mm_choose heuristic). It prints
 the median time, GFLOP/s and the ratio torch / structops (> 1: structops is faster).
 """
 
@@ -17,6 +18,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -67,7 +69,9 @@ def main() -> None:
     for dtype in args.dtypes.split(","):
         runs = {}
         for kernel in ("blocked", "aten", ""):
-            env = {**os.environ, "STRUCTOPS_MM_KERNEL": kernel}
+            # "auto": mm's variant picked by structops.autotune (a fresh cache dir per child).
+            env = {**os.environ, "STRUCTOPS_MM_KERNEL": kernel, "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel}" if kernel else "",
+                   "STRUCTOPS_AUTOTUNE_CACHE_DIR": tempfile.mkdtemp(prefix="structops-bench-linalg-")}
             cmd = [sys.executable, __file__, "--child", dtype, "--threads", str(torch.get_num_threads())]
             runs[kernel or "auto"] = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True,
                                                               text=True).stdout)

@@ -58,7 +58,8 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
            c10::ArrayRef<bool> eligible, c10::function_ref<double(int)> time_variant);
 
 // The median time of `run` in microseconds: one warm-up call, then repeats until about
-// kBudgetMs of work or kMaxRepeats calls (at least kMinRepeats). Synchronises CUDA devices.
+// kBudgetMs of work or kMaxRepeats calls (at least kMinRepeats); on CUDA each call is timed with
+// events on the current stream.
 double measure(at::Device device, c10::function_ref<void()> run);
 
 // An uninitialised tensor with t's sizes, strides, dtype and device: where a timed variant writes.
@@ -100,6 +101,8 @@ struct DeviceHooks {
   std::string (*device_name)(at::Device) = nullptr;
   std::string (*runtime_version)() = nullptr;
   void (*synchronize)(at::Device) = nullptr;
+  // One call of run, timed with CUDA events on the current stream, in microseconds.
+  double (*time_once)(at::Device, c10::function_ref<void()> run) = nullptr;
 };
 void register_cuda_hooks(const DeviceHooks& hooks);
 
