@@ -1,0 +1,114 @@
+// Device side of index_select, embedding, take and gather (structops/index_launch.h): CUDA and our
+// own headers only, no torch (ARCHITECTURE decision 6). One thread per output element in
+// grid-stride loops; adjacent threads write adjacent output elements (coalesced stores; the reads
+// are gathers). Offsets into self are 64-bit always; the divisions that split an output position
+// into coordinates use uint32 where every output position fits (cheaper than 64-bit division).
+// Elements are moved as unsigned integers of their size (a 16-byte struct for complex128).
+#include <cstdint>
+
+#include <structops/cuda/block_reduce.cuh>  // kBlock, grid_for
+#include <structops/index_launch.h>
+
+namespace structops::cuda_kernels {
+namespace {
+
+struct alignas(16) Bytes16 {
+  uint64_t lo, hi;
+};
+
+template <typename N>
+__device__ N first_index() {
+  return static_cast<N>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+template <typename N>
+__device__ N grid_stride() {
+  return static_cast<N>(gridDim.x) * blockDim.x;
+}
+
+template <typename T, typename I, typename N>
+__global__ void __launch_bounds__(kBlock) select_kernel(const T* __restrict__ self, const I* __restrict__ index,
+                                                        T* __restrict__ out, N numel, int64_t size, N n, N inner) {
+  for (N e = first_index<N>(); e < numel; e += grid_stride<N>()) {
+    const N row = e / inner, k = e - row * inner;
+    const N o = row / n, i = row - o * n;
+    out[e] = self[(static_cast<int64_t>(o) * size + static_cast<int64_t>(index[i])) * static_cast<int64_t>(inner) + k];
+  }
+}
+
+template <typename T, typename N>
+__global__ void __launch_bounds__(kBlock) take_kernel(const T* __restrict__ self, const int64_t* __restrict__ index,
+                                                      T* __restrict__ out, N numel, int64_t size) {
+  for (N e = first_index<N>(); e < numel; e += grid_stride<N>()) {
+    const int64_t v = index[e];
+    out[e] = self[v < 0 ? v + size : v];
+  }
+}
+
+template <typename T, typename I, typename N>
+__global__ void __launch_bounds__(kBlock) gather_kernel(IndexLaunch p) {
+  const T* self = static_cast<const T*>(p.self);
+  const I* index = static_cast<const I*>(p.index);
+  T* out = static_cast<T*>(p.out);
+  for (N e = first_index<N>(); e < static_cast<N>(p.numel); e += grid_stride<N>()) {
+    N rem = e;
+    int64_t offset = static_cast<int64_t>(index[e]) * p.self_strides[p.dim];
+    for (int d = p.ndim - 1; d >= 0; --d) {
+      const N size = static_cast<N>(p.sizes[d]);
+      const N q = rem / size;
+      if (d != p.dim) offset += static_cast<int64_t>(rem - q * size) * p.self_strides[d];
+      rem = q;
+    }
+    out[e] = self[offset];
+  }
+}
+
+template <typename T, typename I, typename N>
+void launch_typed(const IndexLaunch& p) {
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  const int grid = grid_for((p.numel + kBlock - 1) / kBlock, 8);
+  const T* self = static_cast<const T*>(p.self);
+  T* out = static_cast<T*>(p.out);
+  switch (p.op) {
+    case IndexOp::Select:
+      select_kernel<T, I, N><<<grid, kBlock, 0, stream>>>(self, static_cast<const I*>(p.index), out,
+                                                          static_cast<N>(p.numel), p.size, static_cast<N>(p.n),
+                                                          static_cast<N>(p.inner));
+      break;
+    case IndexOp::Take:
+      take_kernel<T, N><<<grid, kBlock, 0, stream>>>(self, static_cast<const int64_t*>(p.index), out,
+                                                     static_cast<N>(p.numel), p.size);
+      break;
+    case IndexOp::Gather:
+      gather_kernel<T, I, N><<<grid, kBlock, 0, stream>>>(p);
+      break;
+  }
+}
+
+template <typename T>
+void launch(const IndexLaunch& p) {
+  // uint32 positions need every output position and the grid-stride step below 2^32.
+  const bool narrow = p.numel + static_cast<int64_t>(sm_count()) * 8 * kBlock < (int64_t{1} << 32);
+  if (p.index_int32) {
+    narrow ? launch_typed<T, int32_t, uint32_t>(p) : launch_typed<T, int32_t, int64_t>(p);
+  } else {
+    narrow ? launch_typed<T, int64_t, uint32_t>(p) : launch_typed<T, int64_t, int64_t>(p);
+  }
+}
+
+}  // namespace
+
+const char* index(const IndexLaunch& p) {
+  if (p.numel == 0) return nullptr;
+  switch (p.element_size) {
+    case 1: launch<uint8_t>(p); break;
+    case 2: launch<uint16_t>(p); break;
+    case 4: launch<uint32_t>(p); break;
+    case 8: launch<uint64_t>(p); break;
+    case 16: launch<Bytes16>(p); break;
+    default: return "element size not supported by the CUDA indexing kernels";
+  }
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+}
+
+}  // namespace structops::cuda_kernels

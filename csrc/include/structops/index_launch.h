@@ -1,0 +1,45 @@
+// What the CUDA host glue of index_select, gather, take and embedding (csrc/cuda/index_host.cpp)
+// hands to the torch-free device code (csrc/cuda/index.cu): plain data, so nvcc compiles the
+// kernels without torch (ARCHITECTURE decision 6). The kernels move elements and never compute
+// with them, so they see an element size, not a dtype: one instantiation serves float, int32 and
+// complex32 alike. Index values have been checked by the host glue before the launch.
+#pragma once
+
+#include <cstdint>
+
+#include <structops/pointwise_launch.h>  // kPointwiseMaxDims
+
+namespace structops {
+
+enum class IndexOp : int8_t {
+  // out[o, i, k] = self[o, index[i], k] over a contiguous self [outer, size, inner] and a contiguous
+  // out [outer, n, inner]; embedding is the case outer == 1 (self = weight [size, inner]).
+  Select,
+  // out[e] = self[index[e] (+ size where negative)], self flat and contiguous with `size` elements.
+  Take,
+  // out (contiguous, `sizes`) = self at out's coordinates with coordinate `dim` replaced by
+  // index[e] (index contiguous like out); self is read through `self_strides` (any layout).
+  Gather,
+};
+
+struct IndexLaunch {
+  IndexOp op;
+  int element_size = 4;  // bytes of one element of self and out: 1, 2, 4, 8 or 16
+  bool index_int32 = false;  // the index holds int32 (else int64)
+  int64_t numel = 0;         // elements of out
+  int64_t outer = 1, size = 0, n = 0, inner = 1;  // Select, Take
+  int ndim = 0, dim = 0;                          // Gather
+  int64_t sizes[kPointwiseMaxDims] = {};
+  int64_t self_strides[kPointwiseMaxDims] = {};
+  const void* self = nullptr;
+  const void* index = nullptr;
+  void* out = nullptr;
+  void* stream = nullptr;  // cudaStream_t
+};
+
+namespace cuda_kernels {
+// Launches on p.stream; returns nullptr or the CUDA error string.
+const char* index(const IndexLaunch& p);
+}  // namespace cuda_kernels
+
+}  // namespace structops
