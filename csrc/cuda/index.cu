@@ -4,6 +4,8 @@
 // are gathers). Offsets into self are 64-bit always; the divisions that split an output position
 // into coordinates use uint32 where every output position fits (cheaper than 64-bit division).
 // Elements are moved as unsigned integers of their size (a 16-byte struct for complex128).
+// embedding_bag (at the end) computes: a warp per bag, the lanes over the row's d columns (coalesced
+// reads of each picked row), the bag's indices walked in order per column, in acc_t.
 #include <cstdint>
 
 #include <structops/cuda/block_reduce.cuh>  // kBlock, grid_for
@@ -95,7 +97,48 @@ void launch(const IndexLaunch& p) {
   }
 }
 
+// A warp per bag (kBlock / kWarp bags per block); lane j handles columns j, j + 32, ...
+template <typename T, typename I>
+__global__ void __launch_bounds__(kBlock) embedding_bag_kernel(EmbeddingBagLaunch p) {
+  using A = acc_t<T>;
+  const T* weight = static_cast<const T*>(p.weight);
+  const I* indices = static_cast<const I*>(p.indices);
+  const I* offsets = static_cast<const I*>(p.offsets);
+  const T* scale = static_cast<const T*>(p.per_sample_weights);
+  T* out = static_cast<T*>(p.out);
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
+  for (int64_t b = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; b < p.bags; b += warps) {
+    const int64_t begin = offsets[b], end = b + 1 < p.noff ? static_cast<int64_t>(offsets[b + 1]) : p.n;
+    for (int64_t j = lane; j < p.d; j += kWarp) {
+      A acc = A(0);
+      for (int64_t k = begin; k < end; ++k) {
+        const A x = static_cast<A>(weight[static_cast<int64_t>(indices[k]) * p.d + j]);
+        if (p.mode == 2) acc = k == begin || x > acc ? x : acc;  // max as torch: NaN never replaces, and stays
+        else acc += scale ? x * static_cast<A>(scale[k]) : x;
+      }
+      if (p.mode == 1 && end > begin) acc /= static_cast<A>(end - begin);
+      out[b * p.d + j] = static_cast<T>(acc);
+    }
+  }
+}
+
+template <typename T>
+void launch_embedding_bag(const EmbeddingBagLaunch& p) {
+  constexpr int kBagsPerBlock = kBlock / kWarp;
+  const int grid = grid_for((p.bags + kBagsPerBlock - 1) / kBagsPerBlock, 8);
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  if (p.index_int32) embedding_bag_kernel<T, int32_t><<<grid, kBlock, 0, stream>>>(p);
+  else embedding_bag_kernel<T, int64_t><<<grid, kBlock, 0, stream>>>(p);
+}
+
 }  // namespace
+
+const char* embedding_bag(const EmbeddingBagLaunch& p) {
+  if (p.bags == 0 || p.d == 0) return nullptr;
+  return launch_for_dtype<false>(p.dtype, "dtype not supported by the CUDA embedding_bag kernel",
+                                 [&](auto tag) { launch_embedding_bag<decltype(tag)>(p); });
+}
 
 const char* index(const IndexLaunch& p) {
   if (p.numel == 0) return nullptr;

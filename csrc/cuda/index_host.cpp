@@ -1,4 +1,4 @@
-// CUDA host glue of index_select, gather, take and embedding: device guard, current stream,
+// CUDA host glue of index_select, gather, take, embedding and embedding_bag: device guard, current stream,
 // contiguous operands, the index values checked before the launch, then the torch-free kernels of
 // index.cu.
 //
@@ -6,10 +6,12 @@
 // (which poisons the CUDA context); here one aminmax and a 16-byte copy to the host (one
 // synchronisation per call) decide whether every value is in range, and only if one is not is the
 // index copied to the host to find the first bad one in index order and raise the CPU impl's
-// message (same text, same IndexError / RuntimeError). Compiled only when the installed torch has
-// CUDA (CMakeLists.txt).
+// message (same text, same IndexError / RuntimeError). embedding_bag's offsets are checked on a
+// host copy of them (a second synchronisation). Compiled only when the installed torch has CUDA
+// (CMakeLists.txt).
 #include <structops/index_launch.h>
 #include <structops/ops/embedding.h>
+#include <structops/ops/embedding_bag.h>
 #include <structops/ops/gather.h>
 #include <structops/ops/index_select.h>
 #include <structops/ops/take.h>
@@ -154,6 +156,47 @@ void gather_out_cuda(const at::Tensor& self, int64_t dim, const at::Tensor& inde
   p.self = s.const_data_ptr();
   p.index = idx.const_data_ptr();
   launch("gather", p, out);
+}
+
+void embedding_bag_out_cuda(const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets,
+                            bool /*scale_grad_by_freq*/, int64_t mode, bool /*sparse*/,
+                            const std::optional<at::Tensor>& per_sample_weights, bool include_last_offset,
+                            at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  const int64_t rows = weight.size(0), d = weight.size(1), n = indices.numel(), bags = out.size(0);
+  const int64_t noff = offsets.numel();
+  // The CPU impl's offset checks, on a host copy of the offsets (they are data the shapes cannot check).
+  const at::Tensor off_host = offsets.to(at::kCPU, at::kLong).contiguous();
+  const int64_t* off = off_host.const_data_ptr<int64_t>();
+  if (noff > 0) {
+    TORCH_CHECK(off[0] == 0, "embedding_bag: offsets[0] must be 0 (the first bag starts at the first index), got ",
+                off[0]);
+  }
+  for (int64_t i = 1; i < noff; ++i) {
+    TORCH_CHECK(off[i] >= off[i - 1] && off[i] <= n, "embedding_bag: 'offsets' must be non-decreasing and at most ",
+                n, " (the number of indices), got offsets[", i, "]=", off[i], " after ", off[i - 1]);
+  }
+  if (bags == 0 || d == 0) return;
+  // The indices some bag reads (with include_last_offset, those after the last offset are in none).
+  const int64_t used = include_last_offset && noff > 0 ? off[noff - 1] : n;
+  check_indices("embedding_bag", "weight", "indices", indices.narrow(0, 0, used), rows, /*index_error=*/true, -1,
+                /*negative_ok=*/false, "rows");
+  const at::Tensor w = weight.contiguous(), ix = indices.contiguous(), of = offsets.contiguous();
+  const bool weighted = per_sample_weights.has_value() && per_sample_weights->defined();
+  const at::Tensor psw = weighted ? per_sample_weights->contiguous() : at::Tensor();
+  EmbeddingBagLaunch p;
+  p.dtype = static_cast<Dtype>(weight.scalar_type());
+  p.index_int32 = indices.scalar_type() == at::kInt;
+  p.rows = rows, p.d = d, p.n = n, p.noff = noff, p.bags = bags;
+  p.mode = mode;
+  p.weight = w.const_data_ptr();
+  p.indices = ix.const_data_ptr();
+  p.offsets = of.const_data_ptr();
+  p.per_sample_weights = weighted ? psw.const_data_ptr() : nullptr;
+  p.out = out.data_ptr();  // contiguous: the meta layout
+  p.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::embedding_bag(p);
+  TORCH_CHECK(error == nullptr, "embedding_bag: CUDA kernel failed for dtype ", weight.scalar_type(), ": ", error);
 }
 
 }  // namespace structops::impl

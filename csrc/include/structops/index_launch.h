@@ -1,4 +1,4 @@
-// What the CUDA host glue of index_select, gather, take and embedding (csrc/cuda/index_host.cpp)
+// What the CUDA host glue of index_select, gather, take, embedding and embedding_bag (csrc/cuda/index_host.cpp)
 // hands to the torch-free device code (csrc/cuda/index.cu): plain data, so nvcc compiles the
 // kernels without torch (ARCHITECTURE decision 6). The kernels move elements and never compute
 // with them, so they see an element size, not a dtype: one instantiation serves float, int32 and
@@ -37,9 +37,27 @@ struct IndexLaunch {
   void* stream = nullptr;  // cudaStream_t
 };
 
+// embedding_bag: bag b of a contiguous weight [rows, d] reduces the rows indices[offsets[b] :
+// end_b] (end_b = offsets[b + 1], or n for the last offset) into out[b] (contiguous [bags, d]):
+// mode 0 sum (each row scaled by per_sample_weights[k] if given), 1 mean, 2 max; an empty bag is
+// zeros. Indices and offsets (both int32 or both int64, contiguous) have been checked by the glue.
+struct EmbeddingBagLaunch {
+  Dtype dtype;  // weight, per_sample_weights and out: float32/64, float16 or bfloat16
+  bool index_int32 = false;
+  int64_t rows = 0, d = 0, n = 0, noff = 0, bags = 0;
+  int64_t mode = 0;
+  const void* weight = nullptr;
+  const void* indices = nullptr;
+  const void* offsets = nullptr;
+  const void* per_sample_weights = nullptr;
+  void* out = nullptr;
+  void* stream = nullptr;  // cudaStream_t
+};
+
 namespace cuda_kernels {
-// Launches on p.stream; returns nullptr or the CUDA error string.
+// Launch on p.stream; return nullptr or the CUDA error string.
 const char* index(const IndexLaunch& p);
+const char* embedding_bag(const EmbeddingBagLaunch& p);
 }  // namespace cuda_kernels
 
 }  // namespace structops
