@@ -13,7 +13,9 @@
 // batch_norm (structops/normalization_launch.h), at the end: three kernels over a contiguous
 // [N, C, S] input. Statistics: block (k, c) reduces chunk k of channel c's N * S elements to
 // (mean, sum of squared deviations, count), two passes over the chunk; there are more chunks per
-// channel the fewer channels there are, so every SM works. Finish: a thread per channel merges its
+// channel the fewer channels there are, so every SM works. An [N, C] input (S == 1) takes the
+// columns variant instead: a block reduces a chunk of rows for 32 adjacent channels, so the loads
+// of a warp are one contiguous run rather than 32 values C apart. Finish: a thread per channel merges its
 // chunks (Chan's formula, in a fixed order, in double), writes save_mean / save_invstd, updates
 // the running statistics and leaves y = x * scale[c] + shift[c] in the workspace (evaluation:
 // from the running statistics alone). Normalise: one thread per element, grid-stride, 64-bit.
@@ -250,12 +252,66 @@ namespace {
 constexpr int64_t kBatchNormChunk = 4096;  // fewest elements of a channel one statistics block reduces
 constexpr int kBatchNormMaxChunks = 1024;
 
+constexpr int kColumnChannels = kWarp;             // columns path: channels per block (threadIdx.x)
+constexpr int kColumnRows = kBlock / kColumnChannels;  // rows of threads (threadIdx.y) splitting a chunk
+constexpr int64_t kColumnChunk = 256;              // fewest rows of a column chunk
+
+// [N, C] (S == 1): a channel's values are C apart, so blocks take 32 adjacent channels (coalesced).
+bool batch_norm_columns(const BatchNormLaunch& p) { return p.S == 1; }
+
 int batch_norm_chunks(const BatchNormLaunch& p) {
   if (!p.training || p.C == 0) return 0;
   const int64_t count = p.N * p.S;
-  const int64_t wanted = (4 * static_cast<int64_t>(sm_count()) + p.C - 1) / p.C;  // blocks to fill the GPU
-  const int64_t most = std::max<int64_t>(1, count / kBatchNormChunk);
+  const int64_t channel_blocks = batch_norm_columns(p) ? (p.C + kColumnChannels - 1) / kColumnChannels : p.C;
+  const int64_t wanted = (4 * static_cast<int64_t>(sm_count()) + channel_blocks - 1) / channel_blocks;  // fill the GPU
+  const int64_t most = std::max<int64_t>(1, count / (batch_norm_columns(p) ? kColumnChunk : kBatchNormChunk));
   return static_cast<int>(std::clamp<int64_t>(std::min(wanted, most), 1, kBatchNormMaxChunks));
+}
+
+// Columns path: block (x, k) reduces rows chunk k of channels 32x .. 32x + 31 of an [N, C] input,
+// thread (tx, ty) one channel's every kColumnRows-th row; two passes (mean, squared deviations).
+template <typename T>
+__global__ void __launch_bounds__(kBlock) batch_norm_column_stats_kernel(BatchNormLaunch p, int chunks,
+                                                                         Partial* partials) {
+  using A = acc_t<T>;
+  __shared__ A shared[kColumnRows][kColumnChannels + 1];
+  __shared__ A means[kColumnChannels];
+  const T* x = static_cast<const T*>(p.in);
+  const int tx = threadIdx.x % kColumnChannels, ty = threadIdx.x / kColumnChannels;
+  const int64_t len = (p.N + chunks - 1) / chunks, lo = blockIdx.y * len, hi = min(p.N, lo + len);
+  for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * kColumnChannels; c0 < p.C;
+       c0 += static_cast<int64_t>(gridDim.x) * kColumnChannels) {  // uniform across the block
+    const int64_t c = c0 + tx;
+    A sum = 0;
+    if (c < p.C) {
+      for (int64_t r = lo + ty; r < hi; r += kColumnRows) sum += load(x, r * p.C + c);
+    }
+    shared[ty][tx] = sum;
+    __syncthreads();
+    if (ty == 0) {
+      A total = 0;
+      for (int k = 0; k < kColumnRows; ++k) total += shared[k][tx];
+      means[tx] = hi > lo ? total / static_cast<A>(hi - lo) : A(0);
+    }
+    __syncthreads();
+    const A mean = means[tx];
+    A sq = 0;
+    if (c < p.C) {
+      for (int64_t r = lo + ty; r < hi; r += kColumnRows) {
+        const A d = load(x, r * p.C + c) - mean;
+        sq += d * d;
+      }
+    }
+    shared[ty][tx] = sq;
+    __syncthreads();
+    if (ty == 0 && c < p.C) {
+      A total = 0;
+      for (int k = 0; k < kColumnRows; ++k) total += shared[k][tx];
+      partials[c * chunks + blockIdx.y] =
+          Partial{static_cast<double>(mean), static_cast<double>(total), static_cast<double>(hi > lo ? hi - lo : 0)};
+    }
+    __syncthreads();  // shared and means are rewritten for the next channels
+  }
 }
 
 // Element j of channel c's N * S elements. I: uint32_t where every offset fits (cheaper division).
@@ -370,7 +426,11 @@ void launch_batch_norm(const BatchNormLaunch& p) {
   const int64_t numel = p.N * p.C * p.S;
   // uint32 index math needs every offset and the grid-stride step below 2^32
   const bool narrow = numel + static_cast<int64_t>(sm_count()) * 8 * kBlock < (int64_t{1} << 32);
-  if (p.training) {
+  if (p.training && batch_norm_columns(p)) {
+    const int64_t channel_blocks = (p.C + kColumnChannels - 1) / kColumnChannels;
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>(channel_blocks, 1 << 30)), chunks);
+    batch_norm_column_stats_kernel<T><<<grid, kBlock, 0, stream>>>(p, chunks, partials);
+  } else if (p.training) {
     const dim3 grid(chunks, static_cast<unsigned>(std::min<int64_t>(p.C, 65535)));
     if (narrow) {
       batch_norm_stats_kernel<T, uint32_t><<<grid, kBlock, 0, stream>>>(p, chunks, partials);
