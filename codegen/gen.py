@@ -7,6 +7,7 @@ from pathlib import Path
 from codegen.api import names
 from codegen.dest import (
     conformance_suite,
+    multi_kernel,
     pointwise_kernels,
     python_api,
     registration,
@@ -28,7 +29,8 @@ def fixed_outputs(shards: int) -> list[str]:
     files += [f"src/meta_{i}.cpp" for i in range(shards)]
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
-    for stem in ("kernels_cpu_{}.cpp", "kernels_cuda_{}.cu", "kernels_cuda_host_{}.cpp"):
+    for stem in ("kernels_cpu_{}.cpp", "kernels_cuda_{}.cu", "kernels_cuda_host_{}.cpp", "multi_kernel_cpu_{}.cpp",
+                 "multi_kernel_cuda_{}.cpp"):
         files += ["src/" + stem.format(i) for i in range(shards)]
     files += ["python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py"]
     return files
@@ -68,6 +70,9 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         fm.render(f"src/kernels_cpu_{i}.cpp", "kernels_cpu.cpp.j2", shard=kernel_shard)
         fm.render(f"src/kernels_cuda_{i}.cu", "kernels_cuda.cu.j2", shard=kernel_shard)
         fm.render(f"src/kernels_cuda_host_{i}.cpp", "kernels_cuda_host.cpp.j2", shard=kernel_shard)
+    for key in (DispatchKey.CPU, DispatchKey.CUDA):
+        for i, chooser_shard in enumerate(multi_kernel.chooser_shards(manifest, key, shards)):
+            fm.render(f"src/multi_kernel_{key.value.lower()}_{i}.cpp", "multi_kernel.cpp.j2", shard=chooser_shard)
     functions = python_api.python_functions(manifest)
     fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions)
     fm.render("python/structops/_ops.pyi", "ops.pyi.j2", functions=functions)

@@ -6,6 +6,7 @@ a SpecError naming the file, the line of the offending key and the entry's schem
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,7 +24,9 @@ from codegen.model import (
     SchemaSyntaxError,
     is_tensor_like,
 )
+from codegen.multi_kernel import MultiKernel, parse_kernels
 from codegen.pointwise.model import PointwiseKernel, parse_pointwise, with_default_meta
+from codegen.rules.lower import RuleError, lower_tuning
 from codegen.rules.model import Rule, parse_rule
 
 
@@ -36,7 +39,7 @@ class DispatchKey(enum.Enum):
 # Keys of PyTorch's manifest that structops implements, plus its own additions.
 SUPPORTED_KEYS = (
     "func", "structured", "structured_delegate", "precomputed", "dispatch", "tags", "variants",
-    "doc", "tests", "meta", "pointwise",
+    "doc", "tests", "meta", "pointwise", "kernels",
 )
 # Keys PyTorch knows that structops does not implement yet: named so the error can say so.
 PYTORCH_ONLY_KEYS = (
@@ -96,6 +99,8 @@ class NativeFunction:
     meta_custom: bool = False
     # Pointwise entries: the formula their CPU and CUDA kernels are generated from.
     pointwise: PointwiseKernel | None = None
+    # Several kernels per device, one picked per call by measurement (codegen/multi_kernel.py).
+    kernels: MultiKernel | None = None
 
     @property
     def kind(self) -> SchemaKind:
@@ -141,6 +146,9 @@ class Manifest:
     groups: tuple[StructuredGroup, ...]
     # Entries that name their kernels directly (no meta function): registered as they are.
     unstructured: tuple[NativeFunction, ...]
+    # The folder whose csrc/ holds the hand-written kernels ("" when unknown): kernel variants'
+    # source hashes read it (dest/multi_kernel.py).
+    root: str = ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,9 +320,41 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         rule=rule,
         meta_custom=custom,
         pointwise=parse_pointwise(path, entry, raw_func, schema, rule) if "pointwise" in entry and rule else None,
+        kernels=_parse_kernels(path, entry, raw_func, schema, rule, precomputed, dispatch, structured),
     )
     _check_entry(path, entry, fn)
     return fn
+
+
+def _parse_kernels(path: str, entry: LineDict, op: str, schema: FunctionSchema, rule: Rule | None,
+                   precomputed: Precomputed | None, dispatch: tuple[tuple[DispatchKey, str], ...],
+                   structured: bool) -> MultiKernel | None:
+    if "kernels" not in entry:
+        return None
+    line = entry.line_of("kernels")
+    if not structured or rule is None:
+        raise SpecError(path, line, op, "'kernels' needs a structured op with a meta rule (its tuning key is "
+                        "written in the rule language)", "put 'kernels' on the structured out= overload, which needs 'meta:'")
+    if any(isinstance(o.type, ListType) for o in schema.arguments.out):
+        raise SpecError(path, line, op, "'kernels' does not support Tensor(a!)[] outputs yet",
+                        "give the op one kernel")
+    written = [a.name for a in schema.arguments.non_out if a.is_write]
+    if written:
+        raise SpecError(path, line, op, f"'kernels' does not support ops that write inputs ({', '.join(written)}) yet: "
+                        "timing would need clones of them", "give the op one kernel")
+    mk = parse_kernels(path, entry, op, tuple(k.value for k, _ in dispatch if k is not DispatchKey.Meta),
+                       "pointwise" in entry)
+    replaced = {name for name, _ in precomputed.replace} if precomputed else set()
+    values = tuple((a.name, str(a.type)) for a in precomputed.all_values) if precomputed else ()
+    outs = tuple(o.name for o in schema.arguments.out)
+    try:
+        lower_tuning(rule, "op", replaced, values, outs, mk.key, (), mk.key_line)
+        for _, variants in mk.devices:
+            for v in variants:
+                lower_tuning(rule, "op", replaced, values, outs, (), (v.when,), v.line)
+    except RuleError as e:
+        raise SpecError(path, e.line or line, op, e.problem, e.fix) from None
+    return mk
 
 
 def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
@@ -496,4 +536,5 @@ def _check_dynamic_output_shape(path: str, g: StructuredGroup) -> None:
 
 def load_manifest(path: Path, display_path: str | None = None) -> Manifest:
     shown = display_path or path.name
-    return build_manifest(shown, read_manifest_entries(path, shown))
+    manifest = build_manifest(shown, read_manifest_entries(path, shown))
+    return dataclasses.replace(manifest, root=str(path.resolve().parent))

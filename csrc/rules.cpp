@@ -305,6 +305,21 @@ c10::SymInt item(std::string_view op, std::string_view name, const Dims& values,
   return values[at < 0 ? at + n : at];
 }
 
+c10::SymInt bucket_pow2(const c10::SymInt& x) {
+  const int64_t v = x.expect_int();
+  int64_t b = 1;
+  while (b < v) b <<= 1;
+  return v <= 0 ? 0 : b;
+}
+
+bool innermost(const at::Tensor& t, at::IntArrayRef dims) {
+  int64_t inner = -1;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) > 1 && (inner < 0 || t.stride(d) < t.stride(inner))) inner = d;
+  }
+  return inner >= 0 && std::find(dims.begin(), dims.end(), inner) != dims.end();
+}
+
 c10::SymInt sum(c10::SymIntArrayRef values) {
   c10::SymInt total = 0;
   for (const auto& v : values) total = total + v;

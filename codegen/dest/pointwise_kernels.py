@@ -61,7 +61,7 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
     kernel = fn.pointwise
     assert kernel is not None
     low = kernel.lowered
-    decls = {k.key: k for k in op_header(group).kernels}
+    decls = {k.key: k for k in op_header(group).kernels if k.variant is None}
     fields: list[Field] = []
     conditions = []
     for c in low.conditions:

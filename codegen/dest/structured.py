@@ -39,6 +39,8 @@ class KernelDecl:
     params: str
     key: str
     op: str
+    variant: str | None = None  # a kernel variant's name (manifest `kernels:`)
+    chooser: bool = False  # the impl that picks among the variants
 
 
 @dataclass(frozen=True)
@@ -146,11 +148,16 @@ def op_header(group: StructuredGroup) -> OpHeader:
         reads_data=group.dynamic_output_shape,
         list_out=_list_out(group),
     )
-    kernels = tuple(
-        KernelDecl(kernel, "void", _params(_impl_params(group)), key.value, str(group.out.func.name))
-        for key, kernel in group.out.dispatch
-    )
-    return OpHeader(group.name, meta, kernels)
+    params = _params(_impl_params(group))
+    op = str(group.out.func.name)
+    kernels = []
+    mk = group.out.kernels
+    for key, kernel in group.out.dispatch:
+        variants = mk.variants(key.value) if mk else ()
+        kernels.append(KernelDecl(kernel, "void", params, key.value, op, chooser=bool(variants)))
+        for v in variants:  # the hooks of hand-written variants; generated ones are <impl>__<name>
+            kernels.append(KernelDecl(v.kernel or f"{kernel}__{v.name}", "void", params, key.value, op, v.name))
+    return OpHeader(group.name, meta, tuple(kernels))
 
 
 def unstructured_header(fn: NativeFunction) -> OpHeader:

@@ -622,3 +622,81 @@ def lower_rule(rule, op: str) -> list[str]:
     low = Lowering(rule, op)
     low.run()
     return low.lines
+
+
+# -- tuning keys and variant conditions (an op's ``kernels:``, codegen/multi_kernel.py) ------------
+
+TUNING_BUILTINS = ("numel", "bucket_pow2", "contiguous", "stride", "innermost")
+
+
+class TuningLowering(Lowering):
+    """Expressions over an impl's arguments: the rule's names plus what only a real tensor has."""
+
+    def call(self, e: Call) -> Value:
+        if e.fn not in TUNING_BUILTINS:
+            return super().call(e)
+        if e.kwargs:
+            raise self.fail(f"{e.fn}() takes no keyword arguments", "pass arguments by position")
+        args = [self.expr(a) for a in e.args]
+        kinds = [a.kind for a in args]
+        expected = {"numel": ["tensor"], "bucket_pow2": ["int"], "contiguous": ["tensor"],
+                    "stride": ["tensor", "int"], "innermost": ["tensor", "ints|int|int?|ints?"]}[e.fn]
+        if len(kinds) != len(expected) or any(k not in x.split("|") for k, x in zip(kinds, expected)):
+            raise self.fail(f"{e.fn}() takes ({', '.join(_show(x) for x in expected)}), got ({', '.join(_show(k) for k in kinds)})",
+                            f"see {e.fn}() in docs/rules.md")
+        if e.fn == "numel":
+            return Value("int", f"c10::SymInt({args[0].code}.numel())")
+        if e.fn == "bucket_pow2":
+            return Value("int", f"rules::bucket_pow2({args[0].code})")
+        if e.fn == "contiguous":
+            return Value("bool", f"{args[0].code}.is_contiguous()")
+        if e.fn == "stride":
+            return Value("int", f"c10::SymInt({args[0].code}.stride(({args[1].code}).expect_int()))")
+        dims = args[1]
+        if dims.kind == "ints" and dims.raw is not None:  # precomputed reduced_dims: already wrapped
+            return Value("bool", f"rules::innermost({args[0].code}, {dims.raw})")
+        return Value("bool", f'rules::innermost({args[0].code}, rules::reduced_dims(op, "{e.args[0]}", '
+                             f"{args[0].code}.dim(), {_dim_list(dims)}))")
+
+
+@dataclass(frozen=True)
+class TuningCode:
+    lines: tuple[str, ...]  # statements binding the patterns' dims
+    key: tuple[str, ...]  # one int64_t expression per key item
+    conditions: tuple[str | None, ...]  # one bool expression per condition (None: always)
+
+
+def lower_tuning(rule, op: str, replaced: set[str], values: tuple[tuple[str, str], ...], outputs: tuple[str, ...],
+                 key: tuple[Expr, ...], conditions: tuple[Expr | None, ...], line: int | None = None) -> TuningCode:
+    """C++ for a tuning key and variant conditions, given the impl's arguments: the rule's
+    arguments except ``replaced`` ones, precomputed ``values`` (name, declared type) and tensor
+    ``outputs``. Input patterns of arguments the impl still has are replayed to bind their dims."""
+    low = TuningLowering(rule, op)
+    low.line = line
+    for name, kind in rule.args:
+        if name not in replaced:
+            low.env[name] = low.arg_value(name, kind)
+    for name, declared in values:
+        c = cpp_name(name)
+        kind = {"int[]": "ints", "int": "int", "SymInt": "int", "bool": "bool"}.get(declared)
+        if kind is None:
+            continue
+        low.env[name] = Value(kind, {"ints": f"rules::sym({c})", "int": f"c10::SymInt({c})", "bool": c}[kind],
+                              c if kind == "ints" else None)
+    for o in outputs:
+        low.env[o] = Value("tensor", cpp_name(o))
+    for inp in rule.inputs:
+        if inp.arg not in replaced:
+            low.pattern(inp.arg, inp.kind, inp.pattern)
+    items = []
+    for item in key:
+        v = low.expr(item)
+        if v.kind == "int":
+            items.append(f"({v.code}).expect_int()")
+        elif v.kind == "bool":
+            items.append(f"static_cast<int64_t>({v.code})")
+        else:
+            raise low.fail(f"kernels.key item '{item}' must be an int or a bool, got {_show(v.kind)}",
+                           "write e.g. bucket_pow2(numel(out)) or innermost(self, reduced_dims)")
+    conds = tuple(None if c is None else low.condition(c) for c in conditions)
+    return TuningCode(tuple(low.lines), tuple(items), conds)

@@ -47,9 +47,16 @@ void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
   at::bmm_out(result, self, mat2);
 }
 
-void mm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
-                const at::Tensor& out) {
-  cpu::mm(self, mat2, out, /*beta=*/0, /*alpha=*/1);
+// mm's CPU kernel variants (the manifest's `kernels:`; structops::autotune times them per shape
+// bucket). addmm, linear and cdist still call cpu::mm, whose mm_choose heuristic picks.
+void mm_out_cpu_blocked(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
+                        const at::Tensor& out) {
+  cpu::mm_blocked(self, mat2, out, /*beta=*/0, /*alpha=*/1);
+}
+
+void mm_out_cpu_aten(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
+                     const at::Tensor& out) {
+  cpu::mm_aten(self, mat2, out, /*beta=*/0, /*alpha=*/1);
 }
 
 void addmm_out_cpu(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,

@@ -245,13 +245,25 @@ SO_CPU_CLONES void scan_rows(const scalar_t* __restrict x, scalar_t* __restrict 
 
 }  // namespace
 
-void sum_IntList_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                         std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
-                         const at::Tensor& out) {
+// sum's two CPU kernel variants (the manifest's `kernels:`; structops::autotune times them per
+// shape bucket): reduce along contiguous rows, or accumulate contiguous columns of outputs.
+static void sum_with_layout(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
+                     cpu::ReduceLayout layout) {
   const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // sum(int) -> int64, dtype=
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "sum", [&] {
-    cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, false>{}, x, reduced_dims, out);
+    cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, false>{}, x, reduced_dims, out, layout);
   });
+}
+
+void sum_out_cpu_rows(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                      std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  sum_with_layout(self, reduced_dims, out, cpu::ReduceLayout::rows);
+}
+
+void sum_out_cpu_columns(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                         std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                         const at::Tensor& out) {
+  sum_with_layout(self, reduced_dims, out, cpu::ReduceLayout::columns);
 }
 
 void mean_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,

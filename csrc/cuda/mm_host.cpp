@@ -1,6 +1,7 @@
 // CUDA host glue of mm, addmm and linear. Two kernels, as on the CPU (structops/cpu_mm.h):
-// cuBLAS through ATen's addmm (the default) and structops' own tiled kernel (csrc/cuda/mm.cu),
-// chosen with STRUCTOPS_MM_KERNEL=blocked until issue 7's autotune times both per shape.
+// cuBLAS through ATen's addmm and structops' own tiled kernel (csrc/cuda/mm.cu). mm lists both
+// as kernel variants (structops::autotune times them per shape bucket); addmm and linear use
+// cuBLAS, or the tiled kernel with STRUCTOPS_MM_KERNEL=blocked.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
 #include <structops/cpu_mm.h>  // addmm_with, linear_with
 #include <structops/ops/addmm.h>
@@ -27,15 +28,18 @@ bool own_kernel(at::ScalarType t) {
 }
 
 // c = alpha * a @ b + beta * c; beta == 0: c is not read (NaN in it does not propagate).
-void gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Scalar& beta,
-          const at::Scalar& alpha) {
+void gemm_cublas(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
   const c10::cuda::CUDAGuard guard(c.device());
   if (c.numel() == 0) return;
-  if (!own_kernel(c.scalar_type())) {
-    at::Tensor out = c;
-    at::addmm_out(out, c, a, b, beta, alpha);  // cuBLAS; beta == 0 ignores c, as documented
-    return;
-  }
+  at::Tensor out = c;
+  at::addmm_out(out, c, a, b, beta, alpha);  // beta == 0 ignores c, as documented
+}
+
+void gemm_tiled(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Scalar& beta,
+                const at::Scalar& alpha) {
+  const c10::cuda::CUDAGuard guard(c.device());
+  if (c.numel() == 0) return;
   const at::Tensor ac = a.contiguous(), bc = b.contiguous();
   const at::Tensor cc = c.is_contiguous() ? c : c.contiguous();
   MmLaunch p;
@@ -49,11 +53,21 @@ void gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const a
   if (!cc.is_same(c)) c.copy_(cc);
 }
 
+void gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Scalar& beta,
+          const at::Scalar& alpha) {
+  (own_kernel(c.scalar_type()) ? gemm_tiled : gemm_cublas)(a, b, c, beta, alpha);
+}
+
 }  // namespace
 
-void mm_out_cuda(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
-                 const at::Tensor& out) {
-  gemm(self, mat2, out, /*beta=*/0, /*alpha=*/1);
+void mm_out_cuda_cublas(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
+                        const at::Tensor& out) {
+  gemm_cublas(self, mat2, out, /*beta=*/0, /*alpha=*/1);
+}
+
+void mm_out_cuda_tiled(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
+                       const at::Tensor& out) {
+  gemm_tiled(self, mat2, out, /*beta=*/0, /*alpha=*/1);
 }
 
 void addmm_out_cuda(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,

@@ -147,9 +147,11 @@ __global__ void __launch_bounds__(kBlock)
 // Few long rows cannot fill the GPU one block per row: split each into chunks (two passes).
 int splits_for(const ReduceLaunch& p) {
   const int64_t sms = sm_count();
-  if (p.inner > 1 || p.n <= kWarpRowMax || p.outer >= 2 * sms) return 1;
-  const int64_t by_size = p.n / kSplitMinChunk;
-  const int64_t to_fill = (4 * sms + p.outer - 1) / p.outer;
+  using Passes = ReduceLaunch::Passes;
+  if (p.inner > 1 || p.n <= kWarpRowMax || p.passes == Passes::OnePass) return 1;
+  if (p.outer >= 2 * sms && p.passes == Passes::Auto) return 1;
+  const int64_t by_size = std::max<int64_t>(p.n / kSplitMinChunk, p.passes == Passes::TwoPass ? 2 : 1);
+  const int64_t to_fill = std::max<int64_t>((4 * sms + p.outer - 1) / p.outer, p.passes == Passes::TwoPass ? 2 : 1);
   return static_cast<int>(std::clamp<int64_t>(std::min(by_size, to_fill), 1, 1024));
 }
 

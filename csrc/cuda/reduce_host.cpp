@@ -31,7 +31,7 @@ bool has_kernel(at::ScalarType t) {
 }
 
 void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
-                 const at::Tensor& out, double p_norm = 2) {
+                 const at::Tensor& out, double p_norm = 2, ReduceLaunch::Passes passes = ReduceLaunch::Passes::Auto) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
   TORCH_CHECK(!at::isComplexType(out.scalar_type()) && !at::isComplexType(self.scalar_type()), name,
@@ -65,6 +65,7 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
   p.dtype = static_cast<Dtype>(t);
   p.op = op;
   p.p = p_norm;
+  p.passes = passes;
   p.in = x.const_data_ptr();
   p.out = result.data_ptr();
   at::Tensor workspace;
@@ -107,10 +108,19 @@ void argmin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool 
   arg_reduce_cuda("argmin", ReduceOp::Min, self, reduced_dims, out);
 }
 
-void sum_IntList_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                          std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
-                          const at::Tensor& out) {
-  reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out);
+// sum's CUDA kernel variants (the manifest's `kernels:`; structops::autotune times them per shape
+// bucket): each row in one pass (a warp or a block per row), or long rows split over several
+// blocks and merged in a second pass. Column reductions run the same kernel in both.
+void sum_out_cuda_one_pass(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                           std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                           const at::Tensor& out) {
+  reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out, 2, ReduceLaunch::Passes::OnePass);
+}
+
+void sum_out_cuda_two_pass(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                           std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                           const at::Tensor& out) {
+  reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out, 2, ReduceLaunch::Passes::TwoPass);
 }
 
 void mean_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,

@@ -4,6 +4,9 @@
 // through structops.* run under call_with_warnings, which collects c10 warnings with a
 // thread-local c10::WarningHandler and re-raises them with PyErr_WarnEx.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <structops/autotune.h>
 
 #include <c10/util/Exception.h>
 
@@ -54,4 +57,27 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "structops native library: operators are registered in torch.ops.structops on import";
   m.def("call_with_warnings", &call_with_warnings, py::arg("fn"), py::arg("args"), py::arg("kwargs"),
         "Call fn(*args, **kwargs), turning C++ warnings raised inside into Python warnings.");
+
+  // structops.autotune's native half (csrc/autotune.cpp).
+  namespace at_ = structops::autotune;
+  m.def("_autotune_decisions", [] {
+    py::list out;
+    for (const at_::Decision& d : at_::decisions()) {
+      py::list timings;
+      for (const at_::Timing& t : d.timings) {
+        timings.append(py::dict(py::arg("variant") = t.variant,
+                                py::arg("us") = t.us >= 0 ? py::object(py::float_(t.us)) : py::object(py::none()),
+                                py::arg("error") = t.error));
+      }
+      out.append(py::dict(py::arg("op") = d.op, py::arg("device") = d.device, py::arg("dtype") = d.dtype,
+                          py::arg("key") = std::vector<int64_t>(d.key.begin(), d.key.end()),
+                          py::arg("key_text") = d.key_text, py::arg("pick") = d.pick, py::arg("source") = d.source,
+                          py::arg("tuning_ms") = d.tuning_ms, py::arg("timings") = timings));
+    }
+    return out;
+  });
+  m.def("_autotune_clear_memory", &at_::clear_memory);
+  m.def("_autotune_set_pin", &at_::set_pin, py::arg("op"), py::arg("variant"));
+  m.def("_autotune_cache_dir", &at_::cache_dir);
+  m.def("_autotune_counters", [] { return py::make_tuple(at_::timed_count(), at_::disk_hits()); });
 }

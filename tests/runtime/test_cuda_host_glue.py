@@ -48,7 +48,7 @@ def glue(tmp_path_factory) -> tuple[list[str], Path]:
 def test_host_glue_compiles(glue):
     flags, gen_src = glue
     files = sorted(ROOT.glob("csrc/cuda/*.cpp")) + sorted(gen_src.glob("wrappers_cuda_*.cpp")) + \
-        sorted(gen_src.glob("kernels_cuda_host_*.cpp"))
+        sorted(gen_src.glob("kernels_cuda_host_*.cpp")) + sorted(gen_src.glob("multi_kernel_cuda_*.cpp"))
     assert files
 
     def check(path: Path) -> tuple[Path, subprocess.CompletedProcess]:

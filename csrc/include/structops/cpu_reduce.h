@@ -90,11 +90,17 @@ inline ReducedRows reduced_rows(const at::Tensor& self, at::IntArrayRef reduced_
   return {self.permute(order).contiguous(), n};
 }
 
+// How `reduce` walks the input: see the header comment. `automatic` takes columns when the input
+// is already in that layout with at least 16 outputs, rows otherwise; the two others copy the
+// input to their layout when it is not (sum's kernel variants, timed by structops::autotune).
+enum class ReduceLayout { automatic, rows, columns };
+
 // out[kept] = finish(reduce over reduced_dims of self), out contiguous with numel = prod(kept).
 // reduced_dims are the meta function's dims(self, dim): None or [] already expanded to every dim.
 // `self` holds in_t elements; `out` holds out_t.
 template <typename in_t, typename out_t, typename R>
-void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out) {
+void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
+            ReduceLayout layout = ReduceLayout::automatic) {
   using acc_t = decltype(r.identity());
   const int64_t ndim = self.dim();
   c10::SmallVector<bool, 8> is_reduced(ndim, false);
@@ -112,12 +118,16 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
     return;
   }
 
-  // Outer loop: reduced dims outside, kept dims contiguous inside (reduced-then-kept order is a
-  // contiguous tensor); worth it only when a row of outputs fills vectors.
+  // Columns: reduced dims outside, kept dims contiguous inside (reduced-then-kept order is a
+  // contiguous tensor); by default only when a row of outputs fills vectors and no copy is needed.
   c10::SmallVector<int64_t, 8> outer_order(reduced.begin(), reduced.end());
   outer_order.append(kept.begin(), kept.end());
-  if (n_out >= 16 && !reduced.empty() && !kept.empty() && self.permute(outer_order).is_contiguous()) {
-    const in_t* x = self.const_data_ptr<in_t>();
+  const bool columns = layout == ReduceLayout::columns ||
+                       (layout == ReduceLayout::automatic && n_out >= 16 && !reduced.empty() && !kept.empty() &&
+                        self.permute(outer_order).is_contiguous());
+  if (columns) {
+    const at::Tensor xc = self.permute(outer_order).contiguous();  // a view when already in layout
+    const in_t* x = xc.const_data_ptr<in_t>();
     structops::parallel_for(0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
       // A cascade along the reduced rows too: blocks of detail::kCascadeRows rows, then their partials.
       c10::SmallVector<acc_t, 64> acc(end - begin, r.identity());  // not vector<bool>: no data()

@@ -27,6 +27,9 @@ struct ReduceLaunch {
   // (reduce_workspace_bytes() bytes, allocated by the host glue on the current device).
   void* workspace = nullptr;
   void* stream = nullptr;  // cudaStream_t
+  // Rows (inner == 1): Auto splits few long rows into two passes (splits_for in reduce.cu);
+  // OnePass and TwoPass force one way (sum's kernel variants, timed by structops::autotune).
+  enum class Passes : int8_t { Auto, OnePass, TwoPass } passes = Passes::Auto;
 };
 
 enum class RowOp : int8_t { Softmax, LogSoftmax, LayerNorm, LogSumExp, Var, Std };

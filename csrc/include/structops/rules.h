@@ -104,6 +104,10 @@ Dims ones(const c10::SymInt& n);
 // values[i] of an int[] argument, Python's negative indices included (IndexError otherwise).
 c10::SymInt item(std::string_view op, std::string_view name, const Dims& values, const c10::SymInt& i);
 inline c10::SymInt max(const c10::SymInt& a, const c10::SymInt& b) { return a.max(b); }
+// Tuning keys (an op's `kernels:`): the smallest power of two >= x (0 for x <= 0), and whether
+// t's innermost dim (smallest stride among dims of size > 1) is one of `dims`.
+c10::SymInt bucket_pow2(const c10::SymInt& x);
+bool innermost(const at::Tensor& t, at::IntArrayRef dims);
 inline c10::SymInt min(const c10::SymInt& a, const c10::SymInt& b) { return a.min(b); }
 c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);
 c10::SymInt mod(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);

@@ -1,0 +1,106 @@
+// Multi-kernel: several kernels for one op, the fastest kept per (op, device, dtype, tuning key).
+//
+// The generator writes, for every op whose manifest entry lists `kernels:`, an impl that computes
+// the op's tuning key and each variant's eligibility, then asks `choose` which variant to run
+// (templates/multi_kernel.cpp.j2). `choose`:
+//   1. a pin (STRUCTOPS_AUTOTUNE_PIN, or structops.autotune.pin()) of an eligible variant wins;
+//   2. tuning disabled (STRUCTOPS_AUTOTUNE=0): the first eligible variant;
+//   3. the decision in memory, else the one on disk (one JSON file per decision), else
+//   4. one eligible variant: that one, untimed; several: each is timed on scratch outputs
+//      (warm-up, then repeats, median), the fastest kept, where a variant within kTie of the
+//      fastest counts as a tie and the earlier declared one wins (so picks do not flip with
+//      noise); a variant that throws is excluded. Never while a CUDA graph is being captured.
+// The decision is kept in memory and written to disk atomically (temporary file + rename), keyed
+// by the variants' source hashes, compile flags, torch/CUDA versions, device name, variant list
+// and tuning key; the file holds every variant's timing. A corrupt file warns once and is
+// re-tuned; an unwritable cache dir warns once and keeps decisions in memory.
+#pragma once
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/ArrayRef.h>
+#include <c10/util/FunctionRef.h>
+#include <c10/util/SmallVector.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace at {
+class Tensor;
+}
+
+namespace structops::autotune {
+
+// Variants closer than this to the fastest count as ties (resolved to declaration order).
+constexpr double kTie = 0.03;
+
+struct Variant {
+  std::string name;
+  std::string source_hash;  // of the kernel's code, from the generator
+};
+
+// One op's variants on one device type; generated code builds one per (op, key) as a static.
+struct OpKernels {
+  std::string op;  // "sum.IntList_out"
+  c10::DeviceType device_type;
+  std::string key_text;  // the manifest's tuning key expression
+  std::vector<Variant> variants;
+};
+
+using Key = c10::SmallVector<int64_t, 6>;
+
+// The variant to run for this call. eligible[i]: variant i's condition holds (at least one does).
+// time_variant(i) runs variant i on scratch outputs and returns its median time in microseconds
+// (see measure); it may throw, which excludes the variant.
+int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const Key& key,
+           c10::ArrayRef<bool> eligible, c10::function_ref<double(int)> time_variant);
+
+// The median time of `run` in microseconds: one warm-up call, then repeats until about
+// kBudgetMs of work or kMaxRepeats calls (at least kMinRepeats). Synchronises CUDA devices.
+double measure(at::Device device, c10::function_ref<void()> run);
+
+// An uninitialised tensor with t's sizes, strides, dtype and device: where a timed variant writes.
+at::Tensor scratch_like(const at::Tensor& t);
+
+// --- controls and introspection (Python: structops.autotune) --------------------------------
+
+struct Timing {
+  std::string variant;
+  double us;          // median; negative when the variant was not timed
+  std::string error;  // why it was excluded (not eligible, or what it threw)
+};
+
+struct Decision {
+  std::string op;
+  std::string device;  // "cpu", "cuda:0"
+  std::string dtype;
+  Key key;
+  std::string key_text;
+  std::string pick;
+  std::string source;  // tuned | disk | only eligible
+  double tuning_ms = 0;
+  std::vector<Timing> timings;
+};
+
+std::vector<Decision> decisions();  // in the order they were made in this process
+void clear_memory();                // forget in-memory decisions (the disk cache stays)
+// Pins op's variant `name` in this process (empty: remove the pin); overrides STRUCTOPS_AUTOTUNE_PIN.
+void set_pin(const std::string& op, const std::string& name);
+std::string cache_dir();
+// Counted since load: variants timed, decisions read from disk; for tests and the benchmark.
+int64_t timed_count();
+int64_t disk_hits();
+
+// The CUDA host glue (csrc/cuda/autotune_host.cpp, CUDA torch only) registers what only it can
+// ask: whether the current stream is capturing a graph, the device name, the CUDA version.
+struct DeviceHooks {
+  bool (*capturing)(at::Device) = nullptr;
+  std::string (*device_name)(at::Device) = nullptr;
+  std::string (*runtime_version)() = nullptr;
+  void (*synchronize)(at::Device) = nullptr;
+};
+void register_cuda_hooks(const DeviceHooks& hooks);
+
+}  // namespace structops::autotune
