@@ -4,6 +4,8 @@
 // are gathers). Offsets into self are 64-bit always; the divisions that split an output position
 // into coordinates use uint32 where every output position fits (cheaper than 64-bit division).
 // Elements are moved as unsigned integers of their size (a 16-byte struct for complex128).
+// masked_select: per chunk, a count (block reduction), then, after the host glue's prefix sum, an
+// ordered write: warp ballots and popcounts rank each true element within its tile of kBlock.
 // embedding_bag (at the end) computes: a warp per bag, the lanes over the row's d columns (coalesced
 // reads of each picked row), the bag's indices walked in order per column, in acc_t.
 #include <cstdint>
@@ -132,7 +134,73 @@ void launch_embedding_bag(const EmbeddingBagLaunch& p) {
   else embedding_bag_kernel<T, int64_t><<<grid, kBlock, 0, stream>>>(p);
 }
 
+__host__ __device__ inline int64_t masked_select_chunks(int64_t numel) { return (numel + kMaskedSelectChunk - 1) / kMaskedSelectChunk; }
+
+__global__ void __launch_bounds__(kBlock) masked_count_kernel(MaskedSelectLaunch p) {
+  __shared__ int64_t shared[kWarp];
+  const int64_t chunks = masked_select_chunks(p.numel);
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {  // uniform across the block
+    const int64_t lo = c * kMaskedSelectChunk, hi = min(p.numel, lo + kMaskedSelectChunk);
+    int64_t count = 0;
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) count += p.mask[i] ? 1 : 0;
+    count = block_reduce(count, SumOp<int64_t>{}, shared);
+    if (threadIdx.x == 0) p.counts[c] = count;
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kBlock) masked_write_kernel(MaskedSelectLaunch p) {
+  __shared__ int warp_totals[kBlock / kWarp];
+  const T* self = static_cast<const T*>(p.self);
+  T* out = static_cast<T*>(p.out);
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  const int64_t chunks = masked_select_chunks(p.numel);
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {  // uniform across the block
+    const int64_t lo = c * kMaskedSelectChunk, hi = min(p.numel, lo + kMaskedSelectChunk);
+    int64_t at = c == 0 ? 0 : p.counts[c - 1];  // inclusive prefix sums of the counts
+    for (int64_t base = lo; base < hi; base += kBlock) {
+      const int64_t i = base + threadIdx.x;
+      const bool take = i < hi && p.mask[i];
+      const unsigned ballot = __ballot_sync(0xffffffffu, take);
+      if (lane == 0) warp_totals[warp] = __popc(ballot);
+      __syncthreads();
+      int before = 0, total = 0;
+#pragma unroll
+      for (int w = 0; w < kBlock / kWarp; ++w) {
+        if (w == warp) before = total;
+        total += warp_totals[w];
+      }
+      if (take) out[at + before + __popc(ballot & ((1u << lane) - 1u))] = self[i];
+      at += total;
+      __syncthreads();  // warp_totals is rewritten by the next tile
+    }
+  }
+}
+
 }  // namespace
+
+const char* masked_select_count(const MaskedSelectLaunch& p) {
+  if (p.numel == 0) return nullptr;
+  masked_count_kernel<<<grid_for(masked_select_chunks(p.numel), 8), kBlock, 0, static_cast<cudaStream_t>(p.stream)>>>(p);
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+}
+
+const char* masked_select_write(const MaskedSelectLaunch& p) {
+  if (p.numel == 0) return nullptr;
+  const int grid = grid_for(masked_select_chunks(p.numel), 8);
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  switch (p.element_size) {
+    case 1: masked_write_kernel<uint8_t><<<grid, kBlock, 0, stream>>>(p); break;
+    case 2: masked_write_kernel<uint16_t><<<grid, kBlock, 0, stream>>>(p); break;
+    case 4: masked_write_kernel<uint32_t><<<grid, kBlock, 0, stream>>>(p); break;
+    case 8: masked_write_kernel<uint64_t><<<grid, kBlock, 0, stream>>>(p); break;
+    case 16: masked_write_kernel<Bytes16><<<grid, kBlock, 0, stream>>>(p); break;
+    default: return "element size not supported by the CUDA masked_select kernel";
+  }
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+}
 
 const char* embedding_bag(const EmbeddingBagLaunch& p) {
   if (p.bags == 0 || p.d == 0) return nullptr;

@@ -9,13 +9,20 @@
 // message (same text, same IndexError / RuntimeError). embedding_bag's offsets are checked on a
 // host copy of them (a second synchronisation). Compiled only when the installed torch has CUDA
 // (CMakeLists.txt).
+//
+// masked_select_out_cuda is written but not registered (no `CUDA:` line in the manifest): its meta
+// function (csrc/meta/index.cpp) counts the mask's true elements by reading mask.const_data_ptr()
+// on the host, which for a CUDA mask is device memory. Once the meta counts on the mask's device
+// (e.g. at::count_nonzero for CUDA tensors), adding `CUDA: masked_select_out_cuda` enables it.
 #include <structops/index_launch.h>
 #include <structops/ops/embedding.h>
 #include <structops/ops/embedding_bag.h>
 #include <structops/ops/gather.h>
 #include <structops/ops/index_select.h>
 #include <structops/ops/take.h>
+#include <structops/scan_launch.h>
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/stack.h>
@@ -26,6 +33,7 @@
 #include <sstream>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace structops::impl {
 namespace {
@@ -197,6 +205,42 @@ void embedding_bag_out_cuda(const at::Tensor& weight, const at::Tensor& indices,
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::embedding_bag(p);
   TORCH_CHECK(error == nullptr, "embedding_bag: CUDA kernel failed for dtype ", weight.scalar_type(), ": ", error);
+}
+
+void masked_select_out_cuda(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  if (out.numel() == 0) return;
+  const std::vector<int64_t> shape = at::infer_size(self.sizes(), mask.sizes());
+  const at::Tensor s = self.expand(shape).contiguous(), m = mask.expand(shape).contiguous();
+  const at::Tensor dense = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+  MaskedSelectLaunch p;
+  p.element_size = static_cast<int>(out.element_size());
+  p.numel = s.numel();
+  p.self = s.const_data_ptr();
+  p.mask = m.const_data_ptr<bool>();
+  p.out = dense.data_ptr();
+  const int64_t chunks = (p.numel + kMaskedSelectChunk - 1) / kMaskedSelectChunk;
+  const at::Tensor counts = at::empty({chunks}, out.options().dtype(at::kLong));
+  p.counts = counts.data_ptr<int64_t>();
+  p.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::masked_select_count(p);
+  if (error == nullptr) {  // the counts' inclusive prefix sums, in place, on structops' CUDA cumsum
+    ScanLaunch scan;
+    scan.dtype = Dtype::Int64;
+    scan.n = chunks;
+    scan.in = p.counts;
+    scan.out = p.counts;
+    at::Tensor workspace;
+    if (const int64_t bytes = cuda_kernels::cumsum_workspace_bytes(scan); bytes > 0) {
+      workspace = at::empty({bytes}, out.options().dtype(at::kByte));
+      scan.workspace = workspace.data_ptr();
+    }
+    scan.stream = p.stream;
+    error = cuda_kernels::cumsum(scan);
+  }
+  if (error == nullptr) error = cuda_kernels::masked_select_write(p);
+  TORCH_CHECK(error == nullptr, "masked_select: CUDA kernel failed for dtype ", out.scalar_type(), ": ", error);
+  if (!dense.is_same(out)) out.copy_(dense);
 }
 
 }  // namespace structops::impl

@@ -54,10 +54,27 @@ struct EmbeddingBagLaunch {
   void* stream = nullptr;  // cudaStream_t
 };
 
+// masked_select over `numel` contiguous elements of self and of a bool mask (both already
+// broadcast): chunks of kMaskedSelectChunk elements; pass 1 counts each chunk's true elements into
+// `counts`, the host glue turns them into inclusive prefix sums (structops' CUDA cumsum, scan.cu),
+// pass 2 writes each chunk's selected elements from its prefix on, in order.
+constexpr int64_t kMaskedSelectChunk = 4096;
+struct MaskedSelectLaunch {
+  int element_size = 4;
+  int64_t numel = 0;
+  const void* self = nullptr;
+  const bool* mask = nullptr;
+  void* out = nullptr;
+  int64_t* counts = nullptr;  // (numel + kMaskedSelectChunk - 1) / kMaskedSelectChunk values
+  void* stream = nullptr;     // cudaStream_t
+};
+
 namespace cuda_kernels {
 // Launch on p.stream; return nullptr or the CUDA error string.
 const char* index(const IndexLaunch& p);
 const char* embedding_bag(const EmbeddingBagLaunch& p);
+const char* masked_select_count(const MaskedSelectLaunch& p);
+const char* masked_select_write(const MaskedSelectLaunch& p);
 }  // namespace cuda_kernels
 
 }  // namespace structops

@@ -13,6 +13,8 @@ namespace structops {
 //   inner == 1: rows of n contiguous elements (a block or a warp scans one row in tiles);
 //   inner > 1:  one thread per (outer, inner) column walks n (adjacent threads read adjacent
 //               columns, so loads coalesce).
+// in == out is allowed: every element is read before it is written, by the thread that writes it
+// (masked_select scans its chunk counts in place).
 struct ScanLaunch {
   Dtype dtype;  // in and out dtype: float32/64, float16, bfloat16 or int64 (the glue casts the rest)
   int64_t outer = 1, n = 1, inner = 1;
