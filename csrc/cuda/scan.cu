@@ -9,7 +9,8 @@
 //     starting from the sum of the chunks before it (read from the workspace in a fixed order),
 //     so every block works and no rounded partial result is ever re-read;
 //   columns (inner > 1): one thread per (outer, inner) column walks n; adjacent threads hold
-//     adjacent columns, so every step's loads and stores coalesce.
+//     adjacent columns, so every step's loads and stores coalesce. Only where the columns fill the
+//     GPU or are short (cumsum_columns_in_place); otherwise the glue moves the dim last for rows.
 // half and bfloat16 accumulate in float, float in float (as torch's CUDA cumsum), double in
 // double, int64 in int64. The summation order depends only on the shape and the SM count.
 #include <algorithm>
@@ -181,6 +182,14 @@ void launch(const ScanLaunch& p) {
 }
 
 }  // namespace
+
+// A column thread walks n steps in sequence: fine when there are enough columns to keep every SM
+// busy (about kBlock threads per SM, twice) or the walk is short; otherwise moving the dim last
+// (two copies) and scanning rows in parallel tiles is faster.
+bool cumsum_columns_in_place(const ScanLaunch& p) {
+  constexpr int64_t kShortColumn = 256;
+  return p.n <= kShortColumn || p.outer * p.inner >= 2 * static_cast<int64_t>(sm_count()) * kBlock;
+}
 
 int64_t cumsum_workspace_bytes(const ScanLaunch& p) {
   const int chunks = chunks_for(p);

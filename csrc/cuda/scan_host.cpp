@@ -13,10 +13,6 @@
 namespace structops::impl {
 namespace {
 
-// Below this many (outer, inner) columns the column kernel leaves most of the GPU idle: the scanned
-// dim is moved last instead (two copies) and rows are scanned in parallel tiles.
-constexpr int64_t kMinColumns = 4096;
-
 bool has_kernel(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16 || t == at::kLong;
 }
@@ -37,7 +33,9 @@ void cumsum_out_cuda(const at::Tensor& self, at::IntArrayRef scan_dim, std::opti
   p.outer = x.numel() / (n * inner);
   p.n = n;
   p.inner = inner;
-  const bool moved = inner > 1 && p.outer * inner < kMinColumns;
+  // Too few columns for long column walks: the scanned dim is moved last (two copies) and rows
+  // are scanned in parallel tiles (scan.cu decides).
+  const bool moved = inner > 1 && !cuda_kernels::cumsum_columns_in_place(p);
   if (moved) {
     x = x.movedim(dim, -1).contiguous();
     p.outer *= inner;

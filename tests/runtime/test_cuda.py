@@ -142,10 +142,11 @@ def _randn(*shape, dtype=torch.float32, seed=0):
     return torch.randn(*shape, generator=g, device="cuda").to(dtype)
 
 
-# rows by a warp, rows by a block, few long rows (chunked), columns in place, few columns (moved last)
+# rows by a warp, rows by a block, few long rows (chunked), many columns and short columns in place,
+# few long columns (moved last), tiny
 @pytest.mark.parametrize("shape, dim", [((300, 77), 1), ((3000, 2048), 1), ((40, 5000), 1), ((2, 3_000_000), 1),
-                                        ((1000, 4096), 0), ((5000, 3, 8), 1), ((100, 3), 0), ((7,), 0), ((), 0)],
-                         ids=str)
+                                        ((300, 70_000), 0), ((5000, 3, 8), 1), ((100, 3), 0), ((1000, 4096), 0),
+                                        ((7,), 0), ((), 0)], ids=str)
 def test_cumsum_paths_match_torch_cuda(shape, dim):
     for dtype in (torch.float32, torch.float64, torch.int32, torch.int64):
         x = _randint(shape, dtype)

@@ -27,6 +27,9 @@ struct ScanLaunch {
 };
 
 namespace cuda_kernels {
+// Whether [outer, n, inner] with inner > 1 is best scanned in place by the column kernel (enough
+// columns to fill the GPU, or short columns); otherwise the host glue moves the dim last.
+bool cumsum_columns_in_place(const ScanLaunch& p);
 // The workspace bytes the launch needs on the current device (0: none).
 int64_t cumsum_workspace_bytes(const ScanLaunch& p);
 // Launches on p.stream; returns nullptr or the CUDA error string.
