@@ -181,6 +181,7 @@ struct Config {
   bool log = false;
   std::map<std::string, std::string> pins;  // op -> variant
   std::string cache_dir;
+  std::string fail;  // "op:variant" to raise while timing (tests)
 };
 
 const Config& config() {
@@ -196,6 +197,7 @@ const Config& config() {
         if (eq != std::string::npos) c.pins[item.substr(0, eq)] = item.substr(eq + 1);
       }
     }
+    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_FAIL")) c.fail = e;
     if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_CACHE_DIR"); e && *e) {
       c.cache_dir = e;
     } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
@@ -506,6 +508,9 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
           continue;
         }
         try {
+          // STRUCTOPS_AUTOTUNE_FAIL=op:variant makes that variant raise while being timed: how the
+          // tests check that a failing variant is excluded (no kernel fails on demand).
+          TORCH_CHECK(config().fail != op.op + ":" + op.variants[i].name, "injected failure (STRUCTOPS_AUTOTUNE_FAIL)");
           us[i] = time_variant(static_cast<int>(i));
           ++s.timed;
           d.timings.push_back({op.variants[i].name, us[i], ""});

@@ -1,5 +1,11 @@
+import os
 import sys
+import tempfile
 from pathlib import Path
+
+# Kernel-variant decisions (structops.autotune) go to a fresh folder, not the user's cache: the
+# suite then times variants the way a first run does. Set before structops loads (it reads once).
+os.environ.setdefault("STRUCTOPS_AUTOTUNE_CACHE_DIR", tempfile.mkdtemp(prefix="structops-autotune-"))
 
 # The generator is a plain source package at the repository root (not installed).
 ROOT = Path(__file__).resolve().parents[1]

@@ -44,6 +44,7 @@ class SuiteSpec:
     samples: tuple[str, ...]  # argument-list sources over t(*shape)
     dynamic_output_shape: bool
     list_out: bool  # the one output is a Tensor(a!)[]
+    kernel_variants: tuple[tuple[str, tuple[str, ...]], ...] = ()  # device -> variant names (`kernels:`)
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -94,6 +95,8 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         samples=tests.samples if tests else (),
         dynamic_output_shape=group.dynamic_output_shape,
         list_out=any(isinstance(o.type, ListType) for o in args.out),
+        kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)
+        if group.out.kernels else (),
     )
 
 

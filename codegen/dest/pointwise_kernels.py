@@ -54,6 +54,14 @@ class PointwiseOp:
     cuda_kernel: str
     launcher: str  # structops::cuda_kernels::<launcher>(const PointwiseLaunch&)
     cuda_dtypes: tuple[tuple[str, str], ...]  # (Dtype enumerator, CUDA type)
+    # One generated kernel per variant of the manifest's `kernels:` (else one with the defaults):
+    cpu_variants: tuple[tuple[str, int], ...] = ()  # (impl function, parallel grain size)
+    cuda_variants: tuple[tuple[str, str, int, int], ...] = ()  # (host function, launcher, block, unroll)
+
+
+# The generated kernels' parameters when the manifest lists no variants.
+DEFAULT_GRAIN = 32768  # torch's at::internal::GRAIN_SIZE
+DEFAULT_BLOCK, DEFAULT_UNROLL = 256, 2
 
 
 def pointwise_op(group: StructuredGroup) -> PointwiseOp:
@@ -88,6 +96,16 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         scalar_slot += 1
     tensors = tuple((cpp.cpp_name(n), t == "T") for n, t in low.tensors)
     base = fn.func.name.name.base
+    launcher = fn.func.name.unambiguous
+    cpu_kernel, cuda_kernel = decls[DispatchKey.CPU.value].name, decls[DispatchKey.CUDA.value].name
+    cpu_variants = [(cpu_kernel, DEFAULT_GRAIN)]
+    cuda_variants = [(cuda_kernel, launcher, DEFAULT_BLOCK, DEFAULT_UNROLL)]
+    if fn.kernels is not None and fn.kernels.variants("CPU"):
+        cpu_variants = [(f"{cpu_kernel}__{v.name}", dict(v.params).get("grain", DEFAULT_GRAIN))
+                        for v in fn.kernels.variants("CPU")]
+    if fn.kernels is not None and fn.kernels.variants("CUDA"):
+        cuda_variants = [(f"{cuda_kernel}__{v.name}", f"{launcher}__{v.name}", dict(v.params).get("block", DEFAULT_BLOCK),
+                          dict(v.params).get("unroll", DEFAULT_UNROLL)) for v in fn.kernels.variants("CUDA")]
     return PointwiseOp(
         op=base,
         header=names.group_header(group.name),
@@ -99,12 +117,14 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         tensors=tensors,
         in_types=tuple("scalar_t" if promoted else "bool" for _, promoted in tensors),
         out_type="bool" if kernel.bool_result else "scalar_t",
-        cpu_kernel=decls[DispatchKey.CPU.value].name,
+        cpu_kernel=cpu_kernel,
         cpu_params=decls[DispatchKey.CPU.value].params,
         cpu_dtypes=tuple((SCALAR_TYPES[d], CPU_TYPES[d]) for d in kernel.dtypes),
-        cuda_kernel=decls[DispatchKey.CUDA.value].name,
-        launcher=fn.func.name.unambiguous,
+        cuda_kernel=cuda_kernel,
+        launcher=launcher,
         cuda_dtypes=tuple((DTYPE_CODES[d], CUDA_TYPES[d]) for d in kernel.dtypes if d in CUDA_TYPES),
+        cpu_variants=tuple(cpu_variants),
+        cuda_variants=tuple(cuda_variants),
     )
 
 

@@ -80,6 +80,8 @@ class OpSpec:
     # The one output is a Tensor(a!)[] (split_with_sizes_copy): the functional returns a list, the
     # out= overload takes a list and returns nothing.
     list_out: bool = False
+    # The manifest's `kernels:`: the variant names per device, each run by pinning it.
+    kernel_variants: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def overload(self, qualified: str):
         packet, _, name = qualified.partition(".")
@@ -396,6 +398,26 @@ def check_reference(spec: OpSpec, device: str, dtype: str) -> None:
     """1. Values, dtype, shape and strides equal the torch reference."""
     for s in samples(spec, device, dtype):
         assert_matches(_run(_functional(spec), s), _run(spec.reference, s), spec, s, "vs reference")
+
+
+def check_kernel_variants(spec: OpSpec, device: str, dtype: str) -> None:
+    """12. Every kernel variant (pinned in turn, where it is eligible) matches the reference, through
+    the functional and the out= overload."""
+    from structops import autotune
+
+    assert spec.reference is not None and spec.out is not None
+    out_op = spec.overload(spec.out)
+    for variant in spec.kernel_variants.get(device, ()):
+        with autotune.pin(f"{spec.out}@{device}", variant):
+            for s in samples(spec, device, dtype):
+                expected = _run(spec.reference, s)
+                assert_matches(_run(_functional(spec), s), expected, spec, s, f"kernel variant {variant!r} vs reference")
+                if not spec.list_out and not spec.dynamic_output_shape:
+                    first = _first(expected)
+                    out = torch.full_like(first, 7) if first.numel() else torch.empty_like(first)
+                    _run(out_op, s, **{spec.outs[0]: out})
+                    assert_matches(out, first, spec, s, f"kernel variant {variant!r} out= vs reference",
+                                   check_strides=False)
 
 
 def check_meta(spec: OpSpec, device: str, dtype: str) -> None:

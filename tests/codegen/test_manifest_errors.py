@@ -16,7 +16,7 @@ CASES = {
     "unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  colour: red\n",
         ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func, structured, "
-        "structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta, pointwise"),
+        "structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta, pointwise, kernels"),
     ),
     "pytorch_only_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  autogen: neg.out\n",
@@ -222,6 +222,48 @@ CASES = {
          "  structured_delegate: nz.out\n"),
         ("native_functions.yaml:6: nz(Tensor self) -> Tensor: 'nz.out' is tagged dynamic_output_shape but this "
          "variant is not — add 'tags: [dynamic_output_shape]' to every variant of the op"),
+    ),
+    "kernels_without_key": (
+        ("- func: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+         "  dispatch: {CPU: mm_cpu}\n  meta: {shape: {self: \"[n, k]\", mat2: \"[k, m]\", out: \"[n, m]\"}}\n"
+         "  kernels:\n    CPU:\n    - {name: a, kernel: a}\n    - {name: b, kernel: b}\n"),
+        'native_functions.yaml:5: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!): \'kernels\' needs a tuning \'key\': a list of ints in the rule language — add e.g. \'key: "[bucket_pow2(numel(out))]"\'',
+    ),
+    "kernels_one_variant": (
+        ("- func: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+         "  dispatch: {CPU: mm_cpu}\n  meta: {shape: {self: \"[n, k]\", mat2: \"[k, m]\", out: \"[n, m]\"}}\n"
+         "  kernels:\n    key: \"[n]\"\n    CPU:\n    - {name: a, kernel: a}\n"),
+        "native_functions.yaml:7: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!): kernels.CPU must list two or more variants — one kernel needs no 'kernels' key",
+    ),
+    "kernels_unknown_device": (
+        ("- func: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+         "  dispatch: {CPU: mm_cpu}\n  meta: {shape: {self: \"[n, k]\", mat2: \"[k, m]\", out: \"[n, m]\"}}\n"
+         "  kernels:\n    key: \"[n]\"\n    CUDA:\n    - {name: a, kernel: a}\n    - {name: b, kernel: b}\n"),
+        "native_functions.yaml:7: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!): kernels.CUDA: the op has no CUDA impl to choose variants for — add a CUDA kernel to 'dispatch', or remove kernels.CUDA",
+    ),
+    "kernels_duplicate_name": (
+        ("- func: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+         "  dispatch: {CPU: mm_cpu}\n  meta: {shape: {self: \"[n, k]\", mat2: \"[k, m]\", out: \"[n, m]\"}}\n"
+         "  kernels:\n    key: \"[n]\"\n    CPU:\n    - {name: a, kernel: a}\n    - {name: a, kernel: b}\n"),
+        "native_functions.yaml:7: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!): kernels.CPU: variant name 'a' is used twice — give each variant its own name",
+    ),
+    "kernels_unbound_key": (
+        ("- func: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+         "  dispatch: {CPU: mm_cpu}\n  meta: {shape: {self: \"[n, k]\", mat2: \"[k, m]\", out: \"[n, m]\"}}\n"
+         "  kernels:\n    key: \"[bucket_pow2(q)]\"\n    CPU:\n    - {name: a, kernel: a}\n    - {name: b, kernel: b}\n"),
+        'native_functions.yaml:6: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!): \'q\' is not bound: it is neither an argument nor a dim of a pattern — bind it in a pattern (e.g. \'self: "[..., q]"\') or use an argument',
+    ),
+    "kernels_condition_not_bool": (
+        ("- func: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+         "  dispatch: {CPU: mm_cpu}\n  meta: {shape: {self: \"[n, k]\", mat2: \"[k, m]\", out: \"[n, m]\"}}\n"
+         "  kernels:\n    key: \"[n]\"\n    CPU:\n    - {name: a, kernel: a, when: \"numel(self)\"}\n    - {name: b, kernel: b}\n"),
+        "native_functions.yaml:8: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!): the condition 'numel(self)' must be a bool, got an int — test e.g. given(rounding_mode) or a comparison",
+    ),
+    "kernels_params_on_handwritten": (
+        ("- func: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+         "  dispatch: {CPU: mm_cpu}\n  meta: {shape: {self: \"[n, k]\", mat2: \"[k, m]\", out: \"[n, m]\"}}\n"
+         "  kernels:\n    key: \"[n]\"\n    CPU:\n    - {name: a, params: {grain: 4}}\n    - {name: b, kernel: b}\n"),
+        "native_functions.yaml:8: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!): kernels.CPU.a: 'params' configure generated kernels; this op's kernels are hand-written — write a hook per variant ('kernel: <name>') and share code in C++",
     ),
 }
 

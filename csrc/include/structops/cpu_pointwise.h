@@ -137,8 +137,10 @@ void row_strided(const F& f, int64_t n, out_t* o, int64_t so, const std::array<i
 
 // out = f(inputs...) elementwise. in_t... are the element types of `inputs` (the op's common
 // dtype, or an input's own fixed dtype such as where's bool condition).
+// grain: elements per thread's chunk at least (a kernel variant's parameter; below it, serial).
 template <typename out_t, typename... in_t, typename F>
-void run(const F& f, const at::Tensor& out, const std::array<at::Tensor, sizeof...(in_t)>& inputs) {
+void run(const F& f, const at::Tensor& out, const std::array<at::Tensor, sizeof...(in_t)>& inputs,
+         int64_t grain = kGrainSize) {
   constexpr size_t N = sizeof...(in_t);
   const Geometry g = make_geometry(out, c10::ArrayRef<at::Tensor>(inputs.data(), N));
   if (g.numel == 0) return;
@@ -202,7 +204,7 @@ void run(const F& f, const at::Tensor& out, const std::array<at::Tensor, sizeof.
     }
   };
 
-  structops::parallel_for(0, g.numel, kGrainSize, range);
+  structops::parallel_for(0, g.numel, grain, range);
 }
 
 }  // namespace structops::cpu

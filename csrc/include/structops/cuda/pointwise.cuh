@@ -3,7 +3,8 @@
 //
 // Two kernels per (op, dtype, index width):
 //   contiguous: every operand dense and aligned; each thread moves VEC elements per step with
-//     16-byte vector loads and stores, in a grid-stride loop unrolled kUnroll times;
+//     16-byte vector loads and stores, in a grid-stride loop unrolled Unroll times (Threads and Unroll: template parameters, so
+//     an op's kernel variants can differ in them);
 //   strided: any strides (broadcast, transposed, channels_last, sliced), up to 25 dims, through
 //     an offset calculator over the merged geometry.
 // 32-bit indices whenever every offset fits, 64-bit otherwise (tensors over 2^31 elements).
@@ -25,8 +26,6 @@
 
 namespace structops::cuda_kernels {
 
-constexpr int kThreads = 256;
-constexpr int kUnroll = 2;
 
 template <typename T>
 struct OpMath {
@@ -48,12 +47,12 @@ struct alignas(sizeof(T) * VEC) Vec {
   T v[VEC];
 };
 
-template <int VEC, typename index_t, typename F, typename out_t, typename... in_t>
-__global__ void __launch_bounds__(kThreads)
+template <int Threads, int Unroll, int VEC, typename index_t, typename F, typename out_t, typename... in_t>
+__global__ void __launch_bounds__(Threads)
     contiguous_kernel(F f, index_t n, out_t* __restrict__ out, const in_t* __restrict__... in) {
-  const index_t step = static_cast<index_t>(gridDim.x) * kThreads * VEC;
-  index_t base = (static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x) * VEC;
-#pragma unroll kUnroll
+  const index_t step = static_cast<index_t>(gridDim.x) * Threads * VEC;
+  index_t base = (static_cast<index_t>(blockIdx.x) * Threads + threadIdx.x) * VEC;
+#pragma unroll Unroll
   for (; base < n; base += step) {
     if (base + VEC <= n) {
       Vec<out_t, VEC> r;
@@ -87,12 +86,12 @@ struct OffsetCalculator {
   }
 };
 
-template <typename index_t, typename F, typename out_t, typename... in_t>
-__global__ void __launch_bounds__(kThreads)
+template <int Threads, typename index_t, typename F, typename out_t, typename... in_t>
+__global__ void __launch_bounds__(Threads)
     strided_kernel(F f, index_t n, OffsetCalculator<sizeof...(in_t), index_t> calc, out_t* out, const in_t*... in) {
   constexpr int N = sizeof...(in_t);
-  const index_t step = static_cast<index_t>(gridDim.x) * kThreads;
-  for (index_t i = static_cast<index_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += step) {
+  const index_t step = static_cast<index_t>(gridDim.x) * Threads;
+  for (index_t i = static_cast<index_t>(blockIdx.x) * Threads + threadIdx.x; i < n; i += step) {
     index_t off[N + 1];
     calc.offsets(i, off);
     [&]<size_t... I>(std::index_sequence<I...>) {
@@ -101,8 +100,8 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-inline int blocks_for(int64_t work) {
-  const int64_t blocks = (work + kThreads - 1) / kThreads;
+inline int blocks_for(int64_t work, int threads) {
+  const int64_t blocks = (work + threads - 1) / threads;
   return static_cast<int>(blocks < 1 ? 1 : (blocks > (1 << 30) ? (1 << 30) : blocks));
 }
 
@@ -117,8 +116,9 @@ OffsetCalculator<N, index_t> offset_calculator(const PointwiseLaunch& p) {
   return calc;
 }
 
-// Launches f over p on p.stream; returns nullptr, or the CUDA error's text.
-template <typename out_t, typename... in_t, typename F>
+// Launches f over p on p.stream with Threads per block, the contiguous loop unrolled Unroll times
+// (a kernel variant's parameters); returns nullptr, or the CUDA error's text.
+template <int Threads, int Unroll, typename out_t, typename... in_t, typename F>
 const char* launch(const F& f, const PointwiseLaunch& p) {
   constexpr int N = sizeof...(in_t);
   constexpr size_t widest = std::max({sizeof(out_t), sizeof(in_t)...});
@@ -142,22 +142,22 @@ const char* launch(const F& f, const PointwiseLaunch& p) {
 
   [&]<size_t... I>(std::index_sequence<I...>) {
     if (dense && aligned) {
-      const int blocks = blocks_for((p.numel + VEC * kUnroll - 1) / (VEC * kUnroll));
+      const int blocks = blocks_for((p.numel + VEC * Unroll - 1) / (VEC * Unroll), Threads);
       if (small) {
-        contiguous_kernel<VEC, uint32_t><<<blocks, kThreads, 0, stream>>>(
+        contiguous_kernel<Threads, Unroll, VEC, uint32_t><<<blocks, Threads, 0, stream>>>(
             f, static_cast<uint32_t>(p.numel), out, static_cast<const in_t*>(p.data[I + 1])...);
       } else {
-        contiguous_kernel<VEC, int64_t><<<blocks, kThreads, 0, stream>>>(
+        contiguous_kernel<Threads, Unroll, VEC, int64_t><<<blocks, Threads, 0, stream>>>(
             f, p.numel, out, static_cast<const in_t*>(p.data[I + 1])...);
       }
     } else {
-      const int blocks = blocks_for(p.numel);
+      const int blocks = blocks_for(p.numel, Threads);
       if (small) {
-        strided_kernel<uint32_t><<<blocks, kThreads, 0, stream>>>(
+        strided_kernel<Threads, uint32_t><<<blocks, Threads, 0, stream>>>(
             f, static_cast<uint32_t>(p.numel), offset_calculator<N, uint32_t>(p), out,
             static_cast<const in_t*>(p.data[I + 1])...);
       } else {
-        strided_kernel<int64_t><<<blocks, kThreads, 0, stream>>>(
+        strided_kernel<Threads, int64_t><<<blocks, Threads, 0, stream>>>(
             f, p.numel, offset_calculator<N, int64_t>(p), out, static_cast<const in_t*>(p.data[I + 1])...);
       }
     }

@@ -37,7 +37,7 @@ void scaled_act_out_cpu(const at::Tensor& self, const at::Tensor& other, const a
   auto run = [&]<typename scalar_t>() {
     using T = at::opmath_type<scalar_t>;
     const scaled_act_out_formula<T> f{mode_is_relu, mode_is_tanh, alpha.to<T>()};
-    cpu::run<scalar_t, scalar_t, scalar_t>(f, out, inputs);
+    cpu::run<scalar_t, scalar_t, scalar_t>(f, out, inputs, /*grain=*/32768);
   };
   switch (common_dtype) {
     case at::ScalarType::Half: run.template operator()<at::Half>(); break;

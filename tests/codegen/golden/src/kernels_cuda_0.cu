@@ -16,11 +16,25 @@ struct scaled_act_out_formula {
   SO_HD auto operator()(T self, T other) const { return (mode_is_relu ? pw::maximum(T(self + T(alpha * other)), T(0)) : pw::tanh(T(self + T(alpha * other)))); }
 };
 
-const char* scaled_act_out(const PointwiseLaunch& p) {
+const char* scaled_act_out__wide(const PointwiseLaunch& p) {
   auto run = [&]<typename scalar_t>() -> const char* {
     using T = opmath_t<scalar_t>;
     const scaled_act_out_formula<T> f{p.conditions[0], p.conditions[1], pw::scalar_as<T>(p.scalars[0])};
-    return launch<scalar_t, scalar_t, scalar_t>(f, p);
+    return launch<512, 1, scalar_t, scalar_t, scalar_t>(f, p);
+  };
+  switch (p.dtype) {
+    case Dtype::Float16: return run.template operator()<__half>();
+    case Dtype::BFloat16: return run.template operator()<__nv_bfloat16>();
+    case Dtype::Float32: return run.template operator()<float>();
+    case Dtype::Float64: return run.template operator()<double>();
+    default: return "no CUDA kernel for this dtype";
+  }
+}
+const char* scaled_act_out__narrow(const PointwiseLaunch& p) {
+  auto run = [&]<typename scalar_t>() -> const char* {
+    using T = opmath_t<scalar_t>;
+    const scaled_act_out_formula<T> f{p.conditions[0], p.conditions[1], pw::scalar_as<T>(p.scalars[0])};
+    return launch<128, 4, scalar_t, scalar_t, scalar_t>(f, p);
   };
   switch (p.dtype) {
     case Dtype::Float16: return run.template operator()<__half>();

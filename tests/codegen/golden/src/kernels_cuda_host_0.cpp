@@ -14,12 +14,13 @@
 
 namespace structops {
 namespace cuda_kernels {
-const char* scaled_act_out(const PointwiseLaunch& p);
+const char* scaled_act_out__wide(const PointwiseLaunch& p);
+const char* scaled_act_out__narrow(const PointwiseLaunch& p);
 }  // namespace cuda_kernels
 
 namespace impl {
 
-void scaled_act_out_cuda(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
+void scaled_act_out_cuda__wide(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   const std::array<at::Tensor, 2> inputs{
       cpu::operand(self, common_dtype, out.device()),
@@ -30,7 +31,22 @@ void scaled_act_out_cuda(const at::Tensor& self, const at::Tensor& other, const 
   launch.conditions[1] = mode == "tanh";
   launch.scalars[0] = cpu::scalar_arg(alpha);
   launch.stream = c10::cuda::getCurrentCUDAStream().stream();
-  const char* error = cuda_kernels::scaled_act_out(launch);
+  const char* error = cuda_kernels::scaled_act_out__wide(launch);
+  TORCH_CHECK(error == nullptr, "scaled_act: CUDA kernel failed for dtype ", common_dtype, ": ", error);
+}
+
+void scaled_act_out_cuda__narrow(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  const std::array<at::Tensor, 2> inputs{
+      cpu::operand(self, common_dtype, out.device()),
+      cpu::operand(other, common_dtype, out.device()),
+  };
+  PointwiseLaunch launch = cpu::make_launch(out, inputs, common_dtype);
+  launch.conditions[0] = mode == "relu";
+  launch.conditions[1] = mode == "tanh";
+  launch.scalars[0] = cpu::scalar_arg(alpha);
+  launch.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::scaled_act_out__narrow(launch);
   TORCH_CHECK(error == nullptr, "scaled_act: CUDA kernel failed for dtype ", common_dtype, ": ", error);
 }
 

@@ -23,8 +23,12 @@ bmm_out_meta bmm_out(const at::Tensor& self, const at::Tensor& mat2);
 }  // namespace meta
 namespace impl {
 
-// CPU kernel of bmm.out. Writes outputs whose sizes, strides and dtype equal the meta result.
+// CPU kernel of bmm.out. Runs the variant that structops::autotune picks (generated). Writes outputs whose sizes, strides and dtype equal the meta result.
 void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType compute_dtype, const at::Tensor& out);
+// CPU kernel variant 'loop' of bmm.out. Writes outputs whose sizes, strides and dtype equal the meta result.
+void bmm_out_cpu_loop(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType compute_dtype, const at::Tensor& out);
+// CPU kernel variant 'blas' of bmm.out. Writes outputs whose sizes, strides and dtype equal the meta result.
+void bmm_out_cpu_blas(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType compute_dtype, const at::Tensor& out);
 
 }  // namespace impl
 }  // namespace structops

@@ -25,8 +25,12 @@ namespace impl {
 
 // CPU kernel of scaled_act.out. Writes outputs whose sizes, strides and dtype equal the meta result.
 void scaled_act_out_cpu(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out);
-// CUDA kernel of scaled_act.out. Writes outputs whose sizes, strides and dtype equal the meta result.
+// CUDA kernel of scaled_act.out. Runs the variant that structops::autotune picks (generated). Writes outputs whose sizes, strides and dtype equal the meta result.
 void scaled_act_out_cuda(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out);
+// CUDA kernel variant 'wide' of scaled_act.out. Writes outputs whose sizes, strides and dtype equal the meta result.
+void scaled_act_out_cuda__wide(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out);
+// CUDA kernel variant 'narrow' of scaled_act.out. Writes outputs whose sizes, strides and dtype equal the meta result.
+void scaled_act_out_cuda__narrow(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out);
 
 }  // namespace impl
 }  // namespace structops

@@ -1,0 +1,14 @@
+// @generated from native_functions.yaml by codegen/templates/multi_kernel.cpp.j2 — DO NOT EDIT.
+// Regenerate with: python -m codegen (run by the CMake build)
+// CPU impls of the ops in this shard that list several CPU kernels (`kernels:` in the
+// manifest): each computes its tuning key and which variants are eligible, and runs the variant
+// structops::autotune::choose picks (csrc/include/structops/autotune.h).
+#include <structops/autotune.h>
+#include <structops/rules.h>
+
+#include <array>
+#include <string_view>
+
+namespace structops::impl {
+
+}  // namespace structops::impl

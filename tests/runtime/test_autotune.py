@@ -1,0 +1,158 @@
+"""Multi-kernel autotuning (structops.autotune, csrc/autotune.cpp): decisions, the on-disk cache
+and its failure modes, and the pin / disable / log switches. Each scenario runs in a fresh
+process, because the library reads its environment once and keeps decisions in memory."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import structops
+import torch
+from structops import autotune
+
+# One script per scenario: tunes sum over both layouts and an mm, checks the results against
+# torch, and prints the counters and the decisions as JSON on its last line.
+SCRIPT = textwrap.dedent("""
+    import json, sys, warnings, torch, structops
+    from structops import autotune
+    warnings.simplefilter("always")
+    torch.manual_seed(0)
+    x = torch.randn(384, 512)
+    for dim in (0, 1):
+        torch.testing.assert_close(structops.sum(x, [dim]), x.sum(dim))
+    a, b = torch.randn(96, 80), torch.randn(80, 112)
+    torch.testing.assert_close(structops.mm(a, b), a @ b)
+    print(json.dumps({"counters": autotune.counters(), "decisions": autotune.decisions()}))
+""")
+
+
+def run(cache: Path, **env) -> tuple[dict, str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
+    environ.update({"STRUCTOPS_AUTOTUNE_CACHE_DIR": str(cache), **env})
+    r = subprocess.run([sys.executable, "-c", SCRIPT], env=environ, capture_output=True, text=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1]), r.stderr
+
+
+def files(cache: Path) -> list[Path]:
+    return sorted(cache.glob("*.json")) if cache.is_dir() else []
+
+
+def test_first_process_tunes_and_a_second_reads_the_cache(tmp_path):
+    first, _ = run(tmp_path)
+    timed, hits = first["counters"]
+    assert timed >= 6 and hits == 0  # sum rows/columns twice, mm blocked/aten
+    tuned = [d for d in first["decisions"] if d["source"] == "tuned"]
+    assert {d["op"] for d in tuned} == {"sum.IntList_out", "mm.out"}
+    assert len(files(tmp_path)) == len(tuned)
+    second, _ = run(tmp_path)
+    assert second["counters"] == [0, len(tuned)]  # nothing re-timed
+    picks = lambda r: {(d["op"], tuple(d["key"])): d["pick"] for d in r["decisions"]}
+    assert picks(second) == picks(first)
+
+
+def test_a_decision_file_holds_every_timing_and_its_key(tmp_path):
+    run(tmp_path)
+    for path in files(tmp_path):
+        d = json.loads(path.read_text())
+        assert d["torch"] == torch.__version__.split("+")[0]
+        assert d["device_type"] == "cpu" and d["compile_flags"] and d["key_text"]
+        names = [v["name"] for v in d["variants"]]
+        assert [t["variant"] for t in d["timings"]] == names
+        assert all(len(v["source_hash"]) == 16 for v in d["variants"])
+        best = min(t["us"] for t in d["timings"])
+        # The pick is the first declared variant within 3% of the fastest (ties -> declaration order).
+        assert d["pick"] == next(t["variant"] for t in d["timings"] if t["us"] <= best * 1.03)
+
+
+def test_eight_processes_tuning_at_once_leave_a_valid_cache(tmp_path):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
+    environ["STRUCTOPS_AUTOTUNE_CACHE_DIR"] = str(tmp_path)
+    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], env=environ, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err[-3000:]
+    assert not list(tmp_path.glob("*.tmp.*")), "temporary files left behind"
+    written = files(tmp_path)
+    assert len(written) == 3  # one file per decision, however many processes wrote it
+    for path in written:
+        json.loads(path.read_text())  # whole, parseable files
+    after, _ = run(tmp_path)
+    assert after["counters"] == [0, 3]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def test_a_corrupt_cache_file_warns_once_and_is_rewritten(tmp_path, damage):
+    run(tmp_path)
+    victim = files(tmp_path)[0]
+    text = victim.read_text()
+    victim.write_text({"garbage": "not json {", "truncated": text[: len(text) // 2], "empty": ""}[damage])
+    result, stderr = run(tmp_path)
+    assert stderr.count("is corrupt or truncated") == 1, stderr
+    timed, hits = result["counters"]
+    assert timed >= 2 and hits == 2  # the damaged decision is re-timed, the other two are read
+    json.loads(victim.read_text())  # rewritten whole
+
+
+def test_an_unwritable_cache_dir_warns_once_and_keeps_decisions_in_memory(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache dir's parent should be")
+    result, stderr = run(blocker / "cache")
+    assert stderr.count("cannot write the cache dir") == 1, stderr
+    assert sum(d["source"] == "tuned" for d in result["decisions"]) == 3
+
+
+def test_pinned_variants_run_untimed(tmp_path):
+    result, _ = run(tmp_path, STRUCTOPS_AUTOTUNE_PIN="sum.IntList_out=columns,mm.out=blocked")
+    assert result["counters"] == [0, 0] and not files(tmp_path)
+    # `columns` is not eligible for a full reduction: that call is decided as if unpinned.
+    r = subprocess.run([sys.executable, "-c", "import torch, structops; print(structops.sum(torch.ones(4, 5), None).item())"],
+                       env={**os.environ, "STRUCTOPS_AUTOTUNE_PIN": "sum.IntList_out=columns",
+                            "STRUCTOPS_AUTOTUNE_CACHE_DIR": str(tmp_path)}, capture_output=True, text=True, check=False)
+    assert r.returncode == 0 and r.stdout.strip() == "20.0", r.stderr
+
+
+def test_a_pin_naming_no_variant_raises():
+    with autotune.pin("mm.out", "nonexistent"), pytest.raises(RuntimeError, match="mm.out has no variant 'nonexistent'.*blocked, aten"):
+        structops.mm(torch.ones(2, 2), torch.ones(2, 2))
+
+
+def test_disabled_tuning_runs_the_first_eligible_variant(tmp_path):
+    result, _ = run(tmp_path, STRUCTOPS_AUTOTUNE="0")
+    assert result["counters"] == [0, 0] and result["decisions"] == [] and not files(tmp_path)
+
+
+def test_a_variant_that_raises_is_excluded_and_logged(tmp_path):
+    result, stderr = run(tmp_path, STRUCTOPS_AUTOTUNE_FAIL="mm.out:aten", STRUCTOPS_AUTOTUNE_LOG="1")
+    mm = next(d for d in result["decisions"] if d["op"] == "mm.out")
+    assert mm["pick"] == "blocked"
+    aten = next(t for t in mm["timings"] if t["variant"] == "aten")
+    assert aten["us"] is None and "injected failure" in aten["error"]
+    assert "mm.out cpu Float key=[128, 128, 128] -> blocked (tuned" in stderr
+    assert "aten raised: injected failure" in stderr
+
+
+def test_one_log_line_per_decision(tmp_path):
+    result, stderr = run(tmp_path, STRUCTOPS_AUTOTUNE_LOG="1")
+    lines = [line for line in stderr.splitlines() if line.startswith("structops.autotune: ")]
+    assert len(lines) == len(result["decisions"]) == 3
+
+
+def test_report_lists_the_decisions_of_this_process():
+    structops.mm(torch.randn(33, 17), torch.randn(17, 9))
+    text = autotune.report()
+    assert "mm.out" in text and "[64, 32, 16]" in text
+    assert autotune.cache_dir() == os.environ["STRUCTOPS_AUTOTUNE_CACHE_DIR"]
+
+
+def test_pins_apply_per_device_type_and_are_restored():
+    x = torch.randn(64, 48)
+    with autotune.pin("sum.IntList_out@cpu", "columns"):
+        torch.testing.assert_close(structops.sum(x, [1]), x.sum(1))
+    with autotune.pin("sum.IntList_out@cuda", "nonexistent"):  # another device type's pin is not consulted
+        torch.testing.assert_close(structops.sum(x, [0]), x.sum(0))
