@@ -9,10 +9,21 @@
 // each block reduces one chunk of a row to partial statistics in the workspace, then every block
 // combines its row's partials (in a fixed order) and writes its own chunk.
 // half and bfloat16 compute in float.
+//
+// batch_norm (structops/normalization_launch.h), at the end: three kernels over a contiguous
+// [N, C, S] input. Statistics: block (k, c) reduces chunk k of channel c's N * S elements to
+// (mean, sum of squared deviations, count), two passes over the chunk; there are more chunks per
+// channel the fewer channels there are, so every SM works. An [N, C] input (S == 1) takes the
+// columns variant instead: a block reduces a chunk of rows for 32 adjacent channels, so the loads
+// of a warp are one contiguous run rather than 32 values C apart. Finish: a thread per channel merges its
+// chunks (Chan's formula, in a fixed order, in double), writes save_mean / save_invstd, updates
+// the running statistics and leaves y = x * scale[c] + shift[c] in the workspace (evaluation:
+// from the running statistics alone). Normalise: one thread per element, grid-stride, 64-bit.
 #include <cmath>
 #include <cstdint>
 
 #include <structops/cuda/block_reduce.cuh>
+#include <structops/normalization_launch.h>
 #include <structops/reduce_launch.h>
 
 namespace structops::cuda_kernels {
@@ -230,6 +241,226 @@ const char* rows(const RowLaunch& p) {
   if (p.rows == 0 || p.n == 0) return nullptr;
   return launch_for_dtype<false>(p.dtype, "dtype not supported by the CUDA normalisation kernels",
                                  [&](auto tag) { launch<decltype(tag)>(p); });
+}
+
+}  // namespace structops::cuda_kernels
+
+// --- batch_norm ---------------------------------------------------------------------------------
+namespace structops::cuda_kernels {
+namespace {
+
+constexpr int64_t kBatchNormChunk = 4096;  // fewest elements of a channel one statistics block reduces
+constexpr int kBatchNormMaxChunks = 1024;
+
+constexpr int kColumnChannels = kWarp;             // columns path: channels per block (threadIdx.x)
+constexpr int kColumnRows = kBlock / kColumnChannels;  // rows of threads (threadIdx.y) splitting a chunk
+constexpr int64_t kColumnChunk = 256;              // fewest rows of a column chunk
+
+// [N, C] (S == 1): a channel's values are C apart, so blocks take 32 adjacent channels (coalesced).
+bool batch_norm_columns(const BatchNormLaunch& p) { return p.S == 1; }
+
+int batch_norm_chunks(const BatchNormLaunch& p) {
+  if (!p.training || p.C == 0) return 0;
+  const int64_t count = p.N * p.S;
+  const int64_t channel_blocks = batch_norm_columns(p) ? (p.C + kColumnChannels - 1) / kColumnChannels : p.C;
+  const int64_t wanted = (4 * static_cast<int64_t>(sm_count()) + channel_blocks - 1) / channel_blocks;  // fill the GPU
+  const int64_t most = std::max<int64_t>(1, count / (batch_norm_columns(p) ? kColumnChunk : kBatchNormChunk));
+  return static_cast<int>(std::clamp<int64_t>(std::min(wanted, most), 1, kBatchNormMaxChunks));
+}
+
+// Columns path: block (x, k) reduces rows chunk k of channels 32x .. 32x + 31 of an [N, C] input,
+// thread (tx, ty) one channel's every kColumnRows-th row; two passes (mean, squared deviations).
+template <typename T>
+__global__ void __launch_bounds__(kBlock) batch_norm_column_stats_kernel(BatchNormLaunch p, int chunks,
+                                                                         Partial* partials) {
+  using A = acc_t<T>;
+  __shared__ A shared[kColumnRows][kColumnChannels + 1];
+  __shared__ A means[kColumnChannels];
+  const T* x = static_cast<const T*>(p.in);
+  const int tx = threadIdx.x % kColumnChannels, ty = threadIdx.x / kColumnChannels;
+  const int64_t len = (p.N + chunks - 1) / chunks, lo = blockIdx.y * len, hi = min(p.N, lo + len);
+  for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * kColumnChannels; c0 < p.C;
+       c0 += static_cast<int64_t>(gridDim.x) * kColumnChannels) {  // uniform across the block
+    const int64_t c = c0 + tx;
+    A sum = 0;
+    if (c < p.C) {
+      for (int64_t r = lo + ty; r < hi; r += kColumnRows) sum += load(x, r * p.C + c);
+    }
+    shared[ty][tx] = sum;
+    __syncthreads();
+    if (ty == 0) {
+      A total = 0;
+      for (int k = 0; k < kColumnRows; ++k) total += shared[k][tx];
+      means[tx] = hi > lo ? total / static_cast<A>(hi - lo) : A(0);
+    }
+    __syncthreads();
+    const A mean = means[tx];
+    A sq = 0;
+    if (c < p.C) {
+      for (int64_t r = lo + ty; r < hi; r += kColumnRows) {
+        const A d = load(x, r * p.C + c) - mean;
+        sq += d * d;
+      }
+    }
+    shared[ty][tx] = sq;
+    __syncthreads();
+    if (ty == 0 && c < p.C) {
+      A total = 0;
+      for (int k = 0; k < kColumnRows; ++k) total += shared[k][tx];
+      partials[c * chunks + blockIdx.y] =
+          Partial{static_cast<double>(mean), static_cast<double>(total), static_cast<double>(hi > lo ? hi - lo : 0)};
+    }
+    __syncthreads();  // shared and means are rewritten for the next channels
+  }
+}
+
+// Element j of channel c's N * S elements. I: uint32_t where every offset fits (cheaper division).
+template <typename I>
+__device__ inline I channel_offset(I j, I c, I C, I S) {
+  return (j / S * C + c) * S + j % S;
+}
+
+template <typename T, typename I>
+__global__ void __launch_bounds__(kBlock) batch_norm_stats_kernel(BatchNormLaunch p, int chunks, Partial* partials) {
+  using A = acc_t<T>;
+  __shared__ A shared[kWarp + 1];
+  const T* x = static_cast<const T*>(p.in);
+  const int64_t count = p.N * p.S, len = (count + chunks - 1) / chunks;
+  const int64_t lo = blockIdx.x * len, hi = min(count, lo + len);
+  const I C = static_cast<I>(p.C), S = static_cast<I>(p.S);
+  for (int64_t c = blockIdx.y; c < p.C; c += gridDim.y) {  // uniform across the block
+    A sum = 0;
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+      sum += load(x, channel_offset<I>(static_cast<I>(j), static_cast<I>(c), C, S));
+    }
+    sum = block_reduce(sum, SumOp<A>{}, shared);
+    if (threadIdx.x == 0) shared[kWarp] = hi > lo ? sum / static_cast<A>(hi - lo) : A(0);
+    __syncthreads();
+    const A mean = shared[kWarp];
+    A sq = 0;
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {  // two passes: no cancellation
+      const A d = load(x, channel_offset<I>(static_cast<I>(j), static_cast<I>(c), C, S)) - mean;
+      sq += d * d;
+    }
+    sq = block_reduce(sq, SumOp<A>{}, shared);
+    if (threadIdx.x == 0) {
+      partials[c * chunks + blockIdx.x] =
+          Partial{static_cast<double>(mean), static_cast<double>(sq), static_cast<double>(hi > lo ? hi - lo : 0)};
+    }
+    __syncthreads();  // shared[kWarp] is rewritten for the next channel
+  }
+}
+
+template <typename T>
+__device__ double value_or(const void* p, int64_t c, double fallback) {
+  return p ? static_cast<double>(static_cast<acc_t<T>>(static_cast<const T*>(p)[c])) : fallback;
+}
+
+// One thread per channel: the channel's statistics, the saved and running ones, scale and shift.
+template <typename T>
+__global__ void __launch_bounds__(kBlock) batch_norm_finish_kernel(BatchNormLaunch p, int chunks,
+                                                                   const Partial* partials, acc_t<T>* scale,
+                                                                   acc_t<T>* shift) {
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < p.C;
+       c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double mean, var;
+    if (p.training) {
+      double count = 0, m2 = 0;
+      mean = 0;
+      for (int k = 0; k < chunks; ++k) {  // Chan's merge of (mean, m2, count), in chunk order
+        const Partial q = partials[c * chunks + k];
+        if (q.c == 0) continue;
+        const double n = count + q.c, d = q.a - mean;
+        mean += d * q.c / n;
+        m2 += q.b + d * d * count * q.c / n;
+        count = n;
+      }
+      if (count == 0) mean = NAN;  // an empty batch: NaN statistics, as torch
+      var = m2 / count;
+      const double invstd = 1.0 / sqrt(var + p.eps);
+      static_cast<T*>(p.save_mean)[c] = static_cast<T>(static_cast<acc_t<T>>(mean));
+      static_cast<T*>(p.save_invstd)[c] = static_cast<T>(static_cast<acc_t<T>>(invstd));
+      // running = (1 - momentum) * running + momentum * batch, the variance unbiased
+      const double unbias = count > 1 ? count / (count - 1) : INFINITY;
+      if (p.running_mean) {
+        T* r = static_cast<T*>(p.running_mean);
+        r[c] = static_cast<T>(static_cast<acc_t<T>>((1 - p.momentum) * value_or<T>(r, c, 0) + p.momentum * mean));
+      }
+      if (p.running_var) {
+        T* r = static_cast<T*>(p.running_var);
+        r[c] = static_cast<T>(
+            static_cast<acc_t<T>>((1 - p.momentum) * value_or<T>(r, c, 0) + p.momentum * var * unbias));
+      }
+    } else {
+      mean = value_or<T>(p.running_mean, c, 0);
+      var = value_or<T>(p.running_var, c, 1);
+    }
+    const double s = value_or<T>(p.weight, c, 1) / sqrt(var + p.eps);
+    scale[c] = static_cast<acc_t<T>>(s);
+    shift[c] = static_cast<acc_t<T>>(value_or<T>(p.bias, c, 0) - mean * s);
+  }
+}
+
+template <typename T, typename I>
+__global__ void __launch_bounds__(kBlock) batch_norm_apply_kernel(BatchNormLaunch p, const acc_t<T>* scale,
+                                                                  const acc_t<T>* shift) {
+  const T* x = static_cast<const T*>(p.in);
+  T* o = static_cast<T*>(p.out);
+  const I numel = static_cast<I>(p.N * p.C * p.S), C = static_cast<I>(p.C), S = static_cast<I>(p.S);
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
+    const I c = i / S % C;
+    o[i] = static_cast<T>(load(x, i) * scale[c] + shift[c]);
+  }
+}
+
+// Workspace: per-channel scale and shift (acc_t, in double-sized slots), then the partials.
+template <typename T>
+void launch_batch_norm(const BatchNormLaunch& p) {
+  using A = acc_t<T>;
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  auto* scale = static_cast<A*>(p.workspace);
+  auto* shift = reinterpret_cast<A*>(static_cast<char*>(p.workspace) + p.C * sizeof(double));
+  auto* partials = reinterpret_cast<Partial*>(static_cast<char*>(p.workspace) + 2 * p.C * sizeof(double));
+  const int chunks = batch_norm_chunks(p);
+  const int64_t numel = p.N * p.C * p.S;
+  // uint32 index math needs every offset and the grid-stride step below 2^32
+  const bool narrow = numel + static_cast<int64_t>(sm_count()) * 8 * kBlock < (int64_t{1} << 32);
+  if (p.training && batch_norm_columns(p)) {
+    const int64_t channel_blocks = (p.C + kColumnChannels - 1) / kColumnChannels;
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>(channel_blocks, 1 << 30)), chunks);
+    batch_norm_column_stats_kernel<T><<<grid, kBlock, 0, stream>>>(p, chunks, partials);
+  } else if (p.training) {
+    const dim3 grid(chunks, static_cast<unsigned>(std::min<int64_t>(p.C, 65535)));
+    if (narrow) {
+      batch_norm_stats_kernel<T, uint32_t><<<grid, kBlock, 0, stream>>>(p, chunks, partials);
+    } else {
+      batch_norm_stats_kernel<T, int64_t><<<grid, kBlock, 0, stream>>>(p, chunks, partials);
+    }
+  }
+  batch_norm_finish_kernel<T><<<grid_for((p.C + kBlock - 1) / kBlock, 4), kBlock, 0, stream>>>(p, chunks, partials,
+                                                                                              scale, shift);
+  if (numel > 0) {
+    const int grid = grid_for((numel + kBlock - 1) / kBlock, 8);
+    if (narrow) {
+      batch_norm_apply_kernel<T, uint32_t><<<grid, kBlock, 0, stream>>>(p, scale, shift);
+    } else {
+      batch_norm_apply_kernel<T, int64_t><<<grid, kBlock, 0, stream>>>(p, scale, shift);
+    }
+  }
+}
+
+}  // namespace
+
+int64_t batch_norm_workspace_bytes(const BatchNormLaunch& p) {
+  return 2 * p.C * static_cast<int64_t>(sizeof(double)) +
+         p.C * batch_norm_chunks(p) * static_cast<int64_t>(sizeof(Partial));
+}
+
+const char* batch_norm(const BatchNormLaunch& p) {
+  if (p.C == 0) return nullptr;
+  return launch_for_dtype<false>(p.dtype, "dtype not supported by the CUDA batch_norm kernels",
+                                 [&](auto tag) { launch_batch_norm<decltype(tag)>(p); });
 }
 
 }  // namespace structops::cuda_kernels

@@ -1,10 +1,12 @@
-// CUDA host glue of softmax, log_softmax, layer_norm, logsumexp, var and std: the input brought
-// to contiguous rows
+// CUDA host glue of softmax, log_softmax, layer_norm, logsumexp, var, std and batch_norm: the input brought
+// to contiguous rows (batch_norm: to a contiguous [N, C, S], running statistics updated in place)
 // (softmax over another dim than the last is moved last and back: two extra copies, a
 // column kernel would avoid them), then the torch-free kernels of normalization.cu.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
 #include <structops/cpu_pointwise.h>  // cpu::operand
 #include <structops/cpu_reduce.h>     // cpu::reduced_rows
+#include <structops/normalization_launch.h>
+#include <structops/ops/batch_norm.h>
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
 #include <structops/ops/logsumexp.h>
@@ -137,6 +139,49 @@ void layer_norm_out_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized
   p.rstd = rstd.data_ptr();
   p.eps = eps;
   launch_rows("layer_norm", p, out);
+}
+
+void batch_norm_out_cuda(const at::Tensor& input, const std::optional<at::Tensor>& weight,
+                         const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
+                         const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps,
+                         at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& save_mean,
+                         const at::Tensor& save_invstd) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  const int64_t N = input.size(0), C = input.size(1);
+  if (C == 0) return;
+  const at::Tensor x = input.contiguous();  // channels_last is copied: a [N, S, C] kernel would read it in place
+  const auto dense = [](const std::optional<at::Tensor>& t) {
+    return t.has_value() ? t->contiguous() : at::Tensor();
+  };
+  const at::Tensor w = dense(weight), b = dense(bias);
+  // The running statistics are the caller's tensors, updated in place (any strides: a contiguous
+  // copy is written and copied back).
+  const at::Tensor rm = dense(running_mean), rv = dense(running_var);
+  BatchNormLaunch p;
+  p.dtype = static_cast<Dtype>(input.scalar_type());
+  p.N = N, p.C = C, p.S = N * C == 0 ? 1 : input.numel() / (N * C);
+  p.training = training;
+  p.momentum = momentum;
+  p.eps = eps;
+  p.in = x.const_data_ptr();
+  p.out = out.data_ptr();  // contiguous: the meta layout
+  p.weight = w.defined() ? w.const_data_ptr() : nullptr;
+  p.bias = b.defined() ? b.const_data_ptr() : nullptr;
+  // Evaluation only reads them; training writes them back.
+  p.running_mean = rm.defined() ? rm.data_ptr() : nullptr;
+  p.running_var = rv.defined() ? rv.data_ptr() : nullptr;
+  p.save_mean = training ? save_mean.data_ptr() : nullptr;
+  p.save_invstd = training ? save_invstd.data_ptr() : nullptr;
+  const at::Tensor workspace =
+      at::empty({cuda_kernels::batch_norm_workspace_bytes(p)}, out.options().dtype(at::kByte));
+  p.workspace = workspace.data_ptr();
+  p.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::batch_norm(p);
+  TORCH_CHECK(error == nullptr, "batch_norm: CUDA kernel failed for dtype ", input.scalar_type(), ": ", error);
+  if (training) {
+    if (rm.defined() && !rm.is_same(*running_mean)) running_mean->copy_(rm);
+    if (rv.defined() && !rv.is_same(*running_var)) running_var->copy_(rv);
+  }
 }
 
 }  // namespace structops::impl
