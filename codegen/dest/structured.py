@@ -172,8 +172,12 @@ def _device_expr(key: DispatchKey, fn: NativeFunction) -> str:
         return "at::kCPU"
     if key is DispatchKey.Meta:
         return "at::kMeta"
-    first = next(a for a in fn.func.arguments.all if a.type == BaseType(BaseTy.Tensor))
-    return f"{cpp.cpp_name(first.name)}.device()"
+    first = next((a for a in fn.func.arguments.all if a.type == BaseType(BaseTy.Tensor)), None)
+    if first is not None:
+        return f"{cpp.cpp_name(first.name)}.device()"
+    # Only Tensor[] arguments (cat, stack): the dispatcher chose CUDA from a tensor of the list.
+    tensors = cpp.cpp_name(next(a for a in fn.func.arguments.all if a.type == ListType(BaseType(BaseTy.Tensor), None)).name)
+    return f"({tensors}.empty() ? at::Device(at::kCUDA) : {tensors}[0].device())"
 
 
 def _named_tensors(args: tuple[Argument, ...]) -> str:

@@ -5,12 +5,6 @@
 // TensorIterator's strided, casting copy is one pass, where making it contiguous first and then
 // copying would be two. Both run on the current stream, in order. Compiled only when the
 // installed torch has CUDA (CMakeLists.txt).
-//
-// cat_out_cuda and stack_out_cuda are not registered yet (no `CUDA:` line in the manifest): the
-// generator takes a CUDA wrapper's device from its first Tensor argument
-// (codegen/dest/structured.py _device_expr), and cat/stack have only a Tensor[]. Once it falls back
-// to the list's first tensor, adding `CUDA: cat_out_cuda` / `CUDA: stack_out_cuda` enables them;
-// their signatures are the CPU impls'.
 #include <structops/ops/cat.h>
 #include <structops/ops/split_with_sizes_copy.h>
 #include <structops/ops/stack.h>
