@@ -9,11 +9,6 @@
 // message (same text, same IndexError / RuntimeError). embedding_bag's offsets are checked on a
 // host copy of them (a second synchronisation). Compiled only when the installed torch has CUDA
 // (CMakeLists.txt).
-//
-// masked_select_out_cuda is written but not registered (no `CUDA:` line in the manifest): its meta
-// function (csrc/meta/index.cpp) counts the mask's true elements by reading mask.const_data_ptr()
-// on the host, which for a CUDA mask is device memory. Once the meta counts on the mask's device
-// (e.g. at::count_nonzero for CUDA tensors), adding `CUDA: masked_select_out_cuda` enables it.
 #include <structops/index_launch.h>
 #include <structops/ops/embedding.h>
 #include <structops/ops/embedding_bag.h>

@@ -3,6 +3,8 @@
 #include <structops/ops/gather.h>
 #include <structops/ops/masked_select.h>
 
+#include <ATen/ops/count_nonzero.h>
+
 #include <structops/parallel.h>
 #include <structops/rules.h>
 
@@ -58,6 +60,9 @@ masked_select_meta masked_select(const at::Tensor& self, const at::Tensor& mask)
   const int64_t n = mask.numel();
   if (total == 0 || n == 0) return {TensorSpec{{c10::SymInt(0)}, {}, self.scalar_type()}};
   // Broadcasting repeats every mask element total / n times, so the count scales.
+  if (!mask.is_cpu()) {  // device memory: counted there (one synchronisation, as torch's)
+    return {TensorSpec{{c10::SymInt(at::count_nonzero(mask).item<int64_t>() * (total / n))}, {}, self.scalar_type()}};
+  }
   const at::Tensor m = mask.contiguous();
   const bool* p = m.const_data_ptr<bool>();
   std::atomic<int64_t> count{0};
