@@ -35,7 +35,7 @@ namespace fs = std::filesystem;
 
 constexpr int kFormat = 1;
 constexpr double kBudgetMs = 20;
-constexpr int kMinRepeats = 3;
+constexpr int kMinRepeats = 5;
 constexpr int kMaxRepeats = 25;
 
 // --- a minimal JSON value: what the cache files hold ----------------------------------------
@@ -571,8 +571,8 @@ double measure(at::Device device, c10::function_ref<void()> run) {
   };
   using clock = std::chrono::steady_clock;
   sync();
-  run();  // warm-up: caches, lazy initialisation, first-touch pages of the scratch outputs
-  sync();
+  for (int i = 0; i < 2; ++i) run();  // warm-up: caches, lazy initialisation, first-touch pages of
+  sync();                             // the scratch outputs and of the allocator's big blocks
   std::vector<double> times;
   const auto begin = clock::now();
   const auto time_once = device.is_cuda() ? cuda_hooks().time_once : nullptr;

@@ -113,3 +113,24 @@ def test_cumsum_long_scans(shape, dim, dtype):
     got, expected = structops.cumsum(x, dim), torch.cumsum(x, dim)
     assert got.dtype == expected.dtype
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-3)
+
+
+# --- sum's kernel variants (manifest `kernels:`), each pinned -----------------------------------
+
+@pytest.mark.parametrize("variant", ["rows", "columns"])
+@pytest.mark.parametrize(("shape", "dim"), [
+    ((1 << 18, 4), 0), ((1 << 18, 4), 1), ((5000, 2), 0), ((3, 7000, 8), 1), ((100, 16), 0), ((1 << 16, 3), 0),
+    ((40, 33), 1), ((2, 1 << 17), 0)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
+def test_sum_variants_match_torch(variant, shape, dim, dtype):
+    """Narrow columns (a period-w lane fold), short rows (no lanes) and the chunked, cascaded paths."""
+    from structops import autotune
+
+    g = torch.Generator().manual_seed(3)
+    x = (torch.randn(*shape, generator=g) * 4).to(dtype)
+    for t in (x, x.transpose(0, -1).contiguous().transpose(0, -1)):  # both memory orders
+        with autotune.pin("sum.IntList_out", variant):
+            got = structops.sum(t, [dim])
+        expected = t.double().sum(dim).to(got.dtype) if dtype == torch.bfloat16 else t.sum(dim)
+        tol = {"atol": 1e-1, "rtol": 1e-2} if dtype == torch.bfloat16 else {"atol": 1e-3, "rtol": 1e-5}
+        torch.testing.assert_close(got, expected, **tol)

@@ -57,7 +57,7 @@ using Key = c10::SmallVector<int64_t, 6>;
 int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const Key& key,
            c10::ArrayRef<bool> eligible, c10::function_ref<double(int)> time_variant);
 
-// The median time of `run` in microseconds: one warm-up call, then repeats until about
+// The median time of `run` in microseconds: two warm-up calls, then repeats until about
 // kBudgetMs of work or kMaxRepeats calls (at least kMinRepeats); on CUDA each call is timed with
 // events on the current stream.
 double measure(at::Device device, c10::function_ref<void()> run);

@@ -44,6 +44,10 @@ template <typename R, typename in_t>
 SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
   using acc_t = decltype(r.identity());
   acc_t total = r.identity();
+  if (n < kLanes) {  // short rows: the lanes would only add identities (the same result, 8x the work)
+    for (int64_t i = 0; i < n; ++i) total = r.step(total, x[i]);
+    return total;
+  }
   for (int64_t lo = 0; lo < n; lo += kCascade) {
     const int64_t hi = std::min(n, lo + kCascade);
     std::array<acc_t, kLanes> lanes;
@@ -68,6 +72,28 @@ SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, int64_t 
   for (int64_t j = 0; j < rows; ++j) {
     const in_t* __restrict row = x + j * stride;
     for (int64_t k = 0; k < width; ++k) acc[k] = r.step(acc[k], row[k]);
+  }
+}
+
+// Narrow columns (width w dividing kLanes): x holds len elements, whole rows of w; lane l folds
+// column l % w, so the loop is the vectorisable one of reduce_row. acc[c] = step(...) over column c.
+template <typename R, typename in_t, typename acc_t>
+SO_CPU_CLONES void reduce_narrow_columns(const R& r, const in_t* __restrict x, int64_t len, int64_t w,
+                                         acc_t* __restrict acc) {
+  for (int64_t lo = 0; lo < len; lo += kCascade) {  // kCascade is a multiple of kLanes, so of w
+    const int64_t hi = std::min(len, lo + kCascade);
+    std::array<acc_t, kLanes> lanes;
+    lanes.fill(r.identity());
+    int64_t i = lo;
+    for (; i + kLanes <= hi; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lanes[l] = r.step(lanes[l], x[i + l]);
+    }
+    for (int64_t j = i; j < hi; ++j) lanes[j - i] = r.step(lanes[j - i], x[j]);  // i is a multiple of w
+    for (int64_t c = 0; c < w; ++c) {
+      acc_t column = lanes[c];
+      for (int64_t l = c + w; l < kLanes; l += w) column = r.merge(column, lanes[l]);
+      acc[c] = r.merge(acc[c], column);
+    }
   }
 }
 
@@ -128,6 +154,25 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
   if (columns) {
     const at::Tensor xc = self.permute(outer_order).contiguous();  // a view when already in layout
     const in_t* x = xc.const_data_ptr<in_t>();
+    if (n_out < 16 && detail::kLanes % n_out == 0) {
+      // Too narrow for a vector per row: fold the flat input with lanes of period n_out, in
+      // size-determined chunks of rows (threads), their partials merged in order.
+      const int64_t chunks = std::clamp<int64_t>(n_red * n_out / kGrainSize, 1, 64);
+      const int64_t per = (n_red + chunks - 1) / chunks;
+      c10::SmallVector<acc_t, 64> partial(chunks * n_out, r.identity());
+      structops::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+          const int64_t lo = c * per, hi = std::min(n_red, lo + per);
+          if (lo < hi) detail::reduce_narrow_columns(r, x + lo * n_out, (hi - lo) * n_out, n_out, &partial[c * n_out]);
+        }
+      });
+      for (int64_t k = 0; k < n_out; ++k) {
+        acc_t acc = partial[k];
+        for (int64_t c = 1; c < chunks; ++c) acc = r.merge(acc, partial[c * n_out + k]);
+        o[k] = r.finish(acc, n_red);
+      }
+      return;
+    }
     structops::parallel_for(0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
       // A cascade along the reduced rows too: blocks of detail::kCascadeRows rows, then their partials.
       c10::SmallVector<acc_t, 64> acc(end - begin, r.identity());  // not vector<bool>: no data()
