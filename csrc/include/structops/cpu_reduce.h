@@ -173,17 +173,26 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
       }
       return;
     }
+    // Tiles of kColumnTile outputs, whose accumulators stay in L1 while every reduced row passes;
+    // a cascade along the reduced rows too: blocks of detail::kCascadeRows rows, then their partials.
+    constexpr int64_t kColumnTile = std::max<int64_t>(64, 16384 / sizeof(acc_t));  // 16 KiB of accumulators
     structops::parallel_for(0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
-      // A cascade along the reduced rows too: blocks of detail::kCascadeRows rows, then their partials.
-      c10::SmallVector<acc_t, 64> acc(end - begin, r.identity());  // not vector<bool>: no data()
-      c10::SmallVector<acc_t, 64> block(end - begin, r.identity());
-      for (int64_t j = 0; j < n_red; j += detail::kCascadeRows) {
-        std::fill(block.begin(), block.end(), r.identity());
-        detail::reduce_columns(r, x + j * n_out + begin, std::min(detail::kCascadeRows, n_red - j), n_out, end - begin,
-                               block.data());
-        for (int64_t k = 0; k < end - begin; ++k) acc[k] = j == 0 ? block[k] : r.merge(acc[k], block[k]);
+      std::array<acc_t, kColumnTile> acc, block;
+      for (int64_t t0 = begin; t0 < end; t0 += kColumnTile) {
+        const int64_t w = std::min(kColumnTile, end - t0);
+        std::fill(acc.begin(), acc.begin() + w, r.identity());
+        for (int64_t j = 0; j < n_red; j += detail::kCascadeRows) {
+          const int64_t rows = std::min(detail::kCascadeRows, n_red - j);
+          if (j == 0) {  // the first block folds straight into acc
+            detail::reduce_columns(r, x + t0, rows, n_out, w, acc.data());
+            continue;
+          }
+          std::fill(block.begin(), block.begin() + w, r.identity());
+          detail::reduce_columns(r, x + j * n_out + t0, rows, n_out, w, block.data());
+          for (int64_t k = 0; k < w; ++k) acc[k] = r.merge(acc[k], block[k]);
+        }
+        for (int64_t k = 0; k < w; ++k) o[t0 + k] = r.finish(acc[k], n_red);
       }
-      for (int64_t k = begin; k < end; ++k) o[k] = r.finish(acc[k - begin], n_red);
     });
     return;
   }
