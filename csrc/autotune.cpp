@@ -474,11 +474,12 @@ std::optional<int> pinned(const OpKernels& op, c10::ArrayRef<bool> eligible) {
               known);
 }
 
-int first_eligible(c10::ArrayRef<bool> eligible) {
+int first_eligible(const OpKernels& op, c10::ArrayRef<bool> eligible) {
   for (size_t i = 0; i < eligible.size(); ++i) {
     if (eligible[i]) return static_cast<int>(i);
   }
-  TORCH_CHECK(false, "structops.autotune: no kernel variant is eligible for this call");
+  TORCH_CHECK(false, "structops.autotune: none of ", op.op, "'s ", c10::DeviceTypeName(op.device_type),
+              " kernel variants is eligible for this call (see the manifest's `kernels:` conditions and dtypes)");
 }
 
 }  // namespace
@@ -486,7 +487,7 @@ int first_eligible(c10::ArrayRef<bool> eligible) {
 int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const Key& key,
            c10::ArrayRef<bool> eligible, c10::function_ref<double(int)> time_variant) {
   if (auto p = pinned(op, eligible)) return *p;
-  if (!config().enabled) return first_eligible(eligible);
+  if (!config().enabled) return first_eligible(op, eligible);
   State& s = state();
   const MemoryKey mkey = memory_key(op, device, dtype, key, eligible);
   {
@@ -495,7 +496,7 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
   }
   const int n_eligible = static_cast<int>(std::count(eligible.begin(), eligible.end(), true));
   if (n_eligible > 1 && device.is_cuda() && cuda_hooks().capturing && cuda_hooks().capturing(device)) {
-    return first_eligible(eligible);  // timing would record into the graph: decide after capture
+    return first_eligible(op, eligible);  // timing would record into the graph: decide after capture
   }
 
   std::lock_guard tuning(s.tuning);
@@ -504,7 +505,7 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
     if (auto it = s.picks.find(mkey); it != s.picks.end()) return it->second;  // tuned meanwhile
   }
   Decision d{op.op, device.str(), c10::toString(dtype), key, op.key_text, "", "", 0, {}};
-  int pick = first_eligible(eligible);
+  int pick = first_eligible(op, eligible);
   if (n_eligible == 1) {
     d.source = "only eligible";
   } else {

@@ -3,16 +3,14 @@
 a function that computes the tuning key and each variant's eligibility and runs what
 structops::autotune::choose picks.
 
-A variant's source hash covers its manifest entry and the hand-written code it may run: the
-csrc/ files that name its hook and every shared header under csrc/include/ (generated variants:
-the shared headers and the formula), so editing a kernel invalidates its cached timings.
+A variant's source hash covers its manifest entry (and formula) and the hand-written code it may
+run (see source_hash), so editing a kernel invalidates its cached timings.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,16 +64,19 @@ def _sources(root: str) -> dict[Path, str]:
             if p.suffix in (".h", ".cuh", ".cpp", ".cu") and p.is_file()}
 
 
-def source_hash(v: KernelVariant, group: StructuredGroup, sources: dict[Path, str], root: str) -> str:
+def source_hash(v: KernelVariant, device: str, group: StructuredGroup, sources: dict[Path, str], root: str) -> str:
+    """The variant's manifest entry and formula, and every hand-written file its code may reach:
+    the device's kernel folder (csrc/cpu/ or csrc/cuda/: a hook may call into any file there),
+    the shared headers (csrc/include/) and the runtime (csrc/*.cpp)."""
     h = hashlib.sha256(v.text.encode())
     h.update(str(group.out.func).encode())
     if group.out.pointwise is not None:
         h.update(group.out.pointwise.lowered.expr.encode())
-    word = re.compile(rf"\b{re.escape(v.kernel)}\b") if v.kernel else None
+    reached = ("include", device.lower())
     for path, text in sources.items():
-        shared = "include" in path.relative_to(Path(root) / "csrc").parts
-        if shared or (word is not None and word.search(text)):
-            h.update(path.name.encode())
+        parts = path.relative_to(Path(root) / "csrc").parts
+        if len(parts) == 1 or parts[0] in reached:
+            h.update("/".join(parts).encode())
             h.update(text.encode())
     return h.hexdigest()[:16]
 
@@ -100,7 +101,7 @@ def chooser(group: StructuredGroup, key: DispatchKey, sources: dict[Path, str], 
         if v.dtypes is not None:
             mask = " | ".join(f"rules::bit({DTYPES[d]})" for d in v.dtypes)
             parts.append(f"(rules::bit({first_out}.scalar_type()) & ({mask})) != 0")
-        out_variants.append(ChooserVariant(v.name, variant_function(impl, v), source_hash(v, group, sources, root),
+        out_variants.append(ChooserVariant(v.name, variant_function(impl, v), source_hash(v, key.value, group, sources, root),
                                            " && ".join(f"({p})" for p in parts) or "true"))
     params = _impl_params(group)
     out_names = tuple(cpp.cpp_name(o) for o in outs)

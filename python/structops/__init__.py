@@ -8,6 +8,7 @@ import torch  # noqa: F401 - libtorch must be loaded before the extension
 
 from structops import (
     _C,  # noqa: F401 - registers torch.ops.structops.*
+    autotune,
     fake,  # noqa: F401 - fake impls of ops with data-dependent output sizes
     sharding,
 )
@@ -16,4 +17,4 @@ from structops._ops import __all__ as _op_names
 from structops.rules import describe
 
 __all__ = list(_op_names)
-__all__ += ["describe", "sharding"]
+__all__ += ["autotune", "describe", "sharding"]
