@@ -5,6 +5,7 @@
 //   warp_rows:  inner == 1, short rows (n <= kWarpRowMax): one warp per row, shuffles only;
 //   block_rows: inner == 1, long rows: one block per row (or per row chunk: the two-pass path for
 //               few long rows, whose per-chunk partials a second warp_rows-style pass merges);
+//               256 threads, or 128/512 for sum's kernel variants (ReduceLaunch::block);
 //               4 independent accumulators per thread, warp shuffles, one shared-memory step;
 //   columns:    inner > 1 (reduced dims outside contiguous kept ones): 32 adjacent columns per
 //               block row (coalesced loads), 8 rows of threads splitting n, merged in shared memory.
@@ -87,8 +88,8 @@ __global__ void __launch_bounds__(kBlock)
 
 // One block per (row, chunk): with splits == 1 it writes the row's result, otherwise the chunk's
 // partial accumulator into `partial[row * splits + chunk]`.
-template <typename T, typename Op>
-__global__ void __launch_bounds__(kBlock)
+template <int Block, typename T, typename Op>
+__global__ void __launch_bounds__(Block)
     block_rows_kernel(const T* __restrict__ in, T* __restrict__ out, acc_t<T>* __restrict__ partial, int64_t rows,
                       int64_t n, int splits, ReduceOp kind, Op op) {
   using A = acc_t<T>;
@@ -174,8 +175,18 @@ void launch(const ReduceLaunch& p, Op op) {
   }
   const int splits = splits_for(p);
   auto* partial = static_cast<acc_t<T>*>(p.workspace);
-  block_rows_kernel<T><<<grid_for(p.outer * splits, 8), kBlock, 0, stream>>>(in, out, partial, p.outer,
-                                                                                       p.n, splits, p.op, op);
+  auto rows = [&]<int Block>() {
+    block_rows_kernel<Block, T><<<grid_for(p.outer * splits, 8), Block, 0, stream>>>(in, out, partial, p.outer, p.n,
+                                                                                      splits, p.op, op);
+  };
+  // Other block sizes only for the sum-like folds (sum's kernel variants; mean and norms share the type).
+  if constexpr (std::is_same_v<Op, Folded<acc_t<T>, SumOp<acc_t<T>>>>) {
+    if (p.block == 128) rows.template operator()<128>();
+    else if (p.block == 512) rows.template operator()<512>();
+    else rows.template operator()<kBlock>();
+  } else {
+    rows.template operator()<kBlock>();
+  }
   if (splits > 1) {  // second pass: one warp merges a row's partials in a fixed order
     const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
     warp_rows_kernel<T><<<grid_for(blocks, 8), kBlock, 0, stream>>>(partial, out, p.outer, splits, p.n,

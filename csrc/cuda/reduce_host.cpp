@@ -31,7 +31,8 @@ bool has_kernel(at::ScalarType t) {
 }
 
 void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
-                 const at::Tensor& out, double p_norm = 2, ReduceLaunch::Passes passes = ReduceLaunch::Passes::Auto) {
+                 const at::Tensor& out, double p_norm = 2, ReduceLaunch::Passes passes = ReduceLaunch::Passes::Auto,
+                 int block = 256) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
   TORCH_CHECK(!at::isComplexType(out.scalar_type()) && !at::isComplexType(self.scalar_type()), name,
@@ -66,6 +67,7 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
   p.op = op;
   p.p = p_norm;
   p.passes = passes;
+  p.block = block;
   p.in = x.const_data_ptr();
   p.out = result.data_ptr();
   at::Tensor workspace;
@@ -109,19 +111,19 @@ void argmin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool 
 }
 
 // sum's CUDA kernel variants (the manifest's `kernels:`; structops::autotune times them per shape
-// bucket): each row in one pass (a warp or a block per row), or long rows split over several
-// blocks and merged in a second pass. Column reductions run the same kernel in both.
-void sum_out_cuda_one_pass(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                           std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
-                           const at::Tensor& out) {
-  reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out, 2, ReduceLaunch::Passes::OnePass);
-}
-
-void sum_out_cuda_two_pass(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                           std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
-                           const at::Tensor& out) {
-  reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out, 2, ReduceLaunch::Passes::TwoPass);
-}
+// bucket): each row in one pass (a warp per short row, a block of 128, 256 or 512 threads per
+// long row), or long rows split over several blocks and merged in a second pass. Column
+// reductions run the same kernel in all of them.
+#define STRUCTOPS_SUM_CUDA_VARIANT(name, passes, block)                                                        \
+  void name(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,                             \
+            std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) { \
+    reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out, 2, ReduceLaunch::Passes::passes, block);         \
+  }
+STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_one_pass, OnePass, 256)
+STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_one_pass_b128, OnePass, 128)
+STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_one_pass_b512, OnePass, 512)
+STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_two_pass, TwoPass, 256)
+#undef STRUCTOPS_SUM_CUDA_VARIANT
 
 void mean_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                    std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {

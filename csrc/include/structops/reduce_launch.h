@@ -30,6 +30,7 @@ struct ReduceLaunch {
   // Rows (inner == 1): Auto splits few long rows into two passes (splits_for in reduce.cu);
   // OnePass and TwoPass force one way (sum's kernel variants, timed by structops::autotune).
   enum class Passes : int8_t { Auto, OnePass, TwoPass } passes = Passes::Auto;
+  int block = 256;  // threads per block of the long-row kernel: 128, 256 or 512 (sum, mean, norms)
 };
 
 enum class RowOp : int8_t { Softmax, LogSoftmax, LayerNorm, LogSumExp, Var, Std };
