@@ -6,7 +6,7 @@
 For mm it times both CPU kernels of structops/cpu_mm.h on their own (`blocked`: our GEMM,
 `aten`: ATen/BLAS through structops; each pinned in a subprocess, as the pins are read once)
 and the default (`auto`: structops.autotune's pick per shape bucket, tuned in the warm-up call),
-against torch.mm; then addmm and linear (cpu_mm.h's mm_choose heuristic). It prints
+against torch.mm; then addmm and linear (also autotuned). It prints
 the median time, GFLOP/s and the ratio torch / structops (> 1: structops is faster).
 """
 
@@ -42,7 +42,7 @@ def median_time(fn, min_time: float = 0.2) -> float:
 
 
 def mm_times(dtype: str) -> dict:
-    """Run in a subprocess: structops.mm's time per shape under this process's STRUCTOPS_MM_KERNEL."""
+    """Run in a subprocess: structops.mm's time per shape under this process's pin (or autotune)."""
     import structops
 
     out = {}
@@ -70,7 +70,7 @@ def main() -> None:
         runs = {}
         for kernel in ("blocked", "aten", ""):
             # "auto": mm's variant picked by structops.autotune (a fresh cache dir per child).
-            env = {**os.environ, "STRUCTOPS_MM_KERNEL": kernel, "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel}" if kernel else "",
+            env = {**os.environ, "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel}" if kernel else "",
                    "STRUCTOPS_AUTOTUNE_CACHE_DIR": tempfile.mkdtemp(prefix="structops-bench-linalg-")}
             cmd = [sys.executable, __file__, "--child", dtype, "--threads", str(torch.get_num_threads())]
             runs[kernel or "auto"] = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True,

@@ -48,7 +48,7 @@ void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
 }
 
 // mm's CPU kernel variants (the manifest's `kernels:`; structops::autotune times them per shape
-// bucket). addmm, linear and cdist still call cpu::mm, whose mm_choose heuristic picks.
+// bucket). cdist still calls cpu::mm, whose mm_choose heuristic picks.
 void mm_out_cpu_blocked(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
                         const at::Tensor& out) {
   cpu::mm_blocked(self, mat2, out, /*beta=*/0, /*alpha=*/1);
@@ -59,14 +59,26 @@ void mm_out_cpu_aten(const at::Tensor& self, const at::Tensor& mat2, at::ScalarT
   cpu::mm_aten(self, mat2, out, /*beta=*/0, /*alpha=*/1);
 }
 
-void addmm_out_cpu(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
-                   const at::Scalar& alpha, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  cpu::addmm_with(cpu::mm, self, mat1, mat2, beta, alpha, out);
+// addmm's and linear's variants: the same two GEMMs as mm's.
+void addmm_out_cpu_blocked(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                           const at::Scalar& beta, const at::Scalar& alpha, at::ScalarType /*compute_dtype*/,
+                           const at::Tensor& out) {
+  cpu::addmm_with(cpu::mm_blocked, self, mat1, mat2, beta, alpha, out);
 }
 
-void linear_out_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                    at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  cpu::linear_with(cpu::mm, input, weight, bias, out);
+void addmm_out_cpu_aten(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                        const at::Scalar& alpha, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  cpu::addmm_with(cpu::mm_aten, self, mat1, mat2, beta, alpha, out);
+}
+
+void linear_out_cpu_blocked(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                            at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  cpu::linear_with(cpu::mm_blocked, input, weight, bias, out);
+}
+
+void linear_out_cpu_aten(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                         at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  cpu::linear_with(cpu::mm_aten, input, weight, bias, out);
 }
 
 }  // namespace structops::impl

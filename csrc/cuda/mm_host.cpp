@@ -1,7 +1,6 @@
 // CUDA host glue of mm, addmm and linear. Two kernels, as on the CPU (structops/cpu_mm.h):
-// cuBLAS through ATen's addmm and structops' own tiled kernel (csrc/cuda/mm.cu). mm lists both
-// as kernel variants (structops::autotune times them per shape bucket); addmm and linear use
-// cuBLAS, or the tiled kernel with STRUCTOPS_MM_KERNEL=blocked.
+// cuBLAS through ATen's addmm and structops' own tiled kernel (csrc/cuda/mm.cu). mm, addmm and
+// linear list both as kernel variants (structops::autotune times them per shape bucket).
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
 #include <structops/cpu_mm.h>  // addmm_with, linear_with
 #include <structops/ops/addmm.h>
@@ -13,19 +12,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include <cstdlib>
-#include <string_view>
 
 namespace structops::impl {
 namespace {
-
-bool own_kernel(at::ScalarType t) {
-  static const bool pinned = [] {
-    const char* env = std::getenv("STRUCTOPS_MM_KERNEL");
-    return env != nullptr && std::string_view(env) == "blocked";
-  }();
-  return pinned && (t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16);
-}
 
 // c = alpha * a @ b + beta * c; beta == 0: c is not read (NaN in it does not propagate).
 void gemm_cublas(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Scalar& beta,
@@ -53,10 +42,6 @@ void gemm_tiled(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, c
   if (!cc.is_same(c)) c.copy_(cc);
 }
 
-void gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Scalar& beta,
-          const at::Scalar& alpha) {
-  (own_kernel(c.scalar_type()) ? gemm_tiled : gemm_cublas)(a, b, c, beta, alpha);
-}
 
 }  // namespace
 
@@ -70,14 +55,26 @@ void mm_out_cuda_tiled(const at::Tensor& self, const at::Tensor& mat2, at::Scala
   gemm_tiled(self, mat2, out, /*beta=*/0, /*alpha=*/1);
 }
 
-void addmm_out_cuda(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
-                    const at::Scalar& alpha, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  cpu::addmm_with(gemm, self, mat1, mat2, beta, alpha, out);
+void addmm_out_cuda_cublas(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                           const at::Scalar& beta, const at::Scalar& alpha, at::ScalarType /*compute_dtype*/,
+                           const at::Tensor& out) {
+  cpu::addmm_with(gemm_cublas, self, mat1, mat2, beta, alpha, out);
 }
 
-void linear_out_cuda(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  cpu::linear_with(gemm, input, weight, bias, out);
+void addmm_out_cuda_tiled(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                          const at::Scalar& beta, const at::Scalar& alpha, at::ScalarType /*compute_dtype*/,
+                          const at::Tensor& out) {
+  cpu::addmm_with(gemm_tiled, self, mat1, mat2, beta, alpha, out);
+}
+
+void linear_out_cuda_cublas(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                            at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  cpu::linear_with(gemm_cublas, input, weight, bias, out);
+}
+
+void linear_out_cuda_tiled(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                           at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  cpu::linear_with(gemm_tiled, input, weight, bias, out);
 }
 
 }  // namespace structops::impl

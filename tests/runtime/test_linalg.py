@@ -1,5 +1,5 @@
 """mm/addmm/linear on what the conformance samples do not reach: both CPU kernels of
-structops/cpu_mm.h (blocked GEMM and ATen, pinned with STRUCTOPS_MM_KERNEL in a subprocess),
+structops/cpu_mm.h (blocked GEMM and ATen, each pinned in a subprocess),
 sizes crossing the KC/MC/NC blocks and the parallel threshold, every operand layout, the
 B-in-place path for few rows, float16/bfloat16/integer paths, and beta/alpha edge values."""
 
@@ -89,8 +89,8 @@ def test_mm_opcheck_and_meta():
 
 @pytest.mark.parametrize("kernel", ["blocked", "aten"])
 def test_both_kernels_pinned(kernel):
-    """Each kernel on its own: mm's variant pinned (structops.autotune), addmm's through
-    STRUCTOPS_MM_KERNEL (cpu_mm.h); both are read once per process: a subprocess."""
+    """Each kernel on its own: mm's and addmm's variants pinned (structops.autotune reads its pins
+    once per process: a subprocess)."""
     code = (
         "import torch, structops\n"
         "g = torch.Generator().manual_seed(0)\n"
@@ -101,12 +101,13 @@ def test_both_kernels_pinned(kernel):
         " atol=1e-3, rtol=1e-4)\n"
         "    torch.testing.assert_close(structops.mm(a.bfloat16(), b.bfloat16()), (a.bfloat16() @ b.bfloat16()), atol=5e-2, rtol=3e-2)\n"
     )
-    env = {**os.environ, "STRUCTOPS_MM_KERNEL": kernel, "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel}"}
+    env = {**os.environ, "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel},addmm.out={kernel}"}
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
 
 
 def test_bad_kernel_pin_is_an_error():
-    code = "import torch, structops\nstructops.addmm(torch.ones(2, 2), torch.ones(2, 2), torch.ones(2, 2))\n"
+    # cdist's mm form (compute_mode 1) runs on cpu::mm, whose kernel STRUCTOPS_MM_KERNEL pins.
+    code = "import torch, structops\nstructops.cdist(torch.ones(4, 3), torch.ones(5, 3), 2.0, 1)\n"
     r = subprocess.run([sys.executable, "-c", code], check=False, env={**os.environ, "STRUCTOPS_MM_KERNEL": "fast"},
                        capture_output=True, text=True)
     assert r.returncode != 0 and "STRUCTOPS_MM_KERNEL must be 'blocked' or 'aten', got 'fast'" in r.stderr

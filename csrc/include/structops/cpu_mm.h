@@ -12,7 +12,8 @@
 //               dtypes on a simple row-blocked loop. Complex: not supported (mm_aten).
 //   mm_aten     ATen's mm/addmm (MKL/OpenBLAS sgemm/dgemm, torch's own loops otherwise).
 //
-// `mm` picks one with mm_choose (the documented heuristic below) until autotune replaces it.
+// `mm` picks one with mm_choose (the documented heuristic below): what cdist runs. The mm, addmm and
+// linear ops list both as kernel variants instead, timed per shape bucket (structops::autotune).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -37,7 +38,8 @@ const char* mm_kernel_name(MmKernel k);
 // integer mm is a plain loop); float16/bfloat16 -> aten (oneDNN's native bf16/fp16 dot products);
 // float32/float64: aten for narrow (n < 32), single-row-ish (m < 4) or small (m * n * k <= 2^18)
 // products, where its GEMV/small-matrix paths win, blocked for the rest.
-// STRUCTOPS_MM_KERNEL=blocked|aten (read once) pins the choice, for benchmarks and tests.
+// STRUCTOPS_MM_KERNEL=blocked|aten (read once) pins the choice, for benchmarks and tests. Only
+// cdist still calls cpu::mm: the mm, addmm and linear ops choose by measurement (`kernels:`).
 MmKernel mm_choose(int64_t m, int64_t n, int64_t k, at::ScalarType dtype);
 
 // mm_choose, then that kernel.
