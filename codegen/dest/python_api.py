@@ -26,6 +26,7 @@ class PyFunction:
     op: str | None  # "add.Tensor"; None means "resolve among overloads" (packet call)
     out_op: str | None
     out_names: tuple[str, ...]
+    op_writes_out: bool = False  # `op` itself is an out= overload (it can warn on resizing)
 
 
 def _doc(fns: list[NativeFunction]) -> str:
@@ -77,6 +78,7 @@ def _direct(name: str, fn: NativeFunction, out: NativeFunction | None, fns: list
         op=_overload(fn),
         out_op=_overload(out) if out else None,
         out_names=tuple(o.name for o in out.func.arguments.out) if out else (),
+        op_writes_out=fn.kind is SchemaKind.out,
     )
 
 
