@@ -99,6 +99,25 @@ SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t
   return r;
 }
 
+// float -> scalar_t as torch rounds (bfloat16: to nearest even, NaN to a quiet NaN), written as bit
+// arithmetic for bfloat16 so the store loops below vectorise (c10's conversion does not).
+template <typename scalar_t, typename acc_t>
+inline scalar_t narrow(acc_t v) {
+  if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    const uint32_t u = std::bit_cast<uint32_t>(v);
+    const uint32_t r = v != v ? 0x7fc00000u : u + 0x7fffu + ((u >> 16) & 1u);
+    return c10::BFloat16(static_cast<uint16_t>(r >> 16), c10::BFloat16::from_bits());
+  } else {
+    return static_cast<scalar_t>(v);
+  }
+}
+
+// The last pass of a row: o = e * inv (softmax) or o = x - shift (log_softmax).
+template <bool kLog, typename scalar_t, typename acc_t>
+SO_CPU_CLONES void store_row(const acc_t* __restrict v, acc_t c, scalar_t* __restrict o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = narrow<scalar_t>(kLog ? v[i] - c : v[i] * c);
+}
+
 template <bool kLog, typename scalar_t>
 void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
   using acc_t = at::opmath_type<scalar_t>;
@@ -116,11 +135,9 @@ void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
       const acc_t m = row_max<acc_t>(xr, n);
       const acc_t sum = exp_and_sum<acc_t>(xr, m, e.data(), n);
       if constexpr (kLog) {
-        const acc_t shift = m + std::log(sum);
-        for (int64_t i = 0; i < n; ++i) orow[i] = static_cast<scalar_t>(xr[i] - shift);
+        store_row<true>(xr, m + std::log(sum), orow, n);
       } else {
-        const acc_t inv = acc_t(1) / sum;
-        for (int64_t i = 0; i < n; ++i) orow[i] = static_cast<scalar_t>(e[i] * inv);
+        store_row<false>(e.data(), acc_t(1) / sum, orow, n);
       }
     }
   });
@@ -145,8 +162,7 @@ SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restr
   for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t k = 0; k < width; ++k) {
-      o[j * inner + k] = static_cast<scalar_t>(kLog ? static_cast<acc_t>(x[j * inner + k]) - s[k]
-                                                    : e[j * width + k] * s[k]);
+      o[j * inner + k] = narrow<scalar_t>(kLog ? static_cast<acc_t>(x[j * inner + k]) - s[k] : e[j * width + k] * s[k]);
     }
   }
 }
