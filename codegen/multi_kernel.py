@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from codegen.errors import SpecError
 from codegen.load import LineDict
-from codegen.rules.model import DTYPE_GROUPS, DTYPE_NAMES
+from codegen.rules.model import UNKNOWN_DTYPE_FIX, expand_dtypes
 from codegen.rules.syntax import Expr, RuleSyntaxError, ShapeList, parse_expr
 
 KEYS = ("key", "CPU", "CUDA")
@@ -162,15 +162,9 @@ def _variant(item: object, device: str, generated: bool, fail, at: int) -> Kerne
         raw_dtypes = item["dtypes"]
         if not isinstance(raw_dtypes, list) or not raw_dtypes:
             raise fail(f"{where}.dtypes must be a list of dtypes or groups", "write e.g. [floating]", at)
-        names: list[str] = []
-        for d in raw_dtypes:
-            if d in DTYPE_GROUPS:
-                names.extend(DTYPE_GROUPS[d])
-            elif d in DTYPE_NAMES:
-                names.append(d)
-            else:
-                raise fail(f"{where}.dtypes: unknown dtype or group '{d}'",
-                           f"use {', '.join(DTYPE_GROUPS)} or one of: {', '.join(DTYPE_NAMES)}", at)
-        dtypes = tuple(d for d in DTYPE_NAMES if d in names)
+        try:
+            dtypes = expand_dtypes(raw_dtypes)
+        except KeyError as e:
+            raise fail(f"{where}.dtypes: unknown dtype or group '{e.args[0]}'", UNKNOWN_DTYPE_FIX, at) from None
     text = repr(sorted((str(k), str(v)) for k, v in item.items()))
     return KernelVariant(name, kernel, params, when, dtypes, at, text)

@@ -33,7 +33,21 @@ DTYPE_GROUPS = {
     "bool": ("bool",),
 }
 DTYPE_NAMES = tuple(d for group in DTYPE_GROUPS.values() for d in group)
+UNKNOWN_DTYPE_FIX = f"use {', '.join(DTYPE_GROUPS)} or one of: {', '.join(DTYPE_NAMES)}"
 COMBINES = ("add",)
+
+
+def expand_dtypes(items: list) -> tuple[str, ...]:
+    """Dtype names and groups -> the dtypes, in DTYPE_NAMES order; KeyError(item) for an unknown one."""
+    names: set[str] = set()
+    for item in items:
+        if item in DTYPE_GROUPS:
+            names.update(DTYPE_GROUPS[item])
+        elif item in DTYPE_NAMES:
+            names.add(item)
+        else:
+            raise KeyError(item)
+    return tuple(d for d in DTYPE_NAMES if d in names)
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
 KEYS = ("shape", "dtype", "layout", "allowed", "checks", "precomputed", "combine")
 
@@ -199,16 +213,10 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
         if not isinstance(items, list) or not items:
             raise fail(f"'{where}' must be a list of dtypes or dtype groups",
                        f"write e.g. [floating, complex]; groups: {', '.join(DTYPE_GROUPS)}", at)
-        names: list[str] = []
-        for item in items:
-            if item in DTYPE_GROUPS:
-                names.extend(DTYPE_GROUPS[item])
-            elif item in DTYPE_NAMES:
-                names.append(item)
-            else:
-                raise fail(f"{where}: unknown dtype or group '{item}'",
-                           f"use {', '.join(DTYPE_GROUPS)} or one of: {', '.join(DTYPE_NAMES)}", at)
-        return tuple(d for d in DTYPE_NAMES if d in names)
+        try:
+            return expand_dtypes(items)
+        except KeyError as e:
+            raise fail(f"{where}: unknown dtype or group '{e.args[0]}'", UNKNOWN_DTYPE_FIX, at) from None
 
     allowed: list[tuple[str | None, tuple[str, ...]]] = []
     if "allowed" in raw:

@@ -8,6 +8,7 @@
 // loop along m (contiguous) vectorised.
 #include <structops/cpu_mm.h>
 #include <structops/cpu_pointwise.h>
+#include <structops/linalg_common.h>
 #include <structops/ops/cdist.h>
 #include <structops/parallel.h>
 
@@ -93,28 +94,13 @@ void euclidean_by_mm(const at::Tensor& x1, const at::Tensor& x2, const at::Tenso
 
 void cdist_out_cpu(const at::Tensor& x1, const at::Tensor& x2, double p, std::optional<int64_t> compute_mode,
                    at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  TORCH_CHECK(p >= 0, "cdist: p must be non-negative, got p=", p);
-  TORCH_CHECK(!compute_mode.has_value() || (*compute_mode >= 0 && *compute_mode <= 2),
-              "cdist: compute_mode must be None, 0, 1 or 2, got ", *compute_mode);
-  if (out.numel() == 0) return;
-  const int64_t r1 = x1.size(-2), r2 = x2.size(-2), m = x1.size(-1);
-  // Batch dims broadcast to out's: [batches, r, m] contiguous views or copies.
-  std::vector<int64_t> batch(out.sizes().begin(), out.sizes().end() - 2);
-  int64_t batches = 1;
-  for (int64_t s : batch) batches *= s;
-  auto flat = [&](const at::Tensor& t, int64_t r) {
-    std::vector<int64_t> shape = batch;
-    shape.push_back(r);
-    shape.push_back(m);
-    return t.expand(shape).reshape({batches, r, m}).contiguous();
-  };
-  const at::Tensor a = flat(x1, r1), b = flat(x2, r2);
-  const at::Tensor o = out.view({batches, r1, r2});  // out is contiguous: the meta layout
+  const auto operands = linalg::cdist_operands(x1, x2, p, compute_mode, out);
+  if (!operands) return;
+  auto [a, b, o, batches, r1, r2, m, mm_mode] = *operands;
   if (m == 0) {
     o.zero_();
     return;
   }
-  const bool mm_mode = compute_mode.value_or(0) == 1 || (compute_mode.value_or(0) == 0 && (r1 > 25 || r2 > 25));
   if (p == 2 && mm_mode) {
     euclidean_by_mm(a, b, o);
     return;
