@@ -28,3 +28,8 @@ def group_header(group_name: str) -> str:
 def qualified_op(fn: NativeFunction) -> str:
     """``add.out``: how the op is named inside the library (and after torch.ops.structops.)."""
     return str(fn.func.name)
+
+
+def variant_kernel(impl: str, variant: str) -> str:
+    """A generated kernel variant's function (manifest ``kernels:`` with ``params``): ``<impl>__<name>``."""
+    return f"{impl}__{variant}"

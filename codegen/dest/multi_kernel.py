@@ -53,7 +53,7 @@ class ChooserShard:
 
 def variant_function(impl: str, v: KernelVariant) -> str:
     """The function a variant runs: its hook, or the generated kernel ``<impl>__<name>``."""
-    return v.kernel or f"{impl}__{v.name}"
+    return v.kernel or names.variant_kernel(impl, v.name)
 
 
 def _sources(root: str) -> dict[Path, str]:

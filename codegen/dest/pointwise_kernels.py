@@ -101,10 +101,11 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
     cpu_variants = [(cpu_kernel, DEFAULT_GRAIN)]
     cuda_variants = [(cuda_kernel, launcher, DEFAULT_BLOCK, DEFAULT_UNROLL)]
     if fn.kernels is not None and fn.kernels.variants("CPU"):
-        cpu_variants = [(f"{cpu_kernel}__{v.name}", dict(v.params).get("grain", DEFAULT_GRAIN))
+        cpu_variants = [(names.variant_kernel(cpu_kernel, v.name), dict(v.params).get("grain", DEFAULT_GRAIN))
                         for v in fn.kernels.variants("CPU")]
     if fn.kernels is not None and fn.kernels.variants("CUDA"):
-        cuda_variants = [(f"{cuda_kernel}__{v.name}", f"{launcher}__{v.name}", dict(v.params).get("block", DEFAULT_BLOCK),
+        cuda_variants = [(names.variant_kernel(cuda_kernel, v.name), names.variant_kernel(launcher, v.name),
+                          dict(v.params).get("block", DEFAULT_BLOCK),
                           dict(v.params).get("unroll", DEFAULT_UNROLL)) for v in fn.kernels.variants("CUDA")]
     return PointwiseOp(
         op=base,

@@ -156,7 +156,8 @@ def op_header(group: StructuredGroup) -> OpHeader:
         variants = mk.variants(key.value) if mk else ()
         kernels.append(KernelDecl(kernel, "void", params, key.value, op, chooser=bool(variants)))
         for v in variants:  # the hooks of hand-written variants; generated ones are <impl>__<name>
-            kernels.append(KernelDecl(v.kernel or f"{kernel}__{v.name}", "void", params, key.value, op, v.name))
+            kernels.append(KernelDecl(v.kernel or names.variant_kernel(kernel, v.name), "void", params, key.value, op,
+                                      v.name))
     return OpHeader(group.name, meta, tuple(kernels))
 
 
