@@ -19,6 +19,9 @@ std::string element_name(std::string_view name, int64_t element) {
   return s.str();
 }
 
+
+}  // namespace
+
 std::string show(c10::SymIntArrayRef dims) {
   std::ostringstream s;
   s << "[";
@@ -26,8 +29,6 @@ std::string show(c10::SymIntArrayRef dims) {
   s << "]";
   return s.str();
 }
-
-}  // namespace
 
 Dtypes Dtypes::of(at::ScalarType t) { return {t, at::toOpMathType(t), t}; }
 

@@ -97,10 +97,6 @@ void cdist_out_cpu(const at::Tensor& x1, const at::Tensor& x2, double p, std::op
   const auto operands = linalg::cdist_operands(x1, x2, p, compute_mode, out);
   if (!operands) return;
   auto [a, b, o, batches, r1, r2, m, mm_mode] = *operands;
-  if (m == 0) {
-    o.zero_();
-    return;
-  }
   if (p == 2 && mm_mode) {
     euclidean_by_mm(a, b, o);
     return;

@@ -50,10 +50,6 @@ void cdist_out_cuda(const at::Tensor& x1, const at::Tensor& x2, double p, std::o
   const auto operands = linalg::cdist_operands(x1, x2, p, compute_mode, out);
   if (!operands) return;
   auto [a, b, o, batches, r1, r2, m, mm_mode] = *operands;
-  if (m == 0) {
-    o.zero_();
-    return;
-  }
   CdistLaunch l;
   l.dtype = static_cast<Dtype>(out.scalar_type());
   l.batches = batches, l.r1 = r1, l.r2 = r2, l.m = m;

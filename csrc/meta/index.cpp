@@ -9,21 +9,9 @@
 #include <structops/rules.h>
 
 #include <atomic>
-#include <sstream>
 
 namespace structops::meta {
 
-namespace {
-
-std::string shape_str(c10::SymIntArrayRef s) {
-  std::ostringstream o;
-  o << "[";
-  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
-  o << "]";
-  return o.str();
-}
-
-}  // namespace
 
 // torch.gather's shape rules: index has self's rank (a 0-dim tensor counts as 1-dim) and is no
 // larger than self in every dim but `dim` (unchecked when index is empty); the result has index's
@@ -40,7 +28,7 @@ gather_meta gather(const at::Tensor& self, int64_t dim, const at::Tensor& index,
     for (int64_t k = 0; k < rank; ++k) {
       if (k == d) continue;
       TORCH_CHECK(i[k] <= s[k], op, ": index.size(", k, ")=", i[k], " must be at most self.size(", k, ")=", s[k],
-                  " (every dim but dim ", d, "); shapes: self=", shape_str(s), ", index=", shape_str(i));
+                  " (every dim but dim ", d, "); shapes: self=", rules::show(s), ", index=", rules::show(i));
     }
   }
   return {TensorSpec{rules::sizes(index), {}, self.scalar_type()}};

@@ -47,7 +47,8 @@ struct CdistOperands {
   bool mm_mode;  // torch's choice of the mm form for p = 2 (compute_mode, or r1 or r2 > 25)
 };
 
-// Checks what the rule cannot (p and compute_mode are a float and an int?); nullopt when out is empty.
+// Checks what the rule cannot (p and compute_mode are a float and an int?); nullopt when nothing is
+// left to compute: out is empty, or the vectors are (every distance is 0).
 inline std::optional<CdistOperands> cdist_operands(const at::Tensor& x1, const at::Tensor& x2, double p,
                                                    std::optional<int64_t> compute_mode, const at::Tensor& out) {
   TORCH_CHECK(p >= 0, "cdist: p must be non-negative, got p=", p);
@@ -64,6 +65,10 @@ inline std::optional<CdistOperands> cdist_operands(const at::Tensor& x1, const a
     shape.push_back(m);
     return t.expand(shape).reshape({batches, r, m}).contiguous();
   };
+  if (m == 0) {
+    out.zero_();
+    return std::nullopt;
+  }
   const int64_t mode = compute_mode.value_or(0);
   return CdistOperands{flat(x1, r1), flat(x2, r2), out.view({batches, r1, r2}), batches, r1, r2, m,
                        mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25))};

@@ -107,6 +107,8 @@ inline c10::SymInt max(const c10::SymInt& a, const c10::SymInt& b) { return a.ma
 // Tuning keys (an op's `kernels:`): the smallest power of two >= x (0 for x <= 0), and whether
 // t's innermost dim (smallest stride among dims of size > 1) is one of `dims`.
 c10::SymInt bucket_pow2(const c10::SymInt& x);
+// "[2, 3]": a shape in error messages.
+std::string show(c10::SymIntArrayRef dims);
 bool innermost(const at::Tensor& t, at::IntArrayRef dims);
 inline c10::SymInt min(const c10::SymInt& a, const c10::SymInt& b) { return a.min(b); }
 c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 
+#include <structops/cuda/opmath.cuh>
 #include <structops/pointwise_launch.h>  // Dtype
 
 namespace structops::cuda_kernels {
@@ -19,19 +20,7 @@ constexpr int kWarp = 32;
 constexpr int kBlock = 256;
 
 template <typename T>
-struct Acc {
-  using type = T;
-};
-template <>
-struct Acc<__half> {
-  using type = float;
-};
-template <>
-struct Acc<__nv_bfloat16> {
-  using type = float;
-};
-template <typename T>
-using acc_t = typename Acc<T>::type;
+using acc_t = opmath_t<T>;  // what reductions accumulate in
 
 template <typename A>
 struct SumOp {

@@ -21,26 +21,11 @@
 #include <type_traits>
 #include <utility>
 
+#include <structops/cuda/opmath.cuh>
 #include <structops/pointwise_launch.h>
 #include <structops/pointwise_math.h>
 
 namespace structops::cuda_kernels {
-
-
-template <typename T>
-struct OpMath {
-  using type = T;
-};
-template <>
-struct OpMath<__half> {
-  using type = float;
-};
-template <>
-struct OpMath<__nv_bfloat16> {
-  using type = float;
-};
-template <typename T>
-using opmath_t = typename OpMath<T>::type;
 
 template <typename T, int VEC>
 struct alignas(sizeof(T) * VEC) Vec {
