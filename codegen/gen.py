@@ -60,7 +60,8 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         fm.render(_header_file(header), "op_declarations.h.j2", header=header)
     fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", files=fixed_outputs(shards) + [_header_file(h) for h in headers])
     fm.render("src/registration.cpp", "registration.cpp.j2", defs=registration.defs(manifest),
-              no_derivative=registration.no_derivative(manifest))
+              no_derivative=registration.no_derivative(manifest),
+              functionalizations=registration.functionalizations(manifest))
     for i, meta_shard in enumerate(structured.meta_shards(manifest, shards)):
         fm.render(f"src/meta_{i}.cpp", "meta.cpp.j2", shard=meta_shard)
     for key in WRAPPER_KEYS:

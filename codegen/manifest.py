@@ -51,7 +51,8 @@ PYTORCH_ONLY_KEYS = (
 
 # at::Tag values of torch 2.11..2.13 (torchgen/packaged/ATen/native/tags.yaml); a test keeps
 # this list in step with the installed torch. "inplace" and "out" (torch 2.12+) are named only so
-# the error can say that the schema implies them (registration.cpp adds them where torch has them).
+# the error can say that structops does not use them: written overloads get Functionalize kernels
+# instead (csrc/functionalize.cpp), which torch.compile needs on every torch version.
 KNOWN_TAGS = (
     "inplace_view", "pt2_compliant_tag", "view_copy", "dynamic_output_shape",
     "data_dependent_output", "generated", "nondeterministic_seeded", "nondeterministic_bitwise",
@@ -272,7 +273,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
             raise _err(path, entry, "tags", op, f"unknown tag '{tag}'",
                        f"use torch's tags: {', '.join(KNOWN_TAGS)}")
     if any(t in ("inplace", "out") for t in tags):
-        raise _err(path, entry, "tags", op, "tags 'inplace' and 'out' are added from the schema",
+        raise _err(path, entry, "tags", op, "tags 'inplace' and 'out' are not used: the schema says which arguments are written",
                    "remove them from 'tags'")
 
     variants = entry.get("variants", "function")

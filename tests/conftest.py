@@ -6,6 +6,9 @@ from pathlib import Path
 # Kernel-variant decisions (structops.autotune) go to a fresh folder, not the user's cache: the
 # suite then times variants the way a first run does. Set before structops loads (it reads once).
 os.environ.setdefault("STRUCTOPS_AUTOTUNE_CACHE_DIR", tempfile.mkdtemp(prefix="structops-autotune-"))
+# Inductor's caches key compiled graphs by the graph and torch, not by the extension's build: a
+# cache left by an earlier build would replay that build's lowering. Each run compiles afresh.
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="structops-inductor-"))
 
 # The generator is a plain source package at the repository root (not installed).
 ROOT = Path(__file__).resolve().parents[1]

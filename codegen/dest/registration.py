@@ -1,34 +1,47 @@
-"""Context for registration.cpp: one m.def per manifest entry, schema verbatim."""
+"""Context for registration.cpp: one m.def per manifest entry, schema verbatim, and the
+Functionalize kernels of the written overloads."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.manifest import Manifest
-from codegen.model import ListType, SchemaKind
+from codegen.manifest import Manifest, StructuredGroup
+from codegen.model import SchemaKind
 
 
 @dataclass(frozen=True)
 class Def:
     schema: str
     tags: tuple[str, ...]
-    # "out" or "inplace" from the schema's kind: torch.compile rejects custom ops returning
-    # aliased outputs unless so tagged. torch 2.11 has neither tag (they came with 2.12/2.13), so
-    # registration.cpp adds it only where CMake found it in the installed torch.
-    kind_tag: str | None
+
+
+@dataclass(frozen=True)
+class Functionalization:
+    """A written overload (out= or inplace) traced as a call of its functional sibling."""
+
+    written: str  # "add.out"
+    functional: str  # "add.Tensor"
 
 
 def defs(manifest: Manifest) -> list[Def]:
-    kind_tags = {SchemaKind.out: "out", SchemaKind.inplace: "inplace"}
+    return [Def(str(fn.func), fn.tags) for fn in manifest.functions]
 
-    def kind_tag(fn) -> str | None:
-        # torch 2.13 functionalizes Tag.out ops by their single-tensor outs only; an out= with a
-        # Tensor(a!)[] output returns nothing (no alias) and is auto-functionalized as a mutating op.
-        if fn.kind is SchemaKind.out and any(isinstance(o.type, ListType) for o in fn.func.arguments.out):
-            return None
-        return kind_tags.get(fn.kind)
 
-    return [Def(str(fn.func), fn.tags, kind_tag(fn)) for fn in manifest.functions]
+def functionalizations(manifest: Manifest) -> list[Functionalization]:
+    """Every out= and inplace overload whose functional sibling computes exactly what it writes.
+
+    An overload that also writes inputs other than its outs (batch_norm.out's running statistics)
+    has no such sibling: the mutable functional writes them too, so torch auto-functionalizes it.
+    """
+    return [Functionalization(str(fn.func.name), str(group.functional.func.name))
+            for group in manifest.groups if group.functional is not None
+            for fn in _written_overloads(group)]
+
+
+def _written_overloads(group: StructuredGroup):
+    if group.functional.kind is not SchemaKind.functional:
+        return ()
+    return tuple(f for f in (group.out, group.inplace) if f is not None)
 
 
 def no_derivative(manifest: Manifest) -> tuple[str, ...]:

@@ -651,32 +651,12 @@ def check_errors(spec: OpSpec, device: str, dtype: str) -> None:
                 _functional(spec)(*moved, **kwargs)
 
 
-# torch 2.11 has neither Tag.out nor Tag.inplace (2.12+), and its functionalization (torch.compile,
-# opcheck's aot_dispatch tests) rejects custom ops whose return aliases an input: out= and inplace
-# overloads are traced only by newer torch. Eager, meta and fake-tensor checks still run there.
-ALIASED_RETURNS_TRACEABLE = hasattr(torch.Tag, "out") and hasattr(torch.Tag, "inplace")
-NOT_TRACEABLE_REASON = "this torch cannot functionalize custom out=/inplace ops (no Tag.out/Tag.inplace before 2.12)"
-
-
 DYNAMIC_META_REASON = ("the output size depends on the data, which meta tensors lack (they raise, as torch's do); "
                        "FakeTensorMode is tested in tests/runtime")
-DYNAMIC_OUT_REASON = ("out= of a dynamic_output_shape op resizes `out` to a data-dependent size, which a fake impl "
-                      "may not do to an input: not traced (eager out= is checked)")
 
 
-# torch 2.13 functionalizes a custom out= overload through the auto_functionalized_v2 HOP, whose
-# mode redirect (torch/_higher_order_ops/utils.py: redirect_to_mode's impl(mode, *args, **kwargs))
-# takes the op's keyword arguments: an argument named `mode` (embedding_bag's) collides with it.
-MODE_ARGUMENT_REASON = ("torch's auto_functionalized_v2 passes the op's arguments as keywords to a function whose "
-                        "first parameter is `mode`, so an out= overload with a `mode` argument cannot be traced")
-
-
-def traceable_out(op) -> bool:
-    return not any(a.name == "mode" for a in op._schema.arguments)
-
-
-def returns_alias(op) -> bool:
-    return any(r.alias_info is not None for r in op._schema.returns)
+DYNAMIC_OUT_REASON = ("Dynamo cannot trace an out= overload whose output size is data: torch.compile(fullgraph=True) "
+                      "of torch's own masked_select(out=) stops with 'Dynamic shape operator (no meta kernel)' too")
 
 
 def _written_inputs(op) -> set[str]:
@@ -685,23 +665,29 @@ def _written_inputs(op) -> set[str]:
             if a.alias_info is not None and a.alias_info.is_write and not a.kwarg_only}
 
 
-MUTATING_OUT_REASON = "torch functionalizes out= overloads (Tag.out) only when every written argument is an out"
+# structops traces a written overload as its functional sibling (csrc/functionalize.cpp). An out=
+# overload that also writes inputs (batch_norm.out's running statistics) has none: its functional
+# sibling writes them too. torch's own answer is a separate functional op that returns the new
+# statistics (_native_batch_norm_legit_functional); the manifest declares none yet, and torch's
+# auto-functionalization takes custom ops with aliased returns only as Tag.out ops, whose written
+# arguments must all be outs.
+MUTATING_OUT_REASON = ("this out= overload also writes inputs (running statistics) and no functional op returns "
+                       "their new values, so it cannot be functionalized")
+
+
+def returns_alias(op) -> bool:
+    return any(r.alias_info is not None for r in op._schema.returns)
 
 
 def traceable(op) -> bool:
-    """Whether torch.compile / opcheck's aot_dispatch tests can trace ``op`` on this torch."""
-    if not returns_alias(op):
-        return True
-    return ALIASED_RETURNS_TRACEABLE and not _written_inputs(op)
+    """Whether torch.compile / opcheck's aot_dispatch tests can trace ``op``."""
+    return not (any(a.is_out for a in op._schema.arguments) and _written_inputs(op))
 
 
 def opcheck(op, args, kwargs) -> dict[str, str]:
-    """torch.library.opcheck, without the aot_dispatch tests where this torch cannot trace ``op``:
-    aliased returns before torch 2.12, out= overloads that also write inputs (MUTATING_OUT_REASON),
-    whose size is data (DYNAMIC_OUT_REASON) or that take a `mode` argument (MODE_ARGUMENT_REASON)."""
-    is_out = any(a.is_out for a in op._schema.arguments)
-    untraceable_out = is_out and (torch.Tag.dynamic_output_shape in op.tags or not traceable_out(op))
-    if traceable(op) and not untraceable_out:
+    """torch.library.opcheck, without the aot_dispatch tests for overloads that cannot be traced
+    (MUTATING_OUT_REASON)."""
+    if traceable(op):
         return torch.library.opcheck(op, args, kwargs)
     return torch.library.opcheck(op, args, kwargs,
                                  test_utils=("test_schema", "test_autograd_registration", "test_faketensor"))
@@ -730,7 +716,8 @@ def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
 
 
 def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
-    """8. torch.compile(fullgraph=True, dynamic=True) equals eager, for every overload."""
+    """8. torch.compile with the default backend (Inductor), fullgraph, with static and with dynamic
+    shapes, equals eager for every overload."""
     import torch._dynamo
 
     # Two different shapes, so the dynamic graph is exercised beyond the sizes it was traced with.
@@ -742,16 +729,12 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
         if name is None:
             continue
         op = spec.overload(name)
+        if not traceable(op):
+            untraceable.append(f"{name} ({MUTATING_OUT_REASON})")
+            continue
         if name == spec.out and spec.dynamic_output_shape:
             untraceable.append(f"{name} ({DYNAMIC_OUT_REASON})")
             continue
-        if name == spec.out and not traceable_out(op):
-            untraceable.append(f"{name} ({MODE_ARGUMENT_REASON})")
-            continue
-        if not traceable(op):
-            untraceable.append(f"{name} ({NOT_TRACEABLE_REASON if not ALIASED_RETURNS_TRACEABLE else MUTATING_OUT_REASON})")
-            continue
-        torch._dynamo.reset()
 
         def run(*args, _op=op, _name=name, **kwargs):
             if _name == spec.out:
@@ -768,15 +751,20 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
                 return _op(args[0].clone(), *args[1:], **kwargs)
             return _op(*args, **kwargs)
 
-        compiled = torch.compile(run, fullgraph=True, dynamic=True, backend="aot_eager")
-        if spec.dynamic_output_shape:  # else Dynamo breaks the graph at the op, as at torch's masked_select
-            compiled = torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)(compiled)
-        for s in chosen:
-            if name == spec.inplace:
-                r = _first(_run(_functional(spec), s))
-                if r.shape != s.args[0].shape or not torch.can_cast(r.dtype, s.args[0].dtype):
-                    continue
-            assert_matches(compiled(*s.args, **s.kwargs), run(*s.args, **s.kwargs), spec, s, f"compiled {name}")
+        for dynamic in (False, True):
+            torch._dynamo.reset()
+            compiled = torch.compile(run, fullgraph=True, dynamic=dynamic)
+            if spec.dynamic_output_shape:  # else Dynamo breaks the graph at the op, as at torch's masked_select
+                compiled = torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)(compiled)
+            # Static shapes compile once per shape: one is enough there.
+            for s in chosen if dynamic else chosen[:1]:
+                if name == spec.inplace:
+                    r = _first(_run(_functional(spec), s))
+                    if r.shape != s.args[0].shape or not torch.can_cast(r.dtype, s.args[0].dtype):
+                        continue
+                mode = "dynamic" if dynamic else "static"
+                assert_matches(compiled(*s.args, **s.kwargs), run(*s.args, **s.kwargs), spec, s,
+                               f"compiled ({mode} shapes) {name}")
     if untraceable:
         import pytest
 

@@ -50,11 +50,6 @@ def _inplace_kernel(functional, check_dtype=True):
     return inplace_kernel
 
 
-def _tags(name: str) -> tuple:
-    """torch.Tag.out / .inplace where this torch has them (2.12+), as registration.cpp does."""
-    return (getattr(torch.Tag, name),) if hasattr(torch.Tag, name) else ()
-
-
 def register() -> None:
     global _lib
     if _lib is not None:
@@ -69,13 +64,11 @@ def register() -> None:
     }
     for name, (functional, meta, out_kernel, inplace_kernel) in ops.items():
         _lib.define(f"{name}.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
-        _lib.define(f"{name}.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-                    tags=_tags("out"))
+        _lib.define(f"{name}.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)")
         _lib.impl(f"{name}.Tensor", lambda s, o, *, alpha=1, f=functional: f(s, o, alpha), "CPU")
         _lib.impl(f"{name}.Tensor", lambda s, o, *, alpha=1, f=meta or _add: f(s, o, alpha), "Meta")
         _lib.impl(f"{name}.out", out_kernel, "CPU")
         _lib.impl(f"{name}.out", lambda s, o, *, alpha=1, out: torch.add(s, o, alpha=alpha, out=out), "Meta")
         if inplace_kernel is not None:
-            _lib.define(f"{name}_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-                        tags=_tags("inplace"))
+            _lib.define(f"{name}_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
             _lib.impl(f"{name}_.Tensor", inplace_kernel, "CPU")

@@ -359,20 +359,3 @@ def test_every_overload_has_an_opcheck_sample():
         packet = getattr(torch.ops.structops, packet_name)
         registered |= {f"{packet_name}.{o}" for o in packet.overloads()}
     assert registered == covered
-
-
-@pytest.mark.skipif(not T.ALIASED_RETURNS_TRACEABLE, reason=T.NOT_TRACEABLE_REASON)
-def test_compile_fullgraph_dynamic_matches_eager():
-    torch._dynamo.reset()
-
-    def f(x, y):
-        z = structops.add(x, y, alpha=2)
-        structops.mul_(z, y)
-        out = torch.empty_like(z)  # Dynamo cannot trace an out= resize (same for aten ops)
-        structops.neg(z, out=out)
-        return structops.sum(out, [0], keepdim=True)
-
-    compiled = torch.compile(f, fullgraph=True, dynamic=True, backend="aot_eager")
-    for n in (3, 5, 8):
-        x, y = torch.randn(n, 4), torch.randn(4)
-        torch.testing.assert_close(compiled(x, y), f(x, y))
