@@ -33,9 +33,12 @@ def functionalizations(manifest: Manifest) -> list[Functionalization]:
     An overload that also writes inputs other than its outs (batch_norm.out's running statistics)
     has no such sibling: the mutable functional writes them too, so torch auto-functionalizes it.
     """
-    return [Functionalization(str(fn.func.name), str(group.functional.func.name))
-            for group in manifest.groups if group.functional is not None
-            for fn in _written_overloads(group)]
+    return [
+        Functionalization(str(fn.func.name), str(group.functional.func.name))
+        for group in manifest.groups
+        if group.functional is not None
+        for fn in _written_overloads(group)
+    ]
 
 
 def _written_overloads(group: StructuredGroup):
@@ -47,4 +50,6 @@ def _written_overloads(group: StructuredGroup):
 def no_derivative(manifest: Manifest) -> tuple[str, ...]:
     """Functional overloads: they return fresh tensors, so autograd would flow through them, and
     backward must fail instead (registration.cpp gives them torch's not-implemented kernel)."""
-    return tuple(str(f.func.name) for f in manifest.functions if f.kind in (SchemaKind.functional, SchemaKind.mutable))
+    return tuple(
+        str(f.func.name) for f in manifest.functions if f.kind in (SchemaKind.functional, SchemaKind.mutable)
+    )

@@ -4,10 +4,12 @@ Importing the package loads the native library, which registers every operator u
 torch.ops.structops (CPU and Meta kernels), and exposes them as structops.<name>.
 """
 
+from pathlib import Path
+
 import torch  # noqa: F401 - libtorch must be loaded before the extension
 
 from structops import (
-    _C,  # noqa: F401 - registers torch.ops.structops.*
+    _C,  # loading it registers torch.ops.structops.*
     autotune,
     fake,  # noqa: F401 - fake impls of ops with data-dependent output sizes
     sharding,
@@ -16,5 +18,10 @@ from structops._ops import *
 from structops._ops import __all__ as _op_names
 from structops.rules import describe
 
+# The shared library that registers every operator, with no Python in it: what a process needs
+# loaded to run code that calls structops ops through torch's dispatcher without this package
+# (torch.ops.load_library(ops_library); dlopen in a C++ program running an AOTInductor package).
+ops_library = str(Path(_C.__file__).with_name("libstructops_ops.so"))
+
 __all__ = list(_op_names)
-__all__ += ["autotune", "describe", "sharding"]
+__all__ += ["autotune", "describe", "ops_library", "sharding"]

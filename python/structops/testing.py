@@ -33,6 +33,7 @@ class ErrorCase:
 def over_dims(fn: Callable) -> Callable:
     """A torch reduction over one int dim (torch.prod) as one over a dim list (None or [] = every
     dim), for references of structops ops that take int[1]? dim."""
+
     def reference(x, dim=None, keepdim=False, **kwargs):
         if x.dim() == 0:
             return fn(x, 0, keepdim=keepdim, **kwargs)
@@ -41,6 +42,7 @@ def over_dims(fn: Callable) -> Callable:
         for d in dims:
             out = fn(out, d, keepdim=True, **kwargs)
         return out if keepdim else out.reshape([s for i, s in enumerate(x.shape) if i not in dims])
+
     return reference
 
 
@@ -105,8 +107,11 @@ class OpSpec:
             for dtype in dtypes:
                 skips = self.skips | (self.cuda_skips if device == "cuda" else {})
                 marks = [pytest.mark.skip(reason=skips[dtype])] if dtype in skips else []
-                result.append(pytest.param(device, dtype, id=f"{self.functional or self.out}-{device}-{dtype}",
-                                           marks=marks))
+                result.append(
+                    pytest.param(
+                        device, dtype, id=f"{self.functional or self.out}-{device}-{dtype}", marks=marks
+                    )
+                )
         return result
 
 
@@ -121,6 +126,7 @@ class Sample:
             if isinstance(x, list | tuple) and x and all(isinstance(e, torch.Tensor) for e in x):
                 return [fn(e) for e in x]  # a Tensor[] argument
             return fn(x) if isinstance(x, torch.Tensor) else x
+
         return Sample([f(a) for a in self.args], {k: f(v) for k, v in self.kwargs.items()}, self.desc)
 
     def __repr__(self) -> str:
@@ -128,6 +134,7 @@ class Sample:
             if isinstance(x, torch.Tensor):
                 return f"Tensor(shape={tuple(x.shape)}, stride={x.stride()}, dtype={x.dtype})"
             return repr(x)
+
         args = ", ".join([show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()])
         return f"[{self.desc}] ({args})"
 
@@ -196,8 +203,17 @@ def _extremes(dtype, device, shape=(8,)) -> torch.Tensor | None:
 
 POINTWISE_SHAPES = {
     1: [((),), ((0,),), ((7,),), ((3, 4),), ((2, 3, 4),), ((2, 3, 4, 5),)],
-    2: [((3, 4), (3, 4)), ((3, 4), (4,)), ((4, 1, 3), (2, 1)), ((), (3, 4)), ((3, 4), ()),
-        ((0, 4), (4,)), ((2, 0), (1, 0)), ((2, 3, 4, 5), (2, 3, 4, 5)), ((5, 7, 9), (5, 7, 9))],
+    2: [
+        ((3, 4), (3, 4)),
+        ((3, 4), (4,)),
+        ((4, 1, 3), (2, 1)),
+        ((), (3, 4)),
+        ((3, 4), ()),
+        ((0, 4), (4,)),
+        ((2, 0), (1, 0)),
+        ((2, 3, 4, 5), (2, 3, 4, 5)),
+        ((5, 7, 9), (5, 7, 9)),
+    ],
 }
 
 
@@ -226,7 +242,9 @@ def _call_args(spec: OpSpec, values: dict[str, Any], desc: str) -> Sample:
     return Sample(args, kwargs, desc)
 
 
-def _with_tensors(spec: OpSpec, tensors: list[torch.Tensor], desc: str, scalars: dict | None = None) -> Sample:
+def _with_tensors(
+    spec: OpSpec, tensors: list[torch.Tensor], desc: str, scalars: dict | None = None
+) -> Sample:
     """A sample from the op's tensor arguments, in order, and its scalar arguments (default: defaults)."""
     scalars = next(_scalar_choices(spec)) if scalars is None else scalars
     return _call_args(spec, dict(zip(spec.tensor_args, tensors, strict=True)) | scalars, desc)
@@ -244,13 +262,20 @@ def samples(spec: OpSpec, device: str, dtype_name: str) -> list[Sample]:
         # The manifest's samples as written, then with every 2-D+ tensor transposed in memory.
         for layout in ("contiguous", "transposed"):
             for make in spec.samples:
+
                 def t(*shape, _layout=layout):
-                    return _laid_out(_values(shape, dtype, device, spec.domain, gen), _layout if len(shape) >= 2 else "contiguous")
+                    return _laid_out(
+                        _values(shape, dtype, device, spec.domain, gen),
+                        _layout if len(shape) >= 2 else "contiguous",
+                    )
+
                 args, kwargs = make(t)
                 sample = Sample(list(args), dict(kwargs), f"{layout} sample")
                 result.append(sample.map_tensors(lambda x: x.to(device)))
     elif spec.kind not in ("pointwise", "reduction"):
-        pytest.skip(f"no sample generator for '{spec.kind}' ops: tag the op pointwise or reduction, or give tests.samples")
+        pytest.skip(
+            f"no sample generator for '{spec.kind}' ops: tag the op pointwise or reduction, or give tests.samples"
+        )
     elif spec.kind == "pointwise":
         n = len(spec.tensor_args)
         for shapes in _pointwise_shapes(n):
@@ -262,7 +287,9 @@ def samples(spec: OpSpec, device: str, dtype_name: str) -> list[Sample]:
                 tensors = [_values(s, dtype, device, spec.domain, gen) for s in shapes]
                 tensors[0] = _laid_out(tensors[0], layout)
                 for scalars in _scalar_choices(spec):
-                    result.append(_with_tensors(spec, tensors, f"{layout} {shapes} {scalars or ''}".strip(), scalars))
+                    result.append(
+                        _with_tensors(spec, tensors, f"{layout} {shapes} {scalars or ''}".strip(), scalars)
+                    )
         if n >= 2:
             # Type promotion: a tensor of another dtype, and a 0-dim tensor of another kind.
             other = torch.float32 if not (dtype.is_floating_point or dtype.is_complex) else torch.int64
@@ -297,12 +324,19 @@ def samples(spec: OpSpec, device: str, dtype_name: str) -> list[Sample]:
                 x = _laid_out(_values(shape, dtype, device, spec.domain, gen), layout)
                 for dim in dims:
                     listed = [dim] if isinstance(dim, int) else dim  # argmax takes int? dim
-                    if dim is not None and any(d >= max(len(shape), 1) or d < -max(len(shape), 1) for d in listed):
+                    if dim is not None and any(
+                        d >= max(len(shape), 1) or d < -max(len(shape), 1) for d in listed
+                    ):
                         continue
                     for keepdim in (False, True):
                         turn += 1
-                        values = {**spec.defaults, tensor_arg: x, "dim": dim, "keepdim": keepdim,
-                                  **{name: vals[turn % len(vals)] for name, vals in others}}
+                        values = {
+                            **spec.defaults,
+                            tensor_arg: x,
+                            "dim": dim,
+                            "keepdim": keepdim,
+                            **{name: vals[turn % len(vals)] for name, vals in others},
+                        }
                         sample = _call_args(spec, values, f"{layout} {shape} dim={dim} keepdim={keepdim}")
                         # amax over an empty dim: torch and structops must both raise; not a value sample.
                         if not _rejected_by_both(spec, sample):
@@ -327,7 +361,9 @@ def _same_layout(actual: torch.Tensor, expected: torch.Tensor) -> bool:
     """Strides equal wherever they matter (dims of size 1 never address memory)."""
     if actual.numel() <= 1:
         return True
-    return all(a == e for a, e, s in zip(actual.stride(), expected.stride(), actual.shape, strict=True) if s != 1)
+    return all(
+        a == e for a, e, s in zip(actual.stride(), expected.stride(), actual.shape, strict=True) if s != 1
+    )
 
 
 def assert_matches(actual, expected, spec: OpSpec, sample: Sample, what: str, check_strides=True) -> None:
@@ -341,8 +377,13 @@ def assert_matches(actual, expected, spec: OpSpec, sample: Sample, what: str, ch
     if check_strides:
         assert _same_layout(actual, expected), f"{ctx}: strides {actual.stride()} != {expected.stride()}"
     if actual.device.type != "meta":
-        torch.testing.assert_close(actual, expected.to(actual.device), equal_nan=True,
-                                   msg=lambda m: f"{ctx}: {m}", **_tolerance(spec, expected.dtype))
+        torch.testing.assert_close(
+            actual,
+            expected.to(actual.device),
+            equal_nan=True,
+            msg=lambda m: f"{ctx}: {m}",
+            **_tolerance(spec, expected.dtype),
+        )
 
 
 def _run(fn, sample: Sample, **extra):
@@ -368,7 +409,9 @@ def _outs(spec: OpSpec, result, device: str, first: torch.Tensor | None = None) 
     if spec.list_out:
         return {spec.outs[0]: [torch.empty(0, dtype=r.dtype, device=device) for r in result]}
     results = result if isinstance(result, tuple | list) else (result,)
-    outs = {name: torch.empty(0, dtype=r.dtype, device=device) for name, r in zip(spec.outs, results, strict=True)}
+    outs = {
+        name: torch.empty(0, dtype=r.dtype, device=device) for name, r in zip(spec.outs, results, strict=True)
+    }
     if first is not None:
         outs[spec.outs[0]] = first
     return outs
@@ -390,7 +433,9 @@ def _rejected_by_both(spec: OpSpec, sample: Sample) -> bool:
             _run(_functional(spec), sample)
         except (RuntimeError, IndexError):
             return True
-        raise AssertionError(f"{spec.name}: the reference rejects {sample!r} but structops accepts it") from None
+        raise AssertionError(
+            f"{spec.name}: the reference rejects {sample!r} but structops accepts it"
+        ) from None
     return False
 
 
@@ -411,13 +456,21 @@ def check_kernel_variants(spec: OpSpec, device: str, dtype: str) -> None:
         with autotune.pin(f"{spec.out}@{device}", variant):
             for s in samples(spec, device, dtype):
                 expected = _run(spec.reference, s)
-                assert_matches(_run(_functional(spec), s), expected, spec, s, f"kernel variant {variant!r} vs reference")
+                assert_matches(
+                    _run(_functional(spec), s), expected, spec, s, f"kernel variant {variant!r} vs reference"
+                )
                 if not spec.list_out and not spec.dynamic_output_shape:
                     first = _first(expected)
                     out = torch.full_like(first, 7) if first.numel() else torch.empty_like(first)
                     _run(out_op, s, **{spec.outs[0]: out})
-                    assert_matches(out, first, spec, s, f"kernel variant {variant!r} out= vs reference",
-                                   check_strides=False)
+                    assert_matches(
+                        out,
+                        first,
+                        spec,
+                        s,
+                        f"kernel variant {variant!r} out= vs reference",
+                        check_strides=False,
+                    )
 
 
 def check_meta(spec: OpSpec, device: str, dtype: str) -> None:
@@ -429,11 +482,16 @@ def check_meta(spec: OpSpec, device: str, dtype: str) -> None:
     for s in samples(spec, device, dtype):
         real = _run(_functional(spec), s)
         meta = _run(_functional(spec), s.map_tensors(lambda t: t.to("meta")))
-        for r, m in zip(real if isinstance(real, tuple | list) else (real,),
-                        meta if isinstance(meta, tuple | list) else (meta,), strict=True):
+        for r, m in zip(
+            real if isinstance(real, tuple | list) else (real,),
+            meta if isinstance(meta, tuple | list) else (meta,),
+            strict=True,
+        ):
             assert m.device.type == "meta"
             ctx = f"{spec.name} meta vs real on {s!r}"
-            assert (m.shape, m.dtype) == (r.shape, r.dtype), f"{ctx}: {m.shape}/{m.dtype} != {r.shape}/{r.dtype}"
+            assert (m.shape, m.dtype) == (r.shape, r.dtype), (
+                f"{ctx}: {m.shape}/{m.dtype} != {r.shape}/{r.dtype}"
+            )
             assert _same_layout(m, r), f"{ctx}: strides {m.stride()} != {r.stride()}"
 
 
@@ -445,14 +503,26 @@ def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
             outs = _outs(spec, expected, device)
             returned = _run(spec.overload(spec.out), s, **outs)
             if spec.list_out:
-                assert returned is None, f"{spec.out} returns () like torch's list out= overloads, got {returned!r}"
-                assert_matches(outs[spec.outs[0]], expected, spec, s, "out= vs functional", check_strides=True)
+                assert returned is None, (
+                    f"{spec.out} returns () like torch's list out= overloads, got {returned!r}"
+                )
+                assert_matches(
+                    outs[spec.outs[0]], expected, spec, s, "out= vs functional", check_strides=True
+                )
                 continue
             given = tuple(outs.values())
             got = tuple(returned) if len(given) > 1 else (returned,)
-            assert all(r is o for r, o in zip(got, given, strict=True)), f"{spec.out} did not return its out arguments"
-            assert_matches(given if len(given) > 1 else given[0], expected, spec, s, "out= vs functional",
-                           check_strides=True)
+            assert all(r is o for r, o in zip(got, given, strict=True)), (
+                f"{spec.out} did not return its out arguments"
+            )
+            assert_matches(
+                given if len(given) > 1 else given[0],
+                expected,
+                spec,
+                s,
+                "out= vs functional",
+                check_strides=True,
+            )
         if spec.inplace:
             self_ = s.args[0]
             legal = expected.shape == self_.shape and torch.can_cast(expected.dtype, self_.dtype)
@@ -462,7 +532,9 @@ def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
             target, ptr = t.args[0], t.args[0].data_ptr()
             assert _run(spec.overload(spec.inplace), t) is target, f"{spec.inplace} did not return self"
             assert target.data_ptr() == ptr, f"{spec.inplace} moved self's storage"
-            assert_matches(target, expected.to(self_.dtype), spec, s, "inplace vs functional", check_strides=False)
+            assert_matches(
+                target, expected.to(self_.dtype), spec, s, "inplace vs functional", check_strides=False
+            )
 
 
 def _first_tensor(sample: Sample) -> torch.Tensor:
@@ -510,15 +582,19 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
         _run(bridged, s, **outs(empty))
     assert_matches(empty, expected, spec, s, "empty out")
 
-    fill = float("nan") if (rdtype.is_floating_point or rdtype.is_complex) else (
-        torch.iinfo(rdtype).max if rdtype != torch.bool else True)
+    fill = (
+        float("nan")
+        if (rdtype.is_floating_point or rdtype.is_complex)
+        else (torch.iinfo(rdtype).max if rdtype != torch.bool else True)
+    )
     prefilled = torch.full(shape, fill, dtype=rdtype, device=device)
     _run(op, s, **outs(prefilled))
     assert_matches(prefilled, expected, spec, s, "prefilled out")
 
     if expected.dim() >= 2:
         strided = torch.empty(tuple(reversed(shape)), dtype=rdtype, device=device).permute(
-            *reversed(range(expected.dim())))
+            *reversed(range(expected.dim()))
+        )
         strides, ptr = strided.stride(), strided.data_ptr()
         _run(op, s, **outs(strided))
         assert (strided.stride(), strided.data_ptr()) == (strides, ptr), "a correctly sized out must be kept"
@@ -568,8 +644,10 @@ def _check_list_out_rules(spec: OpSpec, op, s: Sample, device: str) -> None:
     dtype = expected[0].dtype
 
     def fresh(**changes) -> list[torch.Tensor]:
-        return [torch.empty(r.shape, dtype=changes.get("dtype", dtype), device=changes.get("device", device))
-                for r in expected]
+        return [
+            torch.empty(r.shape, dtype=changes.get("dtype", dtype), device=changes.get("device", device))
+            for r in expected
+        ]
 
     with pytest.raises(RuntimeError, match=f"expected '{name}' to be a list of {len(expected)} tensors"):
         _run(op, s, **{name: fresh()[:-1]})
@@ -578,13 +656,17 @@ def _check_list_out_rules(spec: OpSpec, op, s: Sample, device: str) -> None:
     with pytest.warns(UserWarning, match=RESIZE_WARNING):
         _run(bridged, s, **{name: wrong})
     assert_matches(wrong, expected, spec, s, "resized out")
-    strided = [torch.empty(tuple(reversed(r.shape)), dtype=dtype, device=device).permute(*reversed(range(r.dim())))
-               for r in expected]
+    strided = [
+        torch.empty(tuple(reversed(r.shape)), dtype=dtype, device=device).permute(*reversed(range(r.dim())))
+        for r in expected
+    ]
     _run(op, s, **{name: strided})
     assert_matches(strided, expected, spec, s, "non-contiguous out", check_strides=False)
     narrower = {True: torch.int64, False: torch.bool}[dtype.is_floating_point or dtype.is_complex]
     if not torch.can_cast(dtype, narrower):
-        with pytest.raises(RuntimeError, match=f"can't be cast to the desired output type .* of '{name}\\[0\\]'"):
+        with pytest.raises(
+            RuntimeError, match=f"can't be cast to the desired output type .* of '{name}\\[0\\]'"
+        ):
             _run(op, s, **{name: fresh(dtype=narrower)})
     with pytest.raises(RuntimeError, match="(?i)device|meta"):
         _run(op, s, **{name: fresh(device="meta")})
@@ -606,13 +688,19 @@ def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
     checked = False
     if spec.kind == "pointwise" and n >= 2:
         tensors = [_values((4,), d, device, spec.domain, torch.Generator().manual_seed(0))]
-        tensors += [_values((3, 4), d, device, spec.domain, torch.Generator().manual_seed(i)) for i in range(n - 1)]
+        tensors += [
+            _values((3, 4), d, device, spec.domain, torch.Generator().manual_seed(i)) for i in range(n - 1)
+        ]
         s = _with_tensors(spec, tensors, "broadcast changes self")
-        with pytest.raises(RuntimeError, match=r"output with shape \[4\] doesn't match the broadcast shape \[3, 4\]"):
+        with pytest.raises(
+            RuntimeError, match=r"output with shape \[4\] doesn't match the broadcast shape \[3, 4\]"
+        ):
             _run(op, s)
         if not (d.is_floating_point or d.is_complex) and d != torch.bool:
             tensors = [_values((3,), d, device, spec.domain, torch.Generator().manual_seed(0))]
-            tensors += [_values((3,), torch.float32, device, spec.domain, torch.Generator()) for _ in range(n - 1)]
+            tensors += [
+                _values((3,), torch.float32, device, spec.domain, torch.Generator()) for _ in range(n - 1)
+            ]
             s = _with_tensors(spec, tensors, "float into int self")
             try:
                 result = _run(_functional(spec), s.map_tensors(lambda t: t.to("meta")))
@@ -628,7 +716,9 @@ def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
     if sample is not None:
         expanded = _clone(sample)
         self_ = expanded.args[0]
-        expanded.args[0] = torch.empty((1, *self_.shape[1:]), dtype=self_.dtype, device=device).expand(self_.shape)
+        expanded.args[0] = torch.empty((1, *self_.shape[1:]), dtype=self_.dtype, device=device).expand(
+            self_.shape
+        )
         with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
             _run(op, expanded)
         checked = True
@@ -651,18 +741,25 @@ def check_errors(spec: OpSpec, device: str, dtype: str) -> None:
                 _functional(spec)(*moved, **kwargs)
 
 
-DYNAMIC_META_REASON = ("the output size depends on the data, which meta tensors lack (they raise, as torch's do); "
-                       "FakeTensorMode is tested in tests/runtime")
+DYNAMIC_META_REASON = (
+    "the output size depends on the data, which meta tensors lack (they raise, as torch's do); "
+    "FakeTensorMode is tested in tests/runtime"
+)
 
 
-DYNAMIC_OUT_REASON = ("Dynamo cannot trace an out= overload whose output size is data: torch.compile(fullgraph=True) "
-                      "of torch's own masked_select(out=) stops with 'Dynamic shape operator (no meta kernel)' too")
+DYNAMIC_OUT_REASON = (
+    "Dynamo cannot trace an out= overload whose output size is data: torch.compile(fullgraph=True) "
+    "of torch's own masked_select(out=) stops with 'Dynamic shape operator (no meta kernel)' too"
+)
 
 
 def _written_inputs(op) -> set[str]:
     """Positional arguments the overload writes (batch_norm's running stats), outs aside."""
-    return {a.name for a in op._schema.arguments
-            if a.alias_info is not None and a.alias_info.is_write and not a.kwarg_only}
+    return {
+        a.name
+        for a in op._schema.arguments
+        if a.alias_info is not None and a.alias_info.is_write and not a.kwarg_only
+    }
 
 
 # structops traces a written overload as its functional sibling (csrc/functionalize.cpp). An out=
@@ -671,8 +768,10 @@ def _written_inputs(op) -> set[str]:
 # statistics (_native_batch_norm_legit_functional); the manifest declares none yet, and torch's
 # auto-functionalization takes custom ops with aliased returns only as Tag.out ops, whose written
 # arguments must all be outs.
-MUTATING_OUT_REASON = ("this out= overload also writes inputs (running statistics) and no functional op returns "
-                       "their new values, so it cannot be functionalized")
+MUTATING_OUT_REASON = (
+    "this out= overload also writes inputs (running statistics) and no functional op returns "
+    "their new values, so it cannot be functionalized"
+)
 
 
 def returns_alias(op) -> bool:
@@ -689,26 +788,37 @@ def opcheck(op, args, kwargs) -> dict[str, str]:
     (MUTATING_OUT_REASON)."""
     if traceable(op):
         return torch.library.opcheck(op, args, kwargs)
-    return torch.library.opcheck(op, args, kwargs,
-                                 test_utils=("test_schema", "test_autograd_registration", "test_faketensor"))
+    return torch.library.opcheck(
+        op, args, kwargs, test_utils=("test_schema", "test_autograd_registration", "test_faketensor")
+    )
 
 
 def check_opcheck(spec: OpSpec, device: str, dtype: str) -> None:
     """7. torch.library.opcheck, every test, one overload at a time, on real-device samples."""
-    def has_nan(result) -> bool:  # opcheck compares eager and traced outputs without equal_nan
-        return any(r.is_floating_point() and bool(r.isnan().any())
-                   for r in (result if isinstance(result, tuple | list) else (result,)))
 
-    chosen = [s for s in samples(spec, device, dtype)
-              if _first_tensor(s).numel() > 0 and not has_nan(_run(_functional(spec), s))][:2]
+    def has_nan(result) -> bool:  # opcheck compares eager and traced outputs without equal_nan
+        return any(
+            r.is_floating_point() and bool(r.isnan().any())
+            for r in (result if isinstance(result, tuple | list) else (result,))
+        )
+
+    chosen = [
+        s
+        for s in samples(spec, device, dtype)
+        if _first_tensor(s).numel() > 0 and not has_nan(_run(_functional(spec), s))
+    ][:2]
     for s in chosen:
         results = _run(_functional(spec), s)
         result = _first(results)
         checks = [(spec.functional, s, {})]
         if spec.out:  # opcheck() leaves out the tracing tests torch cannot run on it
             checks.append((spec.out, _clone(s), _outs(spec, results, device)))
-        if spec.inplace and result.shape == s.args[0].shape and torch.can_cast(result.dtype, s.args[0].dtype) \
-                and 0 not in s.args[0].stride():
+        if (
+            spec.inplace
+            and result.shape == s.args[0].shape
+            and torch.can_cast(result.dtype, s.args[0].dtype)
+            and 0 not in s.args[0].stride()
+        ):
             checks.append((spec.inplace, _clone(s), {}))
         for name, sample, extra in checks:
             report = opcheck(spec.overload(name), tuple(sample.args), {**sample.kwargs, **extra})
@@ -721,8 +831,11 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
     import torch._dynamo
 
     # Two different shapes, so the dynamic graph is exercised beyond the sizes it was traced with.
-    by_shape = {_first_tensor(s).shape: s for s in reversed(samples(spec, device, dtype))
-                if _first_tensor(s).numel() > 1 and _first_tensor(s).dim() >= 1}
+    by_shape = {
+        _first_tensor(s).shape: s
+        for s in reversed(samples(spec, device, dtype))
+        if _first_tensor(s).numel() > 1 and _first_tensor(s).dim() >= 1
+    }
     chosen = list(by_shape.values())[-2:]
     untraceable = []
     for name in (spec.functional, spec.out, spec.inplace):
@@ -745,7 +858,9 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
                     _op(*args, **kwargs, **{spec.outs[0]: given})
                     return given
                 rs = rs if isinstance(rs, tuple | list) else (rs,)
-                outs = {n: torch.empty(r.shape, dtype=r.dtype, device=r.device) for n, r in zip(spec.outs, rs)}
+                outs = {
+                    n: torch.empty(r.shape, dtype=r.dtype, device=r.device) for n, r in zip(spec.outs, rs)
+                }
                 return _op(*args, **kwargs, **outs)
             if _name == spec.inplace:
                 return _op(args[0].clone(), *args[1:], **kwargs)
@@ -754,7 +869,9 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
         for dynamic in (False, True):
             torch._dynamo.reset()
             compiled = torch.compile(run, fullgraph=True, dynamic=dynamic)
-            if spec.dynamic_output_shape:  # else Dynamo breaks the graph at the op, as at torch's masked_select
+            if (
+                spec.dynamic_output_shape
+            ):  # else Dynamo breaks the graph at the op, as at torch's masked_select
                 compiled = torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)(compiled)
             # Static shapes compile once per shape: one is enough there.
             for s in chosen if dynamic else chosen[:1]:
@@ -763,8 +880,13 @@ def check_compile(spec: OpSpec, device: str, dtype: str) -> None:
                     if r.shape != s.args[0].shape or not torch.can_cast(r.dtype, s.args[0].dtype):
                         continue
                 mode = "dynamic" if dynamic else "static"
-                assert_matches(compiled(*s.args, **s.kwargs), run(*s.args, **s.kwargs), spec, s,
-                               f"compiled ({mode} shapes) {name}")
+                assert_matches(
+                    compiled(*s.args, **s.kwargs),
+                    run(*s.args, **s.kwargs),
+                    spec,
+                    s,
+                    f"compiled ({mode} shapes) {name}",
+                )
     if untraceable:
         import pytest
 
@@ -780,7 +902,7 @@ def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
     s = next(s for s in samples(spec, device, dtype) if _first_tensor(s).numel() > 0)
     written = _written_inputs(_functional(spec))  # in-place updates of a leaf that requires grad fail first
     g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.dtype.is_floating_point else t)
-    for i, name in enumerate(spec.positional[:len(g.args)]):
+    for i, name in enumerate(spec.positional[: len(g.args)]):
         if name in written and isinstance(g.args[i], torch.Tensor):
             g.args[i] = g.args[i].detach()
     result = _first(_run(_functional(spec), g))
@@ -833,7 +955,7 @@ def _draw_pointwise(draw, spec: OpSpec, dtype: torch.dtype, device: str) -> Samp
     seed = draw(st.integers(0, 2**16))
     for i in range(len(spec.tensor_args)):
         keep = draw(st.integers(0, ndim))  # broadcast: drop leading dims, set some to 1
-        own = [1 if draw(st.booleans()) and i > 0 else s for s in shape[ndim - keep:]]
+        own = [1 if draw(st.booleans()) and i > 0 else s for s in shape[ndim - keep :]]
         layout = draw(st.sampled_from(["contiguous", "transposed", "strided", "expanded"]))
         t = _values(tuple(own), dtype, device, spec.domain, torch.Generator().manual_seed(seed + i))
         tensors.append(_laid_out(t, layout) if own else t)
@@ -850,8 +972,12 @@ def _draw_reduction(draw, spec: OpSpec, dtype: torch.dtype, device: str) -> Samp
     x = _laid_out(x, layout) if ndim else x
     listed = spec.arg_values.get("dim", (None, []))
     # [] and None only where the op's tests.args list them (logsumexp's [] differs from torch's).
-    dim_lists = st.lists(st.integers(-max(ndim, 1), max(ndim, 1) - 1), min_size=0 if [] in listed else 1,
-                         max_size=max(ndim, 1), unique_by=lambda d: d % max(ndim, 1))
+    dim_lists = st.lists(
+        st.integers(-max(ndim, 1), max(ndim, 1) - 1),
+        min_size=0 if [] in listed else 1,
+        max_size=max(ndim, 1),
+        unique_by=lambda d: d % max(ndim, 1),
+    )
     if any(isinstance(d, int) for d in listed):  # argmax's int? dim
         dim_lists = st.integers(-max(ndim, 1), max(ndim, 1) - 1)
     dims = draw(st.one_of(st.none(), dim_lists) if None in listed else dim_lists)

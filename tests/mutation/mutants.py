@@ -35,6 +35,7 @@ def _out_kernel(functional, resize=True):
         if functional is _off_by_one and out.numel() and out.dtype != torch.bool:
             out.view(-1)[-1] += 1
         return out
+
     return out_kernel
 
 
@@ -44,9 +45,11 @@ def _inplace_kernel(functional, check_dtype=True):
             return self.add_(other, alpha=alpha)
         result = functional(self, other, alpha)
         if result.shape != self.shape:
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                               f"{list(result.shape)}")
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
+            )
         return self.copy_(result)  # planted: no castability check, silently truncates
+
     return inplace_kernel
 
 

@@ -1,0 +1,148 @@
+"""torch.compile as a user runs it: the default backend (Inductor), whole models, export and
+AOTInductor. Per-op compile checks (every overload, static and dynamic) are in the generated suite.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import structops
+import torch
+import torch._dynamo
+from torch._inductor.utils import run_and_get_code
+
+
+class Block(torch.nn.Module):
+    """A transformer-ish block made of structops ops only."""
+
+    def __init__(self, dim: int = 16, hidden: int = 32):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.w1 = torch.nn.Parameter(torch.randn(hidden, dim, generator=g) / dim**0.5)
+        self.b1 = torch.nn.Parameter(torch.randn(hidden, generator=g))
+        self.w2 = torch.nn.Parameter(torch.randn(dim, hidden, generator=g) / hidden**0.5)
+        self.gamma = torch.nn.Parameter(torch.rand(dim, generator=g) + 0.5)
+        self.beta = torch.nn.Parameter(torch.randn(dim, generator=g))
+
+    def forward(self, x):
+        h = structops.gelu(structops.linear(x, self.w1, self.b1), approximate="tanh")
+        h = structops.add(structops.mm(h, self.w2.t()), x, alpha=0.5)
+        h = structops.layer_norm(h, [h.shape[-1]], self.gamma, self.beta)[0]
+        p = structops.softmax(h, -1)
+        return structops.mul(p, structops.sum(h, [0], keepdim=True))
+
+
+def _model_inputs(n: int) -> torch.Tensor:
+    return torch.randn(n, 16, generator=torch.Generator().manual_seed(n))
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_whole_model_compiles_to_one_graph_with_inductor(dynamic):
+    model = Block().eval()
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(model)(_model_inputs(8))
+    assert explained.graph_count == 1 and explained.graph_break_count == 0, explained.break_reasons
+    traced = [str(n.target) for g in explained.graphs for n in g.graph.nodes if n.op == "call_function"]
+    assert sum("structops" in t for t in traced) == 8, traced  # every op of forward()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True, dynamic=dynamic)
+    with torch.no_grad():
+        for n in (8, 5, 13):
+            x = _model_inputs(n)
+            torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_out_and_inplace_overloads_compile_with_inductor():
+    def f(x, y):
+        z = structops.add(x, y, alpha=2)
+        structops.mul_(z, y)
+        out = torch.empty_like(z)  # Dynamo cannot trace an out= resize (same for aten ops)
+        structops.neg(z, out=out)
+        picked = torch.empty(x.shape[0], 2)
+        torch.ops.structops.index_select.out(out, 1, torch.tensor([0, 2]), out=picked)
+        return structops.sum(out, [0], keepdim=True), picked
+
+    for dynamic in (False, True):
+        torch._dynamo.reset()
+        compiled = torch.compile(f, fullgraph=True, dynamic=dynamic)
+        for n in (3, 5, 8):
+            x, y = torch.randn(n, 4), torch.randn(4)
+            torch.testing.assert_close(compiled(x, y), f(x, y))
+
+
+def test_inductor_calls_the_functional_overload():
+    """Inductor (torch >= 2.13) lowers a custom functional op to its Tag.out overload when it finds
+    one, with arguments it reorders and duplicates (`add.out(x, y, 2, alpha=2, out=buf)`): structops
+    tags none, so the generated code calls the functional overload with its own arguments."""
+
+    def f(x, y, i):
+        return structops.index_select(structops.add(x, y, alpha=2), 1, i), structops.cat([x, y], 0)
+
+    x, y, i = torch.randn(3, 4), torch.randn(3, 4), torch.tensor([3, 0])
+    torch._dynamo.reset()
+    result, (code,) = run_and_get_code(torch.compile(f, fullgraph=True), x, y, i)
+    torch.testing.assert_close(result, f(x, y, i))
+    assert "torch.ops.structops.add.Tensor(" in code and "structops.add.out" not in code
+    if hasattr(torch._library, "_out_variant"):  # torch >= 2.13
+        from torch._library._out_variant import to_out_variant
+
+        assert to_out_variant(torch.ops.structops.add.Tensor) is None
+
+
+def test_written_overloads_check_their_arguments_under_compile():
+    """The functional call a written overload is traced as would accept what the overload must
+    reject: the trace runs the overload on meta tensors first, so compile raises as eager does."""
+
+    def out_int(x):
+        return structops.add(x, x, out=torch.empty(x.shape, dtype=torch.int64))
+
+    def inplace_broadcast(x):
+        return structops.add_(x.clone(), torch.ones(2, *x.shape))
+
+    x = torch.randn(3, 4)
+    for f, match in ((out_int, "can't be cast"), (inplace_broadcast, "doesn't match the broadcast shape")):
+        with pytest.raises(RuntimeError, match=match):
+            f(x)
+        torch._dynamo.reset()
+        with pytest.raises(Exception, match=match):
+            torch.compile(f, fullgraph=True)(x)
+
+
+def _export_package(model, example, dynamic_batch: bool, path):
+    dynamic_shapes = {"x": {0: torch.export.Dim("batch", min=2, max=1024)}} if dynamic_batch else None
+    with torch.no_grad():
+        exported = torch.export.export(model, (example,), dynamic_shapes=dynamic_shapes)
+        return torch._inductor.aoti_compile_and_package(exported, package_path=str(path))
+
+
+@pytest.mark.parametrize("dynamic_batch", [False, True], ids=["static", "dynamic"])
+def test_aot_inductor_package_runs_in_a_fresh_process(tmp_path, dynamic_batch):
+    """The package calls structops ops through torch's dispatcher, so the process that runs it
+    must have loaded structops' operator library: `import structops`, or, with no structops
+    Python package at all, torch.ops.load_library(structops.ops_library) (what a C++ program
+    does with dlopen)."""
+    model = Block().eval()
+    package = _export_package(model, _model_inputs(8), dynamic_batch, tmp_path / "block.pt2")
+    sizes = (8, 3, 20) if dynamic_batch else (8,)
+    torch.save({n: (_model_inputs(n), model(_model_inputs(n)).detach()) for n in sizes}, tmp_path / "io.pt")
+    run = textwrap.dedent(f"""
+        import torch
+        {{load}}
+        runner = torch._inductor.aoti_load_package({str(package)!r})
+        for x, expected in torch.load({str(tmp_path / "io.pt")!r}).values():
+            torch.testing.assert_close(runner(x), expected)
+        print("ok")
+    """)
+    for load in ("import structops", f"torch.ops.load_library({structops.ops_library!r})"):
+        done = subprocess.run(
+            [sys.executable, "-c", run.format(load=load)], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+
+    # Without the library the package cannot resolve the ops: it fails, naming one.
+    done = subprocess.run(
+        [sys.executable, "-c", run.format(load="")], capture_output=True, text=True, check=False
+    )
+    assert done.returncode != 0 and "structops" in done.stderr
