@@ -11,7 +11,10 @@ tuples (``data``) that the generated Python mirror embeds.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+from codegen.depth import MAX_DEPTH, tree_depth
 
 
 class RuleSyntaxError(ValueError):
@@ -246,6 +249,18 @@ class _Parser:
         self.text = text
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
+
+    @contextmanager
+    def nested(self):
+        """One level of parentheses, brackets, a call or a unary operator: bounded (codegen/depth.py)."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise RuleSyntaxError(f"nested more than {MAX_DEPTH} levels deep at column {self.tokens[self.i][2]}")
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     def peek(self, value: str | None = None, kind: str | None = None) -> bool:
         k, v, _ = self.tokens[self.i]
@@ -332,8 +347,9 @@ class _Parser:
 
     def not_expr(self) -> Expr:
         if self.peek("not"):
-            self.take()
-            return UnaryOp("not", self.not_expr())
+            with self.nested():
+                self.take()
+                return UnaryOp("not", self.not_expr())
         lhs = self.arith()
         if any(self.peek(op, "op") for op in ("==", "!=", "<", "<=", ">", ">=")):
             op = self.take()[1]
@@ -356,9 +372,11 @@ class _Parser:
 
     def unary(self) -> Expr:
         if self.peek("-"):
-            self.take()
-            return UnaryOp("-", self.unary())
-        return self.atom()
+            with self.nested():
+                self.take()
+                return UnaryOp("-", self.unary())
+        with self.nested():
+            return self.atom()
 
     def atom(self) -> Expr:
         k, v, col = self.take()
@@ -411,10 +429,16 @@ class _Parser:
         return Call(fn, tuple(args), tuple(kwargs))
 
 
+def _bounded(tree: Expr | Pattern) -> None:
+    if tree_depth(tree) > MAX_DEPTH:
+        raise RuleSyntaxError(f"nested more than {MAX_DEPTH} levels deep (each operator of a chain is a level)")
+
+
 def parse_pattern(text: str) -> Pattern:
     p = _Parser(text)
     pattern = p.pattern()
     p.done()
+    _bounded(pattern)
     return pattern
 
 
@@ -422,4 +446,5 @@ def parse_expr(text: str) -> Expr:
     p = _Parser(text)
     e = p.expr()
     p.done()
+    _bounded(e)
     return e
