@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from codegen.depth import MAX_DEPTH, tree_depth
+from codegen.rules.syntax import check_int64
 
 
 class FormulaSyntaxError(ValueError):
@@ -99,6 +100,8 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
         value = m.group(kind)
         if kind == "name" and value in _KEYWORDS:
             kind = "kw"
+        if kind == "num" and value.isdigit():
+            check_int64(value, pos + 1, FormulaSyntaxError)
         tokens.append((kind, value, pos + 1))
         pos = m.end()
     tokens.append(("end", "", len(text) + 1))

@@ -218,6 +218,13 @@ class Pattern:
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(//|==|!=|<=|>=|[-+*%<>()\[\],:=]))")
 _KEYWORDS = {"and", "or", "not", "if", "else"}
+INT64_MAX = 2**63 - 1
+
+
+def check_int64(digits: str, col: int, error: type[ValueError]) -> None:
+    """The generated C++ holds integers in int64_t: a larger literal would be truncated."""
+    if int(digits) > INT64_MAX:
+        raise error(f"integer {digits} at column {col} is beyond the int64 range (at most {INT64_MAX})")
 
 
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
@@ -234,6 +241,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
         num, name, op = m.groups()
         col = m.start(m.lastindex) + 1
         if num is not None:
+            check_int64(num, col, RuleSyntaxError)
             tokens.append(("num", num, col))
         elif name is not None:
             tokens.append(("kw" if name in _KEYWORDS else "name", name, col))
