@@ -106,8 +106,11 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
             raise fail(f"tests.args.{name} must be a non-empty list", f"write e.g. '{name}: [1, 2]'")
         arg_values.append((name, tuple(_python_literal(v) for v in values)))
 
+    tolerance_raw = raw.get("tolerance", {})
+    if not isinstance(tolerance_raw, dict):
+        raise fail("'tests.tolerance' must map dtypes to [atol, rtol]", "write e.g. {float16: [1e-3, 1e-3]}")
     tolerance = []
-    for name, pair in raw.get("tolerance", {}).items():
+    for name, pair in tolerance_raw.items():
         dtype_list([name], "tolerance")
         if not (isinstance(pair, list) and len(pair) == 2 and all(_is_number(x) for x in pair)):
             raise fail(f"tests.tolerance.{name} must be [atol, rtol]", f"write e.g. '{name}: [1e-3, 1e-3]'")
@@ -117,8 +120,12 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
     if not isinstance(extremes, bool):
         raise fail("'tests.extremes' must be true or false", "write 'extremes: false'")
 
+    errors_raw = raw.get("errors", [])
+    if not isinstance(errors_raw, list):
+        raise fail("'tests.errors' must be a list of error cases",
+                   "write e.g. [{args: \"torch.ones(2), torch.ones(3)\", match: \"size\"}]")
     errors = []
-    for case in raw.get("errors", []):
+    for case in errors_raw:
         if not (isinstance(case, dict) and {"args", "match"} <= set(case) <= {"args", "match", "data"}
                 and isinstance(case.get("data", False), bool)):
             raise fail("each tests.errors item needs 'args' and 'match' (and may set 'data: true')",

@@ -19,6 +19,16 @@ REGENERATE = "python -m codegen (run by the CMake build)"
 _COMMENT = {".cpp": "//", ".h": "//", ".cu": "//", ".cuh": "//", ".py": "#", ".pyi": "#", ".cmake": "#"}
 
 
+def cpp_raw_string(text: str) -> str:
+    """``text`` as a C++ raw string literal, verbatim: ``R"schema(...)schema"``, or with a numbered
+    delimiter when the text itself holds ``)schema"`` (a string default may), which would end it."""
+    delimiter, n = "schema", 0
+    while f"){delimiter}\"" in text:
+        n += 1
+        delimiter = f"schema{n}"
+    return f'R"{delimiter}({text}){delimiter}"'
+
+
 def make_environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -30,6 +40,7 @@ def make_environment() -> jinja2.Environment:
     )
     env.filters["pyrepr"] = repr
     env.filters["tag_enum"] = lambda tag: f"at::Tag::{tag}"
+    env.filters["cpp_raw_string"] = cpp_raw_string
     return env
 
 

@@ -1,7 +1,9 @@
 """Read the manifest YAML, keeping the line of every mapping and key.
 
 PyYAML's plain loader drops positions and silently lets a repeated key win; both are wrong for a
-file people edit by hand, so this loader records lines and rejects duplicate keys.
+file people edit by hand, so this loader records lines and rejects duplicate keys. It also
+rejects aliases: a few nested ones expand to gigabytes (an "alias bomb"), and a manifest has no
+need for them.
 """
 
 from __future__ import annotations
@@ -24,54 +26,125 @@ class LineDict(dict):
         return self.key_lines.get(key, self.line)
 
 
+def _line(mark: yaml.Mark | None) -> int:
+    return mark.line + 1 if mark else 1
+
+
 def _loader_class(path: str) -> type[yaml.SafeLoader]:
     class LineLoader(yaml.SafeLoader):
+        def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+            if self.check_event(yaml.AliasEvent):
+                raise SpecError(
+                    path,
+                    _line(self.peek_event().start_mark),
+                    None,
+                    "YAML aliases are not supported",
+                    "write the value out",
+                )
+            return super().compose_node(parent, index)
+
         def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LineDict:
             self.flatten_mapping(node)
             key_lines: dict[Any, int] = {}
             for key_node, _ in node.value:
+                line = _line(key_node.start_mark)
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise SpecError(
+                        path,
+                        line,
+                        None,
+                        "a mapping key must be a name, not a list or a mapping",
+                        "write 'key: value'",
+                    )
                 key = self.construct_object(key_node, deep=True)
-                line = key_node.start_mark.line + 1
                 if key in key_lines:
                     raise SpecError(
-                        path, line, None,
+                        path,
+                        line,
+                        None,
                         f"duplicate key '{key}' (first given on line {key_lines[key]})",
                         "keep one of the two",
                     )
                 key_lines[key] = line
             mapping = LineDict(super().construct_mapping(node, deep=True))
-            mapping.line = node.start_mark.line + 1
+            mapping.line = _line(node.start_mark)
             mapping.key_lines = key_lines
             return mapping
 
-    LineLoader.add_constructor(
-        yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, LineLoader.construct_mapping
-    )
+    LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, LineLoader.construct_mapping)
     return LineLoader
+
+
+def _reader_line(text: str, e: yaml.reader.ReaderError) -> int:
+    return text.count("\n", 0, e.position) + 1 if isinstance(e.position, int) else 1
+
+
+def _compose(text: str, path: str) -> tuple[yaml.SafeLoader, yaml.Node | None]:
+    """The YAML's node tree (positions, no values yet), and the loader that constructs it."""
+    try:
+        loader = _loader_class(path)(text)  # the reader checks for control characters here
+        return loader, loader.get_single_node()
+    except yaml.reader.ReaderError as e:
+        raise SpecError(
+            path,
+            _reader_line(text, e),
+            None,
+            f"invalid YAML: control character {chr(e.character)!r} in the file",
+            "remove it",
+        ) from None
+    except yaml.MarkedYAMLError as e:
+        raise SpecError(
+            path,
+            _line(e.problem_mark or e.context_mark),
+            None,
+            f"invalid YAML: {e.problem}",
+            "fix the YAML syntax",
+        ) from None
+
+
+def _construct(loader: yaml.SafeLoader, node: yaml.Node | None, path: str) -> Any:
+    try:
+        return None if node is None else loader.construct_document(node)
+    except yaml.MarkedYAMLError as e:
+        raise SpecError(
+            path,
+            _line(e.problem_mark or e.context_mark),
+            None,
+            f"invalid YAML: {e.problem}",
+            "fix the YAML syntax",
+        ) from None
+    finally:
+        loader.dispose()
 
 
 def load_yaml(text: str, path: str) -> Any:
     """Parse YAML text; syntax errors become SpecError at the offending line."""
-    try:
-        return yaml.load(text, Loader=_loader_class(path))
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark else 1
-        raise SpecError(path, line, None, f"invalid YAML: {e.problem}", "fix the YAML syntax") from None
+    loader, node = _compose(text, path)
+    return _construct(loader, node, path)
 
 
 def read_manifest_entries(path: Path, display_path: str | None = None) -> list[LineDict]:
     """Return the manifest's top-level list of entries, each a LineDict."""
     shown = display_path or path.name
-    data = load_yaml(path.read_text(), shown)
-    if data is None:
-        return []
-    if not isinstance(data, list):
-        raise SpecError(shown, 1, None, "the manifest must be a YAML list of entries",
-                        "start each entry with '- func: ...'")
-    for item in data:
-        if not isinstance(item, LineDict):
-            line = getattr(item, "line", 1)
-            raise SpecError(shown, line, None, f"entry is a {type(item).__name__}, not a mapping",
-                            "write each entry as '- func: <schema>' followed by its keys")
-    return data
+    loader, node = _compose(path.read_text(), shown)
+    if node is not None and not isinstance(node, yaml.SequenceNode):
+        loader.dispose()
+        raise SpecError(
+            shown,
+            1,
+            None,
+            "the manifest must be a YAML list of entries",
+            "start each entry with '- func: ...'",
+        )
+    for item in node.value if node is not None else ():
+        if not isinstance(item, yaml.MappingNode):
+            loader.dispose()
+            kind = {yaml.SequenceNode: "list"}.get(type(item), "scalar")
+            raise SpecError(
+                shown,
+                _line(item.start_mark),
+                None,
+                f"entry is a {kind}, not a mapping",
+                "write each entry as '- func: <schema>' followed by its keys",
+            )
+    return _construct(loader, node, shown) or []

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import keyword
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegen.api.cpp import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
 from codegen.conformance import TestSpec, parse_tests
 from codegen.errors import SpecError
 from codegen.load import LineDict, read_manifest_entries
@@ -28,6 +30,7 @@ from codegen.multi_kernel import MultiKernel, parse_kernels
 from codegen.pointwise.model import PointwiseKernel, parse_pointwise, with_default_meta
 from codegen.rules.lower import RuleError, lower_tuning
 from codegen.rules.model import Rule, parse_rule
+from codegen.rules.syntax import PDim, PGroup
 
 
 class DispatchKey(enum.Enum):
@@ -215,9 +218,10 @@ def _parse_dispatch(path: str, entry: LineDict, op: str) -> tuple[tuple[Dispatch
             except ValueError:
                 raise _err(path, entry, "dispatch", op, f"unknown dispatch key '{key}'",
                            f"use one of: {', '.join(k.value for k in DispatchKey)}") from None
-            if not isinstance(kernel, str) or not kernel.isidentifier():
+            if not isinstance(kernel, str) or not kernel.isidentifier() or kernel in CPP_KEYWORDS:
                 raise _err(path, entry, "dispatch", op,
-                           f"kernel name for {key} must be a C++ identifier, got {kernel!r}",
+                           f"kernel name for {key} must be a C++ identifier, got {kernel!r}"
+                           + (" (a C++ keyword)" if kernel in CPP_KEYWORDS else ""),
                            "name the function defined in csrc/, e.g. 'add_out_cpu'")
             if dk in dict(pairs):
                 raise _err(path, entry, "dispatch", op, f"dispatch key '{key}' is given twice",
@@ -284,6 +288,10 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
     doc = entry.get("doc", "")
     if not isinstance(doc, str):
         raise _err(path, entry, "doc", op, "'doc' must be a string", "write the docstring as text")
+    control = next((c for c in doc if (c < " " and c not in "\n\t") or c == "\x7f"), None)
+    if control is not None:
+        raise _err(path, entry, "doc", op, f"'doc' contains the control character {control!r}",
+                   "remove it (a docstring may hold newlines and tabs)")
 
     precomputed = _parse_precomputed(path, entry, raw_func, schema)
     dispatch = _parse_dispatch(path, entry, raw_func)
@@ -358,10 +366,68 @@ def _parse_kernels(path: str, entry: LineDict, op: str, schema: FunctionSchema, 
     return mk
 
 
+# Names the generated Python module (ops.py.j2) uses in its functions' bodies.
+PYTHON_LOCALS = ("_ops", "_call")
+
+
+def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    """Argument names become Python and C++ names in the generated code: each must be one both
+    languages accept there, and the defaults must be in an order Python (and torch) accept."""
+    op = str(fn.func)
+    args = fn.func.arguments
+    base = str(fn.func.name.name)
+    if keyword.iskeyword(base):
+        raise _err(path, entry, "func", op, f"operator name '{base}' is a Python keyword",
+                   "rename the operator (structops.<name> must be a Python name)")
+    outs = tuple(o.name for o in args.out)
+    pre = fn.precomputed.all_values if fn.precomputed else ()
+    dims = tuple(it.name for inp in (fn.rule.inputs if fn.rule else ()) for it in inp.pattern.items
+                 if isinstance(it, PDim | PGroup))
+    derived = generated_names(outs, tuple(a.name for a in pre), dims, tuple(a.name for a in args.all))
+    cpp_names: dict[str, str] = {}
+    for a in args.all:
+        if keyword.iskeyword(a.name):
+            raise _err(path, entry, "func", op, f"argument name '{a.name}' is a Python keyword",
+                       "rename the argument (structops.<op> takes it as a Python parameter)")
+        clash = _generated_clash(a.name, derived) or (
+            f"'{a.name}' is a name the generated Python uses" if a.name in PYTHON_LOCALS or
+            (a.name == "out" and a.name not in outs) else None)
+        if clash is None and cpp_name(a.name) in cpp_names:
+            clash = f"'{a.name}' and '{cpp_names[cpp_name(a.name)]}' are both '{cpp_name(a.name)}' in C++ (a keyword gets a '_')"
+        if clash:
+            raise _err(path, entry, "func", op, f"argument name {clash}", "rename the argument")
+        cpp_names[cpp_name(a.name)] = a.name
+    for a in pre:
+        clash = _generated_clash(a.name, derived)
+        if clash:
+            raise _err(path, entry, "precomputed", op, f"precomputed name {clash}", "rename it")
+    defaulted = None
+    for a in args.positional:
+        if a.default is not None:
+            defaulted = defaulted or a
+        elif defaulted is not None:
+            raise _err(path, entry, "func", op,
+                       f"positional argument '{a.name}' has no default but follows '{defaulted.name}', which has one",
+                       f"give '{a.name}' a default, move it before '{defaulted.name}', or make it keyword-only "
+                       "(after '*')")
+
+
+def _generated_clash(name: str, derived: dict[str, str]) -> str | None:
+    """Why ``name`` would clash with a name of the generated C++ (None: it would not)."""
+    if name.startswith(GENERATED_PREFIX):
+        return f"'{name}' starts with '{GENERATED_PREFIX}', which the generated code's own names do"
+    if name in GENERATED_LOCALS:
+        return f"'{name}' is a name the generated C++ uses in the op's functions"
+    if name in derived:
+        return f"'{name}' is the name the generated C++ gives a value of '{derived[name]}'"
+    return None
+
+
 def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
     op = str(fn.func)
     schema = fn.func
     kind = fn.kind
+    _check_names(path, entry, fn)
     looks_out = schema.name.overload_name == "out" or schema.name.overload_name.endswith("_out")
     if (looks_out or fn.structured) and kind is not SchemaKind.out:
         raise _err(path, entry, "func", op,
@@ -479,7 +545,12 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
             expected = ", ".join(str(a) for a in target.func.arguments.non_out)
             raise SpecError(path, line, op, f"arguments differ from the delegate's ({expected})",
                             "use the out= overload's arguments without the out arguments")
+        _check_delegate_arguments(path, fn, target, kind)
         list_out = any(isinstance(o.type, ListType) for o in target.func.arguments.out)
+        if not list_out and any(isinstance(r.type, ListType) for r in fn.func.returns):
+            raise SpecError(path, line, op,
+                            f"returns a Tensor[] but '{target.func.name}' writes single tensors",
+                            "return one Tensor per out argument, or give the out= overload one 'Tensor(a!)[] out'")
         if list_out and (kind is not SchemaKind.functional or [str(r.type) for r in fn.func.returns] != ["Tensor[]"]):
             raise SpecError(path, line, op,
                             f"'{target.func.name}' writes a Tensor(a!)[] output, so its variant must be functional "
@@ -515,6 +586,25 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         names[g.name] = g
         _check_dynamic_output_shape(path, g)
     return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
+
+
+def _check_delegate_arguments(path: str, fn: NativeFunction, target: NativeFunction, kind: SchemaKind) -> None:
+    """Beyond names, types and defaults (same_arguments), a variant and its out= overload must
+    agree on which arguments are keyword-only (the Python function and the dispatcher call pass
+    them by keyword) and on which are written: a missing (a!) hides a write from torch."""
+    op = str(fn.func)
+    keyword_only = {a.name for a in target.func.arguments.kwarg_only} - {o.name for o in target.func.arguments.out}
+    for a, b in zip(fn.func.arguments.all, target.func.arguments.non_out):
+        if (a.name in keyword_only) != (a in fn.func.arguments.kwarg_only):
+            here, there = ("keyword-only", "positional") if a.name not in keyword_only else ("positional", "keyword-only")
+            raise SpecError(path, fn.loc.line, op,
+                            f"'{a.name}' is {here} here but {there} in '{target.func.name}'",
+                            "put the '*' at the same place in both schemas")
+        if a.is_write != b.is_write and not (kind is SchemaKind.inplace and a.name == "self"):
+            written, unwritten = (fn, target) if a.is_write else (target, fn)
+            raise SpecError(path, (unwritten.loc.line), str(unwritten.func),
+                            f"'{a.name}' is written (Tensor(a!)) in '{written.func.name}' but not here",
+                            f"annotate '{a.name}' as written in every variant of the op")
 
 
 def _check_dynamic_output_shape(path: str, g: StructuredGroup) -> None:

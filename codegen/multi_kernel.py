@@ -59,9 +59,9 @@ class MultiKernel:
 def parse_kernels(path: str, entry: LineDict, op: str, devices: tuple[str, ...], generated: bool) -> MultiKernel | None:
     """``devices``: the dispatch keys the op has impls for; ``generated``: a pointwise op, whose
     variants are parameters of its generated kernels rather than hand-written hooks."""
-    raw = entry.get("kernels")
-    if raw is None:
+    if "kernels" not in entry:
         return None
+    raw = entry["kernels"]  # None for a bare 'kernels:', which the mapping check reports
     line = entry.line_of("kernels")
 
     def fail(problem: str, fix: str, at: int | None = None) -> SpecError:

@@ -30,9 +30,12 @@ class PyFunction:
 
 
 def _doc(fns: list[NativeFunction]) -> str:
+    """The docstring's text, escaped for a triple-quoted literal: a backslash (``\\N{x}``, ``\\x``)
+    or ``\"\"\"`` in a manifest doc or a string default would otherwise end or break it."""
     text = next((f.doc for f in fns if f.doc), "")
     schemas = "\n".join(f"    {f.func}" for f in fns)
-    return (text + "\n\n" if text else "") + "Overloads (torch.ops.structops.*):\n" + schemas
+    doc = (text + "\n\n" if text else "") + "Overloads (torch.ops.structops.*):\n" + schemas
+    return doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
 def _check_defaults(fn: NativeFunction) -> None:

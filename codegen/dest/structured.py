@@ -200,15 +200,15 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         args = []
         for a in non_out:
             if a.name in replaced:
-                args.extend(f"meta.{cpp.cpp_name(p.name)}" for p in replaced[a.name])
+                args.extend(f"so_meta.{cpp.cpp_name(p.name)}" for p in replaced[a.name])
             else:
                 args.append(cpp.cpp_name(a.name))
         if pre:
-            args.extend(f"meta.{cpp.cpp_name(p.name)}" for p in pre.add)
+            args.extend(f"so_meta.{cpp.cpp_name(p.name)}" for p in pre.add)
         if group.out.pointwise is not None:
-            args.append("meta.common_dtype")
+            args.append("so_meta.common_dtype")
         elif group.out.rule is not None:
-            args.append("meta.compute_dtype")
+            args.append("so_meta.compute_dtype")
         impl_prefix = f"impl::{kernel}(" + "".join(f"{x}, " for x in args)
     return Wrapper(
         name=names.wrapper(fn, key),
@@ -218,7 +218,7 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         params=_params(bindings),
         meta_call=f"meta::{names.meta_function(group)}({meta_args})",
         device=_device_expr(key, fn),
-        inputs="inputs" if lists else "{" + _named_tensors(non_out) + "}",
+        inputs="so_inputs" if lists else "{" + _named_tensors(non_out) + "}",
         lists=lists,
         named=_named_tensors(non_out),
         outs=tuple(cpp.cpp_name(o.name) for o in group.out.func.arguments.out),

@@ -10,7 +10,11 @@ error messages.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+from codegen.depth import MAX_DEPTH, tree_depth
+from codegen.rules.syntax import check_int64
 
 
 class FormulaSyntaxError(ValueError):
@@ -96,6 +100,8 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
         value = m.group(kind)
         if kind == "name" and value in _KEYWORDS:
             kind = "kw"
+        if kind == "num" and value.isdigit():
+            check_int64(value, pos + 1, FormulaSyntaxError)
         tokens.append((kind, value, pos + 1))
         pos = m.end()
     tokens.append(("end", "", len(text) + 1))
@@ -106,6 +112,18 @@ class _Parser:
     def __init__(self, text: str):
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
+
+    @contextmanager
+    def nested(self):
+        """One level of parentheses, a call or a unary operator: bounded (codegen/depth.py)."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise FormulaSyntaxError(f"nested more than {MAX_DEPTH} levels deep at column {self.tokens[self.i][2]}")
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     def peek(self, *values: str) -> bool:
         return self.tokens[self.i][1] in values and self.tokens[self.i][0] in ("op", "kw")
@@ -136,8 +154,9 @@ class _Parser:
 
     def not_(self) -> Node:
         if self.peek("not"):
-            self.take()
-            return Un("not", self.not_())
+            with self.nested():
+                self.take()
+                return Un("not", self.not_())
         lhs = self.level(0)
         if self.peek(*COMPARISONS):
             op = self.take()[1]
@@ -159,9 +178,11 @@ class _Parser:
 
     def unary(self) -> Node:
         if self.peek("-", "~"):
-            op = self.take()[1]
-            return Un(op, self.unary())
-        return self.atom()
+            with self.nested():
+                op = self.take()[1]
+                return Un(op, self.unary())
+        with self.nested():
+            return self.atom()
 
     def atom(self) -> Node:
         kind, v, col = self.take()
@@ -196,4 +217,6 @@ def parse_formula(text: str) -> Node:
     kind, v, col = p.tokens[p.i]
     if kind != "end":
         raise FormulaSyntaxError(f"unexpected {v!r} at column {col}")
+    if tree_depth(node) > MAX_DEPTH:
+        raise FormulaSyntaxError(f"nested more than {MAX_DEPTH} levels deep (each operator of a chain is a level)")
     return node

@@ -240,40 +240,40 @@ class Lowering:
         else:
             self.emit("{")
             tensor, element, first = c, "-1", "true"
-        self.emit(f"  const auto s = {tensor}.sym_sizes();")
-        self.emit("  const int64_t rank = s.size();")
+        self.emit(f"  const auto so_sizes = {tensor}.sym_sizes();")
+        self.emit("  const int64_t so_rank = so_sizes.size();")
         fixed_len = str(fixed)
         for g in arg_groups:
             self.emit(f"  const int64_t len_{g.name} = static_cast<int64_t>({self.env[g.name].raw}.size());")
             fixed_len += f" + len_{g.name}"
         for name, v in lengths:
-            self.emit(f'  const int64_t len_{name} = rules::group_length(op, "{arg}", {element}, "{text}", {v}, rank);')
+            self.emit(f'  const int64_t len_{name} = rules::group_length(op, "{arg}", {element}, "{text}", {v}, so_rank);')
             fixed_len += f" + len_{name}"
         if free:
-            self.emit(f'  rules::check_rank(op, "{arg}", {element}, "{text}", rank, {fixed_len}, /*at_least=*/true);')
-            self.emit(f"  const int64_t len_{free[0].name} = rank - ({fixed_len});")
+            self.emit(f'  rules::check_rank(op, "{arg}", {element}, "{text}", so_rank, {fixed_len}, /*at_least=*/true);')
+            self.emit(f"  const int64_t len_{free[0].name} = so_rank - ({fixed_len});")
         else:
-            self.emit(f'  rules::check_rank(op, "{arg}", {element}, "{text}", rank, {fixed_len}, /*at_least=*/false);')
+            self.emit(f'  rules::check_rank(op, "{arg}", {element}, "{text}", so_rank, {fixed_len}, /*at_least=*/false);')
         self.emit("  int64_t at = 0;")
         after_free = False
         for it in pattern.items:
-            index = "at - rank" if after_free else "at"
+            index = "at - so_rank" if after_free else "at"
             if isinstance(it, PAny):
                 self.emit("  at += 1;")
             elif isinstance(it, PLiteral):
-                self.emit(f'  rules::check_literal(op, rules::Site{{"{arg}", {element}, {index}}}, s[at], {it.size}, "{text}");')
+                self.emit(f'  rules::check_literal(op, rules::Site{{"{arg}", {element}, {index}}}, so_sizes[at], {it.size}, "{text}");')
                 self.emit("  at += 1;")
             elif isinstance(it, PDim) and it.per_element:
-                self.emit(f"  {self.env[it.name].code}.push_back(s[at]);")
+                self.emit(f"  {self.env[it.name].code}.push_back(so_sizes[at]);")
                 self.emit("  at += 1;")
             elif isinstance(it, PDim):
                 site = f'rules::Site{{"{arg}", {element}, {index}}}'
-                self.bind_or_check(it, it in new, kind, first, "s[at]", site, "check_same")
+                self.bind_or_check(it, it in new, kind, first, "so_sizes[at]", site, "check_same")
                 self.emit("  at += 1;")
             else:
                 length = f"len_{it.name}"
                 site = f'rules::Site{{"{arg}", {element}, {index}, {index} + {length}, true}}'
-                value = f"rules::Dims(s.begin() + at, s.begin() + at + {length})"
+                value = f"rules::Dims(so_sizes.begin() + at, so_sizes.begin() + at + {length})"
                 if it in arg_groups:
                     self.emit(f'  rules::check_same_dims(op, rules::Site{{"{it.name}", -1, 0, 0, true, true}}, '
                               f'{self.env[it.name].code}, {site}, {value}, "{it.name}");')

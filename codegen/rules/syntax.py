@@ -11,7 +11,10 @@ tuples (``data``) that the generated Python mirror embeds.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+from codegen.depth import MAX_DEPTH, tree_depth
 
 
 class RuleSyntaxError(ValueError):
@@ -215,6 +218,13 @@ class Pattern:
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(//|==|!=|<=|>=|[-+*%<>()\[\],:=]))")
 _KEYWORDS = {"and", "or", "not", "if", "else"}
+INT64_MAX = 2**63 - 1
+
+
+def check_int64(digits: str, col: int, error: type[ValueError]) -> None:
+    """The generated C++ holds integers in int64_t: a larger literal would be truncated."""
+    if int(digits) > INT64_MAX:
+        raise error(f"integer {digits} at column {col} is beyond the int64 range (at most {INT64_MAX})")
 
 
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
@@ -231,6 +241,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
         num, name, op = m.groups()
         col = m.start(m.lastindex) + 1
         if num is not None:
+            check_int64(num, col, RuleSyntaxError)
             tokens.append(("num", num, col))
         elif name is not None:
             tokens.append(("kw" if name in _KEYWORDS else "name", name, col))
@@ -246,6 +257,18 @@ class _Parser:
         self.text = text
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
+
+    @contextmanager
+    def nested(self):
+        """One level of parentheses, brackets, a call or a unary operator: bounded (codegen/depth.py)."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise RuleSyntaxError(f"nested more than {MAX_DEPTH} levels deep at column {self.tokens[self.i][2]}")
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     def peek(self, value: str | None = None, kind: str | None = None) -> bool:
         k, v, _ = self.tokens[self.i]
@@ -332,8 +355,9 @@ class _Parser:
 
     def not_expr(self) -> Expr:
         if self.peek("not"):
-            self.take()
-            return UnaryOp("not", self.not_expr())
+            with self.nested():
+                self.take()
+                return UnaryOp("not", self.not_expr())
         lhs = self.arith()
         if any(self.peek(op, "op") for op in ("==", "!=", "<", "<=", ">", ">=")):
             op = self.take()[1]
@@ -356,9 +380,11 @@ class _Parser:
 
     def unary(self) -> Expr:
         if self.peek("-"):
-            self.take()
-            return UnaryOp("-", self.unary())
-        return self.atom()
+            with self.nested():
+                self.take()
+                return UnaryOp("-", self.unary())
+        with self.nested():
+            return self.atom()
 
     def atom(self) -> Expr:
         k, v, col = self.take()
@@ -411,10 +437,16 @@ class _Parser:
         return Call(fn, tuple(args), tuple(kwargs))
 
 
+def _bounded(tree: Expr | Pattern) -> None:
+    if tree_depth(tree) > MAX_DEPTH:
+        raise RuleSyntaxError(f"nested more than {MAX_DEPTH} levels deep (each operator of a chain is a level)")
+
+
 def parse_pattern(text: str) -> Pattern:
     p = _Parser(text)
     pattern = p.pattern()
     p.done()
+    _bounded(pattern)
     return pattern
 
 
@@ -422,4 +454,5 @@ def parse_expr(text: str) -> Expr:
     p = _Parser(text)
     e = p.expr()
     p.done()
+    _bounded(e)
     return e

@@ -461,8 +461,8 @@ def test_cat_like_pattern_generates_per_element_loop(tmp_path):
     assert 'rules::check_nonempty(op, "tensors", tensors);' in meta
     assert "for (size_t i = 0; i < tensors.size(); ++i) {" in meta
     assert "std::vector<c10::SymInt> d_c;" in meta
-    assert "d_c.push_back(s[at]);" in meta  # one size per element of the list
-    assert "c10::SymInt(dim), rank);" in meta  # *pre has length dim
-    assert "const int64_t len_post = rank - (1 + len_pre);" in meta
+    assert "d_c.push_back(so_sizes[at]);" in meta  # one size per element of the list
+    assert "c10::SymInt(dim), so_rank);" in meta  # *pre has length dim
+    assert "const int64_t len_post = so_rank - (1 + len_pre);" in meta
     assert "rules::Dims{rules::sum(d_c)}" in meta
     assert "rules::promote(op, {}, {tensors}, {}, rules::Promotion::DEFAULT)" in meta

@@ -30,14 +30,14 @@ namespace impl {
 void scaled_act_out_cpu(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
   const bool mode_is_relu = mode == "relu";
   const bool mode_is_tanh = mode == "tanh";
-  const std::array<at::Tensor, 2> inputs{
+  const std::array<at::Tensor, 2> so_inputs{
       cpu::operand(self, common_dtype, out.device()),
       cpu::operand(other, common_dtype, out.device()),
   };
   auto run = [&]<typename scalar_t>() {
     using T = at::opmath_type<scalar_t>;
     const scaled_act_out_formula<T> f{mode_is_relu, mode_is_tanh, alpha.to<T>()};
-    cpu::run<scalar_t, scalar_t, scalar_t>(f, out, inputs, /*grain=*/32768);
+    cpu::run<scalar_t, scalar_t, scalar_t>(f, out, so_inputs, /*grain=*/32768);
   };
   switch (common_dtype) {
     case at::ScalarType::Half: run.template operator()<at::Half>(); break;

@@ -22,11 +22,11 @@ namespace impl {
 
 void scaled_act_out_cuda__wide(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
-  const std::array<at::Tensor, 2> inputs{
+  const std::array<at::Tensor, 2> so_inputs{
       cpu::operand(self, common_dtype, out.device()),
       cpu::operand(other, common_dtype, out.device()),
   };
-  PointwiseLaunch launch = cpu::make_launch(out, inputs, common_dtype);
+  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
   launch.conditions[0] = mode == "relu";
   launch.conditions[1] = mode == "tanh";
   launch.scalars[0] = cpu::scalar_arg(alpha);
@@ -37,11 +37,11 @@ void scaled_act_out_cuda__wide(const at::Tensor& self, const at::Tensor& other, 
 
 void scaled_act_out_cuda__narrow(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
-  const std::array<at::Tensor, 2> inputs{
+  const std::array<at::Tensor, 2> so_inputs{
       cpu::operand(self, common_dtype, out.device()),
       cpu::operand(other, common_dtype, out.device()),
   };
-  PointwiseLaunch launch = cpu::make_launch(out, inputs, common_dtype);
+  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
   launch.conditions[0] = mode == "relu";
   launch.conditions[1] = mode == "tanh";
   launch.scalars[0] = cpu::scalar_arg(alpha);

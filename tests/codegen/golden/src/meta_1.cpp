@@ -21,17 +21,17 @@ bmm_out_meta bmm_out(const at::Tensor& self, const at::Tensor& mat2) {
   c10::SymInt d_k;
   rules::Site d_k_site;
   {
-    const auto s = self.sym_sizes();
-    const int64_t rank = s.size();
-    rules::check_rank(op, "self", -1, "[b, n, k]", rank, 3, /*at_least=*/false);
+    const auto so_sizes = self.sym_sizes();
+    const int64_t so_rank = so_sizes.size();
+    rules::check_rank(op, "self", -1, "[b, n, k]", so_rank, 3, /*at_least=*/false);
     int64_t at = 0;
-    d_b = s[at];
+    d_b = so_sizes[at];
     d_b_site = rules::Site{"self", -1, at};
     at += 1;
-    d_n = s[at];
+    d_n = so_sizes[at];
     d_n_site = rules::Site{"self", -1, at};
     at += 1;
-    d_k = s[at];
+    d_k = so_sizes[at];
     d_k_site = rules::Site{"self", -1, at};
     at += 1;
   }
@@ -39,15 +39,15 @@ bmm_out_meta bmm_out(const at::Tensor& self, const at::Tensor& mat2) {
   c10::SymInt d_m;
   rules::Site d_m_site;
   {
-    const auto s = mat2.sym_sizes();
-    const int64_t rank = s.size();
-    rules::check_rank(op, "mat2", -1, "[b, k, m]", rank, 3, /*at_least=*/false);
+    const auto so_sizes = mat2.sym_sizes();
+    const int64_t so_rank = so_sizes.size();
+    rules::check_rank(op, "mat2", -1, "[b, k, m]", so_rank, 3, /*at_least=*/false);
     int64_t at = 0;
-    rules::check_same(op, d_b_site, d_b, rules::Site{"mat2", -1, at}, s[at], "b");
+    rules::check_same(op, d_b_site, d_b, rules::Site{"mat2", -1, at}, so_sizes[at], "b");
     at += 1;
-    rules::check_same(op, d_k_site, d_k, rules::Site{"mat2", -1, at}, s[at], "k");
+    rules::check_same(op, d_k_site, d_k, rules::Site{"mat2", -1, at}, so_sizes[at], "k");
     at += 1;
-    d_m = s[at];
+    d_m = so_sizes[at];
     d_m_site = rules::Site{"mat2", -1, at};
     at += 1;
   }

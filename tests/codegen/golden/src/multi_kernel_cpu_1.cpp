@@ -32,17 +32,17 @@ void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
   c10::SymInt d_k;
   rules::Site d_k_site;
   {
-    const auto s = self.sym_sizes();
-    const int64_t rank = s.size();
-    rules::check_rank(op, "self", -1, "[b, n, k]", rank, 3, /*at_least=*/false);
+    const auto so_sizes = self.sym_sizes();
+    const int64_t so_rank = so_sizes.size();
+    rules::check_rank(op, "self", -1, "[b, n, k]", so_rank, 3, /*at_least=*/false);
     int64_t at = 0;
-    d_b = s[at];
+    d_b = so_sizes[at];
     d_b_site = rules::Site{"self", -1, at};
     at += 1;
-    d_n = s[at];
+    d_n = so_sizes[at];
     d_n_site = rules::Site{"self", -1, at};
     at += 1;
-    d_k = s[at];
+    d_k = so_sizes[at];
     d_k_site = rules::Site{"self", -1, at};
     at += 1;
   }
@@ -50,19 +50,19 @@ void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
   c10::SymInt d_m;
   rules::Site d_m_site;
   {
-    const auto s = mat2.sym_sizes();
-    const int64_t rank = s.size();
-    rules::check_rank(op, "mat2", -1, "[b, k, m]", rank, 3, /*at_least=*/false);
+    const auto so_sizes = mat2.sym_sizes();
+    const int64_t so_rank = so_sizes.size();
+    rules::check_rank(op, "mat2", -1, "[b, k, m]", so_rank, 3, /*at_least=*/false);
     int64_t at = 0;
-    rules::check_same(op, d_b_site, d_b, rules::Site{"mat2", -1, at}, s[at], "b");
+    rules::check_same(op, d_b_site, d_b, rules::Site{"mat2", -1, at}, so_sizes[at], "b");
     at += 1;
-    rules::check_same(op, d_k_site, d_k, rules::Site{"mat2", -1, at}, s[at], "k");
+    rules::check_same(op, d_k_site, d_k, rules::Site{"mat2", -1, at}, so_sizes[at], "k");
     at += 1;
-    d_m = s[at];
+    d_m = so_sizes[at];
     d_m_site = rules::Site{"mat2", -1, at};
     at += 1;
   }
-  const autotune::Key key{(rules::bucket_pow2((d_n * d_m))).expect_int(), static_cast<int64_t>(self.is_contiguous())};
+  const autotune::Key so_key{(rules::bucket_pow2((d_n * d_m))).expect_int(), static_cast<int64_t>(self.is_contiguous())};
   const std::array<bool, 2> eligible{
       true,  // loop
       ((d_k >= c10::SymInt(8))) && ((rules::bit(out.scalar_type()) & (rules::bit(at::kHalf) | rules::bit(at::kBFloat16) | rules::bit(at::kFloat) | rules::bit(at::kDouble))) != 0),  // blas
@@ -73,7 +73,7 @@ void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
       case 1: bmm_out_cpu_blas(self, mat2, compute_dtype, out); return;
     }
   };
-  const int pick = autotune::choose(bmm_out_cpu_variants(), out.device(), out.scalar_type(), key, eligible,
+  const int pick = autotune::choose(bmm_out_cpu_variants(), out.device(), out.scalar_type(), so_key, eligible,
                                     [&](int variant) {
     const at::Tensor scratch_out = autotune::scratch_like(out);
     return autotune::measure(out.device(), [&] { run(variant, scratch_out); });

@@ -24,7 +24,7 @@ const autotune::OpKernels& scaled_act_out_cuda_variants() {
 
 void scaled_act_out_cuda(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
   [[maybe_unused]] constexpr std::string_view op = "scaled_act";
-  const autotune::Key key{(rules::bucket_pow2(c10::SymInt(out.numel()))).expect_int()};
+  const autotune::Key so_key{(rules::bucket_pow2(c10::SymInt(out.numel()))).expect_int()};
   const std::array<bool, 2> eligible{
       true,  // wide
       true,  // narrow
@@ -35,7 +35,7 @@ void scaled_act_out_cuda(const at::Tensor& self, const at::Tensor& other, const 
       case 1: scaled_act_out_cuda__narrow(self, other, alpha, mode, common_dtype, out); return;
     }
   };
-  const int pick = autotune::choose(scaled_act_out_cuda_variants(), out.device(), out.scalar_type(), key, eligible,
+  const int pick = autotune::choose(scaled_act_out_cuda_variants(), out.device(), out.scalar_type(), so_key, eligible,
                                     [&](int variant) {
     const at::Tensor scratch_out = autotune::scratch_like(out);
     return autotune::measure(out.device(), [&] { run(variant, scratch_out); });

@@ -15,48 +15,48 @@ namespace {
 
 at::Tensor wrapper_CPU_add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   check_devices("add.Tensor", at::kCPU, {{"self", self}, {"other", other}});
-  const auto meta = meta::add_Tensor(self, other, alpha);
-  at::Tensor out = allocate(meta.out, at::kCPU);
-  impl::add_out_cpu(self, other, alpha, meta.compute_dtype, out);
+  const auto so_meta = meta::add_Tensor(self, other, alpha);
+  at::Tensor out = allocate(so_meta.out, at::kCPU);
+  impl::add_out_cpu(self, other, alpha, so_meta.compute_dtype, out);
   return out;
 }
 
 at::Tensor& wrapper_CPU_add__Tensor(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   check_devices("add_.Tensor", at::kCPU, {{"self", self}, {"other", other}});
-  const auto meta = meta::add_Tensor(self, other, alpha);
-  check_inplace("add_.Tensor", self, meta.out, {{"self", self}, {"other", other}});
-  OutputTarget target(self, meta.out, /*must_not_alias_inputs=*/false, {{"self", self}, {"other", other}});
-  impl::add_out_cpu(self, other, alpha, meta.compute_dtype, target.tensor());
-  target.commit();
+  const auto so_meta = meta::add_Tensor(self, other, alpha);
+  check_inplace("add_.Tensor", self, so_meta.out, {{"self", self}, {"other", other}});
+  OutputTarget so_target(self, so_meta.out, /*must_not_alias_inputs=*/false, {{"self", self}, {"other", other}});
+  impl::add_out_cpu(self, other, alpha, so_meta.compute_dtype, so_target.tensor());
+  so_target.commit();
   return self;
 }
 
 at::Tensor& wrapper_CPU_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
   check_devices("add.out", at::kCPU, {{"self", self}, {"other", other}});
-  const auto meta = meta::add_Tensor(self, other, alpha);
-  prepare_out("add.out", "out", out, meta.out, at::kCPU, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
-  OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
-  impl::add_out_cpu(self, other, alpha, meta.compute_dtype, target_out.tensor());
+  const auto so_meta = meta::add_Tensor(self, other, alpha);
+  prepare_out("add.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  impl::add_out_cpu(self, other, alpha, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();
   return out;
 }
 
 std::tuple<at::Tensor,at::Tensor> wrapper_CPU_aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   check_devices("aminmax", at::kCPU, {{"self", self}});
-  const auto meta = meta::aminmax(self, dim, keepdim);
-  at::Tensor min = allocate(meta.min, at::kCPU);
-  at::Tensor max = allocate(meta.max, at::kCPU);
+  const auto so_meta = meta::aminmax(self, dim, keepdim);
+  at::Tensor min = allocate(so_meta.min, at::kCPU);
+  at::Tensor max = allocate(so_meta.max, at::kCPU);
   impl::aminmax_out_cpu(self, dim, keepdim, min, max);
   return std::make_tuple(min, max);
 }
 
 std::tuple<at::Tensor&,at::Tensor&> wrapper_CPU_aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& min, at::Tensor& max) {
   check_devices("aminmax.out", at::kCPU, {{"self", self}});
-  const auto meta = meta::aminmax(self, dim, keepdim);
-  prepare_out("aminmax.out", "min", min, meta.min, at::kCPU, /*allow_full_overlap=*/false, {{"self", self}});
-  prepare_out("aminmax.out", "max", max, meta.max, at::kCPU, /*allow_full_overlap=*/false, {{"self", self}});
-  OutputTarget target_min(min, meta.min, /*must_not_alias_inputs=*/false, {});
-  OutputTarget target_max(max, meta.max, /*must_not_alias_inputs=*/false, {});
+  const auto so_meta = meta::aminmax(self, dim, keepdim);
+  prepare_out("aminmax.out", "min", min, so_meta.min, at::kCPU, /*allow_full_overlap=*/false, {{"self", self}});
+  prepare_out("aminmax.out", "max", max, so_meta.max, at::kCPU, /*allow_full_overlap=*/false, {{"self", self}});
+  OutputTarget target_min(min, so_meta.min, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_max(max, so_meta.max, /*must_not_alias_inputs=*/false, {});
   impl::aminmax_out_cpu(self, dim, keepdim, target_min.tensor(), target_max.tensor());
   target_min.commit();
   target_max.commit();
@@ -65,18 +65,18 @@ std::tuple<at::Tensor&,at::Tensor&> wrapper_CPU_aminmax_out(const at::Tensor& se
 
 at::Tensor wrapper_CPU_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
   check_devices("scaled_act", at::kCPU, {{"self", self}, {"other", other}});
-  const auto meta = meta::scaled_act(self, other, alpha, mode);
-  at::Tensor out = allocate(meta.out, at::kCPU);
-  impl::scaled_act_out_cpu(self, other, alpha, mode, meta.common_dtype, out);
+  const auto so_meta = meta::scaled_act(self, other, alpha, mode);
+  at::Tensor out = allocate(so_meta.out, at::kCPU);
+  impl::scaled_act_out_cpu(self, other, alpha, mode, so_meta.common_dtype, out);
   return out;
 }
 
 at::Tensor& wrapper_CPU_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
   check_devices("scaled_act.out", at::kCPU, {{"self", self}, {"other", other}});
-  const auto meta = meta::scaled_act(self, other, alpha, mode);
-  prepare_out("scaled_act.out", "out", out, meta.out, at::kCPU, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
-  OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
-  impl::scaled_act_out_cpu(self, other, alpha, mode, meta.common_dtype, target_out.tensor());
+  const auto so_meta = meta::scaled_act(self, other, alpha, mode);
+  prepare_out("scaled_act.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  impl::scaled_act_out_cpu(self, other, alpha, mode, so_meta.common_dtype, target_out.tensor());
   target_out.commit();
   return out;
 }

@@ -12,18 +12,18 @@ namespace {
 
 at::Tensor wrapper_CUDA_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
   check_devices("scaled_act", self.device(), {{"self", self}, {"other", other}});
-  const auto meta = meta::scaled_act(self, other, alpha, mode);
-  at::Tensor out = allocate(meta.out, self.device());
-  impl::scaled_act_out_cuda(self, other, alpha, mode, meta.common_dtype, out);
+  const auto so_meta = meta::scaled_act(self, other, alpha, mode);
+  at::Tensor out = allocate(so_meta.out, self.device());
+  impl::scaled_act_out_cuda(self, other, alpha, mode, so_meta.common_dtype, out);
   return out;
 }
 
 at::Tensor& wrapper_CUDA_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
   check_devices("scaled_act.out", self.device(), {{"self", self}, {"other", other}});
-  const auto meta = meta::scaled_act(self, other, alpha, mode);
-  prepare_out("scaled_act.out", "out", out, meta.out, self.device(), /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
-  OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
-  impl::scaled_act_out_cuda(self, other, alpha, mode, meta.common_dtype, target_out.tensor());
+  const auto so_meta = meta::scaled_act(self, other, alpha, mode);
+  prepare_out("scaled_act.out", "out", out, so_meta.out, self.device(), /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  impl::scaled_act_out_cuda(self, other, alpha, mode, so_meta.common_dtype, target_out.tensor());
   target_out.commit();
   return out;
 }

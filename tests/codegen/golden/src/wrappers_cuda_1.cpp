@@ -12,18 +12,18 @@ namespace {
 
 at::Tensor wrapper_CUDA_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   check_devices("amax", self.device(), {{"self", self}});
-  const auto meta = meta::amax(self, dim, keepdim);
-  at::Tensor out = allocate(meta.out, self.device());
-  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, meta.compute_dtype, out);
+  const auto so_meta = meta::amax(self, dim, keepdim);
+  at::Tensor out = allocate(so_meta.out, self.device());
+  impl::amax_out(self, so_meta.reduced_dims, keepdim, so_meta.all_dims, so_meta.compute_dtype, out);
   return out;
 }
 
 at::Tensor& wrapper_CUDA_amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
   check_devices("amax.out", self.device(), {{"self", self}});
-  const auto meta = meta::amax(self, dim, keepdim);
-  prepare_out("amax.out", "out", out, meta.out, self.device(), /*allow_full_overlap=*/false, {{"self", self}});
-  OutputTarget target_out(out, meta.out, /*must_not_alias_inputs=*/false, {});
-  impl::amax_out(self, meta.reduced_dims, keepdim, meta.all_dims, meta.compute_dtype, target_out.tensor());
+  const auto so_meta = meta::amax(self, dim, keepdim);
+  prepare_out("amax.out", "out", out, so_meta.out, self.device(), /*allow_full_overlap=*/false, {{"self", self}});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  impl::amax_out(self, so_meta.reduced_dims, keepdim, so_meta.all_dims, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();
   return out;
 }

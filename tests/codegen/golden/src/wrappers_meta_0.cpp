@@ -15,52 +15,52 @@ namespace {
 
 at::Tensor wrapper_Meta_add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   check_devices("add.Tensor", at::kMeta, {{"self", self}, {"other", other}});
-  const auto meta = meta::add_Tensor(self, other, alpha);
-  at::Tensor out = allocate(meta.out, at::kMeta);
+  const auto so_meta = meta::add_Tensor(self, other, alpha);
+  at::Tensor out = allocate(so_meta.out, at::kMeta);
   return out;
 }
 
 at::Tensor& wrapper_Meta_add__Tensor(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   check_devices("add_.Tensor", at::kMeta, {{"self", self}, {"other", other}});
-  const auto meta = meta::add_Tensor(self, other, alpha);
-  check_inplace("add_.Tensor", self, meta.out, {{"self", self}, {"other", other}});
+  const auto so_meta = meta::add_Tensor(self, other, alpha);
+  check_inplace("add_.Tensor", self, so_meta.out, {{"self", self}, {"other", other}});
   return self;
 }
 
 at::Tensor& wrapper_Meta_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
   check_devices("add.out", at::kMeta, {{"self", self}, {"other", other}});
-  const auto meta = meta::add_Tensor(self, other, alpha);
-  prepare_out("add.out", "out", out, meta.out, at::kMeta, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  const auto so_meta = meta::add_Tensor(self, other, alpha);
+  prepare_out("add.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
   return out;
 }
 
 std::tuple<at::Tensor,at::Tensor> wrapper_Meta_aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   check_devices("aminmax", at::kMeta, {{"self", self}});
-  const auto meta = meta::aminmax(self, dim, keepdim);
-  at::Tensor min = allocate(meta.min, at::kMeta);
-  at::Tensor max = allocate(meta.max, at::kMeta);
+  const auto so_meta = meta::aminmax(self, dim, keepdim);
+  at::Tensor min = allocate(so_meta.min, at::kMeta);
+  at::Tensor max = allocate(so_meta.max, at::kMeta);
   return std::make_tuple(min, max);
 }
 
 std::tuple<at::Tensor&,at::Tensor&> wrapper_Meta_aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& min, at::Tensor& max) {
   check_devices("aminmax.out", at::kMeta, {{"self", self}});
-  const auto meta = meta::aminmax(self, dim, keepdim);
-  prepare_out("aminmax.out", "min", min, meta.min, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
-  prepare_out("aminmax.out", "max", max, meta.max, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
+  const auto so_meta = meta::aminmax(self, dim, keepdim);
+  prepare_out("aminmax.out", "min", min, so_meta.min, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
+  prepare_out("aminmax.out", "max", max, so_meta.max, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
   return std::forward_as_tuple(min, max);
 }
 
 at::Tensor wrapper_Meta_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
   check_devices("scaled_act", at::kMeta, {{"self", self}, {"other", other}});
-  const auto meta = meta::scaled_act(self, other, alpha, mode);
-  at::Tensor out = allocate(meta.out, at::kMeta);
+  const auto so_meta = meta::scaled_act(self, other, alpha, mode);
+  at::Tensor out = allocate(so_meta.out, at::kMeta);
   return out;
 }
 
 at::Tensor& wrapper_Meta_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
   check_devices("scaled_act.out", at::kMeta, {{"self", self}, {"other", other}});
-  const auto meta = meta::scaled_act(self, other, alpha, mode);
-  prepare_out("scaled_act.out", "out", out, meta.out, at::kMeta, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  const auto so_meta = meta::scaled_act(self, other, alpha, mode);
+  prepare_out("scaled_act.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
   return out;
 }
 

@@ -13,22 +13,22 @@ namespace {
 
 at::Tensor& wrapper_Meta_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   check_devices("bmm.out", at::kMeta, {{"self", self}, {"mat2", mat2}});
-  const auto meta = meta::bmm_out(self, mat2);
-  prepare_out("bmm.out", "out", out, meta.out, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}, {"mat2", mat2}});
+  const auto so_meta = meta::bmm_out(self, mat2);
+  prepare_out("bmm.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}, {"mat2", mat2}});
   return out;
 }
 
 at::Tensor wrapper_Meta_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   check_devices("amax", at::kMeta, {{"self", self}});
-  const auto meta = meta::amax(self, dim, keepdim);
-  at::Tensor out = allocate(meta.out, at::kMeta);
+  const auto so_meta = meta::amax(self, dim, keepdim);
+  at::Tensor out = allocate(so_meta.out, at::kMeta);
   return out;
 }
 
 at::Tensor& wrapper_Meta_amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
   check_devices("amax.out", at::kMeta, {{"self", self}});
-  const auto meta = meta::amax(self, dim, keepdim);
-  prepare_out("amax.out", "out", out, meta.out, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
+  const auto so_meta = meta::amax(self, dim, keepdim);
+  prepare_out("amax.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
   return out;
 }
 

@@ -1,0 +1,30 @@
+"""A bound on how deeply rule and formula expressions nest.
+
+Their parsers, printers and lowerings recurse once per level, so 400 nested parentheses (or a
+chain of 1000 '+', a tree 1000 levels deep) would overflow Python's stack: a traceback instead of
+a message. No real rule or formula comes near MAX_DEPTH levels.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+MAX_DEPTH = 64
+
+
+def tree_depth(node: object) -> int:
+    """The depth of an AST of dataclasses (children in fields, or in tuples in fields), counted
+    without recursion: the tree is checked because it may be too deep to recurse over."""
+    deepest = 0
+    stack = [(node, 1)]
+    while stack:
+        n, depth = stack.pop()
+        deepest = max(deepest, depth)
+        values = [getattr(n, f.name) for f in dataclasses.fields(n)]
+        while values:
+            v = values.pop()
+            if isinstance(v, tuple):
+                values.extend(v)
+            elif dataclasses.is_dataclass(v):
+                stack.append((v, depth + 1))
+    return deepest
