@@ -73,6 +73,15 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
               name, "'");
   check_overlaps(out, inputs, allow_full_overlap);
   if (same_sizes(out.sym_sizes(), spec.sizes)) return;
+  // An out that is also an input (possible only where full overlap is allowed: pointwise ops)
+  // cannot be resized: the kernel would read the resized input. PyTorch raises here too.
+  if (checkable(out)) {
+    for (const auto& in : inputs) {
+      TORCH_CHECK(!checkable(in.tensor) || at::get_overlap_status(out, in.tensor) == at::MemOverlapStatus::No,
+                  op, ": output with shape ", out.sym_sizes(), " doesn't match the broadcast shape ",
+                  c10::SymIntArrayRef(spec.sizes), " ('", name, "' is also the input '", in.name, "')");
+    }
+  }
   if (out.sym_numel() != 0) {
     TORCH_WARN("An output with one or more elements was resized since it had shape ",
                out.sym_sizes(), ", which does not match the required output shape ",

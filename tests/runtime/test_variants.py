@@ -7,8 +7,10 @@ import structops
 import torch
 from structops import testing as T
 
-RESIZE_WARNING = r"An output with one or more elements was resized since it had shape \[3\], which does not " \
-                 r"match the required output shape \[2, 3\]"
+RESIZE_WARNING = (
+    r"An output with one or more elements was resized since it had shape \[3\], which does not "
+    r"match the required output shape \[2, 3\]"
+)
 
 
 def ab():
@@ -16,6 +18,7 @@ def ab():
 
 
 # --- out= ------------------------------------------------------------------------------------
+
 
 def test_out_returns_out_itself_and_matches_functional():
     a, b = ab()
@@ -64,8 +67,11 @@ def test_warning_filter_error_raises():
 
 def test_out_non_castable_dtype_raises():
     a, b = ab()
-    with pytest.raises(RuntimeError, match=r"add.out: result type Float can't be cast to the desired output "
-                                           r"type Long of 'out'"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"add.out: result type Float can't be cast to the desired output "
+        r"type Long of 'out'",
+    ):
         structops.add(a, b, out=torch.empty(2, 3, dtype=torch.int64))
 
 
@@ -88,8 +94,11 @@ def test_out_on_another_device_raises():
 
 def test_out_partially_overlapping_an_input_raises():
     x = torch.arange(10.0)
-    with pytest.raises(RuntimeError, match="unsupported operation: some elements of the input tensor and the "
-                                           "written-to tensor refer to a single memory location"):
+    with pytest.raises(
+        RuntimeError,
+        match="unsupported operation: some elements of the input tensor and the "
+        "written-to tensor refer to a single memory location",
+    ):
         structops.add(x[:5], x[:5], out=x[2:7])
 
 
@@ -108,15 +117,21 @@ def test_out_fully_overlapping_the_input_of_a_reduction_raises():
 
 def test_out_with_internal_overlap_raises():
     a, b = ab()
-    with pytest.raises(RuntimeError, match="unsupported operation: more than one element of the written-to "
-                                           "tensor refers to a single memory location"):
+    with pytest.raises(
+        RuntimeError,
+        match="unsupported operation: more than one element of the written-to "
+        "tensor refers to a single memory location",
+    ):
         structops.add(a, b, out=torch.empty(1, 3).expand(2, 3))
 
 
 def test_out_requiring_grad_raises():
     a, b = ab()
-    with pytest.raises(RuntimeError, match=r"add.out: the out=... arguments don't support automatic "
-                                           r"differentiation, but one of the arguments requires grad"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"add.out: the out=... arguments don't support automatic "
+        r"differentiation, but one of the arguments requires grad",
+    ):
         structops.add(a, b, out=torch.empty(2, 3, requires_grad=True))
 
 
@@ -149,6 +164,7 @@ def test_resized_out_takes_the_meta_layout():
 
 # --- inplace -----------------------------------------------------------------------------------
 
+
 def test_inplace_matches_torch_and_keeps_storage():
     a, b = ab()
     expected = a.clone().add_(b, alpha=3)
@@ -167,14 +183,20 @@ def test_inplace_on_noncontiguous_self():
 
 
 def test_inplace_broadcast_changing_shape_raises():
-    with pytest.raises(RuntimeError, match=r"add_.Tensor: output with shape \[3\] doesn't match the broadcast "
-                                           r"shape \[2, 3\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"add_.Tensor: output with shape \[3\] doesn't match the broadcast "
+        r"shape \[2, 3\]",
+    ):
         structops.add_(torch.ones(3), torch.ones(2, 3))
 
 
 def test_inplace_non_castable_result_raises():
-    with pytest.raises(RuntimeError, match=r"add_.Tensor: result type Float can't be cast to the desired output "
-                                           r"type Long"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"add_.Tensor: result type Float can't be cast to the desired output "
+        r"type Long",
+    ):
         structops.add_(torch.ones(3, dtype=torch.int64), torch.ones(3))
 
 
@@ -197,6 +219,7 @@ def test_inplace_partial_self_overlap_raises():
 
 
 # --- opcheck and torch.compile --------------------------------------------------------------------
+
 
 def samples():
     a, b = ab()
@@ -251,15 +274,28 @@ def samples():
         ("cumsum.default", (a, 1), {}),
         ("cumsum.out", (ints, 0), {"out": torch.empty(0, dtype=torch.int64)}),
         ("cumsum_.default", (a.clone(), -1), {}),
-        ("batch_norm.default", (torch.randn(4, 3, 2), torch.randn(3), None, torch.zeros(3), torch.ones(3), True, 0.1,
-                                1e-5), {}),
-        ("batch_norm.out", (torch.randn(4, 3), None, None, torch.zeros(3), torch.ones(3), False, 0.1, 1e-5),
-         {"out": torch.empty(0), "save_mean": torch.empty(0), "save_invstd": torch.empty(0)}),
+        (
+            "batch_norm.default",
+            (torch.randn(4, 3, 2), torch.randn(3), None, torch.zeros(3), torch.ones(3), True, 0.1, 1e-5),
+            {},
+        ),
+        (
+            "batch_norm.out",
+            (torch.randn(4, 3), None, None, torch.zeros(3), torch.ones(3), False, 0.1, 1e-5),
+            {"out": torch.empty(0), "save_mean": torch.empty(0), "save_invstd": torch.empty(0)},
+        ),
         ("cdist.default", (torch.randn(2, 4, 3), torch.randn(5, 3)), {}),
         ("cdist.out", (a, torch.randn(4, 3), 1.0), {"out": torch.empty(0)}),
-        ("cross_entropy_loss.default", (torch.randn(4, 5), torch.tensor([0, 4, -100, 2])), {"label_smoothing": 0.1}),
-        ("cross_entropy_loss.out", (torch.randn(4, 5), torch.softmax(torch.randn(4, 5), 1), None, 0),
-         {"out": torch.empty(0)}),
+        (
+            "cross_entropy_loss.default",
+            (torch.randn(4, 5), torch.tensor([0, 4, -100, 2])),
+            {"label_smoothing": 0.1},
+        ),
+        (
+            "cross_entropy_loss.out",
+            (torch.randn(4, 5), torch.softmax(torch.randn(4, 5), 1), None, 0),
+            {"out": torch.empty(0)},
+        ),
         ("index_select.default", (a, 1, torch.tensor([2, 0])), {}),
         ("index_select.out", (ints, 0, torch.tensor([2, 2])), {"out": torch.empty(0, dtype=torch.int64)}),
         ("gather.default", (a, 1, torch.tensor([[2, 0], [1, 1]])), {}),
@@ -268,19 +304,32 @@ def samples():
         ("take.out", (ints, torch.tensor([11, 0])), {"out": torch.empty(0, dtype=torch.int64)}),
         ("masked_select.default", (a, a > 0), {}),
         ("masked_select.out", (a, torch.tensor([True, False, True])), {"out": torch.empty(0)}),
-        ("embedding_bag.default", (torch.randn(5, 3), torch.tensor([1, 4, 0]), torch.tensor([0, 2]), False, 1), {}),
-        ("embedding_bag.out", (torch.randn(5, 3), torch.tensor([1, 4, 0]), torch.tensor([0, 1])),
-         {"out": torch.empty(0)}),
+        (
+            "embedding_bag.default",
+            (torch.randn(5, 3), torch.tensor([1, 4, 0]), torch.tensor([0, 2]), False, 1),
+            {},
+        ),
+        (
+            "embedding_bag.out",
+            (torch.randn(5, 3), torch.tensor([1, 4, 0]), torch.tensor([0, 1])),
+            {"out": torch.empty(0)},
+        ),
         ("split_with_sizes_copy.default", (ints, [1, 3], 1), {}),
-        ("split_with_sizes_copy.out", (ints, [2, 1]),
-         {"out": [torch.empty(0, dtype=torch.int64), torch.empty(0, dtype=torch.int64)]}),
+        (
+            "split_with_sizes_copy.out",
+            (ints, [2, 1]),
+            {"out": [torch.empty(0, dtype=torch.int64), torch.empty(0, dtype=torch.int64)]},
+        ),
         ("softmax.int", (a, 0), {}),
         ("softmax.int_out", (a, -1), {"dtype": torch.float64, "out": torch.empty(2, 3, dtype=torch.float64)}),
         ("log_softmax.int", (a.t(), 1), {}),
         ("log_softmax.int_out", (a, 1), {"out": torch.empty(0)}),
         ("layer_norm.default", (torch.randn(2, 3, 4), [3, 4], torch.randn(3, 4), None), {}),
-        ("layer_norm.out", (a, [3], None, torch.randn(3)),
-         {"out": torch.empty(0), "mean": torch.empty(0), "rstd": torch.empty(2, 1)}),
+        (
+            "layer_norm.out",
+            (a, [3], None, torch.randn(3)),
+            {"out": torch.empty(0), "mean": torch.empty(0), "rstd": torch.empty(2, 1)},
+        ),
         ("mm.default", (a, torch.randn(3, 4)), {}),
         ("mm.out", (a.t().contiguous().t(), torch.randn(3, 40)), {"out": torch.empty(0)}),
         ("addmm.default", (torch.randn(4), a, torch.randn(3, 4)), {"beta": 0.5, "alpha": 2}),
@@ -289,13 +338,19 @@ def samples():
         ("linear.default", (torch.randn(2, 5, 3), torch.randn(4, 3), torch.randn(4)), {}),
         ("linear.out", (a, torch.randn(4, 3)), {"out": torch.empty(0)}),
         ("max_pool2d_with_indices.default", (torch.randn(2, 3, 6, 7), [3, 2], [2], [1, 0]), {}),
-        ("max_pool2d_with_indices.out", (torch.randn(3, 6, 7), [2]),
-         {"out": torch.empty(0), "indices": torch.empty(0, dtype=torch.int64)}),
+        (
+            "max_pool2d_with_indices.out",
+            (torch.randn(3, 6, 7), [2]),
+            {"out": torch.empty(0), "indices": torch.empty(0, dtype=torch.int64)},
+        ),
         ("avg_pool2d.default", (torch.randn(2, 3, 6, 7), [3, 3], [2, 2], [1, 1], True, False), {}),
         ("avg_pool2d.out", (torch.randn(3, 6, 7), [2]), {"divisor_override": 3, "out": torch.empty(0)}),
         ("max_pool3d_with_indices.default", (torch.randn(2, 2, 5, 6, 7), [2, 3, 2]), {}),
-        ("max_pool3d_with_indices.out", (torch.randn(2, 5, 6, 7), [2], [1], [1]),
-         {"out": torch.empty(0), "indices": torch.empty(0, dtype=torch.int64)}),
+        (
+            "max_pool3d_with_indices.out",
+            (torch.randn(2, 5, 6, 7), [2], [1], [1]),
+            {"out": torch.empty(0), "indices": torch.empty(0, dtype=torch.int64)},
+        ),
         ("mse_loss.default", (a, torch.randn(3)), {}),
         ("mse_loss.out", (a, torch.randn(2, 3), 0), {"out": torch.empty(0)}),
         ("binary_cross_entropy.default", (torch.rand(2, 3), torch.rand(2, 3), torch.rand(3)), {}),
@@ -307,7 +362,21 @@ def samples():
 def pointwise_samples():
     x, y = torch.rand(2, 3) + 0.5, torch.rand(3) + 0.5
     i, j = torch.arange(6).reshape(2, 3), torch.tensor([1, 2, 3])
-    unary = ["exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf", "abs", "relu", "silu"]
+    unary = [
+        "exp",
+        "log",
+        "log1p",
+        "sqrt",
+        "rsqrt",
+        "sin",
+        "cos",
+        "tanh",
+        "sigmoid",
+        "erf",
+        "abs",
+        "relu",
+        "silu",
+    ]
     table = [((f"{n}.default", f"{n}_.default", f"{n}.out"), (x.t(),), {}) for n in unary]
     table += [
         (("gelu.default", "gelu_.default", "gelu.out"), (x,), {"approximate": "tanh"}),
@@ -359,3 +428,38 @@ def test_every_overload_has_an_opcheck_sample():
         packet = getattr(torch.ops.structops, packet_name)
         registered |= {f"{packet_name}.{o}" for o in packet.overloads()}
     assert registered == covered
+
+
+# out= overloads whose out is also an input and would have to grow: (overload, torch function,
+# arguments given the aliased tensor). torch raises; resizing first would make the kernel read the
+# resized (uninitialised or stale) input.
+ALIASED_GROWING_OUT = [
+    ("add.out", torch.add, lambda a, big: (a, big)),
+    ("sub.Tensor_out", torch.sub, lambda a, big: (big, a)),
+    ("mul.out", torch.mul, lambda a, big: (a, big)),
+    ("div.Tensor_out", torch.div, lambda a, big: (big, a)),
+    ("eq.Tensor_out", torch.eq, lambda a, big: (a, big)),
+    ("lt.Tensor_out", torch.lt, lambda a, big: (big, a)),
+    ("minimum.out", torch.minimum, lambda a, big: (a, big)),
+    ("maximum.out", torch.maximum, lambda a, big: (big, a)),
+    ("logical_or.out", torch.logical_or, lambda a, big: (a, big)),
+    ("addcmul.out", torch.addcmul, lambda a, big: (a, big, big)),
+    ("where.self_out", torch.where, lambda a, big: (big > 2, a, big)),
+]
+
+
+@pytest.mark.parametrize(
+    "name, reference, make_args", ALIASED_GROWING_OUT, ids=[c[0] for c in ALIASED_GROWING_OUT]
+)
+@pytest.mark.parametrize("shape", [(), (1, 3)], ids=["0-dim", "1x3"])
+def test_out_that_is_an_input_and_must_grow_raises_as_torch(name, reference, make_args, shape):
+    packet, overload = name.split(".")
+    op = getattr(getattr(torch.ops.structops, packet), overload)
+    big = torch.arange(6.0).reshape(2, 3)
+    for call in (lambda a: reference(*make_args(a, big), out=a), lambda a: op(*make_args(a, big), out=a)):
+        a = torch.full(shape, 3.0)
+        with pytest.raises(
+            RuntimeError, match=r"output with shape \[(1, 3)?\] doesn't match the broadcast shape \[2, 3\]"
+        ):
+            call(a)
+        assert a.shape == shape and bool((a == 3.0).all())  # left as it was
