@@ -11,7 +11,15 @@ import pytest
 import structops
 import torch
 
-SHAPES = [(1, 1, 1), (13, 37, 33), (47, 300, 70), (100, 513, 129), (257, 260, 500), (64, 64, 64), (5, 1000, 200)]
+SHAPES = [
+    (1, 1, 1),
+    (13, 37, 33),
+    (47, 300, 70),
+    (100, 513, 129),
+    (257, 260, 500),
+    (64, 64, 64),
+    (5, 1000, 200),
+]
 
 
 def operand(rows, cols, transposed, dtype, gen):
@@ -30,7 +38,9 @@ def test_mm_layouts_and_blocks(m, k, n, layout):
     torch.testing.assert_close(structops.mm(a.double(), b.double()), a.double() @ b.double())
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int8, torch.uint8])
+@pytest.mark.parametrize(
+    "dtype", [torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int8, torch.uint8]
+)
 def test_mm_reduced_and_integral(dtype):
     gen = torch.Generator().manual_seed(1)
     if dtype.is_floating_point:
@@ -38,7 +48,10 @@ def test_mm_reduced_and_integral(dtype):
         tol = {"atol": 3e-2, "rtol": 3e-2} if dtype == torch.bfloat16 else {"atol": 5e-3, "rtol": 5e-3}
         torch.testing.assert_close(structops.mm(a, b), torch.mm(a, b), **tol)
     else:
-        a, b = torch.randint(-9, 10, (70, 300), generator=gen).to(dtype), torch.randint(-9, 10, (300, 90), generator=gen).to(dtype)
+        a, b = (
+            torch.randint(-9, 10, (70, 300), generator=gen).to(dtype),
+            torch.randint(-9, 10, (300, 90), generator=gen).to(dtype),
+        )
         assert torch.equal(structops.mm(a, b), torch.mm(a, b))  # exact, wrapping like torch
 
 
@@ -57,10 +70,14 @@ def test_mm_thread_count_independent():
 def test_addmm_beta_zero_ignores_nan_and_alpha_zero_ignores_inf():
     self_ = torch.full((40, 50), float("nan"))
     a, b = torch.randn(40, 300), torch.randn(300, 50)
-    torch.testing.assert_close(structops.addmm(self_, a, b, beta=0), torch.addmm(self_, a, b, beta=0), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        structops.addmm(self_, a, b, beta=0), torch.addmm(self_, a, b, beta=0), atol=1e-4, rtol=1e-4
+    )
     c = torch.randn(40, 50)
     ai = torch.full((40, 300), float("inf"))
-    torch.testing.assert_close(structops.addmm(c, ai, b, alpha=0, beta=2), torch.addmm(c, ai, b, alpha=0, beta=2))
+    torch.testing.assert_close(
+        structops.addmm(c, ai, b, alpha=0, beta=2), torch.addmm(c, ai, b, alpha=0, beta=2)
+    )
 
 
 def test_addmm_inplace_and_strided_out():
@@ -76,8 +93,12 @@ def test_addmm_inplace_and_strided_out():
 
 def test_linear_batched_with_bias():
     x, w, bias = torch.randn(4, 33, 128), torch.randn(96, 128), torch.randn(96)
-    torch.testing.assert_close(structops.linear(x, w, bias), torch.nn.functional.linear(x, w, bias), atol=1e-4, rtol=1e-4)
-    torch.testing.assert_close(structops.linear(x[:, ::2], w), torch.nn.functional.linear(x[:, ::2], w), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        structops.linear(x, w, bias), torch.nn.functional.linear(x, w, bias), atol=1e-4, rtol=1e-4
+    )
+    torch.testing.assert_close(
+        structops.linear(x[:, ::2], w), torch.nn.functional.linear(x[:, ::2], w), atol=1e-4, rtol=1e-4
+    )
 
 
 def test_mm_opcheck_and_meta():
@@ -108,12 +129,18 @@ def test_both_kernels_pinned(kernel):
 def test_bad_kernel_pin_is_an_error():
     # cdist's mm form (compute_mode 1) runs on cpu::mm, whose kernel STRUCTOPS_MM_KERNEL pins.
     code = "import torch, structops\nstructops.cdist(torch.ones(4, 3), torch.ones(5, 3), 2.0, 1)\n"
-    r = subprocess.run([sys.executable, "-c", code], check=False, env={**os.environ, "STRUCTOPS_MM_KERNEL": "fast"},
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        env={**os.environ, "STRUCTOPS_MM_KERNEL": "fast"},
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0 and "STRUCTOPS_MM_KERNEL must be 'blocked' or 'aten', got 'fast'" in r.stderr
 
 
 # --- cdist -----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf")])
 @pytest.mark.parametrize("mode", [None, 1, 2])
@@ -139,3 +166,31 @@ def test_cdist_rejects_negative_p_and_bad_mode():
         structops.cdist(torch.ones(2, 3), torch.ones(2, 3), -1.0)
     with pytest.raises(RuntimeError, match=r"cdist: compute_mode must be None, 0, 1 or 2, got 3"):
         structops.cdist(torch.ones(2, 3), torch.ones(2, 3), 2.0, 3)
+
+
+@pytest.mark.parametrize("kernel", ["blocked", "aten"])
+def test_empty_inner_dim_gives_zeros_as_torch(kernel):
+    """k == 0: every product is an empty sum, 0 (plus the bias), with and without batch dims; the
+    out= tensor starts as NaN so a kernel that skips the write is seen. Both GEMMs, pinned."""
+    code = (
+        "import torch, structops\n"
+        "cases = [\n"
+        "    (structops.matmul, torch.matmul, (torch.ones(2, 3, 0), torch.ones(0, 4))),\n"
+        "    (structops.matmul, torch.matmul, (torch.ones(3, 0), torch.ones(2, 0, 4))),\n"
+        "    (structops.matmul, torch.matmul, (torch.ones(2, 3, 0), torch.ones(2, 0, 4))),\n"
+        "    (structops.matmul, torch.matmul, (torch.ones(0), torch.ones(0, 4))),\n"
+        "    (structops.mm, torch.mm, (torch.ones(3, 0), torch.ones(0, 4))),\n"
+        "    (structops.bmm, torch.bmm, (torch.ones(2, 3, 0), torch.ones(2, 0, 4))),\n"
+        "    (structops.linear, torch.nn.functional.linear, (torch.ones(2, 3, 0), torch.ones(5, 0))),\n"
+        "    (structops.linear, torch.nn.functional.linear, (torch.ones(2, 3, 0), torch.ones(5, 0), torch.arange(5.0))),\n"
+        "    (structops.addmm, torch.addmm, (torch.arange(4.0), torch.ones(3, 0), torch.ones(0, 4))),\n"
+        "]\n"
+        "for ours, theirs, args in cases:\n"
+        "    expected = theirs(*args)\n"
+        "    torch.testing.assert_close(ours(*args), expected)\n"
+        "    out = torch.full(expected.shape, float('nan'))\n"
+        "    ours(*args, out=out)\n"
+        "    torch.testing.assert_close(out, expected)\n"
+    )
+    env = {**os.environ, "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel},addmm.out={kernel},linear.out={kernel}"}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/accumulate.h>
 
 #include <cstdint>
 #include <optional>
@@ -71,7 +72,9 @@ void linear_with(Gemm&& gemm, const at::Tensor& input, const at::Tensor& weight,
   const int64_t k = input.size(-1);
   const at::Tensor w = weight.dim() == 1 ? weight.unsqueeze(0) : weight;
   const int64_t n = w.size(0);
-  const at::Tensor a = input.reshape({-1, k});
+  // rows counted, not inferred: reshape cannot infer -1 when k == 0 (the product is then zeros).
+  const int64_t rows = c10::multiply_integers(input.sizes().begin(), input.sizes().end() - 1);
+  const at::Tensor a = input.reshape({rows, k});
   at::Tensor o = out.view({a.size(0), n});
   const bool with_bias = bias.has_value() && bias->defined();
   if (with_bias) o.copy_(bias->reshape({1, n}).expand({a.size(0), n}));

@@ -27,15 +27,19 @@ inline void matmul_by_aten(const at::Tensor& self, const at::Tensor& other, cons
     return;
   }
   std::vector<int64_t> batch(out.sizes().begin(), out.sizes().end() - (self.dim() > 1) - (other.dim() > 1));
+  int64_t batches = 1;
+  for (int64_t s : batch) batches *= s;
   auto with = [&](int64_t r, int64_t c) {
     std::vector<int64_t> s = batch;
     s.push_back(r);
     s.push_back(c);
     return s;
   };
-  const at::Tensor a3 = a.expand(with(n, k)).reshape({-1, n, k});
-  const at::Tensor b3 = b.expand(with(k, m)).reshape({-1, k, m});
-  at::Tensor o = out.view({-1, n, m});
+  // Explicit batch counts: a -1 cannot be inferred when a tensor has no elements (k == 0), and
+  // bmm then writes the zeros an empty inner dim sums to.
+  const at::Tensor a3 = a.expand(with(n, k)).reshape({batches, n, k});
+  const at::Tensor b3 = b.expand(with(k, m)).reshape({batches, k, m});
+  at::Tensor o = out.view({batches, n, m});
   at::bmm_out(o, a3, b3);
 }
 
