@@ -289,13 +289,14 @@ c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt&
                    const c10::SymInt& p, const c10::SymInt& d, bool ceil_mode) {
   TORCH_CHECK(k > 0 && s > 0 && d > 0 && p >= 0, op, ": window needs kernel, stride and dilation > 0 and padding >= 0, got kernel=",
               k, ", stride=", s, ", dilation=", d, ", padding=", p);
-  const c10::SymInt span = d * (k - 1) + 1;
-  const c10::SymInt room = n + 2 * p - span;
-  TORCH_CHECK(room >= 0, op, ": the window (kernel=", k, ", dilation=", d, ", padding=", p,
-              ") does not fit an input of size ", n, ": output size would be < 1");
-  c10::SymInt out = (room + (ceil_mode ? s - 1 : c10::SymInt(0))) / s + 1;
-  // With ceil_mode the last window must start inside the input or the left padding.
+  // torch's pooling_output_shape: the quotient rounds down (the numerator is negative when the
+  // window is larger than the padded input), and with ceil_mode the last window must start
+  // inside the input or the left padding; a kernel larger than the input then still gives 1.
+  const c10::SymInt num = n + 2 * p - (d * (k - 1) + 1) + (ceil_mode ? s - 1 : c10::SymInt(0));
+  c10::SymInt out = (num >= 0 ? num / s : -((s - 1 - num) / s)) + 1;
   if (ceil_mode && (out - 1) * s >= n + p) out = out - 1;
+  TORCH_CHECK(out >= 1, op, ": the window (kernel=", k, ", dilation=", d, ", padding=", p,
+              ") does not fit an input of size ", n, ": output size would be < 1");
   return out;
 }
 

@@ -85,8 +85,16 @@ def test_binary_matches_torch(op, dtype, shapes, layout):
 
 
 @pytest.mark.parametrize("op", sorted(BINARY))
-@pytest.mark.parametrize("dtypes", [(torch.int64, torch.float32), (torch.float32, torch.float64),
-                                    (torch.bool, torch.int64), (torch.int8, torch.int64)], ids=str)
+@pytest.mark.parametrize(
+    "dtypes",
+    [
+        (torch.int64, torch.float32),
+        (torch.float32, torch.float64),
+        (torch.bool, torch.int64),
+        (torch.int8, torch.int64),
+    ],
+    ids=str,
+)
 def test_binary_type_promotion(op, dtypes):
     fn, ref, kwargs = BINARY[op]
     a = make((3, 4), dtypes[0], seed=3)
@@ -118,8 +126,10 @@ def test_neg_matches_torch(dtype, shape, layout):
 
 
 def test_neg_of_bool_raises():
-    expected = ("neg: 'self' has dtype Bool, which neg does not support (supported: float16, bfloat16, float32, "
-                "float64, complex64, complex128, uint8, int8, int16, int32, int64)")
+    expected = (
+        "neg: 'self' has dtype Bool, which neg does not support (supported: float16, bfloat16, float32, "
+        "float64, complex64, complex128, uint8, int8, int16, int32, int64)"
+    )
     with pytest.raises(RuntimeError, match=re.escape(expected)):
         structops.neg(torch.ones(2, dtype=torch.bool))
 
@@ -161,12 +171,19 @@ def test_sum_large_float_accuracy():
     torch.testing.assert_close(structops.sum(a, [0]), torch.sum(a.double(), [0]).float())
 
 
-@pytest.mark.parametrize("dim, error, message", [
-    ([0, 0], RuntimeError, r"sum: dim 0 appears multiple times in the list of dims"),
-    ([1, -1], RuntimeError, r"sum: dim 1 appears multiple times in the list of dims"),
-    # IndexError, as torch.sum raises for a bad dim.
-    ([3], IndexError, r"sum: dim 3 is out of range for 'self' with 2 dims \(expected to be in range of \[-2, 1\]\)"),
-])
+@pytest.mark.parametrize(
+    "dim, error, message",
+    [
+        ([0, 0], RuntimeError, r"sum: dim 0 appears multiple times in the list of dims"),
+        ([1, -1], RuntimeError, r"sum: dim 1 appears multiple times in the list of dims"),
+        # IndexError, as torch.sum raises for a bad dim.
+        (
+            [3],
+            IndexError,
+            r"sum: dim 3 is out of range for 'self' with 2 dims \(expected to be in range of \[-2, 1\]\)",
+        ),
+    ],
+)
 def test_sum_bad_dims(dim, error, message):
     with pytest.raises(error, match=message):
         structops.sum(torch.ones(2, 3), dim)
@@ -175,17 +192,23 @@ def test_sum_bad_dims(dim, error, message):
 
 
 def test_broadcast_error_names_arguments():
-    with pytest.raises(RuntimeError, match=r"add: the size of 'other' \(4\) must match the size of 'self' \(3\) "
-                                           r"at non-singleton dimension -1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"add: the size of 'other' \(4\) must match the size of 'self' \(3\) "
+        r"at non-singleton dimension -1",
+    ):
         structops.add(torch.ones(2, 3), torch.ones(4))
     with pytest.raises(RuntimeError, match=r"mul: the size of 'other' \(4\)"):
         structops.mul(torch.ones(2, 3, device="meta"), torch.ones(4, device="meta"))
 
 
-@pytest.mark.parametrize("alpha, message", [
-    (1.5, r"add: for integral inputs alpha must not be a floating point number, got alpha=1.5"),
-    (True, r"add: a boolean alpha is only supported for bool results"),
-])
+@pytest.mark.parametrize(
+    "alpha, message",
+    [
+        (1.5, r"add: for integral inputs alpha must not be a floating point number, got alpha=1.5"),
+        (True, r"add: a boolean alpha is only supported for bool results"),
+    ],
+)
 def test_add_alpha_rules(alpha, message):
     with pytest.raises(RuntimeError, match=message):
         structops.add(torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64), alpha=alpha)
@@ -206,6 +229,7 @@ def test_torch_ops_namespace():
 
 # --- pointwise formulas: what the generated conformance suite cannot state -----------------------
 
+
 @pytest.mark.parametrize("mode", ["trunc", "floor"])
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
 def test_integer_division_by_zero_raises_like_torch(mode, dtype):
@@ -222,8 +246,9 @@ def test_integer_division_by_zero_raises_like_torch(mode, dtype):
 def test_floor_division_of_floats_matches_torch_at_rounding_edges():
     a = torch.tensor([-7.0, 7.0, -0.0, 5.0, 1e30, -1e-30, 0.3, 1.0])
     b = torch.tensor([2.0, -2.0, 3.0, 0.0, 3.0, 7.0, 0.1, float("inf")])
-    torch.testing.assert_close(structops.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="floor"),
-                               equal_nan=True)
+    torch.testing.assert_close(
+        structops.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="floor"), equal_nan=True
+    )
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -233,9 +258,13 @@ def test_large_pointwise_layouts_match_torch(threads, layout):
     torch.set_num_threads(threads)
     try:
         x = torch.randn(300, 400)
-        y = {"contiguous": torch.randn(300, 400), "transposed": torch.randn(400, 300).t(),
-             "broadcast_row": torch.randn(400), "broadcast_col": torch.randn(300, 1),
-             "sliced": torch.randn(300, 800)[:, ::2]}[layout]
+        y = {
+            "contiguous": torch.randn(300, 400),
+            "transposed": torch.randn(400, 300).t(),
+            "broadcast_row": torch.randn(400),
+            "broadcast_col": torch.randn(300, 1),
+            "sliced": torch.randn(300, 800)[:, ::2],
+        }[layout]
         torch.testing.assert_close(structops.add(x, y, alpha=0.5), torch.add(x, y, alpha=0.5))
         torch.testing.assert_close(structops.bias_gelu(x, y), torch.nn.functional.gelu(x + y))
         out = torch.empty(300, 400)
@@ -251,3 +280,21 @@ def test_formula_result_for_half_is_computed_in_float():
     # (x*1 + 1) in float is 2049 -> rounds once at the end: 2048; torch's unfused chain agrees here,
     # but mul_add must not round its intermediate product to half.
     torch.testing.assert_close(structops.mul_add(x, y, y), (x.float() * y.float() + y.float()).half())
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128, torch.float32, torch.int64])
+def test_pow_scalar_zero_is_one_as_torch(dtype):
+    """x ** 0 == 1 for every x (complex 0 ** 0 through exp(log 0) would be NaN); a tensor
+    exponent keeps torch's complex NaN."""
+    x = torch.tensor([0, 1, -2, 3], dtype=dtype)
+    if dtype.is_floating_point or dtype.is_complex:
+        x = torch.cat([x, torch.tensor([float("nan"), float("inf")], dtype=dtype)])
+    for exponent in (0, 0.0, False):
+        expected = torch.pow(x, exponent)
+        torch.testing.assert_close(structops.pow(x, exponent), expected, equal_nan=True)
+        if expected.dtype == dtype:  # else torch's pow_ refuses the cast, as ours does
+            y = x.clone()
+            structops.pow_(y, exponent)
+            torch.testing.assert_close(y, expected, equal_nan=True)
+    zeros = torch.zeros(2, dtype=dtype)
+    torch.testing.assert_close(structops.pow(zeros, zeros), torch.pow(zeros, zeros), equal_nan=True)

@@ -22,7 +22,10 @@ def test_max_pool2d_nan_and_lowest_windows():
 
 def test_max_pool_int_lowest():
     x = torch.full((1, 2, 6, 6), torch.iinfo(torch.int32).min, dtype=torch.int32)
-    got, want = structops.max_pool2d_with_indices(x, [3], [2], [1]), A.max_pool2d_with_indices(x, [3], [2], [1])
+    got, want = (
+        structops.max_pool2d_with_indices(x, [3], [2], [1]),
+        A.max_pool2d_with_indices(x, [3], [2], [1]),
+    )
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
 
 
@@ -33,14 +36,24 @@ def test_pool_large_and_laid_out(layout):
         x = x.contiguous(memory_format=torch.channels_last)
     elif layout == "sliced":
         x = x[:, ::2, :, 1:]
-    got, want = structops.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1]), A.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])
+    got, want = (
+        structops.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1]),
+        A.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1]),
+    )
     torch.testing.assert_close(got[0], want[0])
     assert torch.equal(got[1], want[1])
     for cip in (True, False):
-        torch.testing.assert_close(structops.avg_pool2d(x, [3, 3], [2, 2], [1, 1], True, cip),
-                                   A.avg_pool2d(x, [3, 3], [2, 2], [1, 1], True, cip), atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(
+            structops.avg_pool2d(x, [3, 3], [2, 2], [1, 1], True, cip),
+            A.avg_pool2d(x, [3, 3], [2, 2], [1, 1], True, cip),
+            atol=1e-6,
+            rtol=1e-5,
+        )
     x3 = torch.randn(2, 8, 17, 18, 19)
-    got, want = structops.max_pool3d_with_indices(x3, [3], [2], [1], [1], True), A.max_pool3d_with_indices(x3, [3], [2], [1], [1], True)
+    got, want = (
+        structops.max_pool3d_with_indices(x3, [3], [2], [1], [1], True),
+        A.max_pool3d_with_indices(x3, [3], [2], [1], [1], True),
+    )
     torch.testing.assert_close(got[0], want[0])
     assert torch.equal(got[1], want[1])
 
@@ -51,6 +64,7 @@ def test_pool_single_int_arguments_and_fake_tensors():
     want = A.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])
     assert torch.equal(got[1], want[1])
     from torch._subclasses.fake_tensor import FakeTensorMode
+
     with FakeTensorMode():
         out, idx = structops.max_pool2d_with_indices(torch.empty(2, 3, 10, 11), [3, 2], [], [1, 0])
     assert out.shape == idx.shape == (2, 3, 4, 5) and idx.dtype == torch.int64  # stride [] = kernel_size
@@ -74,13 +88,19 @@ def test_bce_input_range_and_weight_broadcast():
 def test_losses_large(reduction):
     gen = torch.Generator().manual_seed(reduction)
     x, t, w = (torch.rand(300, 1001, generator=gen) * 0.98 + 0.01 for _ in range(3))
-    torch.testing.assert_close(structops.binary_cross_entropy(x, t, w, reduction),
-                               A.binary_cross_entropy(x, t, w, reduction), atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(structops.mse_loss(x.t(), t.t(), reduction), A.mse_loss(x.t(), t.t(), reduction),
-                               atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        structops.binary_cross_entropy(x, t, w, reduction),
+        A.binary_cross_entropy(x, t, w, reduction),
+        atol=1e-5,
+        rtol=1e-5,
+    )
+    torch.testing.assert_close(
+        structops.mse_loss(x.t(), t.t(), reduction), A.mse_loss(x.t(), t.t(), reduction), atol=1e-5, rtol=1e-5
+    )
 
 
 # --- cross_entropy_loss ------------------------------------------------------------------------------
+
 
 def _ce_inputs(seed=0):
     g = torch.Generator().manual_seed(seed)
@@ -113,6 +133,51 @@ def test_cross_entropy_all_ignored_mean_is_nan_and_bad_index_raises():
     ignored = torch.full((3,), -100)
     assert structops.cross_entropy_loss(x, ignored).isnan()
     assert torch.ops.aten.cross_entropy_loss(x, ignored).isnan()
-    with pytest.raises(IndexError, match=r"cross_entropy_loss: target 4 is out of bounds for 4 classes \(at flat "
-                                         r"position 1 of 'target'\)"):
+    with pytest.raises(
+        IndexError,
+        match=r"cross_entropy_loss: target 4 is out of bounds for 4 classes \(at flat "
+        r"position 1 of 'target'\)",
+    ):
         structops.cross_entropy_loss(x, torch.tensor([0, 4, 1]))
+
+
+@pytest.mark.parametrize(
+    "size, args",
+    [
+        ((1, 2, 2, 2), ([3, 3], [], [0, 0], [1, 1], True)),  # kernel larger than the input: one row
+        ((1, 2, 2, 5), ([3, 2], [3, 2], [1, 1], [1, 1], True)),
+        ((2, 3, 4), ([5, 5], [2, 2], [2, 2], [1, 1], True)),
+        ((1, 1, 5, 5), ([2, 2], [3, 3], [1, 1], [2, 2], True)),
+        ((1, 1, 7, 6), ([3, 2], [2, 4], [1, 1], [1, 2], True)),
+    ],
+)
+def test_pool_ceil_mode_windows_as_torch(size, args):
+    """torch's output size: a floor quotient, then the ceil_mode rule that the last window starts
+    inside the input or the left padding (a window larger than the input still gives one row)."""
+    x = torch.randn(size)
+    kernel, stride, padding, dilation, ceil = args
+    got, want = structops.max_pool2d_with_indices(x, *args), A.max_pool2d_with_indices(x, *args)
+    torch.testing.assert_close(got[0], want[0])
+    assert torch.equal(got[1], want[1])
+    for include_pad in (True, False):
+        torch.testing.assert_close(
+            structops.avg_pool2d(x, kernel, stride, padding, ceil, include_pad),
+            A.avg_pool2d(x, kernel, stride, padding, ceil, include_pad),
+        )
+    x3 = torch.randn(1, *size[-2:], size[-1])
+    args3 = ([2, *kernel], [], [0, *padding], [1, *dilation], ceil)
+    got, want = structops.max_pool3d_with_indices(x3, *args3), A.max_pool3d_with_indices(x3, *args3)
+    torch.testing.assert_close(got[0], want[0])
+    assert torch.equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("padding, dilation", [(2, 3), (2, 4), (3, 2)])
+def test_pool_padding_beyond_half_the_kernel_is_rejected_as_torch(padding, dilation):
+    """torch allows padding up to kernel_size // 2 (and half the dilated window, which is larger)."""
+    x = torch.randn(1, 1, 9, 9)
+    with pytest.raises(RuntimeError, match="pad should be (smaller than or equal to|at most) half of"):
+        A.max_pool2d_with_indices(x, [2, 2], [1, 1], [padding, padding], [dilation, dilation])
+    with pytest.raises(RuntimeError, match="padding"):
+        structops.max_pool2d_with_indices(x, [2, 2], [1, 1], [padding, padding], [dilation, dilation])
+    with pytest.raises(RuntimeError, match="padding"):
+        structops.max_pool3d_with_indices(x[None], [2, 2, 2], [1, 1, 1], [padding] * 3, [dilation] * 3)
