@@ -17,6 +17,10 @@
 #include <random>
 #include <shared_mutex>
 #include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <unordered_map>
 #include <variant>
@@ -198,8 +202,8 @@ const Config& config() {
       }
     }
     if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_FAIL")) c.fail = e;
-    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_CACHE_DIR"); e && *e) {
-      c.cache_dir = e;
+    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_CACHE_DIR")) {
+      c.cache_dir = e;  // set but empty: no disk cache, decisions stay in memory
     } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
       c.cache_dir = std::string(x) + "/structops/autotune";
     } else if (const char* h = std::getenv("HOME"); h && *h) {
@@ -339,14 +343,55 @@ fs::path decision_path(const OpKernels& op, at::Device device, at::ScalarType dt
 
 // Reads a decision file: the picked variant's index, nullopt when absent or for other code
 // (a fingerprint mismatch: re-tuned and overwritten); a corrupt file warns and counts as absent.
+// Holds the cache dir's lock file while a decision is read or tuned, so processes that share the
+// cache time each decision once (and do not disturb each other's timings). The wait is bounded:
+// a process stopped while tuning must not stall the others; past it they tune unlocked.
+class TuningLock {
+ public:
+  explicit TuningLock(const std::string& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    fd_ = ::open((fs::path(dir) / ".tuning.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    for (int tries = 0; fd_ >= 0 && tries < 600; ++tries) {
+      if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) {
+        locked_ = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ~TuningLock() {
+    if (locked_) ::flock(fd_, LOCK_UN);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  TuningLock(const TuningLock&) = delete;
+  TuningLock& operator=(const TuningLock&) = delete;
+
+ private:
+  int fd_ = -1;
+  bool locked_ = false;
+};
+
 std::optional<int> read_decision(const fs::path& path, const OpKernels& op, const Fingerprint& fp,
                                  c10::ArrayRef<bool> eligible, std::vector<Timing>& timings) {
+  // Only a regular file of bounded size is read: a FIFO at the path would block the call forever
+  // and a link to a device (/dev/zero) would read without end. A decision file is < 4 KiB.
+  constexpr std::uintmax_t kMaxBytes = 1 << 16;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return std::nullopt;
+  const bool regular = fs::is_regular_file(st);
+  if (!regular || fs::file_size(path, ec) > kMaxBytes || ec) {
+    TORCH_WARN("structops.autotune: ", path.string(), regular ? " is larger than a decision file" : " is not a regular file",
+               "; ignoring it and re-tuning ", op.op);
+    return std::nullopt;
+  }
   std::ifstream f(path, std::ios::binary);
   if (!f) return std::nullopt;
-  std::stringstream buf;
-  buf << f.rdbuf();
-  const std::string text = buf.str();
-  const std::optional<Json> doc = Parser(text).document();
+  std::string text(kMaxBytes + 1, '\0');
+  f.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(f.gcount()));
+  const std::optional<Json> doc = text.size() > kMaxBytes ? std::nullopt : Parser(text).document();
   const Json* pick = doc ? doc->get("pick") : nullptr;
   const Json* format = doc ? doc->get("format") : nullptr;
   if (!doc || !pick || !pick->str() || !format || !format->num()) {
@@ -511,7 +556,10 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
   } else {
     const Fingerprint fp = Fingerprint::of(op, device, dtype, key, eligible);
     const fs::path path = decision_path(op, device, dtype, fp);
-    if (auto cached = read_decision(path, op, fp, eligible, d.timings)) {
+    const bool on_disk = !config().cache_dir.empty();
+    std::optional<TuningLock> across_processes;
+    if (on_disk) across_processes.emplace(config().cache_dir);
+    if (auto cached = on_disk ? read_decision(path, op, fp, eligible, d.timings) : std::nullopt) {
       pick = *cached;
       d.source = "disk";
       ++s.disk_hits;
@@ -555,7 +603,7 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
         }
       }
       d.pick = op.variants[pick].name;
-      write_decision(path, fp, d);
+      if (on_disk) write_decision(path, fp, d);
     }
   }
   d.pick = op.variants[pick].name;

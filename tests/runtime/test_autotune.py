@@ -33,7 +33,9 @@ SCRIPT = textwrap.dedent("""
 def run(cache: Path, **env) -> tuple[dict, str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
     environ.update({"STRUCTOPS_AUTOTUNE_CACHE_DIR": str(cache), **env})
-    r = subprocess.run([sys.executable, "-c", SCRIPT], env=environ, capture_output=True, text=True, timeout=300, check=False)
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=environ, capture_output=True, text=True, timeout=300, check=False
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1]), r.stderr
 
@@ -72,11 +74,25 @@ def test_a_decision_file_holds_every_timing_and_its_key(tmp_path):
 def test_eight_processes_tuning_at_once_leave_a_valid_cache(tmp_path):
     environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
     environ["STRUCTOPS_AUTOTUNE_CACHE_DIR"] = str(tmp_path)
-    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], env=environ, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SCRIPT],
+            env=environ,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(8)
+    ]
+    counters = []
     for p in procs:
-        _, err = p.communicate(timeout=600)
+        out, err = p.communicate(timeout=600)
         assert p.returncode == 0, err[-3000:]
+        counters.append(json.loads(out.strip().splitlines()[-1])["counters"])
+    # The cache dir's lock: each decision is timed by one process, the seven others read it.
+    alone, _ = run(tmp_path / "alone")
+    assert sum(timed for timed, _ in counters) == alone["counters"][0]
+    assert sum(hits for _, hits in counters) == 7 * 3
     assert not list(tmp_path.glob("*.tmp.*")), "temporary files left behind"
     written = files(tmp_path)
     assert len(written) == 3  # one file per decision, however many processes wrote it
@@ -99,6 +115,46 @@ def test_a_corrupt_cache_file_warns_once_and_is_rewritten(tmp_path, damage):
     json.loads(victim.read_text())  # rewritten whole
 
 
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "too large"])
+def test_a_decision_path_that_is_no_decision_file_is_not_read(tmp_path, kind):
+    """A FIFO would block the read forever, /dev/zero would read without end: only regular files
+    of a decision file's size are read; the decision is re-timed and written in their place."""
+    run(tmp_path)
+    victim = files(tmp_path)[0]
+    victim.unlink()
+    if kind == "fifo":
+        os.mkfifo(victim)
+    elif kind == "link to /dev/zero":
+        victim.symlink_to("/dev/zero")
+    else:
+        victim.write_text("{" + " " * (1 << 17) + "}")
+    result, stderr = run(tmp_path)
+    message = "is larger than a decision file" if kind == "too large" else "is not a regular file"
+    assert stderr.count(message) == 1, stderr
+    assert result["counters"][1] == 2  # the other two decisions are read
+    assert victim.is_file() and not victim.is_symlink()
+    json.loads(victim.read_text())
+
+
+def test_an_empty_cache_dir_setting_keeps_decisions_in_memory(tmp_path):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
+    environ["STRUCTOPS_AUTOTUNE_CACHE_DIR"] = ""
+    environ["HOME"] = environ["XDG_CACHE_HOME"] = str(tmp_path / "home")
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT + "print(repr(autotune.cache_dir()))"],
+        env=environ,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip().splitlines()[-1] == "''"
+    assert json.loads(r.stdout.strip().splitlines()[-2])["counters"][0] >= 6  # tuned, in memory
+    assert not list(tmp_path.rglob("*.json")), "an empty setting must not write anywhere"
+
+
 def test_an_unwritable_cache_dir_warns_once_and_keeps_decisions_in_memory(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache dir's parent should be")
@@ -111,14 +167,29 @@ def test_pinned_variants_run_untimed(tmp_path):
     result, _ = run(tmp_path, STRUCTOPS_AUTOTUNE_PIN="sum.IntList_out=columns,mm.out=blocked")
     assert result["counters"] == [0, 0] and not files(tmp_path)
     # `columns` is not eligible for a full reduction: that call is decided as if unpinned.
-    r = subprocess.run([sys.executable, "-c", "import torch, structops; print(structops.sum(torch.ones(4, 5), None).item())"],
-                       env={**os.environ, "STRUCTOPS_AUTOTUNE_PIN": "sum.IntList_out=columns",
-                            "STRUCTOPS_AUTOTUNE_CACHE_DIR": str(tmp_path)}, capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import torch, structops; print(structops.sum(torch.ones(4, 5), None).item())",
+        ],
+        env={
+            **os.environ,
+            "STRUCTOPS_AUTOTUNE_PIN": "sum.IntList_out=columns",
+            "STRUCTOPS_AUTOTUNE_CACHE_DIR": str(tmp_path),
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 0 and r.stdout.strip() == "20.0", r.stderr
 
 
 def test_a_pin_naming_no_variant_raises():
-    with autotune.pin("mm.out", "nonexistent"), pytest.raises(RuntimeError, match="mm.out has no variant 'nonexistent'.*blocked, aten"):
+    with (
+        autotune.pin("mm.out", "nonexistent"),
+        pytest.raises(RuntimeError, match="mm.out has no variant 'nonexistent'.*blocked, aten"),
+    ):
         structops.mm(torch.ones(2, 2), torch.ones(2, 2))
 
 
