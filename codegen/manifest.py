@@ -218,10 +218,11 @@ def _parse_dispatch(path: str, entry: LineDict, op: str) -> tuple[tuple[Dispatch
             except ValueError:
                 raise _err(path, entry, "dispatch", op, f"unknown dispatch key '{key}'",
                            f"use one of: {', '.join(k.value for k in DispatchKey)}") from None
-            if not isinstance(kernel, str) or not kernel.isidentifier() or kernel in CPP_KEYWORDS:
+            keyword = isinstance(kernel, str) and kernel in CPP_KEYWORDS
+            if not isinstance(kernel, str) or not kernel.isidentifier() or keyword:
                 raise _err(path, entry, "dispatch", op,
                            f"kernel name for {key} must be a C++ identifier, got {kernel!r}"
-                           + (" (a C++ keyword)" if kernel in CPP_KEYWORDS else ""),
+                           + (" (a C++ keyword)" if keyword else ""),
                            "name the function defined in csrc/, e.g. 'add_out_cpu'")
             if dk in dict(pairs):
                 raise _err(path, entry, "dispatch", op, f"dispatch key '{key}' is given twice",

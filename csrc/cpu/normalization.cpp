@@ -282,15 +282,16 @@ void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const doub
 
 }  // namespace
 
-void softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> /*dtype*/,
+// dtype: torch casts the input to it before the operation (not the result after it).
+void softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> dtype,
                      at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  softmax<false>(self, softmax_dim.empty() ? 0 : softmax_dim[0], out);  // a 0-dim self reduces no dim
+  // a 0-dim self reduces no dim
+  softmax<false>(dtype ? self.to(*dtype) : self, softmax_dim.empty() ? 0 : softmax_dim[0], out);
 }
 
-void log_softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim,
-                         std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
-                         const at::Tensor& out) {
-  softmax<true>(self, softmax_dim.empty() ? 0 : softmax_dim[0], out);
+void log_softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> dtype,
+                         at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  softmax<true>(dtype ? self.to(*dtype) : self, softmax_dim.empty() ? 0 : softmax_dim[0], out);
 }
 
 void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,

@@ -113,8 +113,10 @@ struct Variance {
             a.m2 + b.m2 + d * d * static_cast<double>(a.n) * static_cast<double>(b.n) / n, a.n + b.n};
   }
   scalar_t finish(Moments a, int64_t n) const {
-    // Divide by max(0, N - correction): N <= correction gives inf or NaN, as torch.var.
-    const double v = a.m2 / std::max(0.0, static_cast<double>(n) - correction);
+    // Divide by max(0, N - correction): N <= correction gives inf or NaN, as torch.var; nothing
+    // to reduce is NaN whatever the correction (its mean is undefined), as torch and the CUDA impl.
+    const double v = n == 0 ? std::numeric_limits<double>::quiet_NaN()
+                            : a.m2 / std::max(0.0, static_cast<double>(n) - correction);
     return static_cast<scalar_t>(kStd ? std::sqrt(v) : v);
   }
 };

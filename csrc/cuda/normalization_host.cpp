@@ -99,15 +99,16 @@ void std_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, const st
                   std::numeric_limits<double>::quiet_NaN());
 }
 
-void softmax_out_cuda(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> /*dtype*/,
+// dtype: torch casts the input to it before the operation (not the result after it).
+void softmax_out_cuda(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> dtype,
                       at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  softmax_cuda("softmax", RowOp::Softmax, self, softmax_dim, out);
+  softmax_cuda("softmax", RowOp::Softmax, dtype ? self.to(*dtype) : self, softmax_dim, out);
 }
 
 void log_softmax_out_cuda(const at::Tensor& self, at::IntArrayRef softmax_dim,
-                          std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                          std::optional<at::ScalarType> dtype, at::ScalarType /*compute_dtype*/,
                           const at::Tensor& out) {
-  softmax_cuda("log_softmax", RowOp::LogSoftmax, self, softmax_dim, out);
+  softmax_cuda("log_softmax", RowOp::LogSoftmax, dtype ? self.to(*dtype) : self, softmax_dim, out);
 }
 
 void layer_norm_out_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized_shape,

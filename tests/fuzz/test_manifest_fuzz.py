@@ -37,11 +37,13 @@ CASE_SECONDS = 30  # a mutant of the real manifest generates in < 1 s
 PYTHON_OUTPUTS = ("python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py")
 # Cases of the CI seed (0) that hit a known defect: run on their own as strict xfails, so the CI
 # budget stays on passing cases and a fix turns the xfail into an error that says to drop it.
-KNOWN_DEFECTS = {
-    ("fixture", 76): (
-        "codegen/manifest.py _parse_dispatch: a dispatch value that is a list ('dispatch: {CPU: [a]}') "
-        "raises TypeError: unhashable type: 'list' instead of a SpecError"
-    ),
+KNOWN_DEFECTS: dict[tuple[str, int], str] = {}
+# Cases that found a defect, now fixed: each runs on its own, so it stays fixed.
+REGRESSIONS = {
+    (
+        "fixture",
+        76,
+    ): "a dispatch value that is a list ('dispatch: {CPU: [a]}') raised TypeError in _parse_dispatch",
 }
 # One g++ -fsyntax-only of a generated file takes 3-7 s on 2 cores: in CI at most one per manifest.
 COMPILE_RATE, MAX_COMPILES = (0.2, 10**9) if settings.LONG else (0.05, 1)
@@ -149,11 +151,12 @@ def test_manifest_mutants(which, tmp_path):
     [
         pytest.param(w, i, marks=pytest.mark.xfail(strict=True, reason=r))
         for (w, i), r in KNOWN_DEFECTS.items()
-    ],
+    ]
+    + [pytest.param(w, i, id=f"regression-{w}-{i}") for (w, i) in REGRESSIONS],
 )
-def test_known_defect(which, index, tmp_path):
+def test_known_case(which, index, tmp_path):
     if settings.SEED != 0:
-        pytest.skip("the known defects are cases of seed 0")
+        pytest.skip("the known cases are cases of seed 0")
     fuzz(which, [index], tmp_path, known_too=True)
 
 

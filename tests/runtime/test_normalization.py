@@ -11,7 +11,9 @@ def randn(*shape, dtype=torch.float32, seed=0):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
 
 
-@pytest.mark.parametrize("shape, dim", [((64, 3000), 1), ((3000, 64), 0), ((4, 100, 130), 1), ((2, 5, 7, 3), 2)])
+@pytest.mark.parametrize(
+    "shape, dim", [((64, 3000), 1), ((3000, 64), 0), ((4, 100, 130), 1), ((2, 5, 7, 3), 2)]
+)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
 def test_softmax_paths(shape, dim, dtype):
     x = randn(*shape, dtype=dtype) * 4
@@ -23,13 +25,17 @@ def test_softmax_paths(shape, dim, dtype):
 def test_softmax_and_logsumexp_infinities():
     inf = float("inf")
     x = torch.tensor([[1.0, -inf, 2.0], [-inf, -inf, -inf], [inf, 0.0, 1.0], [float("nan"), 0.0, 1.0]])
-    for ours, theirs in ((structops.softmax(x, 1), torch.softmax(x, 1)),
-                         (structops.log_softmax(x, 1), torch.log_softmax(x, 1)),
-                         (structops.logsumexp(x, [1]), torch.logsumexp(x, [1]))):
+    for ours, theirs in (
+        (structops.softmax(x, 1), torch.softmax(x, 1)),
+        (structops.log_softmax(x, 1), torch.log_softmax(x, 1)),
+        (structops.logsumexp(x, [1]), torch.logsumexp(x, [1])),
+    ):
         torch.testing.assert_close(ours, theirs, equal_nan=True)
 
 
-@pytest.mark.parametrize("shape, normalized", [((512, 1024), [1024]), ((3, 40000), [40000]), ((4, 6, 5, 7), [5, 7])])
+@pytest.mark.parametrize(
+    "shape, normalized", [((512, 1024), [1024]), ((3, 40000), [40000]), ((4, 6, 5, 7), [5, 7])]
+)
 def test_layer_norm_large(shape, normalized):
     x = randn(*shape) * 3 + 100  # a large mean: a one-pass E[x^2] - mean^2 would lose digits
     w, b = randn(*normalized, seed=1), randn(*normalized, seed=2)
@@ -69,11 +75,45 @@ def test_batch_norm_updates_non_contiguous_running_stats():
 
 def test_batch_norm_functional_compiles_with_its_mutation():
     x, rm, rv = randn(8, 3, 4), torch.zeros(3), torch.ones(3)
-    compiled = torch.compile(lambda x, rm, rv: structops.batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)[0],
-                             fullgraph=True, backend="aot_eager")
+    compiled = torch.compile(
+        lambda x, rm, rv: structops.batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)[0],
+        fullgraph=True,
+        backend="aot_eager",
+    )
     torch_rm, torch_rv = rm.clone(), rv.clone()
     out = compiled(x, rm, rv)
     expected = torch.ops.aten.native_batch_norm(x, None, None, torch_rm, torch_rv, True, 0.1, 1e-5)[0]
     torch.testing.assert_close(out, expected)
     torch.testing.assert_close(rm, torch_rm)  # the functionalized graph writes the update back
     torch.testing.assert_close(rv, torch_rv)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_softmax_dtype_casts_the_input_first_as_torch(dtype):
+    """1001.9 is 1000 in bfloat16 (1002 in float16): cast first, the row is (nearly) uniform;
+    computed in float32 and cast after, it would be [0.13, 0.87]."""
+    x = torch.tensor([[1000.0, 1001.9], [-3.3, 7.1]])
+    for ours, theirs in ((structops.softmax, torch.softmax), (structops.log_softmax, torch.log_softmax)):
+        got, want = ours(x, 1, dtype), theirs(x, 1, dtype=dtype)
+        assert got.dtype == want.dtype
+        # Loose enough for the last-unit rounding of the two kernels, far below the 0.37 the wrong
+        # order gives.
+        torch.testing.assert_close(got, want, atol=1e-3, rtol=1.6e-2)
+
+
+@pytest.mark.parametrize("correction", [-1, 0, 1, 2.5])
+def test_var_and_std_of_nothing_are_nan_whatever_the_correction(correction):
+    for x, dim in ((torch.empty(0), None), (torch.empty(3, 0), [1])):
+        for ours, theirs in ((structops.var, torch.var), (structops.std, torch.std)):
+            torch.testing.assert_close(
+                ours(x, dim, correction=correction), theirs(x, dim, correction=correction), equal_nan=True
+            )
+
+
+def test_argmax_and_argmin_reject_bool_as_torch():
+    b = torch.tensor([True, False])
+    for ours, theirs in ((structops.argmax, torch.argmax), (structops.argmin, torch.argmin)):
+        with pytest.raises(RuntimeError, match="bool"):
+            theirs(b)
+        with pytest.raises(RuntimeError, match="Bool"):
+            ours(b)
