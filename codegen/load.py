@@ -93,26 +93,24 @@ def _compose(text: str, path: str) -> tuple[yaml.SafeLoader, yaml.Node | None]:
             "remove it",
         ) from None
     except yaml.MarkedYAMLError as e:
-        raise SpecError(
-            path,
-            _line(e.problem_mark or e.context_mark),
-            None,
-            f"invalid YAML: {e.problem}",
-            "fix the YAML syntax",
-        ) from None
+        raise _syntax_error(path, e) from None
+
+
+def _syntax_error(path: str, e: yaml.MarkedYAMLError) -> SpecError:
+    return SpecError(
+        path,
+        _line(e.problem_mark or e.context_mark),
+        None,
+        f"invalid YAML: {e.problem}",
+        "fix the YAML syntax",
+    )
 
 
 def _construct(loader: yaml.SafeLoader, node: yaml.Node | None, path: str) -> Any:
     try:
         return None if node is None else loader.construct_document(node)
     except yaml.MarkedYAMLError as e:
-        raise SpecError(
-            path,
-            _line(e.problem_mark or e.context_mark),
-            None,
-            f"invalid YAML: {e.problem}",
-            "fix the YAML syntax",
-        ) from None
+        raise _syntax_error(path, e) from None
     finally:
         loader.dispose()
 
