@@ -1,6 +1,5 @@
 #include <structops/rules.h>
 
-#include <ATen/OpMathType.h>
 #include <ATen/core/Formatting.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/core/DefaultDtype.h>
@@ -30,7 +29,19 @@ std::string show(c10::SymIntArrayRef dims) {
   return s.str();
 }
 
-Dtypes Dtypes::of(at::ScalarType t) { return {t, at::toOpMathType(t), t}; }
+namespace {
+
+// at::toOpMathType, without its internal assert on the dtypes it does not list (uint16/32/64):
+// those compute as themselves, and the kernels' dtype dispatch names them as unsupported.
+at::ScalarType opmath_of(at::ScalarType t) {
+  if (t == at::kHalf || t == at::kBFloat16 || c10::isFloat8Type(t)) return at::kFloat;
+  if (t == at::kComplexHalf) return at::kComplexFloat;
+  return t;
+}
+
+}  // namespace
+
+Dtypes Dtypes::of(at::ScalarType t) { return {t, opmath_of(t), t}; }
 
 std::string Site::str() const {
   std::ostringstream s;
@@ -364,7 +375,7 @@ Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
     if (s.has_value()) state = at::native::update_result_type_state(*s, state);
   }
   const at::ScalarType promoted = at::native::result_type(state);
-  const at::ScalarType opmath = at::toOpMathType(promoted);
+  const at::ScalarType opmath = opmath_of(promoted);
   switch (kind) {
     case Promotion::DEFAULT:
       return {promoted, opmath, promoted};
@@ -373,7 +384,7 @@ Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
     case Promotion::INT_TO_FLOAT: {
       if (at::isIntegralType(promoted, /*includeBool=*/true)) {
         const auto f = c10::get_default_dtype_as_scalartype();
-        return {f, at::toOpMathType(f), f};
+        return {f, opmath_of(f), f};
       }
       return {promoted, opmath, promoted};
     }

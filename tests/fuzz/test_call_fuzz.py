@@ -501,14 +501,6 @@ def compare(target: Target, seed: int) -> tuple[str | None, str | None]:
 # case runs on its own as a strict xfail, so a fix makes it pass and says to drop the entry.
 KNOWN_DEFECTS = [
     (
-        r"INTERNAL ASSERT FAILED .*Unrecognized ScalarType: UInt(16|32|64)",
-        (
-            "uint16/uint32/uint64 inputs hit an internal assert (OpMathType.h) instead of a result or a clean "
-            "rejection"
-        ),
-        111,
-    ),
-    (
         (
             r"torch raises .*(Expected out tensor to have dtype|Expected out type to be|must have the same scalar "
             r"type|only supports bool tensor for result|expected to have the same dtype|expected scalar type|"
@@ -570,6 +562,13 @@ KNOWN_DEFECTS = [
 ]
 
 
+# Cases of seed 0 that found a defect, now fixed: each runs on its own, so it stays fixed.
+REGRESSIONS = {
+    111: "uint16/uint32/uint64 inputs hit an internal assert (at::toOpMathType) instead of a clean rejection",
+    691: "argmax/argmin computed on bool, which torch rejects",
+}
+
+
 def known(failure: str) -> str | None:
     return next((defect for pattern, defect, _ in KNOWN_DEFECTS if re.search(pattern, failure)), None)
 
@@ -615,11 +614,13 @@ def test_calls():
 
 
 @pytest.mark.parametrize(
-    "index", [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=d)) for _, d, i in KNOWN_DEFECTS]
+    "index",
+    [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=d)) for _, d, i in KNOWN_DEFECTS]
+    + [pytest.param(i, id=f"regression-{i}") for i in REGRESSIONS],
 )
-def test_known_defect(index):
+def test_known_case(index):
     if settings.SEED != 0:
-        pytest.skip("the known defects are cases of seed 0")
+        pytest.skip("the known cases are cases of seed 0")
     target, seed = draw(index)
     failure, _ = compare(target, seed)
     assert failure is None, failure

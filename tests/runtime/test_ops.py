@@ -298,3 +298,22 @@ def test_pow_scalar_zero_is_one_as_torch(dtype):
             torch.testing.assert_close(y, expected, equal_nan=True)
     zeros = torch.zeros(2, dtype=dtype)
     torch.testing.assert_close(structops.pow(zeros, zeros), torch.pow(zeros, zeros), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+def test_wide_unsigned_inputs_are_computed_or_rejected_by_name(dtype):
+    """torch has few kernels for uint16/32/64; a structops op computes them as torch does or says
+    it has no kernel for the dtype, never an internal assert."""
+    x = torch.arange(3).to(dtype)
+    for name, call in (
+        ("sin", lambda: structops.sin(x)),
+        ("mul", lambda: structops.mul(x, x)),
+        ("add", lambda: structops.add(x, x)),
+        ("sum", lambda: structops.sum(x, [0])),
+    ):
+        try:
+            call()
+        except RuntimeError as e:
+            assert "INTERNAL ASSERT" not in str(e) and str(dtype).split(".")[1].replace(
+                "uint", "UInt"
+            ) in str(e), (name, e)
