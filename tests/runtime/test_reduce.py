@@ -11,18 +11,30 @@ OPS = {
     "mean": (structops.mean, torch.mean),
     "amax": (structops.amax, torch.amax),
     "amin": (structops.amin, torch.amin),
-    "var": (lambda x, d, keepdim: structops.var(x, d, correction=0, keepdim=keepdim),
-            lambda x, d, keepdim: torch.var(x, d, correction=0, keepdim=keepdim)),
-    "std": (lambda x, d, keepdim: structops.std(x, d, keepdim=keepdim),
-            lambda x, d, keepdim: torch.std(x, d, keepdim=keepdim)),
-    "norm2": (lambda x, d, keepdim: structops.norm(x, 2, d or [], keepdim),
-              lambda x, d, keepdim: torch.linalg.vector_norm(x, 2, d, keepdim)),
-    "norm_inf": (lambda x, d, keepdim: structops.norm(x, float("inf"), d or [], keepdim),
-                 lambda x, d, keepdim: torch.linalg.vector_norm(x, float("inf"), d, keepdim)),
-    "logsumexp": (lambda x, d, keepdim: structops.logsumexp(x, d or list(range(x.dim())), keepdim),
-                  lambda x, d, keepdim: torch.logsumexp(x, d or list(range(x.dim())), keepdim)),
-    "any": (lambda x, d, keepdim: structops.any(x > 1, d or None, keepdim),
-            lambda x, d, keepdim: torch.any(x > 1, d or None, keepdim)),
+    "var": (
+        lambda x, d, keepdim: structops.var(x, d, correction=0, keepdim=keepdim),
+        lambda x, d, keepdim: torch.var(x, d, correction=0, keepdim=keepdim),
+    ),
+    "std": (
+        lambda x, d, keepdim: structops.std(x, d, keepdim=keepdim),
+        lambda x, d, keepdim: torch.std(x, d, keepdim=keepdim),
+    ),
+    "norm2": (
+        lambda x, d, keepdim: structops.norm(x, 2, d or [], keepdim),
+        lambda x, d, keepdim: torch.linalg.vector_norm(x, 2, d, keepdim),
+    ),
+    "norm_inf": (
+        lambda x, d, keepdim: structops.norm(x, float("inf"), d or [], keepdim),
+        lambda x, d, keepdim: torch.linalg.vector_norm(x, float("inf"), d, keepdim),
+    ),
+    "logsumexp": (
+        lambda x, d, keepdim: structops.logsumexp(x, d or list(range(x.dim())), keepdim),
+        lambda x, d, keepdim: torch.logsumexp(x, d or list(range(x.dim())), keepdim),
+    ),
+    "any": (
+        lambda x, d, keepdim: structops.any(x > 1, d or None, keepdim),
+        lambda x, d, keepdim: torch.any(x > 1, d or None, keepdim),
+    ),
 }
 # (shape, dims, how the input is laid out): which loop each case takes is in the comment.
 CASES = [
@@ -95,9 +107,16 @@ def test_result_does_not_depend_on_thread_count():
 
 
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
-@pytest.mark.parametrize("shape, dim, layout", [((300, 70), 1, "contiguous"), ((300, 70), 0, "transposed"),
-                                                ((40, 70), 0, "sliced"), ((200_003,), None, "contiguous"),
-                                                ((51, 38), None, "transposed")])
+@pytest.mark.parametrize(
+    "shape, dim, layout",
+    [
+        ((300, 70), 1, "contiguous"),
+        ((300, 70), 0, "transposed"),
+        ((40, 70), 0, "sliced"),
+        ((200_003,), None, "contiguous"),
+        ((51, 38), None, "transposed"),
+    ],
+)
 def test_arg_extrema_with_ties_and_nan(op, shape, dim, layout):
     x = laid_out(shape, layout, torch.float32, torch.Generator().manual_seed(2)).round()  # many ties
     ours, theirs = getattr(structops, op), getattr(torch, op)
@@ -117,10 +136,21 @@ def test_cumsum_long_scans(shape, dim, dtype):
 
 # --- sum's kernel variants (manifest `kernels:`), each pinned -----------------------------------
 
+
 @pytest.mark.parametrize("variant", ["rows", "columns"])
-@pytest.mark.parametrize(("shape", "dim"), [
-    ((1 << 18, 4), 0), ((1 << 18, 4), 1), ((5000, 2), 0), ((3, 7000, 8), 1), ((100, 16), 0), ((1 << 16, 3), 0),
-    ((40, 33), 1), ((2, 1 << 17), 0)])
+@pytest.mark.parametrize(
+    ("shape", "dim"),
+    [
+        ((1 << 18, 4), 0),
+        ((1 << 18, 4), 1),
+        ((5000, 2), 0),
+        ((3, 7000, 8), 1),
+        ((100, 16), 0),
+        ((1 << 16, 3), 0),
+        ((40, 33), 1),
+        ((2, 1 << 17), 0),
+    ],
+)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
 def test_sum_variants_match_torch(variant, shape, dim, dtype):
     """Narrow columns (a period-w lane fold), short rows (no lanes) and the chunked, cascaded paths."""
@@ -134,3 +164,12 @@ def test_sum_variants_match_torch(variant, shape, dim, dtype):
         expected = t.double().sum(dim).to(got.dtype) if dtype == torch.bfloat16 else t.sum(dim)
         tol = {"atol": 1e-1, "rtol": 1e-2} if dtype == torch.bfloat16 else {"atol": 1e-3, "rtol": 1e-5}
         torch.testing.assert_close(got, expected, **tol)
+
+
+@pytest.mark.parametrize("n", [2**24 + 2**20, 5 * 10**7])
+def test_float32_sum_of_many_ones_is_exact_as_torch(n):
+    """Partials merged pairwise (cpu_reduce.h Cascade): 1e8 ones summed to 99,999,920 when the
+    64 chunk partials were added one after another."""
+    x = torch.ones(n)
+    assert structops.sum(x, [0]).item() == torch.sum(x).item() == n
+    assert structops.sum(x.view(2, -1), [1]).tolist() == [n // 2, n // 2]

@@ -40,29 +40,67 @@ constexpr int kLanes = 32;  // independent accumulators: two AVX-512 vectors of 
 constexpr int64_t kCascade = 4096;
 constexpr int64_t kCascadeRows = 64;  // the outer loop's blocks of reduced rows
 
+// Partials merged pairwise, in order, as they come (a binary counter: two partials of a level
+// merge into the next), so a float sum's rounding error grows with log(partials), not their count
+// (float32 sum of 1e8 ones: exact, was 99,999,920). Merges keep order: the earlier partial first.
+template <typename R, typename acc_t>
+class Cascade {
+ public:
+  explicit Cascade(const R& r) : r_(r) {}
+  void push(acc_t v) {
+    int l = 0;
+    for (; (count_ >> l) & 1; ++l) v = r_.merge(level_[l], v);
+    level_[l] = v;
+    ++count_;
+  }
+  acc_t total() const {
+    acc_t t = r_.identity();
+    bool first = true;
+    for (int l = 63; l >= 0; --l) {
+      if ((count_ >> l) & 1) {
+        t = first ? level_[l] : r_.merge(t, level_[l]);
+        first = false;
+      }
+    }
+    return t;
+  }
+
+ private:
+  const R& r_;
+  std::array<acc_t, 64> level_;
+  uint64_t count_ = 0;
+};
+
+// One first-level partial: n <= kCascade elements folded by kLanes lanes, then a fixed tree.
+// Always inlined, so each clone of reduce_row compiles it for its own target.
+template <typename R, typename in_t>
+[[gnu::always_inline]] inline auto reduce_block(const R& r, const in_t* __restrict x, int64_t n) {
+  using acc_t = decltype(r.identity());
+  std::array<acc_t, kLanes> lanes;
+  lanes.fill(r.identity());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] = r.step(lanes[l], x[i + l]);
+  }
+  for (; i < n; ++i) lanes[0] = r.step(lanes[0], x[i]);
+  for (int w = kLanes / 2; w > 0; w /= 2) {  // a fixed tree: the same order for every row
+    for (int l = 0; l < w; ++l) lanes[l] = r.merge(lanes[l], lanes[l + w]);
+  }
+  return lanes[0];
+}
+
 template <typename R, typename in_t>
 SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
   using acc_t = decltype(r.identity());
-  acc_t total = r.identity();
   if (n < kLanes) {  // short rows: the lanes would only add identities (the same result, 8x the work)
+    acc_t total = r.identity();
     for (int64_t i = 0; i < n; ++i) total = r.step(total, x[i]);
     return total;
   }
-  for (int64_t lo = 0; lo < n; lo += kCascade) {
-    const int64_t hi = std::min(n, lo + kCascade);
-    std::array<acc_t, kLanes> lanes;
-    lanes.fill(r.identity());
-    int64_t i = lo;
-    for (; i + kLanes <= hi; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) lanes[l] = r.step(lanes[l], x[i + l]);
-    }
-    for (; i < hi; ++i) lanes[0] = r.step(lanes[0], x[i]);
-    for (int w = kLanes / 2; w > 0; w /= 2) {  // a fixed tree: the same order for every row
-      for (int l = 0; l < w; ++l) lanes[l] = r.merge(lanes[l], lanes[l + w]);
-    }
-    total = lo == 0 ? lanes[0] : r.merge(total, lanes[0]);
-  }
-  return total;
+  if (n <= kCascade) return reduce_block(r, x, n);  // one block: no cascade state to set up per row
+  Cascade<R, acc_t> blocks(r);
+  for (int64_t lo = 0; lo < n; lo += kCascade) blocks.push(reduce_block(r, x + lo, std::min(kCascade, n - lo)));
+  return blocks.total();
 }
 
 // acc[k] = step(acc[k], x[j * stride + k]) for j < rows, k < width.
@@ -167,9 +205,9 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
         }
       });
       for (int64_t k = 0; k < n_out; ++k) {
-        acc_t acc = partial[k];
-        for (int64_t c = 1; c < chunks; ++c) acc = r.merge(acc, partial[c * n_out + k]);
-        o[k] = r.finish(acc, n_red);
+        detail::Cascade<R, acc_t> merged(r);
+        for (int64_t c = 0; c < chunks; ++c) merged.push(partial[c * n_out + k]);
+        o[k] = r.finish(merged.total(), n_red);
       }
       return;
     }
@@ -212,9 +250,9 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
         if (lo < hi) partial[c] = detail::reduce_row(r, in + lo, hi - lo);
       }
     });
-    acc_t acc = partial[0];
-    for (int64_t c = 1; c < chunks; ++c) acc = r.merge(acc, partial[c]);
-    o[0] = r.finish(acc, n_red);
+    detail::Cascade<R, acc_t> merged(r);
+    for (int64_t c = 0; c < chunks; ++c) merged.push(partial[c]);
+    o[0] = r.finish(merged.total(), n_red);
     return;
   }
   structops::parallel_for(0, n_out, std::max<int64_t>(1, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
