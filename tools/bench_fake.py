@@ -45,6 +45,11 @@ def cases(x, y, w, b, i):
     }
 
 
+def inputs() -> tuple[torch.Tensor, ...]:
+    """x, y [32, 64]; weight, bias [64]; an index: the arguments of cases()."""
+    return torch.randn(32, 64), torch.randn(32, 64), torch.randn(64), torch.randn(64), torch.tensor([3, 1, 4])
+
+
 def median_us(fn, calls: int) -> float:
     times = []
     for _ in range(calls):
@@ -62,13 +67,7 @@ def main() -> None:
     args = parser.parse_args()
 
     mode = FakeTensorMode(shape_env=ShapeEnv() if args.dynamic else None)
-    real = (
-        torch.randn(32, 64),
-        torch.randn(32, 64),
-        torch.randn(64),
-        torch.randn(64),
-        torch.tensor([3, 1, 4]),
-    )
+    real = inputs()
     if args.dynamic:
         from torch._dynamo.source import ConstantSource
         from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
@@ -107,16 +106,7 @@ def meta_kernels(rounds: int, calls: int) -> None:
     """The meta functions alone (meta tensors, no FakeTensorMode): the part of a fake call that is
     structops' own. The rest is FakeTensorMode's Python dispatch, whose result cache serves aten
     ops only (fake_tensor.py _validate_cache_key: 'non-builtin')."""
-    meta = [
-        torch.empty(t.shape, dtype=t.dtype, device="meta")
-        for t in (
-            torch.randn(32, 64),
-            torch.randn(32, 64),
-            torch.randn(64),
-            torch.randn(64),
-            torch.tensor([3, 1, 4]),
-        )
-    ]
+    meta = [torch.empty(t.shape, dtype=t.dtype, device="meta") for t in inputs()]
     print("\nmeta tensors, no FakeTensorMode: us per call")
     print(f"{'op':14s} {'aten':>8s} {'structops':>10s} {'structops/aten':>15s}")
     for name, (ours, theirs) in cases(*meta).items():
