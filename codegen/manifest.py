@@ -42,8 +42,13 @@ class DispatchKey(enum.Enum):
 # Keys of PyTorch's manifest that structops implements, plus its own additions.
 SUPPORTED_KEYS = (
     "func", "structured", "structured_delegate", "precomputed", "dispatch", "tags", "variants",
-    "doc", "tests", "meta", "pointwise", "kernels",
+    "doc", "tests", "meta", "pointwise", "kernels", "out_dtype",
 )
+# What an out= (or inplace self) of another dtype than the result's gets (`out_dtype:`):
+# castable: the result is cast into it when torch.can_cast allows (TensorIterator's rule);
+# exact: it must have the result dtype; dtype_argument: its dtype stands for a missing `dtype=`
+# (torch.sum(x, out=t) sums in t's dtype), a given one must equal it.
+OUT_DTYPE_RULES = ("castable", "exact", "dtype_argument")
 # Keys PyTorch knows that structops does not implement yet: named so the error can say so.
 PYTORCH_ONLY_KEYS = (
     "structured_inherits", "autogen", "python_module", "category_override",
@@ -105,6 +110,8 @@ class NativeFunction:
     pointwise: PointwiseKernel | None = None
     # Several kernels per device, one picked per call by measurement (codegen/multi_kernel.py).
     kernels: MultiKernel | None = None
+    # Structured entries: one of OUT_DTYPE_RULES.
+    out_dtype: str = "exact"
 
     @property
     def kind(self) -> SchemaKind:
@@ -331,9 +338,32 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         meta_custom=custom,
         pointwise=parse_pointwise(path, entry, raw_func, schema, rule) if "pointwise" in entry and rule else None,
         kernels=_parse_kernels(path, entry, raw_func, schema, rule, precomputed, dispatch, structured),
+        out_dtype=_parse_out_dtype(path, entry, raw_func, schema, structured, tuple(tags)),
     )
     _check_entry(path, entry, fn)
     return fn
+
+
+def _parse_out_dtype(path: str, entry: LineDict, op: str, schema: FunctionSchema, structured: bool,
+                     tags: tuple[str, ...]) -> str:
+    """Default: TensorIterator's castable outs for pointwise and reduction ops, exact elsewhere
+    (torch's mm, gather, softmax, pooling, ... demand their own result dtype)."""
+    if "out_dtype" not in entry:
+        return "castable" if {"pointwise", "reduction"} & set(tags) else "exact"
+    rule = entry["out_dtype"]
+    if not structured:
+        raise _err(path, entry, "out_dtype", op, "'out_dtype' needs 'structured: True'",
+                   "put it on the structured out= overload")
+    if rule not in OUT_DTYPE_RULES:
+        raise _err(path, entry, "out_dtype", op, f"unknown out_dtype {rule!r}", f"use one of: {', '.join(OUT_DTYPE_RULES)}")
+    if rule == "dtype_argument":
+        if not any(a.name == "dtype" and str(a.type) == "ScalarType?" for a in schema.arguments.all):
+            raise _err(path, entry, "out_dtype", op, "'out_dtype: dtype_argument' needs a 'ScalarType? dtype' argument",
+                       "add '*, ScalarType? dtype=None' to the schema, or use 'castable' or 'exact'")
+        if len(schema.arguments.out) != 1 or isinstance(schema.arguments.out[0].type, ListType):
+            raise _err(path, entry, "out_dtype", op, "'out_dtype: dtype_argument' needs exactly one Tensor output",
+                       "use 'castable' or 'exact'")
+    return rule
 
 
 def _parse_kernels(path: str, entry: LineDict, op: str, schema: FunctionSchema, rule: Rule | None,

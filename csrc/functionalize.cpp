@@ -59,7 +59,8 @@ at::Tensor as_meta(const at::Tensor& t) {
 
 class FunctionalizeAs final : public c10::OperatorKernel {
  public:
-  explicit FunctionalizeAs(std::string functional) {
+  FunctionalizeAs(std::string functional, bool dtype_from_written)
+      : dtype_from_written_(dtype_from_written) {
     const auto dot = functional.find('.');
     name_ = "structops::" + functional.substr(0, dot);
     overload_ = dot == std::string::npos ? "" : functional.substr(dot + 1);
@@ -96,7 +97,12 @@ class FunctionalizeAs final : public c10::OperatorKernel {
     for (size_t i = 0; i < n; ++i) {
       const bool is_out = arguments[i].kwarg_only() && arguments[i].alias_info() != nullptr &&
                           arguments[i].alias_info()->isWrite();
-      if (!is_out) call.push_back(map_tensors(args[i], unwrapped));
+      if (is_out) continue;
+      if (dtype_from_written_ && arguments[i].name() == "dtype" && args[i].isNone()) {
+        call.emplace_back(static_cast<int64_t>(args[written.front()].toTensor().scalar_type()));
+      } else {
+        call.push_back(map_tensors(args[i], unwrapped));
+      }
     }
     {
       at::AutoDispatchSkipFunctionalize skip;
@@ -142,12 +148,14 @@ class FunctionalizeAs final : public c10::OperatorKernel {
 
   std::string name_;
   std::string overload_;
+  bool dtype_from_written_;
 };
 
 }  // namespace
 
-torch::CppFunction functionalize_as(std::string functional) {
-  return torch::CppFunction::makeFromBoxedFunctor(std::make_unique<FunctionalizeAs>(std::move(functional)));
+torch::CppFunction functionalize_as(std::string functional, bool dtype_from_written) {
+  return torch::CppFunction::makeFromBoxedFunctor(
+      std::make_unique<FunctionalizeAs>(std::move(functional), dtype_from_written));
 }
 
 }  // namespace structops

@@ -441,6 +441,14 @@ void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& al
               ": for non-complex inputs alpha must not be complex, got alpha=", alpha);
 }
 
+void check_integer_power(std::string_view op, at::ScalarType dtype, const at::Scalar& exponent) {
+  // An integral result of a negative integral power is no integer (torch raises too).
+  TORCH_CHECK(!at::isIntegralType(dtype, /*includeBool=*/true) || !exponent.isIntegral(false) ||
+                  exponent.toLong() >= 0,
+              op, ": integers to negative integer powers are not allowed, got exponent=", exponent,
+              " with result type ", dtype);
+}
+
 void check_nonempty(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,
                     const std::vector<int64_t>& reduced) {
   for (int64_t d : reduced) {

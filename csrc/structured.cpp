@@ -47,6 +47,17 @@ void check_overlaps(const at::Tensor& written, c10::ArrayRef<NamedTensor> inputs
   }
 }
 
+void check_dtype(std::string_view op, std::string_view name, at::ScalarType written,
+                 at::ScalarType result, OutDtype out_dtype) {
+  if (out_dtype == OutDtype::exact) {
+    TORCH_CHECK(written == result, op, ": expected '", name, "' to have the result dtype ", result,
+                ", but got ", written, " (", op, " does not cast its result)");
+    return;
+  }
+  TORCH_CHECK(at::canCast(result, written), op, ": result type ", result,
+              " can't be cast to the desired output type ", written, " of '", name, "'");
+}
+
 }  // namespace
 
 bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
@@ -59,7 +70,7 @@ bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
 
 void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
                  const TensorSpec& spec, at::Device device, bool allow_full_overlap,
-                 c10::ArrayRef<NamedTensor> inputs) {
+                 OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs) {
   if (at::GradMode::is_enabled() && !device.is_meta()) {
     bool any_grad = out.requires_grad();
     for (const auto& in : inputs) any_grad = any_grad || (in.tensor.defined() && in.tensor.requires_grad());
@@ -68,9 +79,7 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
   }
   TORCH_CHECK(out.device() == device, op, ": expected '", name, "' on ", device,
               " like the inputs, but it is on ", out.device());
-  TORCH_CHECK(at::canCast(spec.dtype, out.scalar_type()), op, ": result type ", spec.dtype,
-              " can't be cast to the desired output type ", out.scalar_type(), " of '",
-              name, "'");
+  check_dtype(op, name, out.scalar_type(), spec.dtype, out_dtype);
   check_overlaps(out, inputs, allow_full_overlap);
   if (same_sizes(out.sym_sizes(), spec.sizes)) return;
   // An out that is also an input (possible only where full overlap is allowed: pointwise ops)
@@ -96,14 +105,13 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
 }
 
 void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,
-                   c10::ArrayRef<NamedTensor> inputs) {
+                   OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs) {
   // TensorIterator's order: memory overlap, then shape, then castability.
   check_overlaps(self, inputs, /*allow_full_overlap=*/true);
   TORCH_CHECK(same_sizes(self.sym_sizes(), spec.sizes), op, ": output with shape ",
               self.sym_sizes(), " doesn't match the broadcast shape ",
               c10::SymIntArrayRef(spec.sizes));
-  TORCH_CHECK(at::canCast(spec.dtype, self.scalar_type()), op, ": result type ", spec.dtype,
-              " can't be cast to the desired output type ", self.scalar_type());
+  check_dtype(op, "self", self.scalar_type(), spec.dtype, out_dtype);
 }
 
 OutputTarget::OutputTarget(at::Tensor& dest, const TensorSpec& spec, bool must_not_alias_inputs,
@@ -149,13 +157,13 @@ std::vector<at::Tensor> allocate(const std::vector<TensorSpec>& specs, at::Devic
 
 void prepare_out(std::string_view op, std::string_view name, at::TensorList out,
                  const std::vector<TensorSpec>& specs, at::Device device, bool allow_full_overlap,
-                 c10::ArrayRef<NamedTensor> inputs) {
+                 OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs) {
   TORCH_CHECK(out.size() == specs.size(), op, ": expected '", name, "' to be a list of ", specs.size(),
               " tensors (one per output), got ", out.size());
   for (size_t i = 0; i < out.size(); ++i) {
     at::Tensor element = out[i];  // a handle on the user's tensor: resizing it resizes theirs
     const std::string element_name = std::string(name) + "[" + std::to_string(i) + "]";
-    prepare_out(op, element_name, element, specs[i], device, allow_full_overlap, inputs);
+    prepare_out(op, element_name, element, specs[i], device, allow_full_overlap, out_dtype, inputs);
     // The elements must not overlap each other either.
     for (size_t j = 0; j < i; ++j) check_overlaps(element, {{"out", out[j]}}, /*allow_full_overlap=*/false);
   }

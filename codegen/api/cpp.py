@@ -66,6 +66,7 @@ GENERATED_PREFIX = "so_"
 GENERATED_LOCALS = frozenset({
     # wrappers.cpp.j2
     "check_devices", "allocate", "prepare_out", "check_inplace", "OutputTarget", "OutputTargets", "NamedTensor",
+    "OutDtype",
     # meta.cpp.j2 and rules/lower.py
     "op", "TensorSpec", "elementwise_strides", "at", "i",
     # multi_kernel.cpp.j2

@@ -44,6 +44,7 @@ class SuiteSpec:
     samples: tuple[str, ...]  # argument-list sources over t(*shape)
     dynamic_output_shape: bool
     list_out: bool  # the one output is a Tensor(a!)[]
+    out_dtype: str  # the manifest's out_dtype: castable | exact | dtype_argument
     kernel_variants: tuple[tuple[str, tuple[str, ...]], ...] = ()  # device -> variant names (`kernels:`)
 
 
@@ -95,6 +96,7 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         samples=tests.samples if tests else (),
         dynamic_output_shape=group.dynamic_output_shape,
         list_out=any(isinstance(o.type, ListType) for o in args.out),
+        out_dtype=group.out.out_dtype,
         kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)
         if group.out.kernels else (),
     )

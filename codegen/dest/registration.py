@@ -21,6 +21,7 @@ class Functionalization:
 
     written: str  # "add.out"
     functional: str  # "add.Tensor"
+    dtype_from_written: bool  # out_dtype: dtype_argument (a missing dtype= is the written tensor's)
 
 
 def defs(manifest: Manifest) -> list[Def]:
@@ -34,7 +35,9 @@ def functionalizations(manifest: Manifest) -> list[Functionalization]:
     has no such sibling: the mutable functional writes them too, so torch auto-functionalizes it.
     """
     return [
-        Functionalization(str(fn.func.name), str(group.functional.func.name))
+        Functionalization(
+            str(fn.func.name), str(group.functional.func.name), group.out.out_dtype == "dtype_argument"
+        )
         for group in manifest.groups
         if group.functional is not None
         for fn in _written_overloads(group)

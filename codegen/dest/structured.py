@@ -65,6 +65,8 @@ class Wrapper:
     outs: tuple[str, ...]  # out argument names, in order
     impl_prefix: str | None  # "impl::add_out_cpu(self, other, alpha, " or None for Meta
     pointwise: bool
+    out_dtype: str  # what prepare_out / check_inplace demand of a written tensor's dtype: castable | exact
+    dtype_from: str | None = None  # the written tensor whose dtype fills a missing `dtype=` (out_dtype: dtype_argument)
     list_out: bool = False  # the only output is a Tensor(a!)[] (the out= overload returns nothing)
 
 
@@ -224,8 +226,16 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         outs=tuple(cpp.cpp_name(o.name) for o in group.out.func.arguments.out),
         impl_prefix=impl_prefix,
         pointwise="pointwise" in group.out.tags,
+        out_dtype="castable" if group.out.out_dtype == "castable" else "exact",
+        dtype_from=_dtype_from(group, fn),
         list_out=_list_out(group),
     )
+
+
+def _dtype_from(group: StructuredGroup, fn: NativeFunction) -> str | None:
+    if group.out.out_dtype != "dtype_argument" or fn.kind is SchemaKind.functional:
+        return None
+    return cpp.cpp_name(fn.func.arguments.out[0].name) if fn.kind is SchemaKind.out else "self"
 
 
 def shard_of(name: str, shards: int) -> int:

@@ -50,9 +50,9 @@ REDUCTIONS = ("SUM", "SAME", "FLOAT", "BOOL", "LONG")
 
 # Builtins by where they may appear; docs/rules.md describes each.
 SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "split", "index", "window", "len", "ndim",
-                  "sum", "max", "min", "ones", "item")
+                  "numel", "sum", "max", "min", "ones", "item")
 DTYPE_BUILTINS = ("promote", "reduction")
-CHECK_BUILTINS = ("alpha_check", "same_dtype", "nonempty")
+CHECK_BUILTINS = ("alpha_check", "integer_power_check", "same_dtype", "nonempty")
 OTHER_BUILTINS = ("dims", "like", "given")
 OPTIONAL_KINDS = ("tensor?", "int?", "ints?", "scalar?", "dtype?", "str?")
 
@@ -407,14 +407,18 @@ class Lowering:
             return f'"{e.args[i]}"'
 
         if fn == "broadcast":
-            if not args or any(k not in ("tensor", "ints") for k in kinds):
+            if not args or any(k not in ("tensor", "tensor?", "ints") for k in kinds):
                 raise self.fail(f"broadcast() takes tensors or dim groups, got ({', '.join(_show(k) for k in kinds)})",
                                 "write e.g. broadcast(self, other) or broadcast(ba, bb)")
-            items = ", ".join(
-                f'{{{names(i)}, {a.code}.sym_sizes()}}' if a.kind == "tensor"
-                else f'{{"{"*" if isinstance(e.args[i], Name) else ""}{e.args[i]}", {a.code}}}'
-                for i, a in enumerate(args)
-            )
+
+            def item(i: int, a: Value) -> str:
+                if a.kind == "tensor":
+                    return f"{{{names(i)}, {a.code}.sym_sizes()}}"
+                if a.kind == "tensor?":  # an absent tensor broadcasts as a 0-dim one: to anything
+                    return f"{{{names(i)}, {a.code}.has_value() ? {a.code}->sym_sizes() : c10::SymIntArrayRef{{}}}}"
+                return f'{{"{"*" if isinstance(e.args[i], Name) else ""}{e.args[i]}", {a.code}}}'
+
+            items = ", ".join(item(i, a) for i, a in enumerate(args))
             return Value("ints", f"rules::broadcast(op, {{{items}}})")
         if fn in ("reduce", "dims"):
             # empty=NONE: an empty dim list reduces nothing (torch.all/any), not every dim.
@@ -444,6 +448,9 @@ class Lowering:
         if fn == "len":
             want("tensors|ints|elems")
             return Value("int", f"c10::SymInt(static_cast<int64_t>({args[0].code}.size()))")
+        if fn == "numel":
+            want("tensor")
+            return Value("int", f"{args[0].code}.sym_numel()")
         if fn == "ndim":
             want("tensor")
             return Value("int", f"c10::SymInt({args[0].code}.dim())")
@@ -537,6 +544,13 @@ class Lowering:
             if [a.kind for a in args] != ["scalar", "output"]:
                 raise self.fail("alpha_check() takes (Scalar alpha, output)", "write 'alpha_check(alpha, out)'")
             self.emit(f"rules::check_alpha(op, {args[1].code}_dtypes.result, {args[0].code});")
+            return
+        if isinstance(e, Call) and e.fn == "integer_power_check":
+            args = [self.expr(a) for a in e.args]
+            if [a.kind for a in args] != ["scalar", "output"]:
+                raise self.fail("integer_power_check() takes (Scalar exponent, output)",
+                                "write 'integer_power_check(exponent, out)'")
+            self.emit(f"rules::check_integer_power(op, {args[1].code}_dtypes.result, {args[0].code});")
             return
         if isinstance(e, Call) and e.fn == "same_dtype":
             args = [self.expr(a) for a in e.args]

@@ -455,10 +455,13 @@ void embedding_bag_out_cpu(const at::Tensor& weight, const at::Tensor& indices, 
                            at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const int64_t rows = weight.size(0), d = weight.size(1), n = indices.numel(), bags = out.size(0);
   const int64_t noff = offsets.numel();
-  const at::Tensor w = weight.contiguous(), ix_t = indices.contiguous(), off_t = offsets.contiguous();
+  // Mixed int32/int64 indices and offsets are both read as int64 (torch promotes them too).
+  const at::ScalarType index_type = at::promoteTypes(indices.scalar_type(), offsets.scalar_type());
+  const at::Tensor w = weight.contiguous(), ix_t = indices.to(index_type).contiguous();
+  const at::Tensor off_t = offsets.to(index_type).contiguous();
   const bool weighted = per_sample_weights.has_value() && per_sample_weights->defined();
   const at::Tensor psw = weighted ? per_sample_weights->contiguous() : at::Tensor();
-  by_index_type(indices, [&](auto i_tag) {
+  by_index_type(ix_t, [&](auto i_tag) {
     using I = decltype(i_tag);
     const I* ix = ix_t.const_data_ptr<I>();
     const I* off = off_t.const_data_ptr<I>();

@@ -184,12 +184,15 @@ void embedding_bag_out_cuda(const at::Tensor& weight, const at::Tensor& indices,
   const int64_t used = include_last_offset && noff > 0 ? off[noff - 1] : n;
   check_indices("embedding_bag", "weight", "indices", indices.narrow(0, 0, used), rows, /*index_error=*/true, -1,
                 /*negative_ok=*/false, "rows");
-  const at::Tensor w = weight.contiguous(), ix = indices.contiguous(), of = offsets.contiguous();
+  // Mixed int32/int64 indices and offsets are both read as int64 (torch promotes them too).
+  const at::ScalarType index_type = at::promoteTypes(indices.scalar_type(), offsets.scalar_type());
+  const at::Tensor w = weight.contiguous(), ix = indices.to(index_type).contiguous();
+  const at::Tensor of = offsets.to(index_type).contiguous();
   const bool weighted = per_sample_weights.has_value() && per_sample_weights->defined();
   const at::Tensor psw = weighted ? per_sample_weights->contiguous() : at::Tensor();
   EmbeddingBagLaunch p;
   p.dtype = static_cast<Dtype>(weight.scalar_type());
-  p.index_int32 = indices.scalar_type() == at::kInt;
+  p.index_int32 = index_type == at::kInt;
   p.rows = rows, p.d = d, p.n = n, p.noff = noff, p.bags = bags;
   p.mode = mode;
   p.weight = w.const_data_ptr();

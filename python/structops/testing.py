@@ -84,6 +84,9 @@ class OpSpec:
     list_out: bool = False
     # The manifest's `kernels:`: the variant names per device, each run by pinning it.
     kernel_variants: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The manifest's `out_dtype:` what an out= (or inplace self) of another dtype gets: castable,
+    # exact, or dtype_argument (its dtype stands for a missing dtype=).
+    out_dtype: str = "castable"
 
     def overload(self, qualified: str):
         packet, _, name = qualified.partition(".")
@@ -525,7 +528,13 @@ def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
             )
         if spec.inplace:
             self_ = s.args[0]
-            legal = expected.shape == self_.shape and torch.can_cast(expected.dtype, self_.dtype)
+            if spec.out_dtype == "dtype_argument" and s.kwargs.get("dtype") is None:
+                expected = _functional(spec)(
+                    *s.args, **(s.kwargs | {"dtype": self_.dtype})
+                )  # self's dtype is dtype=
+            castable = torch.can_cast(expected.dtype, self_.dtype)
+            takes = castable if spec.out_dtype == "castable" else expected.dtype == self_.dtype
+            legal = expected.shape == self_.shape and takes
             if not legal or self_.stride().count(0) and self_.numel() > 1:
                 continue
             t = _clone(s)
@@ -600,10 +609,7 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
         assert (strided.stride(), strided.data_ptr()) == (strides, ptr), "a correctly sized out must be kept"
         assert_matches(strided, expected, spec, s, "non-contiguous out", check_strides=False)
 
-    narrower = {True: torch.int64, False: torch.bool}[rdtype.is_floating_point or rdtype.is_complex]
-    if not torch.can_cast(rdtype, narrower):
-        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
-            _run(op, s, **outs(torch.empty(shape, dtype=narrower, device=device)))
+    _check_out_dtype(spec, op, s, device, outs, expected)
 
     if rdtype.is_floating_point:
         with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
@@ -632,6 +638,30 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
             else:
                 with pytest.raises(RuntimeError, match="unsupported operation"):
                     _run(op, full, **outs(full.args[0]))
+
+
+def _check_out_dtype(spec: OpSpec, op, s: Sample, device: str, outs, expected: torch.Tensor) -> None:
+    """An out of another dtype, by the op's out_dtype: castable takes a wider one and rejects one
+    the result can't be cast to; exact rejects any other; dtype_argument computes in the out's
+    dtype, as the functional with that dtype= does."""
+    import pytest
+
+    rdtype, shape = expected.dtype, expected.shape
+    if spec.out_dtype == "castable":
+        narrower = {True: torch.int64, False: torch.bool}[rdtype.is_floating_point or rdtype.is_complex]
+        if not torch.can_cast(rdtype, narrower):
+            with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+                _run(op, s, **outs(torch.empty(shape, dtype=narrower, device=device)))
+        return
+    other = torch.float32 if rdtype == torch.float64 else torch.float64
+    if spec.out_dtype == "exact" or s.kwargs.get("dtype") is not None:
+        with pytest.raises(RuntimeError, match=f"expected '{spec.outs[0]}' to have the result dtype"):
+            _run(op, s, **outs(torch.empty(shape, dtype=other, device=device)))
+        return
+    written = torch.empty(shape, dtype=other, device=device)
+    _run(op, s, **outs(written))
+    expected = _functional(spec)(*s.args, **(s.kwargs | {"dtype": other}))
+    assert_matches(written, expected, spec, s, "out of another dtype (dtype=)")
 
 
 def _check_list_out_rules(spec: OpSpec, op, s: Sample, device: str) -> None:
@@ -663,7 +693,11 @@ def _check_list_out_rules(spec: OpSpec, op, s: Sample, device: str) -> None:
     _run(op, s, **{name: strided})
     assert_matches(strided, expected, spec, s, "non-contiguous out", check_strides=False)
     narrower = {True: torch.int64, False: torch.bool}[dtype.is_floating_point or dtype.is_complex]
-    if not torch.can_cast(dtype, narrower):
+    if spec.out_dtype == "exact":
+        other = torch.float32 if dtype == torch.float64 else torch.float64
+        with pytest.raises(RuntimeError, match=f"expected '{name}\\[0\\]' to have the result dtype"):
+            _run(op, s, **{name: fresh(dtype=other)})
+    elif not torch.can_cast(dtype, narrower):
         with pytest.raises(
             RuntimeError, match=f"can't be cast to the desired output type .* of '{name}\\[0\\]'"
         ):
@@ -708,7 +742,10 @@ def check_inplace_rules(spec: OpSpec, device: str, dtype: str) -> None:
                 with pytest.raises(RuntimeError):
                     _run(op, s)
             else:
-                if not torch.can_cast(result.dtype, d):  # a comparison's bool result casts to int
+                if spec.out_dtype != "castable" and result.dtype != d:
+                    with pytest.raises(RuntimeError, match="expected 'self' to have the result dtype"):
+                        _run(op, s)
+                elif not torch.can_cast(result.dtype, d):  # a comparison's bool result casts to int
                     with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
                         _run(op, s)
         checked = True

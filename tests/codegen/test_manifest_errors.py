@@ -16,7 +16,7 @@ CASES = {
     "unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  colour: red\n",
         ("native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func, structured, "
-        "structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta, pointwise, kernels"),
+        "structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta, pointwise, kernels, out_dtype"),
     ),
     "pytorch_only_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  autogen: neg.out\n",
@@ -156,6 +156,24 @@ CASES = {
         "- func: neg.again(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
         ("native_functions.yaml:7: neg.again(Tensor self) -> Tensor: 'neg.out' already has a functional variant "
         "('neg', line 5) — keep one functional and one inplace variant per structured op"),
+    ),
+    "out_dtype_unknown": (
+        ("- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+         "  dispatch: {CPU: neg_out_cpu}\n  meta: {shape: {out: self}}\n  out_dtype: cast\n"),
+        ("native_functions.yaml:5: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): unknown out_dtype "
+         "'cast' — use one of: castable, exact, dtype_argument"),
+    ),
+    "out_dtype_without_dtype_argument": (
+        ("- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+         "  dispatch: {CPU: neg_out_cpu}\n  meta: {shape: {out: self}}\n  out_dtype: dtype_argument\n"),
+        ("native_functions.yaml:5: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): 'out_dtype: "
+         "dtype_argument' needs a 'ScalarType? dtype' argument — add '*, ScalarType? dtype=None' to the schema, "
+         "or use 'castable' or 'exact'"),
+    ),
+    "out_dtype_unstructured": (
+        "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  out_dtype: exact\n",
+        ("native_functions.yaml:3: neg(Tensor self) -> Tensor: 'out_dtype' needs 'structured: True' — put it on "
+         "the structured out= overload"),
     ),
     "tests_unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg, sample: 3}\n",

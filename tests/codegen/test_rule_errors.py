@@ -148,7 +148,7 @@ CASES = {
     "unknown_builtin": (
         entry('shape:\n  out: "broadcat(self, other)"\n'),
         at(6, "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, split, index, "
-              "window, len, ndim, sum, max, min, ones, item, dims, given"),
+              "window, len, ndim, numel, sum, max, min, ones, item, dims, given"),
     ),
     "reduce_wrong_argument_kinds": (
         entry('shape:\n  out: "reduce(self, keepdim, dim)"\n'),

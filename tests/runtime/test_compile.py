@@ -91,6 +91,32 @@ def test_inductor_calls_the_functional_overload():
         assert to_out_variant(torch.ops.structops.add.Tensor) is None
 
 
+def test_out_dtype_rules_hold_under_compile():
+    """`out_dtype: dtype_argument`: sum into an int32 out sums the elements as int32 (torch.sum's
+    rule), also when traced as the functional call; `exact`: mm rejects an out of another dtype."""
+
+    def sum_into(x, out):
+        return structops.sum(x, [1], out=out)
+
+    x = torch.full((4, 6), 0.75)
+    expected = torch.sum(x, 1, out=torch.empty(4, dtype=torch.int32))
+    assert expected.tolist() == [0] * 4  # each 0.75 is 0 as int32 (a float sum cast would be 4)
+    torch._dynamo.reset()
+    for f in (sum_into, torch.compile(sum_into, fullgraph=True)):
+        out = torch.empty(4, dtype=torch.int32)
+        f(x, out)
+        torch.testing.assert_close(out, expected)
+
+    def mm_into(x, out):
+        return structops.mm(x, x.T, out=out)
+
+    with pytest.raises(RuntimeError, match="expected 'out' to have the result dtype Float, but got Double"):
+        mm_into(x, torch.empty(4, 4, dtype=torch.float64))
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="expected 'out' to have the result dtype Float, but got Double"):
+        torch.compile(mm_into, fullgraph=True)(x, torch.empty(4, 4, dtype=torch.float64))
+
+
 def test_written_overloads_check_their_arguments_under_compile():
     """The functional call a written overload is traced as would accept what the overload must
     reject: the trace runs the overload on meta tensors first, so compile raises as eager does."""

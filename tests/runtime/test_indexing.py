@@ -104,12 +104,17 @@ def test_index_errors_name_the_first_bad_position():
         structops.index_select(torch.ones(2, 0), 0, torch.tensor([3]))
 
 
-def test_out_variants_resize_and_cast():
+def test_out_variants_resize_and_keep_their_dtype():
+    """index_select, like torch's, writes only an out of its result dtype (out_dtype: exact)."""
     x = _rand(6, 5)
     idx = torch.tensor([5, 0, 2])
-    out = torch.empty(0, dtype=torch.float64)
+    out = torch.empty(0)
     structops.index_select(x, 0, idx, out=out)
-    torch.testing.assert_close(out, torch.index_select(x, 0, idx).double())
+    torch.testing.assert_close(out, torch.index_select(x, 0, idx))
+    with pytest.raises(RuntimeError, match="same scalar type"):
+        torch.index_select(x, 0, idx, out=torch.empty(0, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="expected 'out' to have the result dtype Float, but got Double"):
+        structops.index_select(x, 0, idx, out=torch.empty(0, dtype=torch.float64))
     out = torch.empty(2, 2)
     with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
         structops.masked_select(x, x > 0, out=out)
@@ -201,15 +206,15 @@ def test_split_with_sizes_copy_layouts(dtype):
 
 def test_split_with_sizes_copy_out_list():
     x = _rand(5, 4)
-    a, b = torch.empty(0), torch.empty(3, 4, dtype=torch.float64).t()  # b: right size, transposed, wider dtype
+    a, b = torch.empty(0), torch.empty(3, 4).t()  # b: right size, transposed
     assert torch.ops.structops.split_with_sizes_copy.out(x, [2, 3], out=[a, b.t()]) is None
     torch.testing.assert_close(a, x[:2])
-    torch.testing.assert_close(b.t(), x[2:].double())
+    torch.testing.assert_close(b.t(), x[2:])
     with pytest.raises(RuntimeError, match=r"split_with_sizes_copy.out: expected 'out' to be a list of 2 tensors "
                                            r"\(one per output\), got 1"):
         structops.split_with_sizes_copy(x, [2, 3], out=[torch.empty(0)])
-    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long of 'out\\[1\\]'"):
-        structops.split_with_sizes_copy(x, [2, 3], out=[torch.empty(0), torch.empty(0, dtype=torch.int64)])
+    with pytest.raises(RuntimeError, match="expected 'out\\[1\\]' to have the result dtype Float, but got Double"):
+        structops.split_with_sizes_copy(x, [2, 3], out=[torch.empty(0), torch.empty(0, dtype=torch.float64)])
 
 
 def test_split_with_sizes_copy_symbolic_sizes_compile():

@@ -19,6 +19,8 @@ namespace structops {
 // The Functionalize kernel of a written overload whose functional sibling is `functional`
 // (`"add.Tensor"`, `"add"` for the default overload). The functional's returns replace the
 // written arguments in schema order: `self` for an inplace overload, the outs for an out= one.
-torch::CppFunction functionalize_as(std::string functional);
+// `dtype_from_written` (the manifest's `out_dtype: dtype_argument`): a missing `dtype=` becomes
+// the first written tensor's dtype in the functional call, as the written overload computes it.
+torch::CppFunction functionalize_as(std::string functional, bool dtype_from_written = false);
 
 }  // namespace structops

@@ -124,6 +124,8 @@ constexpr uint64_t bit(at::ScalarType t) { return uint64_t{1} << static_cast<int
 void check_allowed(std::string_view op, std::string_view name, at::ScalarType dtype, uint64_t mask,
                    std::string_view allowed);
 void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& alpha);
+// pow with a Scalar exponent: no negative integral exponent for an integral result.
+void check_integer_power(std::string_view op, at::ScalarType dtype, const at::Scalar& exponent);
 void check_same_dtype(std::string_view op, std::initializer_list<NamedTensor> tensors);
 // Reductions with no identity (amax, amin): every reduced dim must have elements (IndexError, as torch).
 void check_nonempty(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,

@@ -34,6 +34,11 @@ struct NamedTensor {
 // Equal sizes (or strides); on symbolic sizes this guards, as comparing shapes must.
 bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b);
 
+// What a written tensor (out=, inplace self) of another dtype than the result's gets: the result
+// cast into it where at::canCast allows (TensorIterator's rule), or an error (torch's mm, gather,
+// softmax, ...: the manifest's `out_dtype: exact`).
+enum class OutDtype { castable, exact };
+
 // A fresh output for a functional call.
 at::Tensor allocate(const TensorSpec& spec, at::Device device);
 
@@ -42,17 +47,17 @@ at::Tensor allocate(const TensorSpec& spec, at::Device device);
 void check_devices(std::string_view op, at::Device device,
                    c10::ArrayRef<NamedTensor> tensors);
 
-// out=: PyTorch's rules, in PyTorch's order: no grad through out=, device, dtype castability,
+// out=: PyTorch's rules, in PyTorch's order: no grad through out=, device, dtype (OutDtype),
 // internal overlap and overlap with inputs (full overlap, out=self, only where the op allows
 // it: pointwise ops), then resize (with PyTorch's warning when `out` had elements).
 void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
                  const TensorSpec& spec, at::Device device, bool allow_full_overlap,
-                 c10::ArrayRef<NamedTensor> inputs);
+                 OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs);
 
-// inplace: the result must have self's shape and be castable to self's dtype; self must not
+// inplace: the result must have self's shape and a dtype self takes (OutDtype); self must not
 // overlap itself or partially overlap another input.
 void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,
-                   c10::ArrayRef<NamedTensor> inputs);
+                   OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs);
 
 // The impl contract: the tensor an impl writes has exactly the spec's sizes, strides and
 // dtype. When the user's out (or self) does not, the impl writes a temporary that commit()
@@ -75,7 +80,7 @@ std::vector<at::Tensor> allocate(const std::vector<TensorSpec>& specs, at::Devic
 // out= with a list: it must have one tensor per spec; then each element as prepare_out, named out[i].
 void prepare_out(std::string_view op, std::string_view name, at::TensorList out,
                  const std::vector<TensorSpec>& specs, at::Device device, bool allow_full_overlap,
-                 c10::ArrayRef<NamedTensor> inputs);
+                 OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs);
 
 // One OutputTarget per element of a list output; tensors() is what the impl writes.
 class OutputTargets {

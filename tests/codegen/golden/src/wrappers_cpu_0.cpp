@@ -24,7 +24,7 @@ at::Tensor wrapper_CPU_add_Tensor(const at::Tensor& self, const at::Tensor& othe
 at::Tensor& wrapper_CPU_add__Tensor(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   check_devices("add_.Tensor", at::kCPU, {{"self", self}, {"other", other}});
   const auto so_meta = meta::add_Tensor(self, other, alpha);
-  check_inplace("add_.Tensor", self, so_meta.out, {{"self", self}, {"other", other}});
+  check_inplace("add_.Tensor", self, so_meta.out, OutDtype::castable, {{"self", self}, {"other", other}});
   OutputTarget so_target(self, so_meta.out, /*must_not_alias_inputs=*/false, {{"self", self}, {"other", other}});
   impl::add_out_cpu(self, other, alpha, so_meta.compute_dtype, so_target.tensor());
   so_target.commit();
@@ -34,7 +34,7 @@ at::Tensor& wrapper_CPU_add__Tensor(at::Tensor& self, const at::Tensor& other, c
 at::Tensor& wrapper_CPU_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
   check_devices("add.out", at::kCPU, {{"self", self}, {"other", other}});
   const auto so_meta = meta::add_Tensor(self, other, alpha);
-  prepare_out("add.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  prepare_out("add.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::add_out_cpu(self, other, alpha, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();
@@ -53,8 +53,8 @@ std::tuple<at::Tensor,at::Tensor> wrapper_CPU_aminmax(const at::Tensor& self, st
 std::tuple<at::Tensor&,at::Tensor&> wrapper_CPU_aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& min, at::Tensor& max) {
   check_devices("aminmax.out", at::kCPU, {{"self", self}});
   const auto so_meta = meta::aminmax(self, dim, keepdim);
-  prepare_out("aminmax.out", "min", min, so_meta.min, at::kCPU, /*allow_full_overlap=*/false, {{"self", self}});
-  prepare_out("aminmax.out", "max", max, so_meta.max, at::kCPU, /*allow_full_overlap=*/false, {{"self", self}});
+  prepare_out("aminmax.out", "min", min, so_meta.min, at::kCPU, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
+  prepare_out("aminmax.out", "max", max, so_meta.max, at::kCPU, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
   OutputTarget target_min(min, so_meta.min, /*must_not_alias_inputs=*/false, {});
   OutputTarget target_max(max, so_meta.max, /*must_not_alias_inputs=*/false, {});
   impl::aminmax_out_cpu(self, dim, keepdim, target_min.tensor(), target_max.tensor());
@@ -74,7 +74,7 @@ at::Tensor wrapper_CPU_scaled_act(const at::Tensor& self, const at::Tensor& othe
 at::Tensor& wrapper_CPU_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
   check_devices("scaled_act.out", at::kCPU, {{"self", self}, {"other", other}});
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
-  prepare_out("scaled_act.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  prepare_out("scaled_act.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::scaled_act_out_cpu(self, other, alpha, mode, so_meta.common_dtype, target_out.tensor());
   target_out.commit();

@@ -21,7 +21,7 @@ at::Tensor wrapper_CUDA_scaled_act(const at::Tensor& self, const at::Tensor& oth
 at::Tensor& wrapper_CUDA_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
   check_devices("scaled_act.out", self.device(), {{"self", self}, {"other", other}});
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
-  prepare_out("scaled_act.out", "out", out, so_meta.out, self.device(), /*allow_full_overlap=*/true, {{"self", self}, {"other", other}});
+  prepare_out("scaled_act.out", "out", out, so_meta.out, self.device(), /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::scaled_act_out_cuda(self, other, alpha, mode, so_meta.common_dtype, target_out.tensor());
   target_out.commit();

@@ -21,7 +21,7 @@ at::Tensor wrapper_CUDA_amax(const at::Tensor& self, at::IntArrayRef dim, bool k
 at::Tensor& wrapper_CUDA_amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
   check_devices("amax.out", self.device(), {{"self", self}});
   const auto so_meta = meta::amax(self, dim, keepdim);
-  prepare_out("amax.out", "out", out, so_meta.out, self.device(), /*allow_full_overlap=*/false, {{"self", self}});
+  prepare_out("amax.out", "out", out, so_meta.out, self.device(), /*allow_full_overlap=*/false, OutDtype::castable, {{"self", self}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::amax_out(self, so_meta.reduced_dims, keepdim, so_meta.all_dims, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();

@@ -14,7 +14,7 @@ namespace {
 at::Tensor& wrapper_Meta_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   check_devices("bmm.out", at::kMeta, {{"self", self}, {"mat2", mat2}});
   const auto so_meta = meta::bmm_out(self, mat2);
-  prepare_out("bmm.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}, {"mat2", mat2}});
+  prepare_out("bmm.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}, {"mat2", mat2}});
   return out;
 }
 
@@ -28,7 +28,7 @@ at::Tensor wrapper_Meta_amax(const at::Tensor& self, at::IntArrayRef dim, bool k
 at::Tensor& wrapper_Meta_amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
   check_devices("amax.out", at::kMeta, {{"self", self}});
   const auto so_meta = meta::amax(self, dim, keepdim);
-  prepare_out("amax.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/false, {{"self", self}});
+  prepare_out("amax.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/false, OutDtype::castable, {{"self", self}});
   return out;
 }
 
