@@ -11,6 +11,7 @@ of the index space to the region of the tensor it reads or writes.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,8 +289,9 @@ class _Eval:
         if fn == "given":
             return args[0] is not None
         if fn == "broadcast":
+            # An absent Tensor? broadcasts as a 0-dim tensor (mirrors the C++ lowering).
             named = [(a.label, a.dims()) if isinstance(a, TensorInfo) else (f"*{s[1]}" if s[0] == "name" else "[...]", a)
-                     for a, s in zip(args, src)]
+                     for a, s in zip(args, src) if a is not None]
             return _broadcast(op, named)
         if fn in ("reduce", "dims"):
             t, dim = args[0], args[1]
@@ -326,6 +328,8 @@ class _Eval:
             return Dim(len(args[0]))
         if fn == "ndim":
             return Dim(len(args[0].shape))
+        if fn == "numel":
+            return Dim(math.prod(args[0].shape))
         if fn == "item":
             return Dim(_item(op, src[0][1] if src[0][0] == "name" else str(src[0]), [self.int_value(x) for x in args[0]],
                              self.int_value(args[1])))
@@ -434,6 +438,8 @@ class _Eval:
     def check(self, e: tuple, text: str) -> None:
         if e[0] == "call" and e[1] == "alpha_check":
             _check_alpha(self.op, self.env[e[2][1][1]], self.env[e[2][0][1]])
+        elif e[0] == "call" and e[1] == "integer_power_check":
+            _check_integer_power(self.op, self.env[e[2][1][1]], self.env[e[2][0][1]])
         elif e[0] == "call" and e[1] == "nonempty":
             t = self.env[e[2][0][1]]
             for d in _reduced_dims(self.op, t.label, len(t.shape), _dim_list(self.expr(e[2][1]))):
@@ -498,6 +504,14 @@ def _check_alpha(op: str, dtype: torch.dtype, alpha) -> None:
                   f"type {C10_NAMES[dtype]}")
     if not dtype.is_complex and isinstance(alpha, complex):
         _fail(op, f"for non-complex inputs alpha must not be complex, got alpha={alpha}")
+
+
+def _check_integer_power(op: str, dtype: torch.dtype, exponent) -> None:
+    """pow with a Scalar exponent (mirrors rules::check_integer_power)."""
+    integral = not (dtype.is_floating_point or dtype.is_complex)
+    if integral and isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0:
+        _fail(op, f"integers to negative integer powers are not allowed, got exponent={exponent} with result type "
+                  f"{C10_NAMES[dtype]}")
 
 
 # ---------------------------------------------------------------------------------------------

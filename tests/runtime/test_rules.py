@@ -167,6 +167,10 @@ SHARDED = [
     ("cat", ([torch.randn(0), torch.randn(4, 3)],), {"d0": 3}),
     ("stack", ([torch.randn(2, 3), torch.randn(2, 3), torch.randn(2, 3)], 1), {"d0": 2, "d1": 2, "d2": 3}),
     ("embedding", (torch.randn(7, 4), torch.tensor([[1, 6, 0], [2, 2, 5]])), {"d0": 2, "d1": 3, "d": 2}),
+    # bias's dims are the features' (out's shape broadcasts them): each feature tile takes its slice
+    ("linear", (torch.randn(6, 4), torch.randn(5, 4), torch.randn(5)), {"d0": 2, "d1": 3}),
+    ("linear", (torch.randn(6, 4), torch.randn(5, 4), torch.randn(1)), {"d0": 2, "d1": 3}),
+    ("linear", (torch.randn(2, 3, 4), torch.randn(5, 4), torch.randn(())), {"d1": 2, "d2": 2}),
 ]
 
 
