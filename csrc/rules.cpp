@@ -41,7 +41,7 @@ at::ScalarType opmath_of(at::ScalarType t) {
 
 }  // namespace
 
-Dtypes Dtypes::of(at::ScalarType t) { return {t, opmath_of(t), t}; }
+Dtypes Dtypes::of(at::ScalarType t) { return {t, opmath_of(t), t, t}; }
 
 std::string Site::str() const {
   std::ostringstream s;
@@ -361,20 +361,9 @@ c10::SymInt mod(std::string_view op, const c10::SymInt& a, const c10::SymInt& b)
   return a - floordiv(op, a, b) * b;
 }
 
-Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
-               std::initializer_list<at::TensorList> lists, std::initializer_list<at::Scalar> scalars,
-               Promotion kind, std::initializer_list<std::optional<at::Scalar>> optional_scalars) {
-  (void)op;
-  at::native::ResultTypeState state{};
-  for (const auto& t : tensors) state = at::native::update_result_type_state(t.tensor, state);
-  for (const auto& list : lists) {
-    for (const auto& t : list) state = at::native::update_result_type_state(t, state);
-  }
-  for (const auto& s : scalars) state = at::native::update_result_type_state(s, state);
-  for (const auto& s : optional_scalars) {
-    if (s.has_value()) state = at::native::update_result_type_state(*s, state);
-  }
-  const at::ScalarType promoted = at::native::result_type(state);
+namespace {
+// The result and compute dtypes of a promotion kind, from torch.result_type of the arguments.
+Dtypes by_kind(at::ScalarType promoted, Promotion kind) {
   const at::ScalarType opmath = opmath_of(promoted);
   switch (kind) {
     case Promotion::DEFAULT:
@@ -399,6 +388,27 @@ Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
   }
   TORCH_CHECK(false, "unknown promotion kind");
 }
+}  // namespace
+
+Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
+               std::initializer_list<at::TensorList> lists, std::initializer_list<at::Scalar> scalars,
+               Promotion kind, std::initializer_list<std::optional<at::Scalar>> optional_scalars) {
+  (void)op;
+  at::native::ResultTypeState state{};
+  for (const auto& t : tensors) state = at::native::update_result_type_state(t.tensor, state);
+  for (const auto& list : lists) {
+    for (const auto& t : list) state = at::native::update_result_type_state(t, state);
+  }
+  for (const auto& s : scalars) state = at::native::update_result_type_state(s, state);
+  for (const auto& s : optional_scalars) {
+    if (s.has_value()) state = at::native::update_result_type_state(*s, state);
+  }
+  const at::ScalarType promoted = at::native::result_type(state);
+  Dtypes dtypes = by_kind(promoted, kind);
+  dtypes.promoted = promoted;
+  return dtypes;
+}
+
 
 Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType input,
                  std::optional<at::ScalarType> override_dtype, Reduction kind) {
@@ -427,6 +437,21 @@ void check_allowed(std::string_view op, std::string_view name, at::ScalarType dt
                    std::string_view allowed) {
   TORCH_CHECK(mask & bit(dtype), op, ": '", name, "' has dtype ", dtype, ", which ", op,
               " does not support (supported: ", allowed, ")");
+}
+
+void check_allowed_promoted(std::string_view op, std::initializer_list<NamedTensor> tensors,
+                            at::ScalarType promoted, uint64_t mask, std::string_view allowed) {
+  if (mask & bit(promoted)) return;
+  for (const auto& t : tensors) {  // an argument of that dtype: named, as check_allowed does
+    TORCH_CHECK(t.tensor.scalar_type() != promoted, op, ": '", t.name, "' has dtype ", promoted, ", which ", op,
+                " does not support (supported: ", allowed, ")");
+  }
+  std::string inputs;
+  for (const auto& t : tensors) {
+    inputs += (inputs.empty() ? "'" : ", '") + std::string(t.name) + "' (" + c10::toString(t.tensor.scalar_type()) + ")";
+  }
+  TORCH_CHECK(false, op, ": ", inputs, " promote to ", promoted, ", which ", op, " does not support (supported: ",
+              allowed, ")");
 }
 
 void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& alpha) {

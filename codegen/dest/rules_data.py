@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.manifest import Manifest, StructuredGroup
+from codegen.rules.lower import promoted_tensors
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class RuleData:
     allowed: tuple
     combine: str | None
     list_outputs: tuple[str, ...] = ()  # Tensor(a!)[] outputs: their shape is one shape per element
+    promoted: tuple[str, ...] = ()  # tensors whose promoted dtype `allowed` restricts (promoted_tensors)
 
 
 def _overload(qualified: str) -> str:
@@ -44,6 +46,7 @@ def rule_data(group: StructuredGroup) -> RuleData:
         allowed=rule.allowed,
         combine=rule.combine,
         list_outputs=tuple(o.arg for o in rule.outputs if o.is_list),
+        promoted=promoted_tensors(rule),
     )
 
 

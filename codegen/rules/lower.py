@@ -125,11 +125,16 @@ class Lowering:
             self.line = out.dtype_line
             dtype = self.dtype_expr(out.dtype)
             self.emit(f"const rules::Dtypes {out.arg}_dtypes = {dtype};")
+        promoted = promoted_tensors(rule)
         for arg, allowed in rule.allowed:
             mask = " | ".join(f"rules::bit({DTYPES[d]})" for d in allowed)
             listed = ", ".join(allowed)
+            if arg is None and promoted:
+                items = ", ".join(f'{{"{n}", {cpp_name(n)}}}' for n in promoted)
+                self.emit(f"rules::check_allowed_promoted(op, {{{items}}}, {rule.outputs[0].arg}_dtypes.promoted, "
+                          f'{mask}, "{listed}");')
             for name, kind in rule.args:
-                if arg is not None and name != arg:
+                if (arg is not None and name != arg) or (arg is None and name in promoted):
                     continue
                 if kind == "tensor":
                     self.emit(f'rules::check_allowed(op, "{name}", {cpp_name(name)}.scalar_type(), {mask}, "{listed}");')
@@ -629,6 +634,24 @@ _KIND_NAMES = {
 
 def _show(kind: str) -> str:
     return " or ".join(_KIND_NAMES.get(k, k) for k in kind.split("|"))
+
+
+def promoted_tensors(rule) -> tuple[str, ...]:
+    """The tensors whose promoted dtype `allowed` (given for every tensor) restricts, as torch checks
+    an op's common dtype, not each input: those of the first output's promote(), when every branch
+    of its dtype rule promotes the same single tensors. Other tensors are checked one by one."""
+    kinds = dict(rule.args)
+
+    def of(e: Expr) -> tuple[str, ...] | None:
+        if isinstance(e, Cond):
+            then, otherwise = of(e.then), of(e.otherwise)
+            return then if then == otherwise else None
+        if isinstance(e, Call) and e.fn == "promote":
+            names = tuple(a.id for a in e.args if isinstance(a, Name) and kinds.get(a.id) in ("tensor", "tensors"))
+            return None if any(kinds[n] == "tensors" for n in names) else names
+        return None
+
+    return (of(rule.outputs[0].dtype) or ()) if rule.outputs else ()
 
 
 def lower_rule(rule, op: str) -> list[str]:

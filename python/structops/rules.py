@@ -148,6 +148,7 @@ class _Eval:
         self.inputs: dict[str, TensorInfo | list[TensorInfo]] = {}
         self.reduced: list[Dim] = []
         self.sites: dict[str, str] = {}  # bound name -> where it was first bound, for messages
+        self.promoted: torch.dtype | None = None  # the first output's promote(), before its kind
         for name, kind in rule["args"]:
             v = values[name]
             if kind == "tensor" or (kind == "tensor?" and v is not None):
@@ -369,6 +370,7 @@ class _Eval:
                     scalars.append(v)
             kind = kwargs.get("kind", ("name", "DEFAULT"))[1]
             p = _promote(tensors, scalars)
+            self.promoted = p if self.promoted is None else self.promoted
             if kind == "NO_OPMATH":
                 return p, p
             if kind == "INT_TO_FLOAT" and not (p.is_floating_point or p.is_complex):
@@ -423,8 +425,12 @@ class _Eval:
                 strides = _elementwise_strides([d.size for d in dims], [self.env[a[1]] for a in layout[2]])
             outputs.append((name, dims, result, compute, strides))
             self.env[name] = result
+        promoted = self.rule.get("promoted", ())
         for arg, allowed in self.rule["allowed"]:
-            names = [n for n, k in self.rule["args"] if k in ("tensor", "tensors", "tensor?") and (arg is None or n == arg)]
+            if arg is None and promoted:
+                self.check_allowed_promoted(promoted, allowed)
+            names = [n for n, k in self.rule["args"] if k in ("tensor", "tensors", "tensor?") and (arg is None or n == arg)
+                     and not (arg is None and n in promoted)]
             for n in names:
                 given = self.env[n] if isinstance(self.env[n], list) else [self.env[n]]
                 for t in (t for t in given if t is not None):
@@ -434,6 +440,19 @@ class _Eval:
         for check, text in self.rule["checks"]:
             self.check(check, text)
         return Result(self.op, outputs, self.inputs, self.rule["combine"], self.reduced, self.env)
+
+    def check_allowed_promoted(self, names: tuple[str, ...], allowed: tuple[str, ...]) -> None:
+        """`allowed` on the promoted dtype of a promote()'s tensors (mirrors rules::check_allowed_promoted)."""
+        p = self.promoted
+        if str(p).removeprefix("torch.") in allowed:
+            return
+        for n in names:
+            if self.env[n].dtype == p:
+                _fail(self.op, f"'{n}' has dtype {C10_NAMES[p]}, which {self.op} does not support "
+                               f"(supported: {', '.join(allowed)})")
+        inputs = ", ".join(f"'{n}' ({C10_NAMES[self.env[n].dtype]})" for n in names)
+        _fail(self.op, f"{inputs} promote to {C10_NAMES[p]}, which {self.op} does not support "
+                       f"(supported: {', '.join(allowed)})")
 
     def check(self, e: tuple, text: str) -> None:
         if e[0] == "call" and e[1] == "alpha_check":

@@ -30,6 +30,8 @@ struct Dtypes {
   at::ScalarType result;
   at::ScalarType compute;
   at::ScalarType common;
+  // promote(): torch.result_type of the arguments, before the kind (what `allowed` restricts).
+  at::ScalarType promoted = at::ScalarType::Undefined;
   static Dtypes of(at::ScalarType t);
 };
 
@@ -123,6 +125,10 @@ Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType inpu
 constexpr uint64_t bit(at::ScalarType t) { return uint64_t{1} << static_cast<int>(t); }
 void check_allowed(std::string_view op, std::string_view name, at::ScalarType dtype, uint64_t mask,
                    std::string_view allowed);
+// `allowed` for the tensors of a promote(): their promoted dtype (torch checks the common dtype,
+// so an int tensor with a bool one is fine where bool alone is not).
+void check_allowed_promoted(std::string_view op, std::initializer_list<NamedTensor> tensors,
+                            at::ScalarType promoted, uint64_t mask, std::string_view allowed);
 void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& alpha);
 // pow with a Scalar exponent: no negative integral exponent for an integral result.
 void check_integer_power(std::string_view op, at::ScalarType dtype, const at::Scalar& exponent);

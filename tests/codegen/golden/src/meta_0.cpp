@@ -25,8 +25,7 @@ scaled_act_meta scaled_act(const at::Tensor& self, const at::Tensor& other, cons
   static constexpr std::string_view op = "scaled_act";
   rules::Dims out_shape = rules::broadcast(op, {{"self", self.sym_sizes()}, {"other", other.sym_sizes()}});
   const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}, {"other", other}}, {}, {}, rules::Promotion::INT_TO_FLOAT);
-  rules::check_allowed(op, "self", self.scalar_type(), rules::bit(at::kHalf) | rules::bit(at::kBFloat16) | rules::bit(at::kFloat) | rules::bit(at::kDouble) | rules::bit(at::kByte) | rules::bit(at::kChar) | rules::bit(at::kShort) | rules::bit(at::kInt) | rules::bit(at::kLong) | rules::bit(at::kBool), "float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool");
-  rules::check_allowed(op, "other", other.scalar_type(), rules::bit(at::kHalf) | rules::bit(at::kBFloat16) | rules::bit(at::kFloat) | rules::bit(at::kDouble) | rules::bit(at::kByte) | rules::bit(at::kChar) | rules::bit(at::kShort) | rules::bit(at::kInt) | rules::bit(at::kLong) | rules::bit(at::kBool), "float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool");
+  rules::check_allowed_promoted(op, {{"self", self}, {"other", other}}, out_dtypes.promoted, rules::bit(at::kHalf) | rules::bit(at::kBFloat16) | rules::bit(at::kFloat) | rules::bit(at::kDouble) | rules::bit(at::kByte) | rules::bit(at::kChar) | rules::bit(at::kShort) | rules::bit(at::kInt) | rules::bit(at::kLong) | rules::bit(at::kBool), "float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool");
   rules::Dims out_strides = elementwise_strides(out_shape, {{"self", self}, {"other", other}});
   TORCH_CHECK(mode == "relu" || mode == "tanh", op, ": mode must be one of 'relu', 'tanh', got '", mode, "'");
   return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute, out_dtypes.common};

@@ -16,6 +16,7 @@ RULES = {
         "outputs": (('out', ('call', 'broadcast', (('name', 'self'), ('name', 'other')), ()), ('call', 'promote', (('name', 'self'), ('name', 'other')), ()), ('call', 'like', (('name', 'self'), ('name', 'other')), ())),),
         "checks": ((('call', 'alpha_check', (('name', 'alpha'), ('name', 'out')), ()), 'alpha_check(alpha, out)'),),
         "allowed": (),
+        "promoted": ('self', 'other'),
         "combine": None,
     },
     'bmm_out': {
@@ -26,6 +27,7 @@ RULES = {
         "outputs": (('out', ('list', (('name', 'b'), ('name', 'n'), ('name', 'm'))), ('call', 'promote', (('name', 'self'), ('name', 'mat2')), ()), None),),
         "checks": ((('binop', 'or', ('binop', '>', ('name', 'k'), ('num', 0)), ('binop', '==', ('name', 'n'), ('num', 0))), '(k > 0) or (n == 0)'),),
         "allowed": (),
+        "promoted": ('self', 'mat2'),
         "combine": None,
     },
     'amax': {
@@ -46,6 +48,7 @@ RULES = {
         "outputs": (('out', ('call', 'broadcast', (('name', 'self'), ('name', 'other')), ()), ('call', 'promote', (('name', 'self'), ('name', 'other')), (('kind', ('name', 'INT_TO_FLOAT')),)), ('call', 'like', (('name', 'self'), ('name', 'other')), ())),),
         "checks": (),
         "allowed": ((None, ('float16', 'bfloat16', 'float32', 'float64', 'uint8', 'int8', 'int16', 'int32', 'int64', 'bool')),),
+        "promoted": ('self', 'other'),
         "combine": None,
     },
 }
