@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <shared_mutex>
 #include <sstream>
 #include <thread>
@@ -324,21 +325,63 @@ struct Fingerprint {
     }};
   }
 
-  std::string text() const {
+  // Every field (with_key) or every field but the call's key: what the build and machine decide.
+  std::string text(bool with_key = true) const {
     std::string s;
-    for (const auto& [k, v] : fields) s += k + "=" + v + ";";
+    for (const auto& [k, v] : fields) {
+      if (with_key || k != "key") s += k + "=" + v + ";";
+    }
     return s;
   }
 };
 
-fs::path decision_path(const OpKernels& op, at::Device device, at::ScalarType dtype, const Fingerprint& fp) {
+std::string hex16(uint64_t h) {
   char hash[17];
-  std::snprintf(hash, sizeof(hash), "%016llx", static_cast<unsigned long long>(fnv1a(fp.text())));
-  std::string name = op.op + "-" + c10::DeviceTypeName(device.type(), true) + "-" + c10::toString(dtype) + "-" + hash;
+  std::snprintf(hash, sizeof(hash), "%016llx", static_cast<unsigned long long>(h));
+  return hash;
+}
+
+// `<op>-<device>-<dtype>-`: what every decision file of one op, device type and dtype starts with.
+std::string decision_prefix(const OpKernels& op, at::Device device, at::ScalarType dtype) {
+  std::string name = op.op + "-" + c10::DeviceTypeName(device.type(), true) + "-" + c10::toString(dtype) + "-";
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
   }
-  return fs::path(config().cache_dir) / (name + ".json");
+  return name;
+}
+
+// <prefix><build>-<decision>.json: build hashes the fingerprint without the key (variants and
+// their sources, flags, torch, device), decision hashes all of it.
+struct DecisionName {
+  std::string prefix, build, decision;
+  std::string file() const { return prefix + build + "-" + decision + ".json"; }
+};
+
+DecisionName decision_name(const OpKernels& op, at::Device device, at::ScalarType dtype, const Fingerprint& fp) {
+  return {decision_prefix(op, device, dtype), hex16(fnv1a(fp.text(false))), hex16(fnv1a(fp.text()))};
+}
+
+// Decision files of the same op, device type and dtype from other builds that no process has read
+// or written for kStaleDays: removed, once per process and op, so the cache does not grow with
+// every rebuild. Younger ones stay (another install may share the cache and still use them).
+constexpr int kStaleDays = 30;
+void remove_stale(const fs::path& dir, const DecisionName& current) {
+  static std::mutex mutex;
+  static std::set<std::string> swept;
+  {
+    std::lock_guard lock(mutex);
+    if (!swept.insert(current.prefix).second) return;
+  }
+  const size_t length = current.file().size();
+  const auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(24 * kStaleDays);
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const bool same_op = name.size() == length && name.rfind(current.prefix, 0) == 0;
+    if (!same_op || name.compare(current.prefix.size(), 16, current.build) == 0) continue;
+    std::error_code e;
+    if (it->is_regular_file(e) && fs::last_write_time(it->path(), e) < cutoff && !e) fs::remove(it->path(), e);
+  }
 }
 
 // Reads a decision file: the picked variant's index, nullopt when absent or for other code
@@ -555,14 +598,18 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
     d.source = "only eligible";
   } else {
     const Fingerprint fp = Fingerprint::of(op, device, dtype, key, eligible);
-    const fs::path path = decision_path(op, device, dtype, fp);
+    const DecisionName name = decision_name(op, device, dtype, fp);
+    const fs::path path = fs::path(config().cache_dir) / name.file();
     const bool on_disk = !config().cache_dir.empty();
     std::optional<TuningLock> across_processes;
     if (on_disk) across_processes.emplace(config().cache_dir);
+    if (on_disk) remove_stale(config().cache_dir, name);
     if (auto cached = on_disk ? read_decision(path, op, fp, eligible, d.timings) : std::nullopt) {
       pick = *cached;
       d.source = "disk";
       ++s.disk_hits;
+      std::error_code ec;  // in use: not stale for another kStaleDays
+      fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
     } else {
       d.timings.clear();
       d.source = "tuned";

@@ -71,6 +71,32 @@ def test_a_decision_file_holds_every_timing_and_its_key(tmp_path):
         assert d["pick"] == next(t["variant"] for t in d["timings"] if t["us"] <= best * 1.03)
 
 
+def test_files_of_other_builds_unused_for_30_days_are_removed(tmp_path):
+    """A rebuild changes the build part of every decision's name (<op>-<device>-<dtype>-<build>-
+    <decision>.json); the old build's files go once no process has used them for 30 days."""
+    run(tmp_path)
+    ours = files(tmp_path)
+    prefix = ours[0].name[: -len("0123456789abcdef-0123456789abcdef.json")]
+    month_ago = ours[0].stat().st_mtime - 40 * 86400
+
+    def planted(name: str, mtime: float | None) -> Path:
+        path = tmp_path / name
+        path.write_text("{}")
+        if mtime is not None:
+            os.utime(path, (mtime, mtime))
+        return path
+
+    stale = planted(prefix + "0" * 16 + "-" + "1" * 16 + ".json", month_ago)
+    recent = planted(prefix + "0" * 16 + "-" + "2" * 16 + ".json", None)
+    other_op = planted("other.op-cpu-Float-" + "0" * 16 + "-" + "3" * 16 + ".json", month_ago)
+    os.utime(ours[0], (month_ago, month_ago))  # this build's, unused for long: read, so kept
+    second, _ = run(tmp_path)
+    assert second["counters"][0] == 0  # this build's decisions were all read
+    assert not stale.exists()
+    assert recent.exists() and other_op.exists()
+    assert ours[0].exists() and ours[0].stat().st_mtime > month_ago + 30 * 86400  # touched on read
+
+
 def test_eight_processes_tuning_at_once_leave_a_valid_cache(tmp_path):
     environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
     environ["STRUCTOPS_AUTOTUNE_CACHE_DIR"] = str(tmp_path)
