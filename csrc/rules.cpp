@@ -409,7 +409,6 @@ Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,
   return dtypes;
 }
 
-
 Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType input,
                  std::optional<at::ScalarType> override_dtype, Reduction kind) {
   if (override_dtype.has_value() && kind != Reduction::BOOL && kind != Reduction::LONG) {

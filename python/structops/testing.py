@@ -529,9 +529,8 @@ def check_variants(spec: OpSpec, device: str, dtype: str) -> None:
         if spec.inplace:
             self_ = s.args[0]
             if spec.out_dtype == "dtype_argument" and s.kwargs.get("dtype") is None:
-                expected = _functional(spec)(
-                    *s.args, **(s.kwargs | {"dtype": self_.dtype})
-                )  # self's dtype is dtype=
+                # self's dtype stands for the missing dtype=
+                expected = _functional(spec)(*s.args, **(s.kwargs | {"dtype": self_.dtype}))
             castable = torch.can_cast(expected.dtype, self_.dtype)
             takes = castable if spec.out_dtype == "castable" else expected.dtype == self_.dtype
             legal = expected.shape == self_.shape and takes

@@ -65,8 +65,8 @@ void addmm_with(Gemm&& gemm, const at::Tensor& self, const at::Tensor& mat1, con
 }
 
 // [*batch, k] @ [n, k].T as one [rows, k] @ [k, n] product into out viewed as [rows, n]; a 1-D
-// weight is [1, k] and out's missing feature dim a size-1 one; the bias is broadcast into out first
-// (the meta function checked that it expands to out's shape).
+// weight is [1, k] and out's missing feature dim a size-1 one; the bias ([n], [1] or [], as the meta
+// function checked) is broadcast into out first.
 template <typename Gemm>
 void linear_with(Gemm&& gemm, const at::Tensor& input, const at::Tensor& weight,
                  const std::optional<at::Tensor>& bias, const at::Tensor& out) {
@@ -78,7 +78,7 @@ void linear_with(Gemm&& gemm, const at::Tensor& input, const at::Tensor& weight,
   const at::Tensor a = input.reshape({rows, k});
   at::Tensor o = out.view({a.size(0), n});
   const bool with_bias = bias.has_value() && bias->defined();
-  if (with_bias) out.copy_(*bias);  // broadcasts: [n], [1], [] or any shape that expands to out's
+  if (with_bias) out.copy_(*bias);  // copy_ broadcasts
   gemm(a, w.t(), o, with_bias ? 1 : 0, 1);
 }
 
