@@ -123,10 +123,11 @@ void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& targ
     const scalar_t* xp = x.const_data_ptr<scalar_t>();
     const scalar_t* tp = t.const_data_ptr<scalar_t>();
     const scalar_t* wp = weighted ? w.const_data_ptr<scalar_t>() : nullptr;
-    std::atomic<bool> bad{false};
+    std::atomic<bool> bad{false}, bad_target{false};
     auto loss = [&](int64_t i) {
-      const acc_t xi = xp[i];
+      const acc_t xi = xp[i], ti = tp[i];
       if (!(xi >= acc_t(0) && xi <= acc_t(1))) bad.store(true, std::memory_order_relaxed);  // NaN too, as torch
+      if (!(ti >= acc_t(0) && ti <= acc_t(1))) bad_target.store(true, std::memory_order_relaxed);
       return bce<scalar_t>(xp[i], tp[i], wp ? wp[i] : scalar_t(1));
     };
     if (reduction == kNone) {
@@ -140,9 +141,10 @@ void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& targ
         for (int64_t i = i0; i < i1; ++i) s += static_cast<double>(static_cast<acc_t>(loss(i)));
         return s;
       });
-      if (!bad.load()) finish(out, total, n, reduction);
+      if (!bad.load() && !bad_target.load()) finish(out, total, n, reduction);
     }
     TORCH_CHECK(!bad.load(), "binary_cross_entropy: all elements of input should be between 0 and 1");
+    TORCH_CHECK(!bad_target.load(), "binary_cross_entropy: all elements of target should be between 0 and 1");
   });
 }
 

@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kBlock) loss_kernel(LossLaunch p, double* part
   const T* w = static_cast<const T*>(p.weight);
   T* out = static_cast<T*>(p.out);
   double sum = 0;
-  bool bad = false;
+  int bad = 0;  // bit 0: an input outside [0, 1]; bit 1: a target outside it (NaN included, as torch)
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const A x = load(a, i), t = load(b, i);
@@ -51,14 +51,15 @@ __global__ void __launch_bounds__(kBlock) loss_kernel(LossLaunch p, double* part
       const A d = x - t;
       l = d * d;
     } else {
-      if (!(x >= A(0) && x <= A(1))) bad = true;
+      if (!(x >= A(0) && x <= A(1))) bad |= 1;
+      if (!(t >= A(0) && t <= A(1))) bad |= 2;
       const A log_x = fmax(log(x), A(-100)), log_1mx = fmax(log1p(-x), A(-100));  // clamped as torch
       l = (w ? load(w, i) : A(1)) * ((t - A(1)) * log_1mx - t * log_x);
     }
     if (p.reduction == 0) out[i] = static_cast<T>(l);
     else sum += static_cast<double>(l);
   }
-  if (bad) *p.bad = 1;  // every writer writes 1
+  if (bad) atomicOr(p.bad, bad);
   if (p.reduction == 0) return;
   sum = block_reduce(sum, SumOp<double>{}, shared);
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;

@@ -81,7 +81,9 @@ void binary_cross_entropy_out_cuda(const at::Tensor& self, const at::Tensor& tar
   p.out = out.data_ptr();
   p.bad = bad.data_ptr<int32_t>();
   run_loss("binary_cross_entropy", p, out, workspace_for(reduction, out));
-  TORCH_CHECK(bad.item<int32_t>() == 0, "binary_cross_entropy: all elements of input should be between 0 and 1");
+  const int32_t flags = bad.item<int32_t>();  // bit 0: input, bit 1: target (loss.cu)
+  TORCH_CHECK(!(flags & 1), "binary_cross_entropy: all elements of input should be between 0 and 1");
+  TORCH_CHECK(!(flags & 2), "binary_cross_entropy: all elements of target should be between 0 and 1");
 }
 
 void cross_entropy_loss_out_cuda(const at::Tensor& self, const at::Tensor& target,

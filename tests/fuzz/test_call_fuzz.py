@@ -85,7 +85,9 @@ OVERLAP_ERROR = re.compile(
 # batches of size 0, gather with an empty bfloat16 index); structops checks dtypes before sizes, so a
 # call that is wrong for non-empty operands is wrong for empty ones too.
 EMPTY_OPERAND = "torch skips this dtype check for empty operands; structops checks dtypes whatever the sizes"
-DTYPE_CHECK_ERROR = re.compile(r"must have the same dtype|which \w+ does not support \(supported: ")
+DTYPE_CHECK_ERROR = re.compile(
+    r"must have the same dtype|which \w+ does not support \(supported: |not implemented for '"
+)
 # Deliberate: structops computes dtypes and layouts torch's kernel lacks, with torch's semantics
 # where torch has them: avg_pool2d on int32..uint8 truncates as on int64, data movement (take,
 # masked_select, gather) on uint16..uint64 and float8, cdist on float16/bfloat16 in float (torch's
@@ -93,12 +95,14 @@ DTYPE_CHECK_ERROR = re.compile(r"must have the same dtype|which \w+ does not sup
 # does, max_pool3d on an unbatched 4-D input whose strides look channels-last.
 EXTRA_COVERAGE = "docs/design.md: structops computes dtypes and layouts torch's kernel lacks"
 MISSING_KERNEL = re.compile(r"not implemented for '\w+'|Unsupported memory format")
-# torch 2.13's binary_cross_entropy.out reduces wrongly into its out= (bce.out of [0, 1, 1, 0] vs
-# [1, 0, 1, 0] into a 0-dim out is 100, the functional 50; into an empty out NaN): structops'
-# out= is checked against its functional by the conformance suite instead.
-TORCH_BCE_OUT = (
-    "torch 2.13's binary_cross_entropy.out reduces wrongly into out= (its functional agrees with structops)"
-)
+# torch's own out= overload raises or writes other values than torch's functional, while structops'
+# out= writes what torch's functional returns: a torch bug (2.13's binary_cross_entropy.out reduces
+# [0, 1, 1, 0] against [1, 0, 1, 0] to 100 where the functional gives 50; linear.out of int16 with
+# a [1] bias into a transposed out raises a size mismatch).
+TORCH_OUT_BUG = "torch's out= overload disagrees with torch's functional, which structops' out= matches"
+# docs/pointwise.md: a fused formula promotes all its operands at once, torch's chain pairwise.
+FUSED_PROMOTION = "docs/pointwise.md: a fused formula promotes all operands at once (torch's chain: pairwise)"
+FUSED = ("mul_add", "bias_gelu", "add_relu")
 # Deliberate: an op's dtypes are declared in the manifest (meta.allowed, the generated kernels'
 # dtypes); a dtype outside them is rejected with a message that names the supported ones.
 UNDECLARED_DTYPE = "dtype outside the op's declared dtypes (manifest meta.allowed / kernel dtypes)"
@@ -400,8 +404,6 @@ def documented(
         return OVERLAP
     if ours is None and theirs is not None and MISSING_KERNEL.search(str(theirs)):
         return EXTRA_COVERAGE
-    if target.name == "binary_cross_entropy.out" and ours is None and theirs is None:
-        return TORCH_BCE_OUT
     empty_operand = any(t.numel() == 0 for t in _tensors(args))
     if ours is not None and theirs is None and empty_operand and DTYPE_CHECK_ERROR.search(str(ours)):
         return EMPTY_OPERAND
@@ -457,6 +459,34 @@ def torch_crashes(target: Target, args, kwargs) -> str | None:
     return None
 
 
+def torch_out_disagrees(target: Target, seed: int, ours) -> bool:
+    """Whether structops' out= wrote what torch's functional returns on the same arguments (so a
+    difference from torch's out= overload is torch's)."""
+    functional = next((t for t in targets()[0] if t.spec is target.spec and t.variant == "functional"), None)
+    if (
+        target.variant != "out"
+        or functional is None
+        or not isinstance(functional.torch_op, torch._ops.OpOverload)
+    ):
+        return False
+    args, kwargs, _ = build(target, seed)
+    value, error = _call(
+        functional.torch_op, args, {k: v for k, v in kwargs.items() if k not in target.spec.outs}
+    )
+    actual, expected = _tensors(ours), _tensors(value)
+    if error is not None or len(actual) != len(expected):
+        return False
+    try:
+        for a, e in zip(actual, expected, strict=True):
+            assert a.dtype == e.dtype
+            torch.testing.assert_close(
+                a, e, equal_nan=True, check_stride=False, **tolerance(target, e.dtype, args, kwargs)
+            )
+    except AssertionError:
+        return False
+    return True
+
+
 def compare(target: Target, seed: int) -> tuple[str | None, str | None]:
     """(failure, note): a failure is a difference from torch; a note an accepted one (exception
     types, documented deviations)."""
@@ -476,6 +506,8 @@ def compare(target: Target, seed: int) -> tuple[str | None, str | None]:
         reason = documented(target, dtype, theirs_args, theirs_kwargs, theirs=theirs_error)
         if ours_error is None and reason:
             return None, f"{target.name}: {reason}"
+        if ours_error is None and torch_out_disagrees(target, seed, ours):
+            return None, f"{target.name}: {TORCH_OUT_BUG}"
         if ours_error is None:
             return (
                 f"torch raises {type(theirs_error).__name__} ({theirs_error}), structops returns: {shown}",
@@ -502,7 +534,11 @@ def compare(target: Target, seed: int) -> tuple[str | None, str | None]:
             return f"{label}: {len(actual)} tensors, torch's {len(expected)}, on {shown}", None
         for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             where = f"{label} #{i}"
+            if a.dtype != e.dtype and target.spec.name in FUSED:
+                return None, f"{target.name}: {FUSED_PROMOTION}"
             if a.dtype != e.dtype or a.shape != e.shape:
+                if torch_out_disagrees(target, seed, ours):
+                    return None, f"{target.name}: {TORCH_OUT_BUG}"
                 return (
                     f"{where}: {a.dtype}{list(a.shape)} != torch's {e.dtype}{list(e.shape)} on {shown}",
                     None,
@@ -519,6 +555,8 @@ def compare(target: Target, seed: int) -> tuple[str | None, str | None]:
                 reason = documented(target, dtype, theirs_args, theirs_kwargs)
                 if reason:
                     return None, f"{target.name}: {reason}"
+                if torch_out_disagrees(target, seed, ours):
+                    return None, f"{target.name}: {TORCH_OUT_BUG}"
                 return f"{where} differs from torch on {shown}: {str(mismatch)[:600]}", None
     return None, None
 
@@ -530,6 +568,11 @@ def compare(target: Target, seed: int) -> tuple[str | None, str | None]:
 # the defect, a case of seed 0 that shows it). A failure matching a pattern is listed, not failed; the
 # case runs on its own as a strict xfail, so a fix makes it pass and says to drop the entry.
 KNOWN_DEFECTS = [
+    (
+        r"structops raises .*\"cumsum\" not implemented for 'Complex",
+        "cumsum into a complex out= computes in complex (its dtype stands for dtype=), and cumsum has no complex kernel",
+        6941,
+    ),
     (
         r"structops raises .*must have the same dtype",
         "mixed input dtypes torch promotes are rejected (lerp's weight, cross_entropy_loss probabilities)",
@@ -551,7 +594,7 @@ REGRESSIONS = {
     111: "uint16/uint32/uint64 inputs hit an internal assert (at::toOpMathType) instead of a clean rejection",
     691: "argmax/argmin computed on bool, which torch rejects",
     2195: "cdist in bfloat16: one unit in the last place from torch's mm form (the manifest's tolerance)",
-    839: "binary_cross_entropy.out: torch's out= reduces wrongly (documented), structops matches its functional",
+    839: "binary_cross_entropy.out: torch's out= reduces wrongly, structops' out= matches torch's functional",
     272: "max_pool3d on a 4-D input with channels-last strides: torch raises, structops computes (documented)",
     589: "bmm of empty int32 and bfloat16 batches: torch skips the dtype check, structops keeps it (documented)",
     398: "an out= that is also an input and must be resized: a documented refusal (design.md decision 2)",
