@@ -79,7 +79,7 @@ PYTHON_REFERENCE = "the manifest's Python reference covers only the declared dty
 # an out= that is also an input of another shape, which structops refuses for every op.
 OVERLAP = "design.md decision 2: overlap rules on every written argument, where torch skips them"
 OVERLAP_ERROR = re.compile(
-    r"unsupported operation: .* refer(s)? to a single memory location|doesn't match the broadcast shape .*\('\w+' is also the input"
+    r"unsupported operation: .* refer(s)? to a single memory location|doesn't match the broadcast shape .*\('[^']+' is also the input"
 )
 # Deliberate: torch skips some dtype checks when an operand is empty (bmm of int32 and bfloat16
 # batches of size 0, gather with an empty bfloat16 index); structops checks dtypes before sizes, so a
@@ -94,7 +94,7 @@ DTYPE_CHECK_ERROR = re.compile(
 # CPU kernel: float32/float64, its mm path any float), a sum-like scan in bool saturates as sum
 # does, max_pool3d on an unbatched 4-D input whose strides look channels-last.
 EXTRA_COVERAGE = "docs/design.md: structops computes dtypes and layouts torch's kernel lacks"
-MISSING_KERNEL = re.compile(r"not implemented for '\w+'|Unsupported memory format")
+MISSING_KERNEL = re.compile(r"not implemented for '\w+'|Unsupported memory format|Unsupported dtype \w+")
 # torch's own out= overload raises or writes other values than torch's functional, while structops'
 # out= writes what torch's functional returns: a torch bug (2.13's binary_cross_entropy.out reduces
 # [0, 1, 1, 0] against [1, 0, 1, 0] to 100 where the functional gives 50; linear.out of int16 with
@@ -419,7 +419,7 @@ def documented(
     if theirs is not None and target.spec.name == "logsumexp" and _dim(target, args, kwargs) == []:
         return LOGSUMEXP_ALL
     if target.spec.name in ("gelu", "bias_gelu") and any(
-        t.is_floating_point() and bool(t.isinf().any()) for t in _tensors((args, kwargs))
+        t.is_floating_point() and bool(t.float().isinf().any()) for t in _tensors((args, kwargs))
     ):
         return GELU_INF
     return None
@@ -447,8 +447,17 @@ def describe(args, kwargs) -> str:
 
 def torch_crashes(target: Target, args, kwargs) -> str | None:
     """Calls that crash torch's own kernel, so its reference cannot be called: structops must
-    raise there. torch 2.13's native_batch_norm dereferences absent running statistics in
-    evaluation mode (a segfault: `aten.native_batch_norm(x, w, None, None, None, False, 0.0, 1e-3)`)."""
+    raise there.
+
+    - torch 2.13's native_batch_norm dereferences absent running statistics in evaluation mode (a
+      segfault: `aten.native_batch_norm(x, w, None, None, None, False, 0.0, 1e-3)`).
+    - An out= tensor with internal overlap (expanded): torch's max_pool3d_with_indices.out writes
+      `indices` as if it were contiguous, past the end of its storage (heap corruption: glibc's
+      "corrupted double-linked list" later in the process, seed 0 case 35102); TensorIterator ops
+      raise, other kernels need not check, so no such out= is handed to torch."""
+    outs = [kwargs[name] for name in target.spec.outs if name in kwargs] if target.variant == "out" else []
+    if any(torch._debug_has_internal_overlap(t) == 1 for t in _tensors(outs)):
+        return "an out= with internal overlap, which some torch 2.13 kernels write past its storage"
     if target.spec.name != "batch_norm":
         return None
     bound = dict(zip(target.spec.positional, args)) | dict(kwargs)
@@ -593,6 +602,7 @@ KNOWN_DEFECTS = [
 REGRESSIONS = {
     111: "uint16/uint32/uint64 inputs hit an internal assert (at::toOpMathType) instead of a clean rejection",
     691: "argmax/argmin computed on bool, which torch rejects",
+    35102: "max_pool3d_with_indices.out into an expanded indices: torch corrupts its heap, structops raises",
     2195: "cdist in bfloat16: one unit in the last place from torch's mm form (the manifest's tolerance)",
     839: "binary_cross_entropy.out: torch's out= reduces wrongly, structops' out= matches torch's functional",
     272: "max_pool3d on a 4-D input with channels-last strides: torch raises, structops computes (documented)",
