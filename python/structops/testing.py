@@ -639,6 +639,11 @@ def check_out_rules(spec: OpSpec, device: str, dtype: str) -> None:
                     _run(op, full, **outs(full.args[0]))
 
 
+def _another_float(dtype: torch.dtype) -> torch.dtype:
+    """A floating dtype other than `dtype`: what an out of the wrong dtype is made of."""
+    return torch.float32 if dtype == torch.float64 else torch.float64
+
+
 def _check_out_dtype(spec: OpSpec, op, s: Sample, device: str, outs, expected: torch.Tensor) -> None:
     """An out of another dtype, by the op's out_dtype: castable takes a wider one and rejects one
     the result can't be cast to; exact rejects any other; dtype_argument computes in the out's
@@ -652,7 +657,7 @@ def _check_out_dtype(spec: OpSpec, op, s: Sample, device: str, outs, expected: t
             with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
                 _run(op, s, **outs(torch.empty(shape, dtype=narrower, device=device)))
         return
-    other = torch.float32 if rdtype == torch.float64 else torch.float64
+    other = _another_float(rdtype)
     if spec.out_dtype == "exact" or s.kwargs.get("dtype") is not None:
         with pytest.raises(RuntimeError, match=f"expected '{spec.outs[0]}' to have the result dtype"):
             _run(op, s, **outs(torch.empty(shape, dtype=other, device=device)))
@@ -693,7 +698,7 @@ def _check_list_out_rules(spec: OpSpec, op, s: Sample, device: str) -> None:
     assert_matches(strided, expected, spec, s, "non-contiguous out", check_strides=False)
     narrower = {True: torch.int64, False: torch.bool}[dtype.is_floating_point or dtype.is_complex]
     if spec.out_dtype == "exact":
-        other = torch.float32 if dtype == torch.float64 else torch.float64
+        other = _another_float(dtype)
         with pytest.raises(RuntimeError, match=f"expected '{name}\\[0\\]' to have the result dtype"):
             _run(op, s, **{name: fresh(dtype=other)})
     elif not torch.can_cast(dtype, narrower):

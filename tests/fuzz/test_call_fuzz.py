@@ -381,7 +381,7 @@ def tolerance(target: Target, dtype: torch.dtype, args, kwargs) -> dict:
         atol, rtol = target.spec.tolerance[name]
         return {"atol": atol, "rtol": rtol}
     half = dtype in (torch.float16, torch.bfloat16)
-    if half and target.spec.name in ("mul_add", "bias_gelu", "add_relu"):  # FUSED_ROUNDING
+    if half and target.spec.name in FUSED:  # FUSED_ROUNDING
         return {"atol": 1e-2, "rtol": 2 * torch.finfo(dtype).eps}
     if half and kwargs.get("rounding_mode") == "trunc":  # TRUNC_HALF
         return {"atol": 1, "rtol": 0}

@@ -108,6 +108,12 @@ def test_mm_opcheck_and_meta():
     assert m.shape == (50, 60) and m.device.type == "meta"
 
 
+def run_pinned(code: str, kernel: str, ops: tuple[str, ...]) -> None:
+    """Runs `code` in a fresh process with `kernel` pinned for `ops` (the pin is read at load)."""
+    env = {**os.environ, "STRUCTOPS_AUTOTUNE_PIN": ",".join(f"{op}={kernel}" for op in ops)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+
+
 @pytest.mark.parametrize("kernel", ["blocked", "aten"])
 def test_both_kernels_pinned(kernel):
     """Each kernel on its own: mm's and addmm's variants pinned (structops.autotune reads its pins
@@ -122,8 +128,7 @@ def test_both_kernels_pinned(kernel):
         " atol=1e-3, rtol=1e-4)\n"
         "    torch.testing.assert_close(structops.mm(a.bfloat16(), b.bfloat16()), (a.bfloat16() @ b.bfloat16()), atol=5e-2, rtol=3e-2)\n"
     )
-    env = {**os.environ, "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel},addmm.out={kernel}"}
-    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    run_pinned(code, kernel, ("mm.out", "addmm.out"))
 
 
 def test_bad_kernel_pin_is_an_error():
@@ -192,5 +197,4 @@ def test_empty_inner_dim_gives_zeros_as_torch(kernel):
         "    ours(*args, out=out)\n"
         "    torch.testing.assert_close(out, expected)\n"
     )
-    env = {**os.environ, "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel},addmm.out={kernel},linear.out={kernel}"}
-    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    run_pinned(code, kernel, ("mm.out", "addmm.out", "linear.out"))
