@@ -5,15 +5,17 @@
 //   acc_t step(acc_t a, in_t x) const;    fold one input element in
 //   acc_t merge(acc_t a, acc_t b) const;  combine two partial results
 //   out_t finish(acc_t a, int64_t n) const;  the result of n folded elements (mean divides)
-// `reduce` views the input as [kept..., reduced...] and picks one of two loops, both free of
-// copies for the layouts they cover:
-//   - inner: the reduced elements of one output are contiguous (reducing the last dims of a
-//     contiguous tensor): 32 independent accumulators per row, which gcc vectorises without
-//     reassociating floating-point sums (so results do not depend on the vector width);
-//   - outer: the kept elements are contiguous and the reduced dims lie outside them (reducing
-//     dim 0 of a contiguous matrix): the accumulators run along the kept dim, one vector each.
-// Anything else (transposed or sliced inputs) is first copied to the inner layout, as torch's
-// TensorIterator does for reductions it cannot stride through.
+// `reduce` views the input as [kept..., reduced...] and picks one of two loops:
+//   - rows: each output folds its reduced elements; when they are contiguous (reducing the last
+//     dims of a contiguous tensor) 32 independent accumulators per row, which gcc vectorises
+//     without reassociating floating-point sums (so results do not depend on the vector width);
+//   - columns: the outputs lie along one dim, the inner one in memory (reducing dim 0 of a
+//     matrix): the accumulators run along the outputs, one vector each, while reduced rows pass.
+// Neither copies the input. Reduced elements that are not contiguous (a transposed, sliced or
+// expanded input) are walked in memory order and gathered through their strides, stride 0
+// included, kCascade at a time into a thread's buffer, then folded exactly as a contiguous row
+// would be: summing 2^32 elements of an expanded tensor takes no memory (issue 17; a contiguous
+// copy took 16 GiB).
 // Threads: outputs are split across threads when there are enough of them; a full reduction
 // (one output) splits the reduced range into size-determined chunks and merges them in order.
 #pragma once
@@ -24,6 +26,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 
 #include <structops/cpu_pointwise.h>
 #include <structops/parallel.h>
@@ -103,13 +106,17 @@ SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
   return blocks.total();
 }
 
-// acc[k] = step(acc[k], x[j * stride + k]) for j < rows, k < width.
+// acc[k] = step(acc[k], x[row[j] + k * stride]) for j < rows, k < width.
 template <typename R, typename in_t, typename acc_t>
-SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, int64_t rows, int64_t stride, int64_t width,
-                                  acc_t* __restrict acc) {
+SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, const int64_t* row, int64_t rows,
+                                  int64_t width, int64_t stride, acc_t* __restrict acc) {
   for (int64_t j = 0; j < rows; ++j) {
-    const in_t* __restrict row = x + j * stride;
-    for (int64_t k = 0; k < width; ++k) acc[k] = r.step(acc[k], row[k]);
+    const in_t* __restrict xs = x + row[j];
+    if (stride == 1) {  // the vectorised loop: contiguous outputs
+      for (int64_t k = 0; k < width; ++k) acc[k] = r.step(acc[k], xs[k]);
+    } else {
+      for (int64_t k = 0; k < width; ++k) acc[k] = r.step(acc[k], xs[k * stride]);
+    }
   }
 }
 
@@ -135,6 +142,119 @@ SO_CPU_CLONES void reduce_narrow_columns(const R& r, const in_t* __restrict x, i
   }
 }
 
+// A view's elements in the row-major order of `dims`, read through their strides (0 included):
+// how `reduce` reads a transposed, sliced or expanded input without copying it. Dims of size 1
+// are dropped and dims that step through memory as one are merged, so a contiguous run is a
+// single dim of stride 1 (`is_dense`). In memory order the dims are first sorted by decreasing
+// stride (stride 0 outermost, so an expanded dim re-reads what is already in cache): the order
+// for elements folded into one result, where any order is the reduction's.
+class Walk {
+ public:
+  Walk(const at::Tensor& t, c10::ArrayRef<int64_t> dims, bool memory_order = false) {
+    c10::SmallVector<int64_t, 8> order(dims.begin(), dims.end());
+    if (memory_order) {
+      auto outer = [&](int64_t a, int64_t b) {
+        const uint64_t sa = t.stride(a) - 1, sb = t.stride(b) - 1;  // stride 0 wraps to the largest
+        return sa > sb;
+      };
+      std::stable_sort(order.begin(), order.end(), outer);
+    }
+    for (int64_t d : order) {
+      const int64_t size = t.size(d), stride = t.stride(d);
+      if (size == 1) continue;
+      if (!sizes_.empty() && strides_.back() == size * stride) {
+        sizes_.back() *= size;
+        strides_.back() = stride;
+      } else {
+        sizes_.push_back(size);
+        strides_.push_back(stride);
+      }
+    }
+    if (sizes_.empty()) sizes_.push_back(1), strides_.push_back(1);
+  }
+  // Whether the elements are consecutive `stride` apart.
+  bool is_dense(int64_t stride) const { return sizes_.size() == 1 && (strides_[0] == stride || sizes_[0] == 1); }
+  // The stride of a walk along one dim, or -1 when it has several.
+  int64_t single_stride() const { return sizes_.size() == 1 ? strides_[0] : -1; }
+  // The smallest nonzero stride (0 when every dim is expanded): how far apart consecutive loads are.
+  int64_t innermost_stride() const {
+    int64_t least = 0;
+    for (size_t d = 0; d < sizes_.size(); ++d) {
+      if (strides_[d] != 0 && (least == 0 || strides_[d] < least)) least = strides_[d];
+    }
+    return least;
+  }
+  // Where element `flat` lies, in elements from the first.
+  int64_t offset(int64_t flat) const {
+    if (sizes_.size() == 1) return flat * strides_[0];
+    int64_t at = 0;
+    for (size_t d = sizes_.size(); d-- > 0;) {
+      at += flat % sizes_[d] * strides_[d];
+      flat /= sizes_[d];
+    }
+    return at;
+  }
+  // dst[i] = element flat + i of the view starting at x, for i < count: a run along the
+  // innermost dim at a time.
+  template <typename T>
+  void gather(const T* x, int64_t flat, int64_t count, T* __restrict dst) const {
+    const size_t inner = sizes_.size() - 1;
+    c10::SmallVector<int64_t, 8> index(sizes_.size());
+    int64_t at = 0;
+    for (size_t d = sizes_.size(); d-- > 0;) {
+      index[d] = flat % sizes_[d];
+      at += index[d] * strides_[d];
+      flat /= sizes_[d];
+    }
+    const int64_t step = strides_[inner];
+    while (count > 0) {
+      const int64_t run = std::min(count, sizes_[inner] - index[inner]);
+      const T* src = x + at;
+      if (step == 1) std::copy_n(src, run, dst);
+      else if (step == 0) std::fill_n(dst, run, *src);
+      else for (int64_t i = 0; i < run; ++i) dst[i] = src[i * step];
+      dst += run, count -= run, index[inner] += run, at += run * step;
+      for (size_t d = inner; d > 0 && index[d] == sizes_[d]; --d) {  // carry into the outer dims
+        at += strides_[d - 1] - sizes_[d] * strides_[d];
+        index[d] = 0;
+        ++index[d - 1];
+      }
+    }
+  }
+
+ private:
+  c10::SmallVector<int64_t, 8> sizes_, strides_;
+};
+
+// A thread's gather buffer of kCascade elements, or none when the input is read in place
+// (std::vector<bool> would have no data()).
+template <typename T>
+std::unique_ptr<T[]> gather_buffer(bool needed) {
+  return needed ? std::make_unique<T[]>(kCascade) : nullptr;
+}
+
+// reduce_row over elements lo..lo+n of `walk` from x: each kCascade block gathered into buf, then
+// folded exactly as reduce_row folds the same block of a contiguous input.
+template <typename R, typename in_t>
+SO_CPU_CLONES auto reduce_gathered(const R& r, const in_t* x, const Walk& walk, int64_t lo, int64_t n,
+                                   in_t* __restrict buf) {
+  using acc_t = decltype(r.identity());
+  if (n <= kCascade) {
+    walk.gather(x, lo, n, buf);
+    if (n >= kLanes) return reduce_block(r, buf, n);
+    acc_t total = r.identity();
+    for (int64_t i = 0; i < n; ++i) total = r.step(total, buf[i]);
+    return total;
+  }
+  Cascade<R, acc_t> blocks(r);
+  for (int64_t b = 0; b < n; b += kCascade) {
+    const int64_t m = std::min(kCascade, n - b);
+    walk.gather(x, lo + b, m, buf);
+    blocks.push(reduce_block(r, buf, m));
+  }
+  return blocks.total();
+}
+
 }  // namespace detail
 
 // `self` as rows: the reduced dims moved last, in order (so a full reduction runs over the
@@ -154,9 +274,13 @@ inline ReducedRows reduced_rows(const at::Tensor& self, at::IntArrayRef reduced_
   return {self.permute(order).contiguous(), n};
 }
 
-// How `reduce` walks the input: see the header comment. `automatic` takes columns when the input
-// is already in that layout with at least 16 outputs, rows otherwise; the two others copy the
-// input to their layout when it is not (sum's kernel variants, timed by structops::autotune).
+// How `reduce` walks the input: see the header comment. `automatic` takes columns when the outputs
+// lie along one dim whose stride is smaller than every reduced dim's (the outputs are the inner
+// loop in memory) and there are at least 16 of them, rows otherwise. The two others are sum's
+// kernel variants, timed by structops::autotune: `rows` always folds rows; `columns` takes the
+// columns loop when the input is rows of contiguous outputs one after another (its layout, where
+// the narrow loop needs no vector per output) and is `automatic` elsewhere, so timing it on an
+// input it does not fit costs no more than the automatic choice. Neither copies the input.
 enum class ReduceLayout { automatic, rows, columns };
 
 // out[kept] = finish(reduce over reduced_dims of self), out contiguous with numel = prod(kept).
@@ -181,18 +305,18 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
     for (int64_t k = 0; k < n_out; ++k) o[k] = r.finish(r.identity(), 0);
     return;
   }
+  const in_t* const x = self.const_data_ptr<in_t>();
+  const detail::Walk outputs(self, kept);  // where each output's first element lies
+  const detail::Walk elements(self, reduced, /*memory_order=*/true);  // one output's elements
 
-  // Columns: reduced dims outside, kept dims contiguous inside (reduced-then-kept order is a
-  // contiguous tensor); by default only when a row of outputs fills vectors and no copy is needed.
-  c10::SmallVector<int64_t, 8> outer_order(reduced.begin(), reduced.end());
-  outer_order.append(kept.begin(), kept.end());
-  const bool columns = layout == ReduceLayout::columns ||
-                       (layout == ReduceLayout::automatic && n_out >= 16 && !reduced.empty() && !kept.empty() &&
-                        self.permute(outer_order).is_contiguous());
+  const int64_t out_stride = outputs.single_stride(), inner = elements.innermost_stride();
+  const bool columns_layout = out_stride == 1 && elements.is_dense(n_out);  // [reduced..., kept...] contiguous
+  const bool outputs_inner = n_out >= 16 && out_stride > 0 && (inner == 0 || out_stride < inner);
+  const bool columns = !kept.empty() && !reduced.empty() &&
+                       (layout == ReduceLayout::columns ? columns_layout || outputs_inner
+                                                        : layout == ReduceLayout::automatic && outputs_inner);
   if (columns) {
-    const at::Tensor xc = self.permute(outer_order).contiguous();  // a view when already in layout
-    const in_t* x = xc.const_data_ptr<in_t>();
-    if (n_out < 16 && detail::kLanes % n_out == 0) {
+    if (n_out < 16 && detail::kLanes % n_out == 0 && columns_layout) {
       // Too narrow for a vector per row: fold the flat input with lanes of period n_out, in
       // size-determined chunks of rows (threads), their partials merged in order.
       const int64_t chunks = std::clamp<int64_t>(n_red * n_out / kGrainSize, 1, 64);
@@ -216,17 +340,19 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
     constexpr int64_t kColumnTile = std::max<int64_t>(64, 16384 / sizeof(acc_t));  // 16 KiB of accumulators
     structops::parallel_for(0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
       std::array<acc_t, kColumnTile> acc, block;
+      std::array<int64_t, detail::kCascadeRows> row;  // where each reduced row of the block starts
       for (int64_t t0 = begin; t0 < end; t0 += kColumnTile) {
         const int64_t w = std::min(kColumnTile, end - t0);
         std::fill(acc.begin(), acc.begin() + w, r.identity());
         for (int64_t j = 0; j < n_red; j += detail::kCascadeRows) {
           const int64_t rows = std::min(detail::kCascadeRows, n_red - j);
+          for (int64_t i = 0; i < rows; ++i) row[i] = elements.offset(j + i) + t0 * out_stride;
           if (j == 0) {  // the first block folds straight into acc
-            detail::reduce_columns(r, x + t0, rows, n_out, w, acc.data());
+            detail::reduce_columns(r, x, row.data(), rows, w, out_stride, acc.data());
             continue;
           }
           std::fill(block.begin(), block.begin() + w, r.identity());
-          detail::reduce_columns(r, x + j * n_out + t0, rows, n_out, w, block.data());
+          detail::reduce_columns(r, x, row.data(), rows, w, out_stride, block.data());
           for (int64_t k = 0; k < w; ++k) acc[k] = r.merge(acc[k], block[k]);
         }
         for (int64_t k = 0; k < w; ++k) o[t0 + k] = r.finish(acc[k], n_red);
@@ -235,19 +361,21 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
     return;
   }
 
-  c10::SmallVector<int64_t, 8> inner_order(kept.begin(), kept.end());
-  inner_order.append(reduced.begin(), reduced.end());
-  const at::Tensor x = self.permute(inner_order).contiguous();  // a view when already inner
-  const in_t* in = x.const_data_ptr<in_t>();
+  // Rows: each output folds its n_red elements, read in place when contiguous, else gathered
+  // kCascade at a time (the same blocks in the same order, so the same result).
+  const bool dense = elements.is_dense(1);
   if (n_out == 1) {  // full reduction: split the reduced range, merge per-chunk partials in order
     // The chunking depends on the size alone, so the result does not depend on the thread count.
     const int64_t chunks = std::clamp<int64_t>(n_red / kGrainSize, 1, 64);
     c10::SmallVector<acc_t, 64> partial(chunks, r.identity());
     const int64_t per = (n_red + chunks - 1) / chunks;
     structops::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+      const auto buf = detail::gather_buffer<in_t>(!dense);
       for (int64_t c = begin; c < end; ++c) {
         const int64_t lo = c * per, hi = std::min(n_red, lo + per);
-        if (lo < hi) partial[c] = detail::reduce_row(r, in + lo, hi - lo);
+        if (lo >= hi) continue;
+        partial[c] = dense ? detail::reduce_row(r, x + lo, hi - lo)
+                           : detail::reduce_gathered(r, x, elements, lo, hi - lo, buf.get());
       }
     });
     detail::Cascade<R, acc_t> merged(r);
@@ -256,7 +384,13 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
     return;
   }
   structops::parallel_for(0, n_out, std::max<int64_t>(1, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) o[k] = r.finish(detail::reduce_row(r, in + k * n_red, n_red), n_red);
+    const auto buf = detail::gather_buffer<in_t>(!dense);
+    for (int64_t k = begin; k < end; ++k) {
+      const in_t* const first = x + outputs.offset(k);
+      o[k] = r.finish(dense ? detail::reduce_row(r, first, n_red)
+                            : detail::reduce_gathered(r, first, elements, 0, n_red, buf.get()),
+                      n_red);
+    }
   });
 }
 
