@@ -5,6 +5,7 @@
 #include <c10/core/DefaultDtype.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace structops::rules {
@@ -478,6 +479,16 @@ void check_nonempty(std::string_view op, std::string_view name, c10::SymIntArray
   for (int64_t d : reduced) {
     TORCH_CHECK_INDEX(sizes[d] != 0, op, ": cannot reduce over dim ", d, " of '", name,
                 "', which has size 0: ", op, " of no elements is undefined");
+  }
+}
+
+void check_norm_nonempty(std::string_view op, std::string_view name, const std::optional<at::Scalar>& p,
+                         c10::SymIntArrayRef sizes, const std::vector<int64_t>& reduced) {
+  const double order = p.has_value() ? p->toDouble() : 2.0;
+  if (order >= 0 && !std::isinf(order)) return;  // sum-like: 0 for no elements
+  for (int64_t d : reduced) {
+    TORCH_CHECK(sizes[d] != 0, op, ": cannot compute the ", order, " norm over dim ", d, " of '", name,
+                "', which has size 0: that norm has no identity");
   }
 }
 

@@ -32,6 +32,7 @@ FUNCTIONS: dict[str, tuple[int, tuple[str, ...], str, str]] = {
     "sign": (1, ("bool",) + _IF, "num", "pw::sign"),
     **{f: (1, _IF, "num", f"pw::{f}") for f in ("floor", "ceil", "round", "trunc")},
     "pow": (2, NUMERIC + ("bool",), "num", "pw::pow"),
+    "pow_scalar": (2, NUMERIC + ("bool",), "num", "pw::pow_scalar"),
     "max": (2, ("bool",) + _IF, "num", "pw::maximum"),
     "min": (2, ("bool",) + _IF, "num", "pw::minimum"),
     "fma": (3, _IF, "num", "pw::fma"),

@@ -52,7 +52,7 @@ REDUCTIONS = ("SUM", "SAME", "FLOAT", "BOOL", "LONG")
 SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "split", "index", "window", "len", "ndim",
                   "numel", "sum", "max", "min", "ones", "item")
 DTYPE_BUILTINS = ("promote", "reduction")
-CHECK_BUILTINS = ("alpha_check", "integer_power_check", "same_dtype", "nonempty")
+CHECK_BUILTINS = ("alpha_check", "integer_power_check", "same_dtype", "nonempty", "norm_nonempty")
 OTHER_BUILTINS = ("dims", "like", "given")
 OPTIONAL_KINDS = ("tensor?", "int?", "ints?", "scalar?", "dtype?", "str?")
 
@@ -576,6 +576,15 @@ class Lowering:
                 raise self.fail("nonempty() takes (Tensor, dim list)", "write 'nonempty(self, dim)'")
             self.emit(f'rules::check_nonempty(op, "{e.args[0]}", {args[0].code}.sym_sizes(), '
                       f'rules::reduced_dims(op, "{e.args[0]}", {args[0].code}.dim(), {_dim_list(args[1])}));')
+            return
+        if isinstance(e, Call) and e.fn == "norm_nonempty":
+            args = [self.expr(a) for a in e.args]
+            if (len(args) != 3 or args[0].kind not in ("scalar", "scalar?") or args[1].kind != "tensor"
+                    or args[2].kind not in ("ints?", "ints", "int", "int?")):
+                raise self.fail("norm_nonempty() takes (Scalar? p, Tensor, dim list)", "write 'norm_nonempty(p, self, dim)'")
+            p = args[0].code if args[0].kind == "scalar?" else f"std::optional<at::Scalar>({args[0].code})"
+            self.emit(f'rules::check_norm_nonempty(op, "{e.args[1]}", {p}, {args[1].code}.sym_sizes(), '
+                      f'rules::reduced_dims(op, "{e.args[1]}", {args[1].code}.dim(), {_dim_list(args[2])}));')
             return
         v = self.expr(e)
         if v.kind != "bool":

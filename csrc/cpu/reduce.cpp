@@ -19,6 +19,7 @@
 
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
+#include <ATen/Dispatch_v2.h>
 #include <ATen/OpMathType.h>
 
 #include <algorithm>
@@ -214,8 +215,17 @@ void extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Te
 
 // A scan cannot cascade: its running sums accumulate in double for floats (at::acc_type, as
 // torch's cumsum), int64 for integers.
+// Unsigned types (bool, uint8..uint64) run in uint64_t, so their sums wrap as the type's do.
+template <typename scalar_t, bool = std::is_integral_v<scalar_t>>
+struct ScanAcc {
+  using type = at::acc_type<scalar_t, false>;
+};
 template <typename scalar_t>
-using scan_acc_t = std::conditional_t<std::is_same_v<scalar_t, bool>, int64_t, at::acc_type<scalar_t, false>>;
+struct ScanAcc<scalar_t, true> {
+  using type = std::conditional_t<std::is_unsigned_v<scalar_t>, uint64_t, int64_t>;
+};
+template <typename scalar_t>
+using scan_acc_t = typename ScanAcc<scalar_t>::type;
 
 // out = running sum of x along the middle dim of [outer, n, inner] (both contiguous).
 template <typename scalar_t>
@@ -348,7 +358,7 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
   const int64_t outer = x.numel() / (n * inner);
   constexpr int64_t kBlock = 256;
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
-  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "cumsum", [&] {
+  AT_DISPATCH_V2(out.scalar_type(), "cumsum", AT_WRAP([&] {
     const scalar_t* in = x.const_data_ptr<scalar_t>();
     scalar_t* o = out.data_ptr<scalar_t>();  // contiguous: the meta layout
     if (inner == 1 && n > 1) {
@@ -371,7 +381,7 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
         scan_block(in + offset, o + offset, n, inner, std::min(kBlock, inner - k0), acc.data());
       }
     });
-  });
+  }), AT_EXPAND(AT_ALL_TYPES), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
 }
 
 }  // namespace structops::impl

@@ -465,6 +465,14 @@ class _Eval:
                 if t.shape[d] == 0:
                     _fail(self.op, f"cannot reduce over dim {d} of '{t.label}', which has size 0: "
                                    f"{self.op} of no elements is undefined", index=True)
+        elif e[0] == "call" and e[1] == "norm_nonempty":
+            p, t = self.env[e[2][0][1]], self.env[e[2][1][1]]
+            order = 2.0 if p is None else float(p)
+            if order < 0 or math.isinf(order):
+                for d in _reduced_dims(self.op, t.label, len(t.shape), _dim_list(self.expr(e[2][2]))):
+                    if t.shape[d] == 0:
+                        _fail(self.op, f"cannot compute the {order:g} norm over dim {d} of '{t.label}', which has "
+                                       "size 0: that norm has no identity")
         elif e[0] == "call" and e[1] == "same_dtype":
             first = self.env[e[2][0][1]]
             for a in e[2]:

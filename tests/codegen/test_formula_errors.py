@@ -28,7 +28,7 @@ CASES = {
     "unknown_function": (UNARY + '  pointwise: "expp(self)"\n',
                          (f"native_functions.yaml:3: {U}: pointwise: unknown function 'expp' — use one of: abs, bool, "
                          "ceil, clamp, cos, erf, erfc, exp, exp2, expm1, floor, fma, isinf, isnan, log, log1p, log2, "
-                         "max, min, pow, round, rsqrt, select, sigmoid, sign, sin, sqrt, tan, tanh, trunc, trunc_div, where")),
+                         "max, min, pow, pow_scalar, round, rsqrt, select, sigmoid, sign, sin, sqrt, tan, tanh, trunc, trunc_div, where")),
     "arity": (BINARY + '  pointwise: "max(self)"\n',
               f"native_functions.yaml:3: {B}: pointwise: max() takes 2 arguments, got 1 — write max(x0, x1)"),
     "float_function_on_integers": (

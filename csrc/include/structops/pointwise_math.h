@@ -170,6 +170,19 @@ SO_HD T pow(T a, T b) {
   }
 }
 
+// pow with a Python-number exponent, as torch's CPU pow(Tensor, Scalar) on float32, float64,
+// bfloat16 and complex: the exponents 0.5 and -0.5 are sqrt and its reciprocal, so pow(-inf, 0.5)
+// is NaN, pow(-0., 0.5) is -0. and a complex -inf gives (0, inf) (std::pow: +inf, +0., (inf, NaN)).
+template <typename T>
+SO_HD T pow_scalar(T a, T b) {
+  if constexpr (!is_int_v<T> && !std::is_same_v<T, bool>) {
+    using std::sqrt;
+    if (b == T(0.5)) return sqrt(a);
+    if (b == T(-0.5)) return T(1) / sqrt(a);
+  }
+  return pow(a, b);
+}
+
 template <typename T>
 SO_HD T abs(T x) {
   if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return x;

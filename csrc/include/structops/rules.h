@@ -136,5 +136,9 @@ void check_same_dtype(std::string_view op, std::initializer_list<NamedTensor> te
 // Reductions with no identity (amax, amin): every reduced dim must have elements (IndexError, as torch).
 void check_nonempty(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,
                     const std::vector<int64_t>& reduced);
+// A p-norm with no identity (p < 0 or p = +inf; None is 2) of an empty reduced dim raises, as
+// torch.linalg.vector_norm (a RuntimeError there).
+void check_norm_nonempty(std::string_view op, std::string_view name, const std::optional<at::Scalar>& p,
+                         c10::SymIntArrayRef sizes, const std::vector<int64_t>& reduced);
 
 }  // namespace structops::rules
