@@ -562,6 +562,15 @@ class Lowering:
             if len(args) < 2 or args[0].kind != "tensor" or any(a.kind not in ("tensor", "tensor?") for a in args):
                 raise self.fail("same_dtype() takes two or more tensors, the first one required (not Tensor?)",
                                 "write e.g. 'same_dtype(self, other)' or 'same_dtype(input, weight)'")
+            # zero_dim=PROMOTE: a 0-dim tensor after the first may have any dtype (it promotes as a
+            # number does: torch.lerp's weight).
+            if self.kwarg(e, "zero_dim", ("EXACT", "PROMOTE"), "EXACT") == "PROMOTE":
+                first = f'{{"{e.args[0]}", {args[0].code}}}'
+                for a, v in zip(e.args[1:], args[1:]):
+                    t = v.code if v.kind == "tensor" else f"(*{v.code})"
+                    given = "" if v.kind == "tensor" else f"{v.code}.has_value() && "
+                    self.emit(f'if ({given}{t}.dim() != 0) rules::check_same_dtype(op, {{{first}, {{"{a}", {t}}}}});')
+                return
             items = ", ".join(f'{{"{a}", {v.code}}}' for a, v in zip(e.args, args) if v.kind == "tensor")
             if sum(v.kind == "tensor" for v in args) > 1:
                 self.emit(f"rules::check_same_dtype(op, {{{items}}});")

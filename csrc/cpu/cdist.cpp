@@ -30,7 +30,7 @@ SO_CPU_CLONES acc_t distance(const scalar_t* __restrict x, const scalar_t* __res
   acc_t acc = 0;
   for (int64_t k = 0; k < m; ++k) {
     const acc_t d = std::abs(static_cast<acc_t>(x[k]) - static_cast<acc_t>(y[k]));
-    if constexpr (K == Norm::kZero) acc += d != acc_t(0) ? acc_t(1) : acc_t(0);
+    if constexpr (K == Norm::kZero) acc += d != d ? d : (d != acc_t(0) ? acc_t(1) : acc_t(0));  // NaN propagates
     else if constexpr (K == Norm::kOne) acc += d;
     else if constexpr (K == Norm::kTwo) acc += d * d;
     else if constexpr (K == Norm::kInf) acc = d > acc || d != d ? d : acc;  // NaN propagates

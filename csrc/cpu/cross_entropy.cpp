@@ -33,8 +33,10 @@ void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target
   const bool probabilities = at::isFloatingType(target.scalar_type());
   const int64_t ignore = ignore_index.expect_int();
   const double eps = label_smoothing;
-  const at::Tensor x = self.contiguous(), t = target.contiguous();
-  const at::Tensor w = weight.has_value() ? weight->contiguous() : at::Tensor();
+  // Everything in the result dtype (class probabilities promote: the meta function).
+  const at::ScalarType dtype = out.scalar_type();
+  const at::Tensor x = self.to(dtype).contiguous(), t = probabilities ? target.to(dtype).contiguous() : target.contiguous();
+  const at::Tensor w = weight.has_value() ? weight->to(dtype).contiguous() : at::Tensor();
 
   std::vector<double> loss(samples), counted(samples);
   if (!probabilities) {  // the data check: every index is a class or ignore_index
@@ -44,7 +46,7 @@ void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target
                         " is out of bounds for ", C, " classes (at flat position ", i, " of 'target')");
     }
   }
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, self.scalar_type(), "cross_entropy_loss", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "cross_entropy_loss", [&] {
     const scalar_t* px = x.const_data_ptr<scalar_t>();
     const scalar_t* pw = w.defined() ? w.const_data_ptr<scalar_t>() : nullptr;
     auto wt = [&](int64_t c) { return pw ? static_cast<double>(pw[c]) : 1.0; };

@@ -357,8 +357,9 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
                         const at::Tensor& save_invstd) {
   const int64_t N = input.size(0), C = input.size(1), S = input.numel() / std::max<int64_t>(N * C, 1);
   const at::Tensor x = input.contiguous();
-  // Per channel: y = x * scale[c] + offset[c], from the batch's or the running statistics.
-  std::vector<double> mean(C), var(C), scale(C), offset(C);
+  // Per channel: y = (x - mean[c]) * scale[c] + b[c], from the batch's or the running statistics
+  // (x * scale + (b - mean * scale) cancels where scale is large: a running_var of 0 scales by 316).
+  std::vector<double> mean(C), var(C), scale(C);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "batch_norm", [&] {
     const scalar_t* in = x.const_data_ptr<scalar_t>();
     auto values = [&](const std::optional<at::Tensor>& t, double fallback) {
@@ -384,7 +385,6 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
     for (int64_t c = 0; c < C; ++c) {
       const double invstd = 1.0 / std::sqrt(var[c] + eps);
       scale[c] = invstd * w[c];
-      offset[c] = b[c] - mean[c] * scale[c];
       if (training) {
         save_mean.data_ptr<scalar_t>()[c] = static_cast<scalar_t>(mean[c]);
         save_invstd.data_ptr<scalar_t>()[c] = static_cast<scalar_t>(invstd);
@@ -411,11 +411,11 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
       for (int64_t r = begin; r < end; ++r) {
         const int64_t c = r % C;
         using acc_t = at::opmath_type<scalar_t>;
-        const acc_t sc = static_cast<acc_t>(scale[c]), off = static_cast<acc_t>(offset[c]);
+        const acc_t sc = static_cast<acc_t>(scale[c]), mu = static_cast<acc_t>(mean[c]), shift = static_cast<acc_t>(b[c]);
         const scalar_t* xr = in + r * S;
         scalar_t* orow = o + r * S;
         for (int64_t i = 0; i < S; ++i) {
-          orow[i] = static_cast<scalar_t>(static_cast<acc_t>(xr[i]) * sc + off);
+          orow[i] = static_cast<scalar_t>((static_cast<acc_t>(xr[i]) - mu) * sc + shift);
         }
       }
     });

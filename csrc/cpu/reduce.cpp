@@ -213,8 +213,8 @@ void extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Te
   });
 }
 
-// A scan cannot cascade: its running sums accumulate in double for floats (at::acc_type, as
-// torch's cumsum), int64 for integers.
+// A scan cannot cascade: its running sums accumulate in double for floats and complex<double> for
+// complex (at::acc_type, as torch's cumsum), int64 for integers.
 // Unsigned types (bool, uint8..uint64) run in uint64_t, so their sums wrap as the type's do.
 template <typename scalar_t, bool = std::is_integral_v<scalar_t>>
 struct ScanAcc {
@@ -231,7 +231,7 @@ using scan_acc_t = typename ScanAcc<scalar_t>::type;
 template <typename scalar_t>
 SO_CPU_CLONES void scan_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
                               int64_t width, scan_acc_t<scalar_t>* __restrict acc) {
-  for (int64_t k = 0; k < width; ++k) acc[k] = 0;
+  for (int64_t k = 0; k < width; ++k) acc[k] = scan_acc_t<scalar_t>(0);
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t k = 0; k < width; ++k) {
       acc[k] += static_cast<scan_acc_t<scalar_t>>(x[j * inner + k]);
@@ -381,7 +381,8 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
         scan_block(in + offset, o + offset, n, inner, std::min(kBlock, inner - k0), acc.data());
       }
     });
-  }), AT_EXPAND(AT_ALL_TYPES), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+  }), AT_EXPAND(AT_ALL_TYPES), AT_EXPAND(AT_COMPLEX_TYPES), at::kHalf, at::kBFloat16, at::kBool,
+     AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
 }
 
 }  // namespace structops::impl

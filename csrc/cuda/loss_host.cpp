@@ -100,11 +100,14 @@ void cross_entropy_loss_out_cuda(const at::Tensor& self, const at::Tensor& targe
   p.label_smoothing = label_smoothing;
   p.reduction = reduction;
   const int64_t samples = p.N * p.S;
-  const at::Tensor x = self.contiguous(), t = target.contiguous();
-  const at::Tensor w = weight.has_value() ? weight->contiguous() : at::Tensor();
+  // Everything in the result dtype (class probabilities promote: the meta function).
+  const at::ScalarType dtype = out.scalar_type();
+  const at::Tensor x = self.to(dtype).contiguous();
+  const at::Tensor t = p.probabilities ? target.to(dtype).contiguous() : target.contiguous();
+  const at::Tensor w = weight.has_value() ? weight->to(dtype).contiguous() : at::Tensor();
   const at::Tensor first_bad = at::full({1}, samples, out.options().dtype(at::kLong));
   const at::Tensor workspace = workspace_for(reduction, out);
-  p.dtype = static_cast<Dtype>(self.scalar_type());
+  p.dtype = static_cast<Dtype>(dtype);
   p.self = x.const_data_ptr();
   p.target = t.const_data_ptr();
   p.weight = w.defined() ? w.const_data_ptr() : nullptr;
@@ -113,7 +116,7 @@ void cross_entropy_loss_out_cuda(const at::Tensor& self, const at::Tensor& targe
   p.workspace = workspace.defined() ? workspace.data_ptr() : nullptr;
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::cross_entropy(p);
-  TORCH_CHECK(error == nullptr, "cross_entropy_loss: CUDA kernel failed for dtype ", self.scalar_type(), ": ", error);
+  TORCH_CHECK(error == nullptr, "cross_entropy_loss: CUDA kernel failed for dtype ", dtype, ": ", error);
   if (p.probabilities || samples == 0) return;
   const int64_t i = first_bad.item<int64_t>();
   if (i < samples) {

@@ -7,6 +7,7 @@
 #include <structops/scan_launch.h>
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -23,12 +24,15 @@ void cumsum_out_cuda(const at::Tensor& self, at::IntArrayRef scan_dim, std::opti
                      at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
-  const at::ScalarType t = has_kernel(out.scalar_type()) ? out.scalar_type() : at::kLong;
+  // A complex scan is two real ones: the real view [..., 2] scans each part along the same dim.
+  const bool complex = at::isComplexType(out.scalar_type());
+  const at::ScalarType t = complex || has_kernel(out.scalar_type()) ? out.scalar_type() : at::kLong;
   at::Tensor x = cpu::operand(self, t, out.device()).contiguous();
   const int64_t dim = scan_dim.empty() || x.dim() == 0 ? 0 : scan_dim[0];  // a 0-dim self scans one element
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
-  int64_t inner = 1;
+  int64_t inner = complex ? 2 : 1;
   for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
+  if (complex) x = at::view_as_real(x.dim() == 0 ? x.reshape({1}) : x);
   ScanLaunch p;
   p.outer = x.numel() / (n * inner);
   p.n = n;
@@ -41,10 +45,13 @@ void cumsum_out_cuda(const at::Tensor& self, at::IntArrayRef scan_dim, std::opti
     p.outer *= inner;
     p.inner = 1;
   }
-  // The kernel writes a contiguous tensor of dtype t: out itself when it is one (the meta layout).
+  // The kernel writes a contiguous tensor of the kernel's dtype: out itself (its real view for
+  // complex) when out is contiguous (the meta layout).
+  const at::ScalarType kernel_t = complex ? c10::toRealValueType(t) : t;
   const bool direct = !moved && t == out.scalar_type() && out.is_contiguous();
-  const at::Tensor result = direct ? out : at::empty(x.sizes(), out.options().dtype(t));
-  p.dtype = static_cast<Dtype>(t);
+  const at::Tensor written = complex ? at::view_as_real(out.dim() == 0 ? out.view({1}) : out) : out;
+  const at::Tensor result = direct ? written : at::empty(x.sizes(), out.options().dtype(kernel_t));
+  p.dtype = static_cast<Dtype>(kernel_t);
   p.in = x.const_data_ptr();
   p.out = result.data_ptr();
   at::Tensor workspace;
@@ -55,7 +62,7 @@ void cumsum_out_cuda(const at::Tensor& self, at::IntArrayRef scan_dim, std::opti
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::cumsum(p);
   TORCH_CHECK(error == nullptr, "cumsum: CUDA kernel failed for dtype ", t, ": ", error);
-  if (!direct) out.copy_(moved ? result.movedim(-1, dim) : result);
+  if (!direct) written.copy_(moved ? result.movedim(-1, dim) : result);
 }
 
 }  // namespace structops::impl

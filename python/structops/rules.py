@@ -475,8 +475,11 @@ class _Eval:
                                        "size 0: that norm has no identity")
         elif e[0] == "call" and e[1] == "same_dtype":
             first = self.env[e[2][0][1]]
+            promote_zero_dim = dict(e[3]).get("zero_dim", ("name", "EXACT"))[1] == "PROMOTE"
             for a in e[2]:
                 t = self.env[a[1]]
+                if t is not None and promote_zero_dim and t is not first and len(t.shape) == 0:
+                    continue
                 if t is not None and t.dtype != first.dtype:
                     _fail(self.op, f"'{t.name}' has dtype {C10_NAMES[t.dtype]} but '{first.name}' has "
                                    f"{C10_NAMES[first.dtype]}; they must have the same dtype")
