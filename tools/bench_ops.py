@@ -3,6 +3,7 @@ not a test).
 
     .venv/bin/python tools/bench_ops.py            # every case
     .venv/bin/python tools/bench_ops.py --quick    # one size per case
+    .venv/bin/python tools/bench_ops.py --layouts  # sum over strided inputs (read in place, no copy)
 
 Each case runs the functional call of both libraries on the same input (values checked equal
 first), prints the median times and the ratio torch / structops (> 1: structops is faster), and
@@ -55,11 +56,40 @@ def _affine(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(n, generator=g).to(x.dtype), torch.randn(n, generator=g).to(x.dtype)
 
 
+def strided_sums() -> None:
+    """sum over inputs that are not contiguous along the reduced dims: structops reads them through
+    their strides (cpu_reduce.h), torch's TensorIterator strides or copies."""
+    base = torch.ones(3 * 2**26)
+    matrix = base.view(3 * 2**12, 2**14)
+    cases = [
+        ("expanded 2^31, all dims", torch.ones(1).expand(2**31), None),
+        ("expanded [2^29, 3], dim 0", torch.arange(3.0).expand(2**29, 3), 0),
+        ("[2^26, 3], dim 0", base.view(-1, 3), 0),
+        ("every other column, dim 1", matrix[:, ::2], 1),
+        ("every other column, dim 0", matrix[:, ::2], 0),
+        ("transposed, all dims", matrix.t(), None),
+        ("contiguous, dim 1", matrix, 1),
+        ("contiguous, dim 0", matrix, 0),
+    ]
+    print(f"\n{'sum over':<28} {'torch us':>10} {'ours us':>10} {'ratio':>6}")
+    for name, x, dim in cases:
+        ours = functools.partial(structops.sum, x, None if dim is None else [dim])
+        theirs = functools.partial(torch.sum, x) if dim is None else functools.partial(torch.sum, x, dim)
+        torch.testing.assert_close(ours(), theirs())
+        t_torch, t_ours = median_time(theirs, "cpu"), median_time(ours, "cpu")
+        print(f"{name:<28} {t_torch * 1e6:>10.1f} {t_ours * 1e6:>10.1f} {t_torch / t_ours:>6.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--ops", nargs="*", default=list(OPS))
+    parser.add_argument("--layouts", action="store_true", help="only sum over strided inputs")
     args = parser.parse_args()
+    if args.layouts:
+        print(f"device=cpu threads={torch.get_num_threads()} torch={torch.__version__}")
+        strided_sums()
+        return
     print(f"device=cpu threads={torch.get_num_threads()} torch={torch.__version__}")
     print(f"{'op':<12} {'dtype':<9} {'shape':<14} {'dim':>3} {'torch us':>10} {'ours us':>10} {'ratio':>6}")
     by_op: dict[str, list[float]] = {}
