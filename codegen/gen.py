@@ -85,7 +85,7 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
 
 CONFORMANCE_CHECKS = (
     "reference", "meta", "variants", "out_rules", "inplace_rules", "errors", "opcheck", "compile",
-    "property", "backward_raises", "cuda_matches_cpu", "kernel_variants",
+    "property", "backward_raises", "cuda_matches_cpu", "emulated_cuda", "kernel_variants",
 )
 
 

@@ -14,13 +14,27 @@ at::Tensor allocate(const TensorSpec& spec, at::Device device) {
   return at::empty_strided_symint(spec.sizes, spec.strides, options);
 }
 
-void check_devices(std::string_view op, at::Device device,
-                   c10::ArrayRef<NamedTensor> tensors) {
+const at::Tensor& tensor_or_undefined(const std::optional<at::Tensor>& t) {
+  static const at::Tensor undefined;
+  return t.has_value() ? *t : undefined;
+}
+
+at::Device device_of(c10::ArrayRef<NamedTensor> tensors, at::Device otherwise) {
+  const at::Tensor* first = nullptr;
+  for (const auto& t : tensors) {
+    if (!t.tensor.defined()) continue;
+    if (!(t.tensor.device().is_cpu() && t.tensor.dim() == 0)) return t.tensor.device();
+    if (first == nullptr) first = &t.tensor;
+  }
+  return first != nullptr ? first->device() : otherwise;
+}
+
+void check_devices(std::string_view op, at::Device device, c10::ArrayRef<NamedTensor> tensors, bool cpu_scalars) {
   for (const auto& t : tensors) {
     if (!t.tensor.defined() || t.tensor.device() == device) continue;
-    bool cpu_scalar = t.tensor.device().is_cpu() && t.tensor.dim() == 0;
-    TORCH_CHECK(cpu_scalar, op, ": expected all tensors on ", device, ", but '", t.name,
-                "' is on ", t.tensor.device());
+    const bool cpu_scalar = t.tensor.device().is_cpu() && t.tensor.dim() == 0;
+    TORCH_CHECK(cpu_scalar && cpu_scalars, op, ": expected all tensors on ", device, ", but '", t.name, "' is on ",
+                t.tensor.device(), cpu_scalar ? " (only pointwise ops take a 0-dim CPU tensor as a scalar)" : "");
   }
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The extension built with AddressSanitizer + UndefinedBehaviorSanitizer, running the runtime tests
-# and the call fuzzer (a script, not part of CI: the build takes ~15 min on 2 cores).
+# The extension built with AddressSanitizer + UndefinedBehaviorSanitizer, running the runtime tests,
+# the CUDA kernels on the CPU emulator (tests/cuda_emu) and the call fuzzer (a script, not part of
+# CI: the build takes ~15 min on 2 cores).
 #
-#   bash tools/sanitize.sh                      # tests/runtime + tests/fuzz/test_call_fuzz.py
+#   bash tools/sanitize.sh                      # tests/runtime + tests/cuda_emu + tests/fuzz/test_call_fuzz.py
 #   bash tools/sanitize.sh tests/runtime/test_ops.py -k pow
 #
 # A separate virtual environment (.venv-sanitize) and build folder (build/sanitize), so the normal
@@ -31,6 +32,6 @@ export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=lib
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:symbolize=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 if [[ $# -eq 0 ]]; then
-  set -- tests/runtime tests/fuzz/test_call_fuzz.py
+  set -- tests/runtime tests/cuda_emu tests/fuzz/test_call_fuzz.py
 fi
 exec "$py" -m pytest -q -p no:cacheprovider "$@"

@@ -20,7 +20,7 @@ else
     pytest hypothesis expecttest numpy
 fi
 
-# STRUCTOPS_CUDA_CHECK=ON: the CUDA kernels must compile with nvcc (sm_80, sm_90) even when
+# STRUCTOPS_CUDA_CHECK=ON: the CUDA kernels must compile with nvcc (sm_75 + PTX, sm_80, sm_90) even when
 # torch has no CUDA; set it to AUTO (skip without nvcc) on a machine with no CUDA toolkit.
 "$py" -m pip install --quiet --no-build-isolation -e . \
   --config-settings=cmake.define.STRUCTOPS_CUDA_CHECK="${STRUCTOPS_CUDA_CHECK:-ON}"

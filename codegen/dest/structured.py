@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from codegen.api import cpp, names
 from codegen.errors import SpecError
 from codegen.manifest import DispatchKey, Manifest, NativeFunction, StructuredGroup
-from codegen.model import Argument, BaseTy, BaseType, ListType, SchemaKind
+from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
 from codegen.rules.lower import RuleError, lower_rule
 
 
@@ -58,7 +58,8 @@ class Wrapper:
     returns: str
     params: str
     meta_call: str
-    device: str
+    device: str  # the expression of the device the call runs on (so_device in the wrapper)
+    guard: bool  # sets so_device current (CUDA: the host glue's allocations and launches go there)
     inputs: str  # a braced list of NamedTensor, or the local `inputs` vector (see lists)
     lists: tuple[str, ...]  # Tensor[] arguments, whose elements join the inputs at run time
     named: str  # the braced NamedTensor list of the single-tensor arguments
@@ -79,6 +80,10 @@ class Registration:
 @dataclass(frozen=True)
 class WrapperShard:
     key: str
+    # Where the shard registers: CUDA shards name macros (structops/structured.h) so that the CPU
+    # emulator's build of the same file (tests/cuda_emu) registers them for CPU tensors elsewhere.
+    library: str
+    registration_key: str
     headers: tuple[str, ...]
     wrappers: tuple[Wrapper, ...]
     registrations: tuple[Registration, ...]
@@ -170,23 +175,26 @@ def unstructured_header(fn: NativeFunction) -> OpHeader:
     return OpHeader(fn.func.name.unambiguous, None, kernels)
 
 
-def _device_expr(key: DispatchKey, fn: NativeFunction) -> str:
+def _device_expr(key: DispatchKey, inputs: str) -> str:
+    """The device the call runs on. CUDA: as torch picks it, the first tensor argument that is not
+    a CPU scalar (a 0-dim CPU tensor), so `add(cpu_scalar, cuda_tensor)` writes on the GPU."""
     if key is DispatchKey.CPU:
         return "at::kCPU"
     if key is DispatchKey.Meta:
         return "at::kMeta"
-    first = next((a for a in fn.func.arguments.all if a.type == BaseType(BaseTy.Tensor)), None)
-    if first is not None:
-        return f"{cpp.cpp_name(first.name)}.device()"
-    # Only Tensor[] arguments (cat, stack): the dispatcher chose CUDA from a tensor of the list.
-    tensors = cpp.cpp_name(next(a for a in fn.func.arguments.all if a.type == ListType(BaseType(BaseTy.Tensor), None)).name)
-    return f"({tensors}.empty() ? at::Device(at::kCUDA) : {tensors}[0].device())"
+    return f"device_of({inputs}, at::kCUDA)"  # at::kCUDA: only an empty Tensor[] (cat([]) raises)
 
 
 def _named_tensors(args: tuple[Argument, ...]) -> str:
-    return ", ".join(
-        f'{{"{a.name}", {cpp.cpp_name(a.name)}}}' for a in args if a.type == BaseType(BaseTy.Tensor)
-    )
+    """Every tensor argument, Tensor? ones included (absent: undefined, which the checks skip)."""
+    tensor, optional = BaseType(BaseTy.Tensor), OptionalType(BaseType(BaseTy.Tensor))
+    named = []
+    for a in args:
+        if a.type == tensor:
+            named.append(f'{{"{a.name}", {cpp.cpp_name(a.name)}}}')
+        elif a.type == optional:
+            named.append(f'{{"{a.name}", tensor_or_undefined({cpp.cpp_name(a.name)})}}')
+    return ", ".join(named)
 
 
 def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wrapper:
@@ -219,7 +227,8 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         returns=ret,
         params=_params(bindings),
         meta_call=f"meta::{names.meta_function(group)}({meta_args})",
-        device=_device_expr(key, fn),
+        device=_device_expr(key, "so_inputs" if lists else "{" + _named_tensors(non_out) + "}"),
+        guard=key is DispatchKey.CUDA,
         inputs="so_inputs" if lists else "{" + _named_tensors(non_out) + "}",
         lists=lists,
         named=_named_tensors(non_out),
@@ -264,8 +273,11 @@ def wrapper_shards(manifest: Manifest, key: DispatchKey, shards: int) -> list[Wr
         headers, _, regs = buckets[shard_of(fn.func.name.unambiguous, shards)]
         headers.append(names.group_header(fn.func.name.unambiguous))
         regs.append(Registration(str(fn.func.name), f"impl::{kernel}"))
+    cuda = key is DispatchKey.CUDA
+    library = "STRUCTOPS_CUDA_LIBRARY" if cuda else "structops"
+    registration_key = "STRUCTOPS_CUDA_KEY" if cuda else key.value
     return [
-        WrapperShard(key.value, tuple(h), tuple(w), tuple(r)) for h, w, r in buckets
+        WrapperShard(key.value, library, registration_key, tuple(h), tuple(w), tuple(r)) for h, w, r in buckets
     ]
 
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include <structops/cuda/block_reduce.cuh>  // kBlock, grid_for
+#include <structops/cuda/launch.cuh>
 #include <structops/index_launch.h>
 
 namespace structops::cuda_kernels {
@@ -74,16 +75,16 @@ void launch_typed(const IndexLaunch& p) {
   T* out = static_cast<T*>(p.out);
   switch (p.op) {
     case IndexOp::Select:
-      select_kernel<T, I, N><<<grid, kBlock, 0, stream>>>(self, static_cast<const I*>(p.index), out,
+      SO_LAUNCH(grid, kBlock, 0, stream, select_kernel<T, I, N>)(self, static_cast<const I*>(p.index), out,
                                                           static_cast<N>(p.numel), p.size, static_cast<N>(p.n),
                                                           static_cast<N>(p.inner));
       break;
     case IndexOp::Take:
-      take_kernel<T, N><<<grid, kBlock, 0, stream>>>(self, static_cast<const int64_t*>(p.index), out,
+      SO_LAUNCH(grid, kBlock, 0, stream, take_kernel<T, N>)(self, static_cast<const int64_t*>(p.index), out,
                                                      static_cast<N>(p.numel), p.size);
       break;
     case IndexOp::Gather:
-      gather_kernel<T, I, N><<<grid, kBlock, 0, stream>>>(p);
+      SO_LAUNCH(grid, kBlock, 0, stream, gather_kernel<T, I, N>)(p);
       break;
   }
 }
@@ -130,14 +131,14 @@ void launch_embedding_bag(const EmbeddingBagLaunch& p) {
   constexpr int kBagsPerBlock = kBlock / kWarp;
   const int grid = grid_for((p.bags + kBagsPerBlock - 1) / kBagsPerBlock, 8);
   auto stream = static_cast<cudaStream_t>(p.stream);
-  if (p.index_int32) embedding_bag_kernel<T, int32_t><<<grid, kBlock, 0, stream>>>(p);
-  else embedding_bag_kernel<T, int64_t><<<grid, kBlock, 0, stream>>>(p);
+  if (p.index_int32) SO_LAUNCH(grid, kBlock, 0, stream, embedding_bag_kernel<T, int32_t>)(p);
+  else SO_LAUNCH(grid, kBlock, 0, stream, embedding_bag_kernel<T, int64_t>)(p);
 }
 
 __host__ __device__ inline int64_t masked_select_chunks(int64_t numel) { return (numel + kMaskedSelectChunk - 1) / kMaskedSelectChunk; }
 
 __global__ void __launch_bounds__(kBlock) masked_count_kernel(MaskedSelectLaunch p) {
-  __shared__ int64_t shared[kWarp];
+  SO_SHARED(int64_t, shared, [kWarp]);
   const int64_t chunks = masked_select_chunks(p.numel);
   for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {  // uniform across the block
     const int64_t lo = c * kMaskedSelectChunk, hi = min(p.numel, lo + kMaskedSelectChunk);
@@ -150,7 +151,7 @@ __global__ void __launch_bounds__(kBlock) masked_count_kernel(MaskedSelectLaunch
 
 template <typename T>
 __global__ void __launch_bounds__(kBlock) masked_write_kernel(MaskedSelectLaunch p) {
-  __shared__ int warp_totals[kBlock / kWarp];
+  SO_SHARED(int, warp_totals, [kBlock / kWarp]);
   const T* self = static_cast<const T*>(p.self);
   T* out = static_cast<T*>(p.out);
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
@@ -181,7 +182,7 @@ __global__ void __launch_bounds__(kBlock) masked_write_kernel(MaskedSelectLaunch
 
 const char* masked_select_count(const MaskedSelectLaunch& p) {
   if (p.numel == 0) return nullptr;
-  masked_count_kernel<<<grid_for(masked_select_chunks(p.numel), 8), kBlock, 0, static_cast<cudaStream_t>(p.stream)>>>(p);
+  SO_LAUNCH(grid_for(masked_select_chunks(p.numel), 8), kBlock, 0, static_cast<cudaStream_t>(p.stream), masked_count_kernel)(p);
   const cudaError_t error = cudaGetLastError();
   return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
 }
@@ -191,11 +192,11 @@ const char* masked_select_write(const MaskedSelectLaunch& p) {
   const int grid = grid_for(masked_select_chunks(p.numel), 8);
   auto stream = static_cast<cudaStream_t>(p.stream);
   switch (p.element_size) {
-    case 1: masked_write_kernel<uint8_t><<<grid, kBlock, 0, stream>>>(p); break;
-    case 2: masked_write_kernel<uint16_t><<<grid, kBlock, 0, stream>>>(p); break;
-    case 4: masked_write_kernel<uint32_t><<<grid, kBlock, 0, stream>>>(p); break;
-    case 8: masked_write_kernel<uint64_t><<<grid, kBlock, 0, stream>>>(p); break;
-    case 16: masked_write_kernel<Bytes16><<<grid, kBlock, 0, stream>>>(p); break;
+    case 1: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint8_t>)(p); break;
+    case 2: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint16_t>)(p); break;
+    case 4: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint32_t>)(p); break;
+    case 8: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint64_t>)(p); break;
+    case 16: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<Bytes16>)(p); break;
     default: return "element size not supported by the CUDA masked_select kernel";
   }
   const cudaError_t error = cudaGetLastError();

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <structops/cuda/launch.cuh>
 #include <structops/cuda/block_reduce.cuh>
 #include <structops/linalg_launch.h>
 
@@ -42,8 +43,8 @@ __device__ A finish(A acc, A p) {
 template <typename T, Norm K>
 __global__ void __launch_bounds__(kTile* kTile) direct_kernel(CdistLaunch p) {
   using A = acc_t<T>;
-  __shared__ A xs[kTile][kTileK];
-  __shared__ A ys[kTile][kTileK + 1];
+  SO_SHARED(A, xs, [kTile][kTileK]);
+  SO_SHARED(A, ys, [kTile][kTileK + 1]);
   const T* x1 = static_cast<const T*>(p.x1);
   const T* x2 = static_cast<const T*>(p.x2);
   T* out = static_cast<T*>(p.out);
@@ -112,11 +113,11 @@ void launch_direct(const CdistLaunch& p) {
                   static_cast<unsigned>(std::min<int64_t>(p.batches, 65535)));
   auto stream = static_cast<cudaStream_t>(p.stream);
   constexpr int threads = kTile * kTile;
-  if (p.p == 0) direct_kernel<T, Norm::Zero><<<grid, threads, 0, stream>>>(p);
-  else if (p.p == 1) direct_kernel<T, Norm::One><<<grid, threads, 0, stream>>>(p);
-  else if (p.p == 2) direct_kernel<T, Norm::Two><<<grid, threads, 0, stream>>>(p);
-  else if (std::isinf(p.p)) direct_kernel<T, Norm::Inf><<<grid, threads, 0, stream>>>(p);
-  else direct_kernel<T, Norm::General><<<grid, threads, 0, stream>>>(p);
+  if (p.p == 0) SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::Zero>)(p);
+  else if (p.p == 1) SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::One>)(p);
+  else if (p.p == 2) SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::Two>)(p);
+  else if (std::isinf(p.p)) SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::Inf>)(p);
+  else SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::General>)(p);
 }
 
 template <typename T>
@@ -126,12 +127,12 @@ void launch_mm_finish(const CdistLaunch& p) {
   A* n1 = static_cast<A*>(p.workspace);
   A* n2 = n1 + p.batches * p.r1;
   constexpr int kRowsPerBlock = kBlock / kWarp;
-  row_norms_kernel<T><<<grid_for((p.batches * p.r1 + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream>>>(
+  SO_LAUNCH(grid_for((p.batches * p.r1 + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream, row_norms_kernel<T>)(
       static_cast<const T*>(p.x1), p.batches * p.r1, p.m, n1);
-  row_norms_kernel<T><<<grid_for((p.batches * p.r2 + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream>>>(
+  SO_LAUNCH(grid_for((p.batches * p.r2 + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream, row_norms_kernel<T>)(
       static_cast<const T*>(p.x2), p.batches * p.r2, p.m, n2);
   const int64_t numel = p.batches * p.r1 * p.r2;
-  mm_finish_kernel<T><<<grid_for((numel + kBlock - 1) / kBlock, 8), kBlock, 0, stream>>>(p, n1, n2);
+  SO_LAUNCH(grid_for((numel + kBlock - 1) / kBlock, 8), kBlock, 0, stream, mm_finish_kernel<T>)(p, n1, n2);
 }
 
 }  // namespace

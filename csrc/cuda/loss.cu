@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <structops/cuda/launch.cuh>
 #include <structops/cuda/block_reduce.cuh>
 #include <structops/loss_launch.h>
 
@@ -36,7 +37,7 @@ __device__ T store(double v) {
 template <typename T>
 __global__ void __launch_bounds__(kBlock) loss_kernel(LossLaunch p, double* partials) {
   using A = acc_t<T>;
-  __shared__ double shared[kWarp];
+  SO_SHARED(double, shared, [kWarp]);
   const T* a = static_cast<const T*>(p.self);
   const T* b = static_cast<const T*>(p.target);
   const T* w = static_cast<const T*>(p.weight);
@@ -70,7 +71,7 @@ __global__ void __launch_bounds__(kBlock) loss_kernel(LossLaunch p, double* part
 template <typename T>
 __global__ void __launch_bounds__(kBlock) finish_kernel(const double* partials, const double* counts, int blocks,
                                                         double n, int64_t reduction, T* out, const int32_t* bad) {
-  __shared__ double shared[kWarp];
+  SO_SHARED(double, shared, [kWarp]);
   double s = 0, c = 0;
   for (int k = threadIdx.x; k < blocks; k += blockDim.x) {
     s += partials[k];
@@ -107,7 +108,7 @@ __device__ A group_max(A v) {
 template <typename T, int G>
 __global__ void __launch_bounds__(kBlock) cross_entropy_kernel(CrossEntropyLaunch p, double* partials) {
   using A = acc_t<T>;
-  __shared__ double shared[kWarp];
+  SO_SHARED(double, shared, [kWarp]);
   const T* self = static_cast<const T*>(p.self);
   const T* w = static_cast<const T*>(p.weight);
   T* out = static_cast<T*>(p.out);
@@ -176,13 +177,13 @@ void launch_loss(const LossLaunch& p) {
   auto stream = static_cast<cudaStream_t>(p.stream);
   const int blocks = p.reduction == 0 ? grid_for((p.n + kBlock - 1) / kBlock, 8) : blocks_for(p.n);
   auto* partials = static_cast<double*>(p.workspace);
-  if (p.n > 0) loss_kernel<T><<<blocks, kBlock, 0, stream>>>(p, partials);
+  if (p.n > 0) SO_LAUNCH(blocks, kBlock, 0, stream, loss_kernel<T>)(p, partials);
   if (p.reduction == 0) return;
   if (p.n == 0) {  // no partials were written: the finish kernel reads none
-    finish_kernel<T><<<1, kBlock, 0, stream>>>(partials, nullptr, 0, 0.0, p.reduction, static_cast<T*>(p.out), nullptr);
+    SO_LAUNCH(1, kBlock, 0, stream, finish_kernel<T>)(partials, nullptr, 0, 0.0, p.reduction, static_cast<T*>(p.out), nullptr);
     return;
   }
-  finish_kernel<T><<<1, kBlock, 0, stream>>>(partials, nullptr, blocks, static_cast<double>(p.n), p.reduction,
+  SO_LAUNCH(1, kBlock, 0, stream, finish_kernel<T>)(partials, nullptr, blocks, static_cast<double>(p.n), p.reduction,
                                              static_cast<T*>(p.out), p.bad);
 }
 
@@ -195,12 +196,12 @@ void launch_cross_entropy(const CrossEntropyLaunch& p) {
   const int blocks = p.reduction == 0 ? grid_for((threads + kBlock - 1) / kBlock, 8) : blocks_for(threads);
   auto* partials = static_cast<double*>(p.workspace);
   if (samples > 0) {
-    if (warp) cross_entropy_kernel<T, kWarp><<<blocks, kBlock, 0, stream>>>(p, partials);
-    else cross_entropy_kernel<T, 1><<<blocks, kBlock, 0, stream>>>(p, partials);
+    if (warp) SO_LAUNCH(blocks, kBlock, 0, stream, cross_entropy_kernel<T, kWarp>)(p, partials);
+    else SO_LAUNCH(blocks, kBlock, 0, stream, cross_entropy_kernel<T, 1>)(p, partials);
   }
   if (p.reduction == 0) return;
   const int written = samples > 0 ? blocks : 0;
-  finish_kernel<T><<<1, kBlock, 0, stream>>>(partials, partials + written, written, 0.0, p.reduction,
+  SO_LAUNCH(1, kBlock, 0, stream, finish_kernel<T>)(partials, partials + written, written, 0.0, p.reduction,
                                              static_cast<T*>(p.out), nullptr);
 }
 

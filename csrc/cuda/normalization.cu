@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include <structops/cuda/launch.cuh>
 #include <structops/cuda/block_reduce.cuh>
 #include <structops/normalization_launch.h>
 #include <structops/reduce_launch.h>
@@ -84,7 +85,10 @@ __device__ void block_stats(const T* x, int64_t lo, int64_t hi, RowOp op, acc_t<
     if (threadIdx.x == 0) shared[kWarp] = m;
     __syncthreads();
     m = shared[kWarp];
-    const A shift = isinf(m) ? A(0) : m;
+    // The max, as torch, so a row holding +inf gives NaN; 0 for an all -inf chunk (its sum is 0:
+    // the merge skips it) and for logsumexp's infinite max (torch: a +inf element gives +inf).
+    const bool no_shift = m == -std::numeric_limits<A>::infinity() || (op == RowOp::LogSumExp && isinf(m));
+    const A shift = no_shift ? A(0) : m;
     A sum = 0;
     for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) sum += exp(load(x, i) - shift);
     sum = block_reduce(sum, SumOp<A>{}, shared);
@@ -144,7 +148,7 @@ __device__ void write_result(const RowLaunch& p, int64_t row, acc_t<T> s0, acc_t
 template <typename T>
 __global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
   using A = acc_t<T>;
-  __shared__ A shared[kWarp + 2];
+  SO_SHARED(A, shared, [kWarp + 2]);
   const T* in = static_cast<const T*>(p.in);
   T* out = static_cast<T*>(p.out);
   for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
@@ -164,7 +168,7 @@ __global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
 template <typename T>
 __global__ void __launch_bounds__(kBlock) chunk_stats_kernel(RowLaunch p, int chunks) {
   using A = acc_t<T>;
-  __shared__ A shared[kWarp + 2];
+  SO_SHARED(A, shared, [kWarp + 2]);
   const int64_t row = blockIdx.y, chunk = (p.n + chunks - 1) / chunks;
   const int64_t lo = blockIdx.x * chunk, hi = min(p.n, lo + chunk);
   A s0 = 0, s1 = 0;
@@ -192,13 +196,14 @@ __global__ void __launch_bounds__(kBlock) chunk_write_kernel(RowLaunch p, int ch
       s1 += part[c].b + d * d * count * part[c].c / n;
       count = n;
     }
-  } else {  // max of the maxima, sums rescaled to it
+  } else {  // max of the chunks' shifts, sums rescaled to it; all -inf chunks (sum 0) add nothing
     double m = -INFINITY;
     for (int c = 0; c < chunks; ++c) {
-      if (part[c].c > 0) m = fmax(m, part[c].a);
+      if (part[c].c > 0 && part[c].b != 0) m = fmax(m, part[c].a);
     }
+    if (m == -INFINITY) m = 0;  // the whole row is -inf: sum 0, as one block computes it
     for (int c = 0; c < chunks; ++c) {
-      if (part[c].c > 0) s1 += part[c].b * exp(part[c].a - m);
+      if (part[c].c > 0 && part[c].b != 0) s1 += part[c].b * exp(part[c].a - m);
     }
     s0 = m;
   }
@@ -221,13 +226,13 @@ void launch(const RowLaunch& p) {
   auto stream = static_cast<cudaStream_t>(p.stream);
   const int chunks = chunks_for(p);
   if (chunks == 1) {
-    row_kernel<T><<<grid_for(p.rows, 8), kBlock, 0, stream>>>(p);
+    SO_LAUNCH(grid_for(p.rows, 8), kBlock, 0, stream, row_kernel<T>)(p);
     return;
   }
   const dim3 grid(chunks, static_cast<unsigned>(p.rows));
-  chunk_stats_kernel<T><<<grid, kBlock, 0, stream>>>(p, chunks);
+  SO_LAUNCH(grid, kBlock, 0, stream, chunk_stats_kernel<T>)(p, chunks);
   const dim3 write_grid(per_row(p.op) ? 1 : chunks, static_cast<unsigned>(p.rows));  // one value per row
-  chunk_write_kernel<T><<<write_grid, kBlock, 0, stream>>>(p, chunks);
+  SO_LAUNCH(write_grid, kBlock, 0, stream, chunk_write_kernel<T>)(p, chunks);
 }
 
 }  // namespace
@@ -274,8 +279,8 @@ template <typename T>
 __global__ void __launch_bounds__(kBlock) batch_norm_column_stats_kernel(BatchNormLaunch p, int chunks,
                                                                          Partial* partials) {
   using A = acc_t<T>;
-  __shared__ A shared[kColumnRows][kColumnChannels + 1];
-  __shared__ A means[kColumnChannels];
+  SO_SHARED(A, shared, [kColumnRows][kColumnChannels + 1]);
+  SO_SHARED(A, means, [kColumnChannels]);
   const T* x = static_cast<const T*>(p.in);
   const int tx = threadIdx.x % kColumnChannels, ty = threadIdx.x / kColumnChannels;
   const int64_t len = (p.N + chunks - 1) / chunks, lo = blockIdx.y * len, hi = min(p.N, lo + len);
@@ -323,7 +328,7 @@ __device__ inline I channel_offset(I j, I c, I C, I S) {
 template <typename T, typename I>
 __global__ void __launch_bounds__(kBlock) batch_norm_stats_kernel(BatchNormLaunch p, int chunks, Partial* partials) {
   using A = acc_t<T>;
-  __shared__ A shared[kWarp + 1];
+  SO_SHARED(A, shared, [kWarp + 1]);
   const T* x = static_cast<const T*>(p.in);
   const int64_t count = p.N * p.S, len = (count + chunks - 1) / chunks;
   const int64_t lo = blockIdx.x * len, hi = min(count, lo + len);
@@ -429,23 +434,23 @@ void launch_batch_norm(const BatchNormLaunch& p) {
   if (p.training && batch_norm_columns(p)) {
     const int64_t channel_blocks = (p.C + kColumnChannels - 1) / kColumnChannels;
     const dim3 grid(static_cast<unsigned>(std::min<int64_t>(channel_blocks, 1 << 30)), chunks);
-    batch_norm_column_stats_kernel<T><<<grid, kBlock, 0, stream>>>(p, chunks, partials);
+    SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_column_stats_kernel<T>)(p, chunks, partials);
   } else if (p.training) {
     const dim3 grid(chunks, static_cast<unsigned>(std::min<int64_t>(p.C, 65535)));
     if (narrow) {
-      batch_norm_stats_kernel<T, uint32_t><<<grid, kBlock, 0, stream>>>(p, chunks, partials);
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_stats_kernel<T, uint32_t>)(p, chunks, partials);
     } else {
-      batch_norm_stats_kernel<T, int64_t><<<grid, kBlock, 0, stream>>>(p, chunks, partials);
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_stats_kernel<T, int64_t>)(p, chunks, partials);
     }
   }
-  batch_norm_finish_kernel<T><<<grid_for((p.C + kBlock - 1) / kBlock, 4), kBlock, 0, stream>>>(p, chunks, partials,
+  SO_LAUNCH(grid_for((p.C + kBlock - 1) / kBlock, 4), kBlock, 0, stream, batch_norm_finish_kernel<T>)(p, chunks, partials,
                                                                                               scale, shift);
   if (numel > 0) {
     const int grid = grid_for((numel + kBlock - 1) / kBlock, 8);
     if (narrow) {
-      batch_norm_apply_kernel<T, uint32_t><<<grid, kBlock, 0, stream>>>(p, scale, shift);
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_apply_kernel<T, uint32_t>)(p, scale, shift);
     } else {
-      batch_norm_apply_kernel<T, int64_t><<<grid, kBlock, 0, stream>>>(p, scale, shift);
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_apply_kernel<T, int64_t>)(p, scale, shift);
     }
   }
 }

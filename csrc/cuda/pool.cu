@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include <structops/cuda/launch.cuh>
 #include <structops/cuda/block_reduce.cuh>
 #include <structops/pool_launch.h>
 
@@ -97,8 +98,8 @@ void launch(const PoolLaunch& p) {
   const int64_t numel = p.planes * p.out[0] * p.out[1] * p.out[2];
   const int grid = grid_for((numel + kBlock - 1) / kBlock, 8);
   auto stream = static_cast<cudaStream_t>(p.stream);
-  if (p.max) pool_kernel<T, true><<<grid, kBlock, 0, stream>>>(p);
-  else pool_kernel<T, false><<<grid, kBlock, 0, stream>>>(p);
+  if (p.max) SO_LAUNCH(grid, kBlock, 0, stream, pool_kernel<T, true>)(p);
+  else SO_LAUNCH(grid, kBlock, 0, stream, pool_kernel<T, false>)(p);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <structops/cuda/launch.cuh>
 #include <structops/cuda/block_reduce.cuh>
 #include <structops/reduce_launch.h>
 
@@ -23,6 +24,13 @@ namespace {
 
 constexpr int kWarpRowMax = 256;        // rows up to this length take one warp each
 constexpr int64_t kSplitMinChunk = 32768;  // two-pass: at least this many elements per chunk
+
+// any(): a logical or of values that are 0 or 1.
+template <typename A>
+struct OrOp {
+  __device__ A identity() const { return A(0); }
+  __device__ A combine(A a, A b) const { return a > b ? a : b; }
+};
 
 // What is folded per element (load) and how rows end (finish) beyond combine: norms fold |x|,
 // x^2 or |x|^p and take the root at the end; mean divides.
@@ -93,7 +101,7 @@ __global__ void __launch_bounds__(Block)
     block_rows_kernel(const T* __restrict__ in, T* __restrict__ out, acc_t<T>* __restrict__ partial, int64_t rows,
                       int64_t n, int splits, ReduceOp kind, Op op) {
   using A = acc_t<T>;
-  __shared__ A shared[kWarp];
+  SO_SHARED(A, shared, [kWarp]);
   const int64_t chunk = (n + splits - 1) / splits;
   for (int64_t task = blockIdx.x; task < rows * splits; task += gridDim.x) {
     const int64_t row = task / splits, lo = (task % splits) * chunk, hi = min(n, lo + chunk);
@@ -126,7 +134,7 @@ __global__ void __launch_bounds__(kBlock)
                    ReduceOp kind, Op op) {
   using A = acc_t<T>;
   constexpr int kRowsPerBlock = kBlock / kWarp;
-  __shared__ A shared[kRowsPerBlock][kWarp + 1];
+  SO_SHARED(A, shared, [kRowsPerBlock][kWarp + 1]);
   const int64_t tiles = (inner + kWarp - 1) / kWarp;
   for (int64_t task = blockIdx.x; task < outer * tiles; task += gridDim.x) {
     const int64_t o = task / tiles, col = (task % tiles) * kWarp + threadIdx.x;
@@ -163,20 +171,20 @@ void launch(const ReduceLaunch& p, Op op) {
   T* out = static_cast<T*>(p.out);
   if (p.inner > 1) {
     const int64_t tiles = (p.inner + kWarp - 1) / kWarp;
-    columns_kernel<T><<<grid_for(p.outer * tiles, 8), dim3(kWarp, kBlock / kWarp), 0, stream>>>(
+    SO_LAUNCH(grid_for(p.outer * tiles, 8), dim3(kWarp, kBlock / kWarp), 0, stream, columns_kernel<T>)(
         in, out, p.outer, p.n, p.inner, p.op, op);
     return;
   }
   if (p.n <= kWarpRowMax) {
     const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
-    warp_rows_kernel<T><<<grid_for(blocks, 8), kBlock, 0, stream>>>(in, out, p.outer, p.n, p.n, p.op,
+    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, warp_rows_kernel<T>)(in, out, p.outer, p.n, p.n, p.op,
                                                                                   op);
     return;
   }
   const int splits = splits_for(p);
   auto* partial = static_cast<acc_t<T>*>(p.workspace);
   auto rows = [&]<int Block>() {
-    block_rows_kernel<Block, T><<<grid_for(p.outer * splits, 8), Block, 0, stream>>>(in, out, partial, p.outer, p.n,
+    SO_LAUNCH(grid_for(p.outer * splits, 8), Block, 0, stream, block_rows_kernel<Block, T>)(in, out, partial, p.outer, p.n,
                                                                                       splits, p.op, op);
   };
   // Other block sizes only for the sum-like folds (sum's kernel variants; mean and norms share the type).
@@ -189,7 +197,7 @@ void launch(const ReduceLaunch& p, Op op) {
   }
   if (splits > 1) {  // second pass: one warp merges a row's partials in a fixed order
     const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
-    warp_rows_kernel<T><<<grid_for(blocks, 8), kBlock, 0, stream>>>(partial, out, p.outer, splits, p.n,
+    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, warp_rows_kernel<T>)(partial, out, p.outer, splits, p.n,
                                                                     p.op, MergeOnly<acc_t<T>, decltype(op.op)>{op.op, op.p});
   }
 }
@@ -212,9 +220,11 @@ void run(const ReduceLaunch& p) {
     case ReduceOp::Min:
       launch<T>(p, Folded<A, ExtremeOp<A, false>>{{}, 0, power});
       break;
-    case ReduceOp::Norm0:
-    case ReduceOp::Any:  // the count of nonzeros, then cast to bool: 0 for an empty reduction
+    case ReduceOp::Norm0:  // the count of nonzeros
       launch<T>(p, Folded<A, SumOp<A>>{{}, 4, power});
+      break;
+    case ReduceOp::Any:  // the max of (x != 0): 0 or 1 in any dtype (a count wraps in uint8); 0 when empty
+      launch<T>(p, Folded<A, OrOp<A>>{{}, 4, power});
       break;
     case ReduceOp::All:  // the product of (x != 0): 1 for an empty reduction
       launch<T>(p, Folded<A, ProdOp<A>>{{}, 4, power});
@@ -279,9 +289,9 @@ void launch_arg(const ReduceLaunch& p) {
   const T* in = static_cast<const T*>(p.in);
   auto* out = static_cast<int64_t*>(p.out);
   if (p.op == ReduceOp::Max) {
-    arg_rows_kernel<T, true><<<grid_for(blocks, 8), kBlock, 0, stream>>>(in, out, p.outer, p.n);
+    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, arg_rows_kernel<T, true>)(in, out, p.outer, p.n);
   } else {
-    arg_rows_kernel<T, false><<<grid_for(blocks, 8), kBlock, 0, stream>>>(in, out, p.outer, p.n);
+    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, arg_rows_kernel<T, false>)(in, out, p.outer, p.n);
   }
 }
 

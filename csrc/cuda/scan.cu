@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <structops/cuda/launch.cuh>
 #include <structops/cuda/block_reduce.cuh>
 #include <structops/scan_launch.h>
 
@@ -89,7 +90,7 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(const T* in, T* out, int64
                                                       int64_t n) {
   using A = acc_t<T>;
   constexpr int kGroups = kBlock / kGroup;
-  __shared__ A warp_totals[kBlock / kWarp];
+  SO_SHARED(A, warp_totals, [kBlock / kWarp]);
   const int group = threadIdx.x / kGroup;
   A* totals = warp_totals + group * (kGroup / kWarp);
   // Uniform across the block when kGroup == kBlock (scan_range synchronises the block).
@@ -106,7 +107,7 @@ template <typename T>
 __global__ void __launch_bounds__(kBlock) chunk_sums_kernel(const T* __restrict__ in, int64_t n, int chunks,
                                                             acc_t<T>* __restrict__ sums) {
   using A = acc_t<T>;
-  __shared__ A shared[kWarp];
+  SO_SHARED(A, shared, [kWarp]);
   const int64_t row = blockIdx.y, len = chunk_length(n, chunks);
   const int64_t lo = blockIdx.x * len, hi = min(n, lo + len);
   const T* x = in + row * n;
@@ -121,7 +122,7 @@ template <typename T>
 __global__ void __launch_bounds__(kBlock) chunk_scan_kernel(const T* in, T* out, int64_t n,
                                                             int chunks, const acc_t<T>* __restrict__ sums) {
   using A = acc_t<T>;
-  __shared__ A warp_totals[kBlock / kWarp];
+  SO_SHARED(A, warp_totals, [kBlock / kWarp]);
   const int64_t row = blockIdx.y, len = chunk_length(n, chunks);
   const int64_t lo = blockIdx.x * len, hi = min(n, lo + len);
   A carry = A(0);
@@ -161,23 +162,23 @@ void launch(const ScanLaunch& p) {
   T* out = static_cast<T*>(p.out);
   if (p.inner > 1) {
     const int64_t columns = p.outer * p.inner;
-    columns_kernel<T><<<grid_for((columns + kBlock - 1) / kBlock, 8), kBlock, 0, stream>>>(in, out, p.outer, p.n,
+    SO_LAUNCH(grid_for((columns + kBlock - 1) / kBlock, 8), kBlock, 0, stream, columns_kernel<T>)(in, out, p.outer, p.n,
                                                                                           p.inner);
     return;
   }
   if (const int chunks = chunks_for(p); chunks > 1) {
     const dim3 grid(chunks, static_cast<unsigned>(p.outer));
     auto* sums = static_cast<A*>(p.workspace);
-    chunk_sums_kernel<T><<<grid, kBlock, 0, stream>>>(in, p.n, chunks, sums);
-    chunk_scan_kernel<T><<<grid, kBlock, 0, stream>>>(in, out, p.n, chunks, sums);
+    SO_LAUNCH(grid, kBlock, 0, stream, chunk_sums_kernel<T>)(in, p.n, chunks, sums);
+    SO_LAUNCH(grid, kBlock, 0, stream, chunk_scan_kernel<T>)(in, out, p.n, chunks, sums);
     return;
   }
   if (p.n <= kWarpRowMax) {
     constexpr int kRowsPerBlock = kBlock / kWarp;
-    rows_kernel<T, kWarp><<<grid_for((p.outer + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream>>>(
+    SO_LAUNCH(grid_for((p.outer + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream, rows_kernel<T, kWarp>)(
         in, out, p.outer, p.n);
   } else {
-    rows_kernel<T, kBlock><<<grid_for(p.outer, 8), kBlock, 0, stream>>>(in, out, p.outer, p.n);
+    SO_LAUNCH(grid_for(p.outer, 8), kBlock, 0, stream, rows_kernel<T, kBlock>)(in, out, p.outer, p.n);
   }
 }
 

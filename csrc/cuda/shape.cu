@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include <structops/cuda/block_reduce.cuh>  // kBlock, grid_for
+#include <structops/cuda/launch.cuh>
 #include <structops/shape_launch.h>
 
 namespace structops::cuda_kernels {
@@ -73,7 +74,7 @@ const char* copy_pieces(const CopyPiece* pieces, int64_t count, void* stream) {
   const auto flush = [&] {
     if (n == 0) return;
     const dim3 grid(grid_for((most + kBlock - 1) / kBlock, 8), n);
-    copy_kernel<<<grid, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(batch);
+    SO_LAUNCH(grid, kBlock, 0, static_cast<cudaStream_t>(stream), copy_kernel)(batch);
     n = 0;
     most = 0;
   };

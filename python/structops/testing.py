@@ -971,6 +971,77 @@ def check_cuda_matches_cpu(spec: OpSpec, device: str, dtype: str) -> None:
         assert_matches(cuda.cpu(), cpu, spec, s, "cuda vs cpu")
 
 
+@functools.cache
+def _emulated_library():
+    """torch.ops.structops_emu: every op's CUDA path (generated wrapper, host glue, device code)
+    built as host C++ and registered for CPU tensors, the kernels run by the CPU emulator
+    (tests/cuda_emu, docs/cuda_emulation.md). The schemas are structops' own."""
+    from pathlib import Path
+
+    import structops
+
+    path = Path(structops.ops_library).with_name("libstructops_cuda_emu.so")
+    if not path.exists():
+        raise AssertionError(
+            f"{path.name} is missing: build with STRUCTOPS_CUDA_EMULATION=ON (tools/setup.sh does, "
+            "on a torch without CUDA) to run the CUDA kernels on the CPU emulator"
+        )
+    library = torch.library.Library("structops_emu", "DEF")
+    names = {
+        n.partition(".")[0] for n in torch._C._dispatch_get_all_op_names() if n.startswith("structops::")
+    }
+    for name in sorted(names):
+        for schema in torch._C._jit_get_schemas_for_operator(name):
+            library.define(str(schema).removeprefix("structops::"))
+    torch.ops.load_library(str(path))
+    return library
+
+
+def emulated(spec: OpSpec) -> OpSpec:
+    """``spec`` with its overloads resolved in torch.ops.structops_emu (_emulated_library)."""
+    import dataclasses
+
+    _emulated_library()
+    return dataclasses.replace(spec, namespace="structops_emu")
+
+
+def check_emulated_cuda(spec: OpSpec, device: str, dtype: str) -> None:
+    """13. The CUDA path, run by the CPU emulator on CPU tensors, matches the CPU impl on every
+    sample, with every CUDA kernel variant pinned in turn, through the functional and out=."""
+    import contextlib
+
+    import pytest
+
+    from structops import autotune
+
+    if "cuda" not in spec.devices:
+        pytest.skip("the op has no CUDA kernel")
+    if device != "cpu":
+        pytest.skip("runs once, under the cpu parameter")
+    if dtype in spec.cuda_skips:
+        pytest.skip(spec.cuda_skips[dtype])
+    if torch.cuda.is_available():
+        pytest.skip("torch has CUDA: the GPU runs the kernels (test_cuda_matches_cpu)")
+    emu = emulated(spec)
+    for variant in spec.kernel_variants.get("cuda", (None,)):
+        pin = autotune.pin(f"{spec.out}@cuda", variant) if variant else contextlib.nullcontext()
+        what = f"emulated CUDA{f' variant {variant!r}' if variant else ''} vs CPU"
+        with pin:
+            for s in samples(spec, "cpu", dtype):
+                if _rejected_by_both(spec, s):
+                    continue
+                expected = _run(_functional(spec), s)
+                assert_matches(_run(_functional(emu), _clone(s)), expected, spec, s, what)
+                if spec.out is not None and not spec.dynamic_output_shape:
+                    outs = _outs(spec, expected, "cpu")
+                    _run(emu.overload(emu.out), _clone(s), **outs)
+                    written = [outs[n] for n in spec.outs] if not spec.list_out else outs[spec.outs[0]]
+                    expected_outs = expected if isinstance(expected, tuple | list) else (expected,)
+                    assert_matches(
+                        tuple(written), tuple(expected_outs), spec, s, f"{what}, out=", check_strides=False
+                    )
+
+
 # ---------------------------------------------------------------------------------------------
 # 9. Property test
 

@@ -98,6 +98,37 @@ def test_cpu_and_cuda_tensors_do_not_mix():
         structops.add(torch.ones(3, device="cuda"), torch.ones(3))
 
 
+def test_a_cpu_scalar_first_does_not_pick_the_device():
+    y = structops.add(torch.tensor(2.0), torch.ones(3, device="cuda"))
+    assert y.device.type == "cuda" and y.tolist() == [3.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("weight", lambda: structops.layer_norm(torch.ones(2, 3, device="cuda"), [3], torch.ones(3))),
+        ("weight", lambda: structops.cross_entropy_loss(torch.ones(4, 3, device="cuda"),
+                                                       torch.zeros(4, dtype=torch.long, device="cuda"), torch.ones(3))),
+        ("index", lambda: structops.index_select(torch.ones(3, device="cuda"), 0, torch.tensor(0))),
+        ("index", lambda: structops.take(torch.ones(3, device="cuda"), torch.tensor(0))),
+    ],
+)
+def test_host_tensors_never_reach_a_kernel(name, call):
+    with pytest.raises(RuntimeError, match=f"expected all tensors on cuda:0, but '{name}' is on cpu"):
+        call()
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_the_call_runs_on_its_tensors_device():
+    x = torch.randn(1000, device="cuda:1")
+    with torch.cuda.device(0):
+        y = structops.exp(x)
+        s = structops.sum(x, [0])
+    assert y.device == x.device == s.device
+    torch.testing.assert_close(y, torch.exp(x))
+    torch.testing.assert_close(s, x.sum(0))
+
+
 def test_current_stream_is_used():
     s = torch.cuda.Stream()
     x = torch.randn(1 << 22, device="cuda")

@@ -92,6 +92,43 @@ def test_out_on_another_device_raises():
         structops.add(a, b, out=torch.empty(2, 3, device="meta"))
 
 
+def meta(*shape, dtype=torch.float32):
+    return torch.ones(*shape, dtype=dtype, device="meta")
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("weight", lambda: structops.layer_norm(meta(2, 3), [3], torch.ones(3))),
+        ("bias", lambda: structops.layer_norm(meta(2, 3), [3], meta(3), torch.ones(3))),
+        ("running_mean", lambda: structops.batch_norm(meta(4, 3), None, None, torch.ones(3), meta(3), False, 0.1, 1e-5)),
+        ("weight", lambda: structops.cross_entropy_loss(meta(4, 3), meta(4, dtype=torch.long), torch.ones(3))),
+        (
+            "per_sample_weights",
+            lambda: structops.embedding_bag(
+                meta(5, 3), meta(2, dtype=torch.long), meta(1, dtype=torch.long), per_sample_weights=torch.ones(2)
+            ),
+        ),
+        ("tensors", lambda: structops.cat([meta(2), torch.ones(2)])),
+    ],
+)
+def test_every_tensor_argument_is_device_checked(name, call):
+    """Tensor? and Tensor[] arguments too: a tensor of another device never reaches a kernel (on
+    CUDA it would be read as device memory)."""
+    with pytest.raises(RuntimeError, match=rf"expected all tensors on meta, but '{name}' is on cpu"):
+        call()
+
+
+def test_cpu_scalars_are_taken_by_pointwise_ops_only():
+    """A 0-dim CPU tensor stands for a scalar in pointwise ops (TensorIterator), as in torch; other
+    ops (index_select here, on meta tensors) reject it rather than read it as device memory."""
+    x = torch.ones(3, device="meta")
+    assert structops.add(x, torch.tensor(2.0)).device.type == "meta"
+    assert structops.add(torch.tensor(2.0), x).device.type == "meta"  # the device is not the first tensor's
+    with pytest.raises(RuntimeError, match=r"'index' is on cpu \(only pointwise ops take a 0-dim CPU tensor"):
+        structops.index_select(x, 0, torch.tensor(0))
+
+
 def test_out_partially_overlapping_an_input_raises():
     x = torch.arange(10.0)
     with pytest.raises(

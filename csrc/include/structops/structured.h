@@ -7,12 +7,25 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/core/SymIntArrayRef.h>
 #include <c10/util/ArrayRef.h>
 
 #include <initializer_list>
+#include <optional>
 #include <string_view>
 #include <vector>
+
+// Where the generated CUDA wrappers (wrappers_cuda_*.cpp) register: structops' CUDA kernels, or,
+// in the CPU emulator's build of the same files (tests/cuda_emu), CPU kernels of the structops_emu
+// library, so that the whole CUDA path runs on CPU tensors standing in for device memory.
+#if defined(STRUCTOPS_CUDA_EMULATION)
+#define STRUCTOPS_CUDA_LIBRARY structops_emu
+#define STRUCTOPS_CUDA_KEY CPU
+#else
+#define STRUCTOPS_CUDA_LIBRARY structops
+#define STRUCTOPS_CUDA_KEY CUDA
+#endif
 
 namespace structops {
 
@@ -42,10 +55,17 @@ enum class OutDtype { castable, exact };
 // A fresh output for a functional call.
 at::Tensor allocate(const TensorSpec& spec, at::Device device);
 
+// An absent Tensor? argument as an undefined tensor, so every tensor argument takes the checks.
+const at::Tensor& tensor_or_undefined(const std::optional<at::Tensor>& t);
+
+// The device a call runs on, as torch picks it: that of the first defined tensor that is not a CPU
+// scalar (0-dim CPU tensor), else that of the first defined tensor, else `otherwise`.
+at::Device device_of(c10::ArrayRef<NamedTensor> tensors, at::Device otherwise);
+
 // All defined tensor arguments must live on `device` ("expected all tensors on cpu, but ...").
-// 0-dim CPU tensors are accepted with any device, as PyTorch's CPU scalars are.
-void check_devices(std::string_view op, at::Device device,
-                   c10::ArrayRef<NamedTensor> tensors);
+// `cpu_scalars`: 0-dim CPU tensors are accepted with any device, as TensorIterator (torch's
+// pointwise ops) takes them; other ops reject them, as torch's do.
+void check_devices(std::string_view op, at::Device device, c10::ArrayRef<NamedTensor> tensors, bool cpu_scalars);
 
 // out=: PyTorch's rules, in PyTorch's order: no grad through out=, device, dtype (OutDtype),
 // internal overlap and overlap with inputs (full overlap, out=self, only where the op allows

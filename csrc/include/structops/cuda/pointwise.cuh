@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <structops/cuda/launch.cuh>
 #include <structops/cuda/opmath.cuh>
 #include <structops/pointwise_launch.h>
 #include <structops/pointwise_math.h>
@@ -32,9 +33,10 @@ struct alignas(sizeof(T) * VEC) Vec {
   T v[VEC];
 };
 
+// No __restrict__ here or in the tiled mm: inplace calls pass the same memory as out and an input.
 template <int Threads, int Unroll, int VEC, typename index_t, typename F, typename out_t, typename... in_t>
 __global__ void __launch_bounds__(Threads)
-    contiguous_kernel(F f, index_t n, out_t* __restrict__ out, const in_t* __restrict__... in) {
+    contiguous_kernel(F f, index_t n, out_t* out, const in_t*... in) {
   const index_t step = static_cast<index_t>(gridDim.x) * Threads * VEC;
   index_t base = (static_cast<index_t>(blockIdx.x) * Threads + threadIdx.x) * VEC;
 #pragma unroll Unroll
@@ -129,20 +131,20 @@ const char* launch(const F& f, const PointwiseLaunch& p) {
     if (dense && aligned) {
       const int blocks = blocks_for((p.numel + VEC * Unroll - 1) / (VEC * Unroll), Threads);
       if (small) {
-        contiguous_kernel<Threads, Unroll, VEC, uint32_t><<<blocks, Threads, 0, stream>>>(
+        SO_LAUNCH(blocks, Threads, 0, stream, contiguous_kernel<Threads, Unroll, VEC, uint32_t>)(
             f, static_cast<uint32_t>(p.numel), out, static_cast<const in_t*>(p.data[I + 1])...);
       } else {
-        contiguous_kernel<Threads, Unroll, VEC, int64_t><<<blocks, Threads, 0, stream>>>(
+        SO_LAUNCH(blocks, Threads, 0, stream, contiguous_kernel<Threads, Unroll, VEC, int64_t>)(
             f, p.numel, out, static_cast<const in_t*>(p.data[I + 1])...);
       }
     } else {
       const int blocks = blocks_for(p.numel, Threads);
       if (small) {
-        strided_kernel<Threads, uint32_t><<<blocks, Threads, 0, stream>>>(
+        SO_LAUNCH(blocks, Threads, 0, stream, strided_kernel<Threads, uint32_t>)(
             f, static_cast<uint32_t>(p.numel), offset_calculator<N, uint32_t>(p), out,
             static_cast<const in_t*>(p.data[I + 1])...);
       } else {
-        strided_kernel<Threads, int64_t><<<blocks, Threads, 0, stream>>>(
+        SO_LAUNCH(blocks, Threads, 0, stream, strided_kernel<Threads, int64_t>)(
             f, p.numel, offset_calculator<N, int64_t>(p), out, static_cast<const in_t*>(p.data[I + 1])...);
       }
     }

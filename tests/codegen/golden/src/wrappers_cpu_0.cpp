@@ -14,15 +14,17 @@ namespace structops {
 namespace {
 
 at::Tensor wrapper_CPU_add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  check_devices("add.Tensor", at::kCPU, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kCPU;
+  check_devices("add.Tensor", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::add_Tensor(self, other, alpha);
-  at::Tensor out = allocate(so_meta.out, at::kCPU);
+  at::Tensor out = allocate(so_meta.out, so_device);
   impl::add_out_cpu(self, other, alpha, so_meta.compute_dtype, out);
   return out;
 }
 
 at::Tensor& wrapper_CPU_add__Tensor(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  check_devices("add_.Tensor", at::kCPU, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kCPU;
+  check_devices("add_.Tensor", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::add_Tensor(self, other, alpha);
   check_inplace("add_.Tensor", self, so_meta.out, OutDtype::castable, {{"self", self}, {"other", other}});
   OutputTarget so_target(self, so_meta.out, /*must_not_alias_inputs=*/false, {{"self", self}, {"other", other}});
@@ -32,9 +34,10 @@ at::Tensor& wrapper_CPU_add__Tensor(at::Tensor& self, const at::Tensor& other, c
 }
 
 at::Tensor& wrapper_CPU_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
-  check_devices("add.out", at::kCPU, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kCPU;
+  check_devices("add.out", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::add_Tensor(self, other, alpha);
-  prepare_out("add.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
+  prepare_out("add.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::add_out_cpu(self, other, alpha, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();
@@ -42,19 +45,21 @@ at::Tensor& wrapper_CPU_add_out(const at::Tensor& self, const at::Tensor& other,
 }
 
 std::tuple<at::Tensor,at::Tensor> wrapper_CPU_aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  check_devices("aminmax", at::kCPU, {{"self", self}});
+  const at::Device so_device = at::kCPU;
+  check_devices("aminmax", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::aminmax(self, dim, keepdim);
-  at::Tensor min = allocate(so_meta.min, at::kCPU);
-  at::Tensor max = allocate(so_meta.max, at::kCPU);
+  at::Tensor min = allocate(so_meta.min, so_device);
+  at::Tensor max = allocate(so_meta.max, so_device);
   impl::aminmax_out_cpu(self, dim, keepdim, min, max);
   return std::make_tuple(min, max);
 }
 
 std::tuple<at::Tensor&,at::Tensor&> wrapper_CPU_aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& min, at::Tensor& max) {
-  check_devices("aminmax.out", at::kCPU, {{"self", self}});
+  const at::Device so_device = at::kCPU;
+  check_devices("aminmax.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::aminmax(self, dim, keepdim);
-  prepare_out("aminmax.out", "min", min, so_meta.min, at::kCPU, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
-  prepare_out("aminmax.out", "max", max, so_meta.max, at::kCPU, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
+  prepare_out("aminmax.out", "min", min, so_meta.min, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
+  prepare_out("aminmax.out", "max", max, so_meta.max, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
   OutputTarget target_min(min, so_meta.min, /*must_not_alias_inputs=*/false, {});
   OutputTarget target_max(max, so_meta.max, /*must_not_alias_inputs=*/false, {});
   impl::aminmax_out_cpu(self, dim, keepdim, target_min.tensor(), target_max.tensor());
@@ -64,17 +69,19 @@ std::tuple<at::Tensor&,at::Tensor&> wrapper_CPU_aminmax_out(const at::Tensor& se
 }
 
 at::Tensor wrapper_CPU_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
-  check_devices("scaled_act", at::kCPU, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kCPU;
+  check_devices("scaled_act", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
-  at::Tensor out = allocate(so_meta.out, at::kCPU);
+  at::Tensor out = allocate(so_meta.out, so_device);
   impl::scaled_act_out_cpu(self, other, alpha, mode, so_meta.common_dtype, out);
   return out;
 }
 
 at::Tensor& wrapper_CPU_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
-  check_devices("scaled_act.out", at::kCPU, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kCPU;
+  check_devices("scaled_act.out", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
-  prepare_out("scaled_act.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
+  prepare_out("scaled_act.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::scaled_act_out_cpu(self, other, alpha, mode, so_meta.common_dtype, target_out.tensor());
   target_out.commit();

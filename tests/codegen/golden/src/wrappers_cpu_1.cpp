@@ -12,9 +12,10 @@ namespace structops {
 namespace {
 
 at::Tensor& wrapper_CPU_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  check_devices("bmm.out", at::kCPU, {{"self", self}, {"mat2", mat2}});
+  const at::Device so_device = at::kCPU;
+  check_devices("bmm.out", so_device, {{"self", self}, {"mat2", mat2}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::bmm_out(self, mat2);
-  prepare_out("bmm.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}, {"mat2", mat2}});
+  prepare_out("bmm.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}, {"mat2", mat2}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::bmm_out_cpu(self, mat2, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();
@@ -22,17 +23,19 @@ at::Tensor& wrapper_CPU_bmm_out(const at::Tensor& self, const at::Tensor& mat2, 
 }
 
 at::Tensor wrapper_CPU_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  check_devices("amax", at::kCPU, {{"self", self}});
+  const at::Device so_device = at::kCPU;
+  check_devices("amax", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::amax(self, dim, keepdim);
-  at::Tensor out = allocate(so_meta.out, at::kCPU);
+  at::Tensor out = allocate(so_meta.out, so_device);
   impl::amax_out(self, so_meta.reduced_dims, keepdim, so_meta.all_dims, so_meta.compute_dtype, out);
   return out;
 }
 
 at::Tensor& wrapper_CPU_amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  check_devices("amax.out", at::kCPU, {{"self", self}});
+  const at::Device so_device = at::kCPU;
+  check_devices("amax.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::amax(self, dim, keepdim);
-  prepare_out("amax.out", "out", out, so_meta.out, at::kCPU, /*allow_full_overlap=*/false, OutDtype::castable, {{"self", self}});
+  prepare_out("amax.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::castable, {{"self", self}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::amax_out(self, so_meta.reduced_dims, keepdim, so_meta.all_dims, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();

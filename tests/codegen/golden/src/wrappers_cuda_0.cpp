@@ -11,17 +11,21 @@ namespace structops {
 namespace {
 
 at::Tensor wrapper_CUDA_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
-  check_devices("scaled_act", self.device(), {{"self", self}, {"other", other}});
+  const at::Device so_device = device_of({{"self", self}, {"other", other}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("scaled_act", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
-  at::Tensor out = allocate(so_meta.out, self.device());
+  at::Tensor out = allocate(so_meta.out, so_device);
   impl::scaled_act_out_cuda(self, other, alpha, mode, so_meta.common_dtype, out);
   return out;
 }
 
 at::Tensor& wrapper_CUDA_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
-  check_devices("scaled_act.out", self.device(), {{"self", self}, {"other", other}});
+  const at::Device so_device = device_of({{"self", self}, {"other", other}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("scaled_act.out", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
-  prepare_out("scaled_act.out", "out", out, so_meta.out, self.device(), /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
+  prepare_out("scaled_act.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::scaled_act_out_cuda(self, other, alpha, mode, so_meta.common_dtype, target_out.tensor());
   target_out.commit();
@@ -30,7 +34,7 @@ at::Tensor& wrapper_CUDA_scaled_act_out(const at::Tensor& self, const at::Tensor
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(structops, CUDA, m) {
+TORCH_LIBRARY_IMPL(STRUCTOPS_CUDA_LIBRARY, STRUCTOPS_CUDA_KEY, m) {
   m.impl("scaled_act", TORCH_FN(wrapper_CUDA_scaled_act));
   m.impl("scaled_act.out", TORCH_FN(wrapper_CUDA_scaled_act_out));
 }

@@ -11,17 +11,21 @@ namespace structops {
 namespace {
 
 at::Tensor wrapper_CUDA_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  check_devices("amax", self.device(), {{"self", self}});
+  const at::Device so_device = device_of({{"self", self}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("amax", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::amax(self, dim, keepdim);
-  at::Tensor out = allocate(so_meta.out, self.device());
+  at::Tensor out = allocate(so_meta.out, so_device);
   impl::amax_out(self, so_meta.reduced_dims, keepdim, so_meta.all_dims, so_meta.compute_dtype, out);
   return out;
 }
 
 at::Tensor& wrapper_CUDA_amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  check_devices("amax.out", self.device(), {{"self", self}});
+  const at::Device so_device = device_of({{"self", self}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("amax.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::amax(self, dim, keepdim);
-  prepare_out("amax.out", "out", out, so_meta.out, self.device(), /*allow_full_overlap=*/false, OutDtype::castable, {{"self", self}});
+  prepare_out("amax.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::castable, {{"self", self}});
   OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
   impl::amax_out(self, so_meta.reduced_dims, keepdim, so_meta.all_dims, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();
@@ -30,7 +34,7 @@ at::Tensor& wrapper_CUDA_amax_out(const at::Tensor& self, at::IntArrayRef dim, b
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(structops, CUDA, m) {
+TORCH_LIBRARY_IMPL(STRUCTOPS_CUDA_LIBRARY, STRUCTOPS_CUDA_KEY, m) {
   m.impl("amax", TORCH_FN(wrapper_CUDA_amax));
   m.impl("amax.out", TORCH_FN(wrapper_CUDA_amax_out));
 }

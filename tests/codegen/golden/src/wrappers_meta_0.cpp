@@ -14,53 +14,60 @@ namespace structops {
 namespace {
 
 at::Tensor wrapper_Meta_add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  check_devices("add.Tensor", at::kMeta, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kMeta;
+  check_devices("add.Tensor", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::add_Tensor(self, other, alpha);
-  at::Tensor out = allocate(so_meta.out, at::kMeta);
+  at::Tensor out = allocate(so_meta.out, so_device);
   return out;
 }
 
 at::Tensor& wrapper_Meta_add__Tensor(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
-  check_devices("add_.Tensor", at::kMeta, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kMeta;
+  check_devices("add_.Tensor", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::add_Tensor(self, other, alpha);
   check_inplace("add_.Tensor", self, so_meta.out, OutDtype::castable, {{"self", self}, {"other", other}});
   return self;
 }
 
 at::Tensor& wrapper_Meta_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
-  check_devices("add.out", at::kMeta, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kMeta;
+  check_devices("add.out", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::add_Tensor(self, other, alpha);
-  prepare_out("add.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
+  prepare_out("add.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
   return out;
 }
 
 std::tuple<at::Tensor,at::Tensor> wrapper_Meta_aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  check_devices("aminmax", at::kMeta, {{"self", self}});
+  const at::Device so_device = at::kMeta;
+  check_devices("aminmax", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::aminmax(self, dim, keepdim);
-  at::Tensor min = allocate(so_meta.min, at::kMeta);
-  at::Tensor max = allocate(so_meta.max, at::kMeta);
+  at::Tensor min = allocate(so_meta.min, so_device);
+  at::Tensor max = allocate(so_meta.max, so_device);
   return std::make_tuple(min, max);
 }
 
 std::tuple<at::Tensor&,at::Tensor&> wrapper_Meta_aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& min, at::Tensor& max) {
-  check_devices("aminmax.out", at::kMeta, {{"self", self}});
+  const at::Device so_device = at::kMeta;
+  check_devices("aminmax.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::aminmax(self, dim, keepdim);
-  prepare_out("aminmax.out", "min", min, so_meta.min, at::kMeta, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
-  prepare_out("aminmax.out", "max", max, so_meta.max, at::kMeta, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
+  prepare_out("aminmax.out", "min", min, so_meta.min, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
+  prepare_out("aminmax.out", "max", max, so_meta.max, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
   return std::forward_as_tuple(min, max);
 }
 
 at::Tensor wrapper_Meta_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
-  check_devices("scaled_act", at::kMeta, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kMeta;
+  check_devices("scaled_act", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
-  at::Tensor out = allocate(so_meta.out, at::kMeta);
+  at::Tensor out = allocate(so_meta.out, so_device);
   return out;
 }
 
 at::Tensor& wrapper_Meta_scaled_act_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::Tensor& out) {
-  check_devices("scaled_act.out", at::kMeta, {{"self", self}, {"other", other}});
+  const at::Device so_device = at::kMeta;
+  check_devices("scaled_act.out", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
-  prepare_out("scaled_act.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
+  prepare_out("scaled_act.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
   return out;
 }
 

@@ -12,23 +12,26 @@ namespace structops {
 namespace {
 
 at::Tensor& wrapper_Meta_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  check_devices("bmm.out", at::kMeta, {{"self", self}, {"mat2", mat2}});
+  const at::Device so_device = at::kMeta;
+  check_devices("bmm.out", so_device, {{"self", self}, {"mat2", mat2}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::bmm_out(self, mat2);
-  prepare_out("bmm.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}, {"mat2", mat2}});
+  prepare_out("bmm.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}, {"mat2", mat2}});
   return out;
 }
 
 at::Tensor wrapper_Meta_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  check_devices("amax", at::kMeta, {{"self", self}});
+  const at::Device so_device = at::kMeta;
+  check_devices("amax", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::amax(self, dim, keepdim);
-  at::Tensor out = allocate(so_meta.out, at::kMeta);
+  at::Tensor out = allocate(so_meta.out, so_device);
   return out;
 }
 
 at::Tensor& wrapper_Meta_amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  check_devices("amax.out", at::kMeta, {{"self", self}});
+  const at::Device so_device = at::kMeta;
+  check_devices("amax.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::amax(self, dim, keepdim);
-  prepare_out("amax.out", "out", out, so_meta.out, at::kMeta, /*allow_full_overlap=*/false, OutDtype::castable, {{"self", self}});
+  prepare_out("amax.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::castable, {{"self", self}});
   return out;
 }
 

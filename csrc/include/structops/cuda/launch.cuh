@@ -1,0 +1,23 @@
+// The two things device code spells through a macro so that the same .cu files also build as host
+// C++ and run on the CPU emulator in CI (tests/cuda_emu, docs/cuda_emulation.md):
+//   SO_LAUNCH(grid, block, shared_bytes, stream, kernel<...>)(args...)  every kernel launch;
+//   SO_SHARED(T, name, [N][M]);                                         every shared array.
+// Under nvcc they are the plain `kernel<<<...>>>(args...)` and `__shared__ T name[N][M]`.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#if defined(__CUDACC__)
+#define SO_LAUNCH(grid, block, shared_bytes, stream, ...) __VA_ARGS__<<<grid, block, shared_bytes, stream>>>
+#define SO_SHARED(type, name, dims) __shared__ type name dims
+#else
+#define SO_LAUNCH(grid, block, shared_bytes, stream, ...)                                               \
+  ::structops::emu::Launch(grid, block, shared_bytes, stream, #__VA_ARGS__).kernel([&](auto&... so_params) { \
+    __VA_ARGS__(so_params...);                                                                           \
+  })
+#define SO_SHARED(type, name, dims)        \
+  using so_shared_##name##_t = type dims; \
+  static char so_shared_##name##_site; \
+  auto& name = *static_cast<so_shared_##name##_t*>( \
+      ::structops::emu::shared(&so_shared_##name##_site, sizeof(so_shared_##name##_t), alignof(so_shared_##name##_t)))
+#endif

@@ -1,0 +1,143 @@
+// Kernels that check the CPU emulator itself (tests/cuda_emu/test_emulator.py): each fault the
+// emulator must report, each launch limit it must enforce, and the warp ops, atomics, shared
+// memory and 16-bit conversions the real kernels rely on. Device code only, like csrc/cuda/.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include <structops/cuda/launch.cuh>
+
+namespace structops::emu_checks {
+namespace {
+
+__global__ void divergent_shuffle(int* out) {
+  if (threadIdx.x >= 16) return;
+  out[threadIdx.x] = __shfl_down_sync(0xffffffffu, static_cast<int>(threadIdx.x), 1);
+}
+
+__global__ void barrier_skipped(int* out) {
+  if (threadIdx.x == 0) return;
+  __syncthreads();
+  out[threadIdx.x] = 1;
+}
+
+__global__ void barrier_vs_shuffle(int* out) {
+  if (threadIdx.x < 16) {
+    __syncthreads();
+  } else {
+    out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1);
+  }
+}
+
+__global__ void shuffle_beyond_block(int* out) {  // a 48-thread block: the second warp has 16 lanes
+  out[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1, 1);
+}
+
+__global__ void read_outside_mask(int* out) {
+  out[threadIdx.x] = __shfl_sync(0x0000ffffu, 1, 20);
+}
+
+__global__ void too_much_shared(float* out) {
+  SO_SHARED(float, big, [49 * 1024 / 4]);
+  big[threadIdx.x] = 1;
+  out[threadIdx.x] = big[threadIdx.x];
+}
+
+__global__ void unwritten_shared(float* out) {
+  SO_SHARED(float, s, [64]);
+  out[threadIdx.x] = s[threadIdx.x];
+}
+
+// What the real kernels do: a block scan of ballots (masked_select), shuffles of every kind,
+// atomics, and shared memory through barriers. out[0..4] are checked by the test.
+__global__ void collectives(long long* out) {
+  SO_SHARED(int, warp_counts, [8]);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned ballot = __ballot_sync(0xffffffffu, threadIdx.x % 3 == 0);
+  if (lane == 0) warp_counts[warp] = __popc(ballot);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    long long total = 0;
+    for (int w = 0; w < 8; ++w) total += warp_counts[w];
+    out[0] = total;  // multiples of 3 below 256: 86
+  }
+  int v = lane;
+  for (int d = 1; d < 32; d *= 2) {  // inclusive prefix sum of lanes by shuffles up
+    const int u = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v += u;
+  }
+  if (threadIdx.x == 31) out[1] = v;                                            // 0 + ... + 31 = 496
+  if (threadIdx.x == 5) out[2] = __shfl_xor_sync(0xffffffffu, lane, 16, 32);    // lane 21
+  else __shfl_xor_sync(0xffffffffu, lane, 16, 32);
+  const int broadcast = __shfl_sync(0xffffffffu, lane * 10, 7, 8);              // lane 7 of each group of 8
+  if (threadIdx.x == 12) out[3] = broadcast;                                   // lane 15: 150
+  atomicAdd(reinterpret_cast<unsigned long long*>(out + 4), 1ull);             // 256 per block
+  atomicMin(out + 5, static_cast<long long>(1000 - threadIdx.x - blockIdx.x));
+}
+
+std::string result() {
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? "ok" : cudaGetErrorString(error);
+}
+
+}  // namespace
+
+// Runs one check case; returns "ok" or the CUDA error a launch set. Emulator faults throw.
+std::string run(const std::string& name, void* buffer) {
+  auto* ints = static_cast<int*>(buffer);
+  auto* floats = static_cast<float*>(buffer);
+  if (name == "divergent_shuffle") SO_LAUNCH(1, 32, 0, nullptr, divergent_shuffle)(ints);
+  else if (name == "barrier_skipped") SO_LAUNCH(1, 64, 0, nullptr, barrier_skipped)(ints);
+  else if (name == "barrier_vs_shuffle") SO_LAUNCH(1, 32, 0, nullptr, barrier_vs_shuffle)(ints);
+  else if (name == "shuffle_beyond_block") SO_LAUNCH(1, 48, 0, nullptr, shuffle_beyond_block)(ints);
+  else if (name == "read_outside_mask") SO_LAUNCH(1, 16, 0, nullptr, read_outside_mask)(ints);
+  else if (name == "too_much_shared") SO_LAUNCH(1, 32, 0, nullptr, too_much_shared)(floats);
+  else if (name == "unwritten_shared") SO_LAUNCH(1, 64, 0, nullptr, unwritten_shared)(floats);
+  else if (name == "grid_y_65536") SO_LAUNCH(dim3(1, 65536), 32, 0, nullptr, unwritten_shared)(floats);
+  else if (name == "grid_z_65536") SO_LAUNCH(dim3(1, 1, 65536), 32, 0, nullptr, unwritten_shared)(floats);
+  else if (name == "block_1025") SO_LAUNCH(1, 1025, 0, nullptr, unwritten_shared)(floats);
+  else if (name == "block_z_65") SO_LAUNCH(1, dim3(1, 1, 65), 0, nullptr, unwritten_shared)(floats);
+  else if (name == "empty_grid") SO_LAUNCH(0, 32, 0, nullptr, unwritten_shared)(floats);
+  else if (name == "collectives") SO_LAUNCH(3, 256, 0, nullptr, collectives)(static_cast<long long*>(buffer));
+  else return "unknown case " + name;
+  return result();
+}
+
+void half_bits(const float* in, int16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const __half h = __float2half(in[i]);
+    std::memcpy(out + i, &h, 2);
+  }
+}
+void half_bits_from_double(const double* in, int16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const __half h(in[i]);
+    std::memcpy(out + i, &h, 2);
+  }
+}
+void bfloat16_bits(const float* in, int16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const __nv_bfloat16 h = __float2bfloat16(in[i]);
+    std::memcpy(out + i, &h, 2);
+  }
+}
+void half_values(const int16_t* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    __half h;
+    std::memcpy(&h, in + i, 2);
+    out[i] = __half2float(h);
+  }
+}
+void bfloat16_values(const int16_t* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    __nv_bfloat16 h;
+    std::memcpy(&h, in + i, 2);
+    out[i] = __bfloat162float(h);
+  }
+}
+
+}  // namespace structops::emu_checks

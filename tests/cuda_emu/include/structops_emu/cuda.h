@@ -1,0 +1,264 @@
+// The CUDA device API that structops' kernels use, for a host C++ build of the same .cu files:
+// the CPU emulator that runs every CUDA kernel in CI, where no GPU is (docs/cuda_emulation.md).
+//
+// Each CUDA thread is a fiber; a block's fibers run on one OS thread, so __syncthreads is a real
+// barrier and warp shuffles/ballots exchange values only when every lane of their mask arrived.
+// What is not defined here does not compile: device code that uses a CUDA feature the emulator
+// lacks fails the emulated build, never runs differently. `__shared__` is one of them: shared
+// memory is declared with SO_SHARED (structops/cuda/launch.cuh), which the emulator places in a
+// per-block arena poisoned with 0xff bytes before each block.
+#pragma once
+
+#include <math.h>  // the float overloads of sqrt, pow, exp, ... in the global namespace, as CUDA's
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+// --- qualifiers ------------------------------------------------------------------------------
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ SO_SHARED_declares_shared_memory_in_emulated_device_code
+
+struct uint3 {
+  unsigned x, y, z;
+};
+struct alignas(8) uint2 {
+  unsigned x, y;
+};
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+constexpr int warpSize = 32;
+
+// --- runtime API (the subset the kernels' launchers call) ------------------------------------
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+enum cudaError_t : int {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorLaunchOutOfResources = 701,
+};
+enum cudaDeviceAttr : int { cudaDevAttrMultiProcessorCount = 16 };
+cudaError_t cudaGetLastError();
+const char* cudaGetErrorString(cudaError_t error);
+cudaError_t cudaGetDevice(int* device);
+// The multiprocessor count is STRUCTOPS_EMU_SMS (default 2): small, so grids sized to the device
+// still take their grid-stride loops and multi-block paths on small test shapes.
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device);
+
+namespace structops::emu {
+
+// --- the executing thread --------------------------------------------------------------------
+const uint3& thread_idx();
+const uint3& block_idx();
+const dim3& block_dim();
+const dim3& grid_dim();
+
+void syncthreads();
+
+enum class WarpOp : int8_t { ShflIdx, ShflUp, ShflDown, ShflXor, Ballot };
+// Waits until every lane named in `mask` reaches a warp op, checks they all reached the same op
+// with the same mask, and returns the bits this lane receives.
+uint64_t warp_exchange(WarpOp op, unsigned mask, uint64_t bits, int arg, int width);
+
+// The block's shared array for one SO_SHARED declaration (`site`), 0xff-poisoned at first use
+// in each block; the block's total is limited to 48 KiB, as static shared memory on the GPU.
+void* shared(const void* site, std::size_t bytes, std::size_t align);
+
+// --- launches --------------------------------------------------------------------------------
+// Runs body() as every thread of every block of grid x block, block after block. A launch the
+// GPU would refuse (grid.y or grid.z > 65535, more than 1024 threads a block, ...) runs nothing
+// and sets the error cudaGetLastError() returns; a kernel fault the GPU would hang or corrupt
+// on (a barrier some threads never reach, a shuffle a lane of its mask skips) throws.
+void run_grid(const char* kernel, dim3 grid, dim3 block, std::size_t dynamic_shared, const std::function<void()>& body);
+
+// SO_LAUNCH(grid, block, shared, stream, kernel)(args...): kernel parameters are copied once per
+// launch and passed by value to each thread, as a launch does.
+class Launch {
+ public:
+  Launch(dim3 grid, dim3 block, std::size_t dynamic_shared, cudaStream_t, const char* kernel)
+      : grid_(grid), block_(block), shared_(dynamic_shared), kernel_(kernel) {}
+
+  template <typename Body>
+  auto kernel(Body body) const {
+    return [self = *this, body](auto&&... args) {
+      std::tuple<std::decay_t<decltype(args)>...> params(std::forward<decltype(args)>(args)...);
+      run_grid(self.kernel_, self.grid_, self.block_, self.shared_, [&] { std::apply(body, params); });
+    };
+  }
+
+ private:
+  dim3 grid_, block_;
+  std::size_t shared_;
+  const char* kernel_;
+};
+
+template <typename T>
+uint64_t to_bits(T v) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "warp shuffles move values of at most 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  return bits;
+}
+template <typename T>
+T from_bits(uint64_t bits) {
+  T v;
+  std::memcpy(&v, &bits, sizeof(T));
+  return v;
+}
+
+// --- 16-bit floats: round to nearest even from float and double, as CUDA's conversions -------
+// A binary format with M mantissa bits and E exponent bits.
+template <int M, int E>
+uint16_t encode(double v) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  constexpr uint32_t inf = ((1u << E) - 1) << M;
+  const uint16_t sign = std::signbit(v) ? static_cast<uint16_t>(1u << (M + E)) : 0;
+  if (std::isnan(v)) return static_cast<uint16_t>(sign | inf | (1u << (M - 1)));
+  const double a = std::fabs(v);
+  if (a == 0) return sign;
+  if (std::isinf(a)) return static_cast<uint16_t>(sign | inf);
+  int e = 0;
+  std::frexp(a, &e);
+  e = std::max(e - 1, 1 - bias);  // a = 1.f * 2^e, or a subnormal's scale
+  double q = std::nearbyint(std::ldexp(a, M - e));  // the significand, rounded to nearest even
+  if (q >= static_cast<double>(2u << M)) q /= 2, e += 1;
+  if (e > bias) return static_cast<uint16_t>(sign | inf);
+  const auto bits = static_cast<uint32_t>(q);
+  if (bits < (1u << M)) return static_cast<uint16_t>(sign | bits);  // subnormal
+  return static_cast<uint16_t>(sign | (static_cast<uint32_t>(e + bias) << M) | (bits - (1u << M)));
+}
+template <int M, int E>
+float decode(uint16_t h) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  const bool negative = (h >> (M + E)) & 1;
+  const uint32_t exponent = (h >> M) & ((1u << E) - 1), mantissa = h & ((1u << M) - 1);
+  float v;
+  if (exponent == (1u << E) - 1) {
+    v = mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  } else if (exponent == 0) {
+    v = std::ldexp(static_cast<float>(mantissa), 1 - bias - M);
+  } else {
+    v = std::ldexp(static_cast<float>(mantissa | (1u << M)), static_cast<int>(exponent) - bias - M);
+  }
+  return negative ? -v : v;
+}
+
+template <int M, int E>
+struct Float16Format {
+  uint16_t __x;
+  Float16Format() = default;
+  Float16Format(float f) : __x(encode<M, E>(f)) {}
+  Float16Format(double d) : __x(encode<M, E>(d)) {}
+  template <typename I>
+    requires std::is_integral_v<I>
+  Float16Format(I i) : __x(encode<M, E>(static_cast<double>(i))) {}
+  operator float() const { return decode<M, E>(__x); }
+};
+
+}  // namespace structops::emu
+
+using __half = structops::emu::Float16Format<10, 5>;
+using __nv_bfloat16 = structops::emu::Float16Format<7, 8>;
+inline __half __float2half(float f) { return __half(f); }
+inline float __half2float(__half h) { return static_cast<float>(h); }
+inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
+inline float __bfloat162float(__nv_bfloat16 h) { return static_cast<float>(h); }
+
+// --- thread indices --------------------------------------------------------------------------
+#define threadIdx (::structops::emu::thread_idx())
+#define blockIdx (::structops::emu::block_idx())
+#define blockDim (::structops::emu::block_dim())
+#define gridDim (::structops::emu::grid_dim())
+
+inline void __syncthreads() { structops::emu::syncthreads(); }
+
+// --- warp intrinsics -------------------------------------------------------------------------
+template <typename T>
+T __shfl_sync(unsigned mask, T v, int src_lane, int width = warpSize) {
+  using namespace structops::emu;
+  return from_bits<T>(warp_exchange(WarpOp::ShflIdx, mask, to_bits(v), src_lane, width));
+}
+template <typename T>
+T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {
+  using namespace structops::emu;
+  return from_bits<T>(warp_exchange(WarpOp::ShflUp, mask, to_bits(v), static_cast<int>(delta), width));
+}
+template <typename T>
+T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {
+  using namespace structops::emu;
+  return from_bits<T>(warp_exchange(WarpOp::ShflDown, mask, to_bits(v), static_cast<int>(delta), width));
+}
+template <typename T>
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = warpSize) {
+  using namespace structops::emu;
+  return from_bits<T>(warp_exchange(WarpOp::ShflXor, mask, to_bits(v), lane_mask, width));
+}
+inline unsigned __ballot_sync(unsigned mask, int predicate) {
+  using namespace structops::emu;
+  return static_cast<unsigned>(warp_exchange(WarpOp::Ballot, mask, predicate != 0, 0, warpSize));
+}
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+
+// --- atomics: a block's fibers never interleave within one call, so plain updates are atomic --
+template <typename T, typename F>
+T so_atomic_update(T* address, F f) {
+  const T old = *address;
+  *address = f(old);
+  return old;
+}
+#define SO_EMU_ATOMICS(T)                                                                                  \
+  inline T atomicAdd(T* a, T v) { return so_atomic_update(a, [&](T o) { return static_cast<T>(o + v); }); } \
+  inline T atomicMin(T* a, T v) { return so_atomic_update(a, [&](T o) { return v < o ? v : o; }); }         \
+  inline T atomicMax(T* a, T v) { return so_atomic_update(a, [&](T o) { return v > o ? v : o; }); }         \
+  inline T atomicExch(T* a, T v) { return so_atomic_update(a, [&](T) { return v; }); }                      \
+  inline T atomicCAS(T* a, T compare, T v) { return so_atomic_update(a, [&](T o) { return o == compare ? v : o; }); }
+SO_EMU_ATOMICS(int)
+SO_EMU_ATOMICS(unsigned)
+SO_EMU_ATOMICS(long long)
+SO_EMU_ATOMICS(unsigned long long)
+#undef SO_EMU_ATOMICS
+#define SO_EMU_BITWISE_ATOMICS(T)                                                                  \
+  inline T atomicOr(T* a, T v) { return so_atomic_update(a, [&](T o) { return o | v; }); }         \
+  inline T atomicAnd(T* a, T v) { return so_atomic_update(a, [&](T o) { return o & v; }); }        \
+  inline T atomicXor(T* a, T v) { return so_atomic_update(a, [&](T o) { return o ^ v; }); }
+SO_EMU_BITWISE_ATOMICS(int)
+SO_EMU_BITWISE_ATOMICS(unsigned)
+SO_EMU_BITWISE_ATOMICS(unsigned long long)
+#undef SO_EMU_BITWISE_ATOMICS
+inline float atomicAdd(float* a, float v) { return so_atomic_update(a, [&](float o) { return o + v; }); }
+inline double atomicAdd(double* a, double v) { return so_atomic_update(a, [&](double o) { return o + v; }); }
+
+// --- CUDA's min/max overloads, in the global namespace as in device code ---------------------
+template <typename A, typename B>
+  requires std::is_integral_v<A> && std::is_integral_v<B>
+constexpr std::common_type_t<A, B> min(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  return static_cast<C>(b) < static_cast<C>(a) ? static_cast<C>(b) : static_cast<C>(a);
+}
+template <typename A, typename B>
+  requires std::is_integral_v<A> && std::is_integral_v<B>
+constexpr std::common_type_t<A, B> max(A a, B b) {
+  using C = std::common_type_t<A, B>;
+  return static_cast<C>(a) < static_cast<C>(b) ? static_cast<C>(b) : static_cast<C>(a);
+}
+inline float min(float a, float b) { return std::fmin(a, b); }  // fminf: a NaN loses, as on the GPU
+inline float max(float a, float b) { return std::fmax(a, b); }
+inline double min(double a, double b) { return std::fmin(a, b); }
+inline double max(double a, double b) { return std::fmax(a, b); }

@@ -1,0 +1,329 @@
+"""Every path of the hand-written and generated CUDA kernels, run by the CPU emulator.
+
+The conformance suite's samples are small; these shapes cross each kernel's path boundaries
+(csrc/cuda/*.cu, structops/cuda/pointwise.cuh) with STRUCTOPS_EMU_SMS=2 multiprocessors. Each
+case runs the CUDA path (torch.ops.structops_emu) and the CPU impl (torch.ops.structops) on the
+same CPU tensors and compares (docs/cuda_emulation.md).
+"""
+
+import math
+
+import pytest
+import torch
+from structops import testing
+
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="torch has CUDA: the GPU runs the kernels")
+
+FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+def ops(namespace: str, qualified: str):
+    packet, _, overload = qualified.partition(".")
+    return getattr(getattr(getattr(torch.ops, namespace), packet), overload or "default")
+
+
+def run_both(qualified: str, *args, **kwargs):
+    testing._emulated_library()
+    cpu = ops("structops", qualified)(*args, **kwargs)
+    emulated = ops("structops_emu", qualified)(*args, **kwargs)
+    return emulated, cpu
+
+
+def tolerance(dtype: torch.dtype) -> dict:
+    # Different summation orders (per-thread chains, warp trees) than the CPU's cascade.
+    loose = {torch.float16: {"atol": 2e-3, "rtol": 2e-3}, torch.bfloat16: {"atol": 2e-2, "rtol": 2e-2}}
+    return loose.get(dtype, {"atol": 1e-5, "rtol": 1e-5})
+
+
+def assert_same(emulated, cpu, what: str):
+    if isinstance(cpu, tuple | list):
+        for e, c in zip(emulated, cpu, strict=True):
+            assert_same(e, c, what)
+        return
+    assert emulated.dtype == cpu.dtype and emulated.shape == cpu.shape, what
+    torch.testing.assert_close(
+        emulated, cpu, equal_nan=True, msg=lambda m: f"{what}: {m}", **tolerance(cpu.dtype)
+    )
+
+
+def values(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+    return torch.randint(-5, 6, shape, generator=g).to(dtype)
+
+
+# --- reductions (reduce.cu): warp rows, block rows, two passes, columns, permuted few outputs ---
+REDUCE_SHAPES = [
+    ((37, 200), [1], "warp rows"),
+    ((3, 1000), [1], "block rows"),
+    ((2, 70000), [1], "two-pass rows"),
+    ((300, 40), [0], "columns"),
+    ((1000, 5), [0], "few outputs: rows of a permuted copy"),
+    ((4, 6, 70), [0, 2], "two reduced dims"),
+]
+REDUCTIONS = ["sum.dim_IntList", "mean.dim", "amax", "amin", "prod.dim"]
+
+
+@pytest.mark.parametrize("dtype", FLOATS + (torch.int64,), ids=str)
+@pytest.mark.parametrize("shape, dims, path", REDUCE_SHAPES, ids=[p for *_, p in REDUCE_SHAPES])
+@pytest.mark.parametrize("op", REDUCTIONS)
+def test_reductions(op, shape, dims, path, dtype):
+    if op == "mean.dim" and not dtype.is_floating_point:
+        pytest.skip("mean takes floating dtypes (torch)")
+    x = values(shape, dtype)
+    if op == "prod.dim":
+        if len(dims) > 1:
+            pytest.skip("prod reduces one dim")
+        x = 1 + x / 64 if dtype.is_floating_point else x.clamp(-1, 1)
+        emulated, cpu = run_both(op, x, dims[0])
+    else:
+        emulated, cpu = run_both(op, x, dims)
+    assert_same(emulated, cpu, f"{op} {path} {shape}")
+
+
+@pytest.mark.parametrize("shape, dims, path", REDUCE_SHAPES, ids=[p for *_, p in REDUCE_SHAPES])
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf"), float("-inf")])
+def test_norms(shape, dims, path, p):
+    x = values(shape, torch.float32)
+    emulated, cpu = run_both("norm.ScalarOpt_dim", x, p, dims)
+    assert_same(emulated, cpu, f"norm p={p} {path}")
+
+
+@pytest.mark.parametrize("dtype", (torch.bool, torch.uint8, torch.int32, torch.float32), ids=str)
+@pytest.mark.parametrize("shape, dims, path", REDUCE_SHAPES, ids=[p for *_, p in REDUCE_SHAPES])
+@pytest.mark.parametrize("op", ["all.dims", "any.dims"])
+def test_truth_reductions(op, shape, dims, path, dtype):
+    x = values(shape, torch.int64, seed=1).clamp(0, 1).to(dtype)
+    emulated, cpu = run_both(op, x, dims)
+    assert_same(emulated, cpu, f"{op} {path}")
+
+
+def test_any_of_256_nonzero_uint8():
+    """any() of uint8 once counted the nonzeros in uint8: 256 of them wrapped to 0 (false)."""
+    x = torch.zeros(2, 512, dtype=torch.uint8)
+    x[0, :256] = 1
+    emulated, cpu = run_both("any.dims", x, [1])
+    assert emulated.tolist() == [True, False] == cpu.tolist()
+
+
+@pytest.mark.parametrize("dtype", FLOATS + (torch.int64,), ids=str)
+@pytest.mark.parametrize("shape", [(37, 200), (3, 1000), (2, 5000)], ids=str)
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_reductions(op, shape, dtype):
+    x = values(shape, dtype)
+    x[0, 7] = x[0, 99] = float("nan") if dtype.is_floating_point else 0
+    emulated, cpu = run_both(op, x, 1)
+    assert torch.equal(emulated, cpu), op
+
+
+# --- row ops (normalization.cu): one block per row, chunked rows, non-finite values ---------
+ROWS = [
+    ((37, 100), "short rows"),
+    ((3, 3000), "block rows"),
+    ((1, 40000), "chunked row"),
+    ((2, 70000), "chunked rows"),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("shape, path", ROWS, ids=[p for _, p in ROWS])
+@pytest.mark.parametrize("op", ["softmax.int", "log_softmax.int", "logsumexp"])
+def test_softmax_rows(op, shape, path, dtype):
+    x = values(shape, dtype) * 4
+    emulated, cpu = run_both(op, x, [1] if op == "logsumexp" else 1)
+    assert_same(emulated, cpu, f"{op} {path}")
+
+
+@pytest.mark.parametrize("case", ["a -inf chunk", "all -inf", "+inf", "nan"])
+@pytest.mark.parametrize("op", ["softmax.int", "log_softmax.int", "logsumexp"])
+def test_softmax_non_finite_chunks(op, case):
+    """A chunk of a long row that is all -inf, or a row holding +inf, as torch (finding 4)."""
+    x = values((1, 40000), torch.float32)
+    if case == "a -inf chunk":
+        x[0, :20000] = float("-inf")
+    elif case == "all -inf":
+        x[:] = float("-inf")
+    elif case == "+inf":
+        x[0, 30000] = float("inf")
+    else:
+        x[0, 123] = float("nan")
+    emulated, cpu = run_both(op, x, [1] if op == "logsumexp" else 1)
+    expected = ops("structops", op)(x.double(), [1] if op == "logsumexp" else 1).float()
+    assert_same(cpu, expected, f"{op} {case}: CPU vs float64")
+    assert_same(emulated, cpu, f"{op} {case}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("shape, path", ROWS, ids=[p for _, p in ROWS])
+def test_layer_norm_rows(shape, path, dtype):
+    x = values(shape, dtype)
+    w, b = values(shape[-1:], dtype, 1), values(shape[-1:], dtype, 2)
+    emulated, cpu = run_both("layer_norm", x, [shape[-1]], w, b, 1e-5)
+    assert_same(emulated, cpu, f"layer_norm {path}")
+
+
+@pytest.mark.parametrize("shape, path", ROWS, ids=[p for _, p in ROWS])
+@pytest.mark.parametrize("op", ["var.correction", "std.correction"])
+def test_variance_rows(op, shape, path):
+    x = values(shape, torch.float32) + 1000  # large mean: a one-pass sum of squares would cancel
+    emulated, cpu = run_both(op, x, [1])
+    torch.testing.assert_close(emulated, cpu, rtol=1e-4, atol=1e-4)
+
+
+BATCH_NORM = [((8, 3, 5, 5), "rows"), ((600, 40), "columns"), ((2, 3, 100, 100), "chunked channels")]
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape, path", BATCH_NORM, ids=[p for _, p in BATCH_NORM])
+def test_batch_norm(shape, path, training):
+    x = values(shape, torch.float32)
+    c = shape[1]
+    w, b = values((c,), torch.float32, 1), values((c,), torch.float32, 2)
+    rm, rv = torch.zeros(c), torch.ones(c)
+    rm2, rv2 = rm.clone(), rv.clone()
+    cpu = ops("structops", "batch_norm")(x, w, b, rm, rv, training, 0.1, 1e-5)
+    testing._emulated_library()
+    emulated = ops("structops_emu", "batch_norm")(x, w, b, rm2, rv2, training, 0.1, 1e-5)
+    assert_same(emulated, cpu, f"batch_norm {path}")
+    assert_same((rm2, rv2), (rm, rv), f"batch_norm {path} running stats")
+
+
+# --- scans (scan.cu): warp rows, block rows, chunked rows, columns -----------------------------
+SCANS = [
+    ((37, 100), 1, "warp rows"),
+    ((3, 5000), 1, "block rows"),
+    ((1, 70000), 1, "chunked row"),
+    ((300, 40), 0, "columns"),
+    ((300, 3), 0, "short columns"),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS + (torch.int64, torch.int32), ids=str)
+@pytest.mark.parametrize("shape, dim, path", SCANS, ids=[p for *_, p in SCANS])
+def test_cumsum(shape, dim, path, dtype):
+    x = values(shape, dtype)
+    emulated, cpu = run_both("cumsum", x, dim)
+    if not dtype.is_floating_point:
+        assert torch.equal(emulated, cpu), f"cumsum {path}"
+        return
+    # Scans add in another order than the CPU's: both stay within a rounding-error bound of the
+    # float64 scan (a few ulps of the running sum of magnitudes, growing as sqrt(n)).
+    exact = torch.cumsum(x.double(), dim)
+    eps = torch.finfo(dtype).eps
+    bound = 4 * eps * math.sqrt(shape[dim]) * torch.cumsum(x.double().abs(), dim) + torch.finfo(dtype).tiny
+    for name, result in (("emulated CUDA", emulated), ("CPU", cpu)):
+        error = (result.double() - exact).abs()
+        assert (error <= bound).all(), (
+            f"cumsum {path} {name}: error {(error / bound).max().item():.2f}x the bound"
+        )
+
+
+# --- index ops (index.cu) ---------------------------------------------------------------------
+def test_index_ops():
+    x = values((50, 33), torch.float32)
+    i = torch.randint(0, 50, (70,))
+    for qualified, args in [
+        ("index_select", (x, 0, i)),
+        ("index_select", (x, 1, i % 33)),
+        ("gather", (x, 1, torch.randint(0, 33, (50, 20)))),
+        ("take", (x, torch.randint(-1650, 1650, (40, 3)))),
+        ("embedding", (x, torch.randint(0, 50, (9, 4)))),
+    ]:
+        emulated, cpu = run_both(qualified, *args)
+        assert torch.equal(emulated, cpu), qualified
+
+
+@pytest.mark.parametrize("numel", [10, 5000, 300000], ids=str)
+@pytest.mark.parametrize(
+    "dtype", (torch.uint8, torch.float16, torch.float32, torch.float64, torch.complex128), ids=str
+)
+def test_masked_select(numel, dtype):
+    """The count pass (ballots, popc, block scan) and the write pass for each element size."""
+    x = values((numel,), torch.float64).to(dtype) if dtype != torch.uint8 else torch.arange(numel).to(dtype)
+    mask = values((numel,), torch.float64, 3) > 0.3
+    emulated, cpu = run_both("masked_select", x, mask)
+    assert torch.equal(emulated, cpu)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2], ids=["sum", "mean", "max"])
+def test_embedding_bag(mode):
+    weight = values((40, 70), torch.float32)
+    indices = torch.randint(0, 40, (200,))
+    offsets = torch.tensor([0, 3, 3, 50, 120])
+    emulated, cpu = run_both("embedding_bag", weight, indices, offsets, mode=mode)
+    assert_same(emulated, cpu, f"embedding_bag mode {mode}")
+
+
+# --- mm (mm.cu): partial tiles in every direction ---------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (65, 17, 130), (130, 100, 63)], ids=str)
+def test_tiled_mm(m, k, n, dtype):
+    from structops import autotune
+
+    a, b = values((m, k), dtype), values((k, n), dtype, 1)
+    with autotune.pin("mm.out@cuda", "tiled"):
+        emulated, cpu = run_both("mm", a, b)
+    assert_same(emulated, cpu, "tiled mm")
+
+
+# --- pooling, cdist, losses ------------------------------------------------------------------
+def test_pools_and_cdist():
+    x = values((2, 3, 17, 19), torch.float32)
+    for qualified, args in [
+        ("max_pool2d_with_indices", (x, [3, 3], [2, 2], [1, 1], [1, 1], True)),
+        ("avg_pool2d", (x, [3, 2], [2, 1], [1, 0], True, False)),
+        ("cdist", (values((3, 40, 7), torch.float32), values((3, 50, 7), torch.float32, 1), 2.0)),
+        ("cdist", (values((3, 40, 7), torch.float32), values((3, 50, 7), torch.float32, 1), 1.5)),
+    ]:
+        emulated, cpu = run_both(qualified, *args)
+        assert_same(emulated, cpu, qualified)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2], ids=["none", "mean", "sum"])
+def test_losses(reduction):
+    x, t = values((300, 10), torch.float32), values((300, 10), torch.float32, 1)
+    labels = torch.randint(0, 10, (300,))
+    for qualified, args in [
+        ("mse_loss", (x, t, reduction)),
+        ("binary_cross_entropy", (torch.sigmoid(x), torch.sigmoid(t), None, reduction)),
+        ("cross_entropy_loss", (x, labels, None, reduction)),
+    ]:
+        emulated, cpu = run_both(qualified, *args)
+        assert_same(emulated, cpu, f"{qualified} reduction {reduction}")
+
+
+# --- generated pointwise kernels (pointwise.cuh) ------------------------------------------------
+LAYOUTS = {
+    "contiguous with a tail": lambda x: x,
+    "misaligned view": lambda x: x.flatten()[1:].view(-1),
+    "transposed": lambda x: x.t(),
+    "sliced": lambda x: x[:, ::2],
+    "broadcast": lambda x: x[:1].expand_as(x),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS + (torch.int64, torch.int32, torch.uint8), ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("op", ["add.Tensor", "mul.Tensor", "where.self", "clamp"])
+def test_pointwise_layouts(op, layout, dtype):
+    make = LAYOUTS[layout]
+    a, b = make(values((37, 41), dtype)), make(values((37, 41), dtype, 1))
+    if op == "where.self":
+        emulated, cpu = run_both(op, a > b, a, b)
+    elif op == "clamp":
+        emulated, cpu = run_both(op, a, -1, 2)
+    else:
+        emulated, cpu = run_both(op, a, b)
+    assert_same(emulated, cpu, f"{op} {layout}")
+
+
+def test_tiled_mm_with_more_than_65535_row_tiles():
+    """m tiles once sat on grid.y, which stops at 65535: m > 4,194,240 failed to launch."""
+    from structops import autotune
+
+    m = 65535 * 64 + 65
+    a, b = values((m, 1), torch.float32), torch.tensor([[2.0]])
+    with autotune.pin("mm.out@cuda", "tiled"):
+        emulated, cpu = run_both("mm", a, b)
+    assert torch.equal(emulated, cpu)
