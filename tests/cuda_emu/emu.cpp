@@ -10,8 +10,11 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -264,13 +267,12 @@ void block_current(State state) {
   entered(fake);
 }
 
-const char* launch_error(dim3 grid, dim3 block, std::size_t dynamic_shared) {
+// What the GPU accepts: grid.x < 2^31, grid.y and grid.z <= 65535, at most 1024 threads a block
+// (block.z <= 64); no dynamic shared memory, which the emulator does not have (SO_SHARED only).
+bool launchable(dim3 grid, dim3 block, std::size_t dynamic_shared) {
   const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0) return "an empty grid or block";
-  if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) return "grid.x > 2^31 - 1, grid.y > 65535 or grid.z > 65535";
-  if (threads > kMaxThreads || block.x > 1024 || block.y > 1024 || block.z > 64) return "more than 1024 threads a block";
-  if (dynamic_shared > 0) return "dynamic shared memory (the emulator supports SO_SHARED arrays only)";
-  return nullptr;
+  return grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.x <= 2147483647u && grid.y <= 65535 && grid.z <= 65535 &&
+         threads > 0 && threads <= kMaxThreads && block.z <= 64 && dynamic_shared == 0;
 }
 
 }  // namespace
@@ -304,13 +306,34 @@ void* shared(const void* site, std::size_t bytes, std::size_t align) {
   return g.shared + offset;
 }
 
-void run_grid(const char* kernel, dim3 grid, dim3 block, std::size_t dynamic_shared, const std::function<void()>& body) {
+namespace {
+
+// STRUCTOPS_EMU_TRACE: which kernel instantiations the tests ran (docs/cuda_emulation.md).
+void trace(const char* kernel, const char* parameters) {
+  static const char* path = std::getenv("STRUCTOPS_EMU_TRACE");
+  if (path == nullptr || *path == '\0') return;
+  static std::mutex mutex;
+  static std::set<std::string> seen;
+  std::string types = parameters;
+  if (const auto at = types.find("P = {"); at != std::string::npos) types = types.substr(at + 5, types.rfind('}') - at - 5);
+  const std::lock_guard lock(mutex);
+  if (!seen.insert(std::string(kernel) + "\t" + types).second) return;
+  if (std::FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s\t%s\n", kernel, types.c_str());
+    std::fclose(f);
+  }
+}
+
+}  // namespace
+
+void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block, std::size_t dynamic_shared,
+              const std::function<void()>& body) {
   if (g_grid != nullptr) throw std::logic_error("cuda emulator: a kernel launched from device code");
-  if (const char* bad = launch_error(grid, block, dynamic_shared)) {
+  if (!launchable(grid, block, dynamic_shared)) {
     g_last_error = cudaErrorInvalidConfiguration;
-    (void)bad;
     return;
   }
+  trace(kernel, parameters);
   auto g = std::make_unique<Grid>();
   g->kernel = kernel;
   g->grid = grid;

@@ -293,6 +293,29 @@ def test_losses(reduction):
         assert_same(emulated, cpu, f"{qualified} reduction {reduction}")
 
 
+CROSS_ENTROPY = {
+    "thread per sample": lambda: (values((300, 10), torch.float32), torch.randint(0, 10, (300,))),
+    "warp per sample (C >= 32)": lambda: (values((70, 40), torch.float32), torch.randint(0, 40, (70,))),
+    "spatial": lambda: (values((4, 10, 5, 3), torch.float32), torch.randint(0, 10, (4, 5, 3))),
+    "probabilities": lambda: (
+        values((50, 40), torch.float32),
+        torch.softmax(values((50, 40), torch.float32, 1), 1),
+    ),
+}
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2], ids=["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("case", CROSS_ENTROPY)
+def test_cross_entropy_paths(case, weighted, reduction):
+    x, target = CROSS_ENTROPY[case]()
+    weight = values((x.shape[1],), torch.float32, 2).abs() if weighted else None
+    if not target.is_floating_point():
+        target[0] = -100  # ignored
+    emulated, cpu = run_both("cross_entropy_loss", x, target, weight, reduction, -100, 0.1)
+    torch.testing.assert_close(emulated, cpu, rtol=1e-5, atol=1e-5)
+
+
 # --- generated pointwise kernels (pointwise.cuh) ------------------------------------------------
 LAYOUTS = {
     "contiguous with a tail": lambda x: x,

@@ -85,7 +85,15 @@ void* shared(const void* site, std::size_t bytes, std::size_t align);
 // GPU would refuse (grid.y or grid.z > 65535, more than 1024 threads a block, ...) runs nothing
 // and sets the error cudaGetLastError() returns; a kernel fault the GPU would hang or corrupt
 // on (a barrier some threads never reach, a shuffle a lane of its mask skips) throws.
-void run_grid(const char* kernel, dim3 grid, dim3 block, std::size_t dynamic_shared, const std::function<void()>& body);
+// `parameters` names the kernel's parameter types (which instantiation ran): with
+// STRUCTOPS_EMU_TRACE=<file>, each kernel instantiation that runs is appended to it once.
+void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block, std::size_t dynamic_shared,
+              const std::function<void()>& body);
+
+template <typename... P>
+const char* parameter_types() {
+  return __PRETTY_FUNCTION__;  // "... [with P = {const float*, float*, long int}]"
+}
 
 // SO_LAUNCH(grid, block, shared, stream, kernel)(args...): kernel parameters are copied once per
 // launch and passed by value to each thread, as a launch does.
@@ -98,7 +106,8 @@ class Launch {
   auto kernel(Body body) const {
     return [self = *this, body](auto&&... args) {
       std::tuple<std::decay_t<decltype(args)>...> params(std::forward<decltype(args)>(args)...);
-      run_grid(self.kernel_, self.grid_, self.block_, self.shared_, [&] { std::apply(body, params); });
+      run_grid(self.kernel_, parameter_types<std::decay_t<decltype(args)>...>(), self.grid_, self.block_, self.shared_,
+               [&] { std::apply(body, params); });
     };
   }
 
