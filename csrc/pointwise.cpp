@@ -2,6 +2,7 @@
 // integer-division error of pointwise_math.h.
 #include <structops/cpu_pointwise.h>
 
+#include <ATen/ops/full.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -68,6 +69,11 @@ Geometry make_geometry(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs) 
 
 at::Tensor operand(const at::Tensor& t, at::ScalarType dtype, at::Device device) {
   if (t.scalar_type() == dtype && t.device() == device) return t;
+  // A CPU scalar on its way to a GPU: filled there by value, no copy from pageable host memory
+  // (which synchronises, and fails while a CUDA graph is captured).
+  if (t.device().is_cpu() && t.dim() == 0 && !device.is_cpu()) {
+    return at::full({}, t.item(), at::TensorOptions().dtype(dtype).device(device));
+  }
   return t.to(device, dtype);
 }
 

@@ -36,7 +36,9 @@ __global__ void __launch_bounds__(kBlock) select_kernel(const T* __restrict__ se
   for (N e = first_index<N>(); e < numel; e += grid_stride<N>()) {
     const N row = e / inner, k = e - row * inner;
     const N o = row / n, i = row - o * n;
-    out[e] = self[(static_cast<int64_t>(o) * size + static_cast<int64_t>(index[i])) * static_cast<int64_t>(inner) + k];
+    const int64_t v = index[i];
+    if (v < 0 || v >= size) __trap();  // checked by the host glue, except while capturing a graph
+    out[e] = self[(static_cast<int64_t>(o) * size + v) * static_cast<int64_t>(inner) + k];
   }
 }
 
@@ -45,6 +47,7 @@ __global__ void __launch_bounds__(kBlock) take_kernel(const T* __restrict__ self
                                                       T* __restrict__ out, N numel, int64_t size) {
   for (N e = first_index<N>(); e < numel; e += grid_stride<N>()) {
     const int64_t v = index[e];
+    if (v < -size || v >= size) __trap();  // checked by the host glue, except while capturing a graph
     out[e] = self[v < 0 ? v + size : v];
   }
 }
@@ -56,7 +59,9 @@ __global__ void __launch_bounds__(kBlock) gather_kernel(IndexLaunch p) {
   T* out = static_cast<T*>(p.out);
   for (N e = first_index<N>(); e < static_cast<N>(p.numel); e += grid_stride<N>()) {
     N rem = e;
-    int64_t offset = static_cast<int64_t>(index[e]) * p.self_strides[p.dim];
+    const int64_t v = index[e];
+    if (v < 0 || v >= p.size) __trap();  // checked by the host glue, except while capturing a graph
+    int64_t offset = v * p.self_strides[p.dim];
     for (int d = p.ndim - 1; d >= 0; --d) {
       const N size = static_cast<N>(p.sizes[d]);
       const N q = rem / size;
@@ -113,10 +118,13 @@ __global__ void __launch_bounds__(kBlock) embedding_bag_kernel(EmbeddingBagLaunc
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; b < p.bags; b += warps) {
     const int64_t begin = offsets[b], end = b + 1 < p.noff ? static_cast<int64_t>(offsets[b + 1]) : p.n;
+    if (begin < 0 || begin > end || end > p.n) __trap();  // the host checks, except while capturing
     for (int64_t j = lane; j < p.d; j += kWarp) {
       A acc = A(0);
       for (int64_t k = begin; k < end; ++k) {
-        const A x = static_cast<A>(weight[static_cast<int64_t>(indices[k]) * p.d + j]);
+        const int64_t row = indices[k];
+        if (row < 0 || row >= p.rows) __trap();
+        const A x = static_cast<A>(weight[row * p.d + j]);
         if (p.mode == 2) acc = k == begin || x > acc ? x : acc;  // max as torch: NaN never replaces, and stays
         else acc += scale ? x * static_cast<A>(scale[k]) : x;
       }

@@ -7,8 +7,11 @@
 // synchronisation per call) decide whether every value is in range, and only if one is not is the
 // index copied to the host to find the first bad one in index order and raise the CPU impl's
 // message (same text, same IndexError / RuntimeError). embedding_bag's offsets are checked on a
-// host copy of them (a second synchronisation). Compiled only when the installed torch has CUDA
-// (CMakeLists.txt).
+// host copy of them (a second synchronisation). While a CUDA graph is captured none of this runs
+// (no synchronisation is allowed): the kernels check every index and __trap() on a bad one, as
+// torch's device-side asserts do (structops/cuda_host.h). Compiled only when the installed torch
+// has CUDA (CMakeLists.txt).
+#include <structops/cuda_host.h>
 #include <structops/index_launch.h>
 #include <structops/ops/embedding.h>
 #include <structops/ops/embedding_bag.h>
@@ -36,7 +39,7 @@ namespace {
 // The first value of `index` (in row-major order) outside [lo, size), with its position; nullopt
 // when all are in range (the common case: no copy of the index to the host).
 std::optional<std::pair<int64_t, int64_t>> first_bad_index(const at::Tensor& index, int64_t lo, int64_t size) {
-  if (index.numel() == 0) return std::nullopt;
+  if (index.numel() == 0 || cuda_host::capturing()) return std::nullopt;  // capturing: the kernels trap
   const auto [min, max] = at::aminmax(index);
   const at::Tensor bounds = at::stack({min.to(at::kLong), max.to(at::kLong)}).to(at::kCPU);
   const int64_t* b = bounds.const_data_ptr<int64_t>();
@@ -147,6 +150,7 @@ void gather_out_cuda(const at::Tensor& self, int64_t dim, const at::Tensor& inde
   const at::Tensor idx = (index.dim() ? index : index.reshape({1})).contiguous();
   IndexLaunch p;
   p.op = IndexOp::Gather;
+  p.size = size;
   p.index_int32 = idx.scalar_type() == at::kInt;
   p.ndim = static_cast<int>(idx.dim());
   p.dim = static_cast<int>(d);
@@ -169,19 +173,20 @@ void embedding_bag_out_cuda(const at::Tensor& weight, const at::Tensor& indices,
   const int64_t rows = weight.size(0), d = weight.size(1), n = indices.numel(), bags = out.size(0);
   const int64_t noff = offsets.numel();
   // The CPU impl's offset checks, on a host copy of the offsets (they are data the shapes cannot check).
-  const at::Tensor off_host = offsets.to(at::kCPU, at::kLong).contiguous();
-  const int64_t* off = off_host.const_data_ptr<int64_t>();
-  if (noff > 0) {
+  // Capturing a graph: no host copy; the kernel traps on offsets out of order or beyond the indices.
+  const at::Tensor off_host = cuda_host::capturing() ? at::Tensor() : offsets.to(at::kCPU, at::kLong).contiguous();
+  const int64_t* off = off_host.defined() ? off_host.const_data_ptr<int64_t>() : nullptr;
+  if (off != nullptr && noff > 0) {
     TORCH_CHECK(off[0] == 0, "embedding_bag: offsets[0] must be 0 (the first bag starts at the first index), got ",
                 off[0]);
   }
-  for (int64_t i = 1; i < noff; ++i) {
+  for (int64_t i = 1; off != nullptr && i < noff; ++i) {
     TORCH_CHECK(off[i] >= off[i - 1] && off[i] <= n, "embedding_bag: 'offsets' must be non-decreasing and at most ",
                 n, " (the number of indices), got offsets[", i, "]=", off[i], " after ", off[i - 1]);
   }
   if (bags == 0 || d == 0) return;
   // The indices some bag reads (with include_last_offset, those after the last offset are in none).
-  const int64_t used = include_last_offset && noff > 0 ? off[noff - 1] : n;
+  const int64_t used = off != nullptr && include_last_offset && noff > 0 ? off[noff - 1] : n;
   check_indices("embedding_bag", "weight", "indices", indices.narrow(0, 0, used), rows, /*index_error=*/true, -1,
                 /*negative_ok=*/false, "rows");
   // Mixed int32/int64 indices and offsets are both read as int64 (torch promotes them too).

@@ -60,6 +60,7 @@ __global__ void __launch_bounds__(kBlock) loss_kernel(LossLaunch p, double* part
     if (p.reduction == 0) out[i] = static_cast<T>(l);
     else sum += static_cast<double>(l);
   }
+  if (bad && p.trap_on_bad) __trap();  // capturing: torch's device-side assert
   if (bad) atomicOr(p.bad, bad);
   if (p.reduction == 0) return;
   sum = block_reduce(sum, SumOp<double>{}, shared);
@@ -129,6 +130,7 @@ __global__ void __launch_bounds__(kBlock) cross_entropy_kernel(CrossEntropyLaunc
         continue;
       }
       if (k < 0 || k >= C) {
+        if (p.trap_on_bad) __trap();  // capturing: torch's device-side assert
         if (lane == 0) atomicMin(reinterpret_cast<unsigned long long*>(p.first_bad), static_cast<unsigned long long>(i));
         continue;
       }

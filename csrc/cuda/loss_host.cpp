@@ -5,6 +5,7 @@
 // indices) are made by the kernels, which raise a device flag; reading it back is one
 // synchronisation per call, and the errors are the CPU impls' (same text, same exception type).
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
+#include <structops/cuda_host.h>
 #include <structops/loss_launch.h>
 #include <structops/ops/binary_cross_entropy.h>
 #include <structops/ops/cross_entropy_loss.h>
@@ -80,7 +81,9 @@ void binary_cross_entropy_out_cuda(const at::Tensor& self, const at::Tensor& tar
   p.weight = weighted ? w.const_data_ptr() : nullptr;
   p.out = out.data_ptr();
   p.bad = bad.data_ptr<int32_t>();
+  p.trap_on_bad = cuda_host::capturing();
   run_loss("binary_cross_entropy", p, out, workspace_for(reduction, out));
+  if (p.trap_on_bad) return;  // no host read of the flags while capturing
   const int32_t flags = bad.item<int32_t>();  // bit 0: input, bit 1: target (loss.cu)
   TORCH_CHECK(!(flags & 1), "binary_cross_entropy: all elements of input should be between 0 and 1");
   TORCH_CHECK(!(flags & 2), "binary_cross_entropy: all elements of target should be between 0 and 1");
@@ -113,11 +116,12 @@ void cross_entropy_loss_out_cuda(const at::Tensor& self, const at::Tensor& targe
   p.weight = w.defined() ? w.const_data_ptr() : nullptr;
   p.out = out.data_ptr();  // contiguous: [N, *spatial] or one value
   p.first_bad = p.probabilities ? nullptr : first_bad.data_ptr<int64_t>();
+  p.trap_on_bad = cuda_host::capturing();
   p.workspace = workspace.defined() ? workspace.data_ptr() : nullptr;
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::cross_entropy(p);
   TORCH_CHECK(error == nullptr, "cross_entropy_loss: CUDA kernel failed for dtype ", dtype, ": ", error);
-  if (p.probabilities || samples == 0) return;
+  if (p.probabilities || samples == 0 || p.trap_on_bad) return;
   const int64_t i = first_bad.item<int64_t>();
   if (i < samples) {
     const int64_t value = t.reshape({-1})[i].item<int64_t>();

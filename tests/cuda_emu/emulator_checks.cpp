@@ -2,6 +2,7 @@
 // tests/cuda_emu/test_emulator.py.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <torch/library.h>
 
 #include <string>
@@ -38,9 +39,14 @@ at::Tensor values(const at::Tensor& b, bool bfloat16) {
   return out;
 }
 
+void set_capturing(bool capturing) {
+  c10::cuda::emulated_capture_status() = capturing ? c10::cuda::CaptureStatus::Active : c10::cuda::CaptureStatus::None;
+}
+
 }  // namespace
 
 TORCH_LIBRARY(structops_emu_checks, m) {
+  m.def("set_capturing(bool capturing) -> ()", &set_capturing);
   m.def("run(str name, Tensor(a!) buffer) -> str", &run_case);
   m.def("bits(Tensor x, bool bfloat16) -> Tensor", &bits);
   m.def("values(Tensor bits, bool bfloat16) -> Tensor", &values);

@@ -27,7 +27,7 @@ struct IndexLaunch {
   int element_size = 4;  // bytes of one element of self and out: 1, 2, 4, 8 or 16
   bool index_int32 = false;  // the index holds int32 (else int64)
   int64_t numel = 0;         // elements of out
-  int64_t outer = 1, size = 0, n = 0, inner = 1;  // Select, Take
+  int64_t outer = 1, size = 0, n = 0, inner = 1;  // Select, Take; Gather: size = self's size along dim
   int ndim = 0, dim = 0;                          // Gather
   int64_t sizes[kPointwiseMaxDims] = {};
   int64_t self_strides[kPointwiseMaxDims] = {};

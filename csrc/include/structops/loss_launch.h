@@ -22,6 +22,7 @@ struct LossLaunch {
   const void* target = nullptr;
   const void* weight = nullptr;  // binary_cross_entropy, may be null
   void* out = nullptr;
+  bool trap_on_bad = false;   // capturing a graph: a bad value stops the kernel (__trap), `bad` cannot be read
   int32_t* bad = nullptr;     // binary_cross_entropy (device int, zeroed by the glue): bit 0 set if a self value, bit 1 if a target value is outside [0, 1]
   void* workspace = nullptr;  // loss_workspace_bytes(): per-block partial sums
   void* stream = nullptr;     // cudaStream_t
@@ -40,6 +41,7 @@ struct CrossEntropyLaunch {
   const void* target = nullptr;
   const void* weight = nullptr;  // [C] or null
   void* out = nullptr;           // [N, S] (reduction 0) or one value
+  bool trap_on_bad = false;      // capturing a graph: a bad target stops the kernel (__trap)
   int64_t* first_bad = nullptr;  // class targets: lowered to the first sample whose target is not a class
                                  // or ignore_index (a device int64 the glue sets to N * S)
   void* workspace = nullptr;     // loss_workspace_bytes()

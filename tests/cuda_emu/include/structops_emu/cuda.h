@@ -17,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -196,6 +197,10 @@ inline float __bfloat162float(__nv_bfloat16 h) { return static_cast<float>(h); }
 #define gridDim (::structops::emu::grid_dim())
 
 inline void __syncthreads() { structops::emu::syncthreads(); }
+
+// On the GPU a trap ends the kernel and poisons the context (as a device-side assert); here the
+// launch raises, naming kernel, block and thread.
+[[noreturn]] inline void __trap() { throw std::runtime_error("__trap() (on a GPU: a device-side error)"); }
 
 // --- warp intrinsics -------------------------------------------------------------------------
 template <typename T>
