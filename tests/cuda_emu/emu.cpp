@@ -31,7 +31,6 @@ enum class State : int8_t { Ready, AtBarrier, AtWarp, Done };
 
 struct Fiber {
   ucontext_t context;
-  void* stack = nullptr;
   uint3 idx{};
   State state = State::Ready;
   // A pending warp op and, after the exchange, what this lane receives.
@@ -89,15 +88,23 @@ Grid& grid() {
   return *g_grid;
 }
 
-// Fiber stacks, kept for the process: mmap'd lazily, so untouched pages cost nothing.
+// Fiber stacks, one set per OS thread (ops may be called from several): mmap'd lazily, so
+// untouched pages cost nothing, and unmapped when the thread ends.
+struct Stacks {
+  std::vector<void*> stacks;
+  ~Stacks() {
+    for (void* s : stacks) munmap(s, kStackBytes);
+  }
+};
+
 void* stack_for(std::size_t i) {
-  static std::vector<void*> stacks;
-  while (stacks.size() <= i) {
+  thread_local Stacks pool;
+  while (pool.stacks.size() <= i) {
     void* s = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (s == MAP_FAILED) throw std::runtime_error("cuda emulator: cannot map a fiber stack");
-    stacks.push_back(s);
+    pool.stacks.push_back(s);
   }
-  return stacks[i];
+  return pool.stacks[i];
 }
 
 void fiber_main() {

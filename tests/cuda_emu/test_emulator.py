@@ -117,3 +117,19 @@ def test_16_bits_to_float_is_exact(bfloat16):
     assert torch.equal(got.isnan(), expected.isnan())
     finite = ~expected.isnan()
     assert torch.equal(got[finite].view(torch.int32), expected[finite].view(torch.int32))  # -0.0 included
+
+
+def test_launches_from_several_threads():
+    """Each OS thread emulates on its own fiber stacks: ops called from several threads at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    testing._emulated_library()
+    xs = [torch.randn(64, 3000, generator=torch.Generator().manual_seed(i)) for i in range(8)]
+
+    def emulated_sum(x):
+        return torch.ops.structops_emu.sum.dim_IntList(x, [1])
+
+    with ThreadPoolExecutor(4) as pool:
+        concurrent = list(pool.map(emulated_sum, xs))
+    for x, s in zip(xs, concurrent, strict=True):
+        assert torch.equal(s, emulated_sum(x))  # the merge order is fixed: bit for bit as one at a time
