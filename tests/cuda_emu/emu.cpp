@@ -10,6 +10,7 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -82,6 +83,7 @@ void left(void*) {}
 void leave_for_good() {}
 #endif
 thread_local cudaError_t g_last_error = cudaSuccess;
+std::atomic<bool> g_reverse{false};
 
 Grid& grid() {
   if (g_grid == nullptr) throw std::logic_error("cuda emulator: device code called outside a kernel launch");
@@ -229,7 +231,8 @@ void run_block(Grid& g) {
   }
   for (;;) {
     bool ran = false;
-    for (Fiber& f : g.fibers) {
+    for (std::size_t k = 0; k < n; ++k) {
+      Fiber& f = g.fibers[g_reverse ? n - 1 - k : k];
       if (f.state != State::Ready) continue;
       g.current = &f;
       void* fake = enter(f.context.uc_stack.ss_sp, kStackBytes);
@@ -350,17 +353,18 @@ void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block,
   struct Reset {
     ~Reset() { g_grid = nullptr; }
   } reset;
-  for (unsigned z = 0; z < grid.z; ++z) {
-    for (unsigned y = 0; y < grid.y; ++y) {
-      for (unsigned x = 0; x < grid.x; ++x) {
-        g->block_idx = {x, y, z};
-        run_block(*g);
-      }
-    }
+  const uint64_t blocks = static_cast<uint64_t>(grid.x) * grid.y * grid.z;
+  for (uint64_t k = 0; k < blocks; ++k) {
+    const uint64_t b = g_reverse ? blocks - 1 - k : k;
+    g->block_idx = {static_cast<unsigned>(b % grid.x), static_cast<unsigned>(b / grid.x % grid.y),
+                    static_cast<unsigned>(b / (static_cast<uint64_t>(grid.x) * grid.y))};
+    run_block(*g);
   }
 }
 
 }  // namespace structops::emu
+
+void structops::emu::set_reverse_schedule(bool reverse) { g_reverse = reverse; }
 
 cudaError_t cudaGetLastError() {
   const cudaError_t e = structops::emu::g_last_error;

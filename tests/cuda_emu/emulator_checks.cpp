@@ -7,6 +7,10 @@
 
 #include <string>
 
+namespace structops::emu {
+void set_reverse_schedule(bool reverse);  // structops_emu/cuda.h (device-code header: not included here)
+}  // namespace structops::emu
+
 namespace structops::emu_checks {
 
 std::string run(const std::string& name, void* buffer);
@@ -47,6 +51,7 @@ void set_capturing(bool capturing) {
 
 TORCH_LIBRARY(structops_emu_checks, m) {
   m.def("set_capturing(bool capturing) -> ()", &set_capturing);
+  m.def("set_reverse_schedule(bool reverse) -> ()", &::structops::emu::set_reverse_schedule);
   m.def("run(str name, Tensor(a!) buffer) -> str", &run_case);
   m.def("bits(Tensor x, bool bfloat16) -> Tensor", &bits);
   m.def("values(Tensor bits, bool bfloat16) -> Tensor", &values);

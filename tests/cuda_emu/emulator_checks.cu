@@ -79,6 +79,10 @@ __global__ void collectives(long long* out) {
   atomicMin(out + 5, static_cast<long long>(1000 - threadIdx.x - blockIdx.x));
 }
 
+__global__ void last_block_wins(int* out) {  // a race between blocks, on purpose
+  if (threadIdx.x == 0) out[0] = static_cast<int>(blockIdx.x);
+}
+
 std::string result() {
   const cudaError_t error = cudaGetLastError();
   return error == cudaSuccess ? "ok" : cudaGetErrorString(error);
@@ -102,6 +106,7 @@ std::string run(const std::string& name, void* buffer) {
   else if (name == "block_1025") SO_LAUNCH(1, 1025, 0, nullptr, unwritten_shared)(floats);
   else if (name == "block_z_65") SO_LAUNCH(1, dim3(1, 1, 65), 0, nullptr, unwritten_shared)(floats);
   else if (name == "empty_grid") SO_LAUNCH(0, 32, 0, nullptr, unwritten_shared)(floats);
+  else if (name == "last_block_wins") SO_LAUNCH(3, 32, 0, nullptr, last_block_wins)(ints);
   else if (name == "collectives") SO_LAUNCH(3, 256, 0, nullptr, collectives)(static_cast<long long*>(buffer));
   else return "unknown case " + name;
   return result();
