@@ -82,14 +82,15 @@ uint64_t warp_exchange(WarpOp op, unsigned mask, uint64_t bits, int arg, int wid
 void* shared(const void* site, std::size_t bytes, std::size_t align);
 
 // --- launches --------------------------------------------------------------------------------
+// With `reverse`, blocks, and the threads of a block, run last to first: a kernel whose result
+// depends on the order (a missing barrier, a race between blocks) gives another result
+// (tests/cuda_emu/test_schedule.py).
+void set_reverse_schedule(bool reverse);
+
 // Runs body() as every thread of every block of grid x block, block after block. A launch the
 // GPU would refuse (grid.y or grid.z > 65535, more than 1024 threads a block, ...) runs nothing
 // and sets the error cudaGetLastError() returns; a kernel fault the GPU would hang or corrupt
 // on (a barrier some threads never reach, a shuffle a lane of its mask skips) throws.
-// Blocks, and the threads of a block, run in reverse order: a kernel whose result depends on the
-// order (a missing barrier, a race between blocks) gives another result (tests/cuda_emu/test_schedule.py).
-void set_reverse_schedule(bool reverse);
-
 // `parameters` names the kernel's parameter types (which instantiation ran): with
 // STRUCTOPS_EMU_TRACE=<file>, each kernel instantiation that runs is appended to it once.
 void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block, std::size_t dynamic_shared,
