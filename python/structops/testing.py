@@ -51,6 +51,12 @@ def arguments(*args, **kwargs) -> tuple[tuple, dict]:
     return args, kwargs
 
 
+def op(namespace: str, qualified: str):
+    """The OpOverload ``qualified`` ("add.Tensor", "mm") names in torch.ops.<namespace>."""
+    packet, _, name = qualified.partition(".")
+    return getattr(getattr(getattr(torch.ops, namespace), packet), name or "default")
+
+
 @dataclass(frozen=True)
 class OpSpec:
     name: str
@@ -89,8 +95,7 @@ class OpSpec:
     out_dtype: str = "castable"
 
     def overload(self, qualified: str):
-        packet, _, name = qualified.partition(".")
-        return getattr(getattr(getattr(torch.ops, self.namespace), packet), name or "default")
+        return op(self.namespace, qualified)
 
     def params(self, few: bool = False) -> list[tuple[str, str]]:
         """(device, dtype) pairs; skipped dtypes become pytest skips with their reason.
@@ -953,18 +958,25 @@ def check_backward_raises(spec: OpSpec, device: str, dtype: str) -> None:
         result.sum().backward()
 
 
-def check_cuda_matches_cpu(spec: OpSpec, device: str, dtype: str) -> None:
-    """10. CPU and CUDA agree on every sample (runs where a GPU is present)."""
+def _skip_unless_cuda_kernel(spec: OpSpec, device: str, dtype: str) -> None:
+    """The CUDA comparisons run once per dtype (under the cpu parameter) where a CUDA kernel is."""
     import pytest
 
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
     if "cuda" not in spec.devices:
         pytest.skip("the op has no CUDA kernel")
     if device != "cpu":
         pytest.skip("runs once, under the cpu parameter")
     if dtype in spec.cuda_skips:
         pytest.skip(spec.cuda_skips[dtype])
+
+
+def check_cuda_matches_cpu(spec: OpSpec, device: str, dtype: str) -> None:
+    """10. CPU and CUDA agree on every sample (runs where a GPU is present)."""
+    import pytest
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    _skip_unless_cuda_kernel(spec, device, dtype)
     for s in samples(spec, "cpu", dtype):
         cpu = _run(_functional(spec), s)
         cuda = _run(_functional(spec), s.map_tensors(lambda t: t.cuda()))
@@ -1014,14 +1026,9 @@ def check_emulated_cuda(spec: OpSpec, device: str, dtype: str) -> None:
 
     from structops import autotune
 
-    if "cuda" not in spec.devices:
-        pytest.skip("the op has no CUDA kernel")
-    if device != "cpu":
-        pytest.skip("runs once, under the cpu parameter")
-    if dtype in spec.cuda_skips:
-        pytest.skip(spec.cuda_skips[dtype])
     if torch.cuda.is_available():
-        pytest.skip("torch has CUDA: the GPU runs the kernels (test_cuda_matches_cpu)")
+        pytest.skip("a GPU is present: it runs the same kernels (test_cuda_matches_cpu)")
+    _skip_unless_cuda_kernel(spec, device, dtype)
     emu = emulated(spec)
     for variant in spec.kernel_variants.get("cuda", (None,)):
         pin = autotune.pin(f"{spec.out}@cuda", variant) if variant else contextlib.nullcontext()

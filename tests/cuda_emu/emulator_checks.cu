@@ -112,37 +112,31 @@ std::string run(const std::string& name, void* buffer) {
   return result();
 }
 
-void half_bits(const float* in, int16_t* out, int64_t n) {
+namespace {
+
+template <typename H, typename In>
+void encode_all(const In* in, int16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const __half h = __float2half(in[i]);
+    const H h(in[i]);
     std::memcpy(out + i, &h, 2);
   }
 }
-void half_bits_from_double(const double* in, int16_t* out, int64_t n) {
+
+template <typename H>
+void decode_all(const int16_t* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const __half h(in[i]);
-    std::memcpy(out + i, &h, 2);
-  }
-}
-void bfloat16_bits(const float* in, int16_t* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const __nv_bfloat16 h = __float2bfloat16(in[i]);
-    std::memcpy(out + i, &h, 2);
-  }
-}
-void half_values(const int16_t* in, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    __half h;
+    H h;
     std::memcpy(&h, in + i, 2);
-    out[i] = __half2float(h);
+    out[i] = static_cast<float>(h);
   }
 }
-void bfloat16_values(const int16_t* in, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    __nv_bfloat16 h;
-    std::memcpy(&h, in + i, 2);
-    out[i] = __bfloat162float(h);
-  }
-}
+
+}  // namespace
+
+void half_bits(const float* in, int16_t* out, int64_t n) { encode_all<__half>(in, out, n); }
+void half_bits_from_double(const double* in, int16_t* out, int64_t n) { encode_all<__half>(in, out, n); }
+void bfloat16_bits(const float* in, int16_t* out, int64_t n) { encode_all<__nv_bfloat16>(in, out, n); }
+void half_values(const int16_t* in, float* out, int64_t n) { decode_all<__half>(in, out, n); }
+void bfloat16_values(const int16_t* in, float* out, int64_t n) { decode_all<__nv_bfloat16>(in, out, n); }
 
 }  // namespace structops::emu_checks

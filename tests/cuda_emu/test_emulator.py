@@ -8,7 +8,10 @@ import pytest
 import torch
 from structops import testing
 
-pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="torch has CUDA: the GPU runs the kernels")
+pytestmark = pytest.mark.skipif(
+    torch.cuda.is_available(),
+    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, test_cuda_matches_cpu)",
+)
 
 
 def run(name: str, buffer: torch.Tensor | None = None) -> str:

@@ -12,14 +12,15 @@ import pytest
 import torch
 from structops import testing
 
-pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="torch has CUDA: the GPU runs the kernels")
+pytestmark = pytest.mark.skipif(
+    torch.cuda.is_available(),
+    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, test_cuda_matches_cpu)",
+)
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 
-def ops(namespace: str, qualified: str):
-    packet, _, overload = qualified.partition(".")
-    return getattr(getattr(getattr(torch.ops, namespace), packet), overload or "default")
+ops = testing.op
 
 
 def run_both(qualified: str, *args, **kwargs):

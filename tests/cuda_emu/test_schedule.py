@@ -6,12 +6,14 @@ import pytest
 import torch
 from structops import testing
 
-pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="torch has CUDA: the GPU runs the kernels")
+pytestmark = pytest.mark.skipif(
+    torch.cuda.is_available(),
+    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, test_cuda_matches_cpu)",
+)
 
 
 def emu(qualified: str):
-    packet, _, overload = qualified.partition(".")
-    return getattr(getattr(torch.ops.structops_emu, packet), overload or "default")
+    return testing.op("structops_emu", qualified)
 
 
 g = torch.Generator().manual_seed(0)
