@@ -4,6 +4,7 @@ not a test).
     .venv/bin/python tools/bench_ops.py            # every case
     .venv/bin/python tools/bench_ops.py --quick    # one size per case
     .venv/bin/python tools/bench_ops.py --layouts  # sum over strided inputs (read in place, no copy)
+    python3 tools/bench_ops.py --device cuda       # on a GPU, with the CUDA kernels' corner shapes
 
 Each case runs the functional call of both libraries on the same input (values checked equal
 first), prints the median times and the ratio torch / structops (> 1: structops is faster), and
@@ -42,12 +43,17 @@ OPS = {
     "cumsum": (lambda x, d: structops.cumsum(x, d), lambda x, d: torch.cumsum(x, d)),
     "softmax": (lambda x, d: structops.softmax(x, d), lambda x, d: torch.softmax(x, d)),
     "log_softmax": (lambda x, d: structops.log_softmax(x, d), lambda x, d: torch.log_softmax(x, d)),
-    "layer_norm": (lambda x, d: structops.layer_norm(x, [x.shape[-1]], *_affine(x))[0],
-                   lambda x, d: F.layer_norm(x, [x.shape[-1]], *_affine(x))),
+    "layer_norm": (
+        lambda x, d: structops.layer_norm(x, [x.shape[-1]], *_affine(x))[0],
+        lambda x, d: F.layer_norm(x, [x.shape[-1]], *_affine(x)),
+    ),
 }
 # (rows, cols, dim): dim 1 reduces contiguous rows, dim 0 strides across them.
 SHAPES = [(256, 256, 1), (2048, 2048, 1), (2048, 2048, 0), (64, 65536, 1)]
 QUICK_SHAPES = [(2048, 2048, 1), (2048, 2048, 0)]
+# The CUDA kernels' corners (issue 18, finding 8): few long columns (split over blocks), fewer
+# than 32 columns (read in place, no permuted copy), rows of ten elements (a warp per row).
+CUDA_SHAPES = [(10_000_000, 64, 0), (10_000_000, 4, 0), (1_000_000, 10, 1), (100_000, 100, 1)]
 
 
 def _affine(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -85,34 +91,49 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--ops", nargs="*", default=list(OPS))
     parser.add_argument("--layouts", action="store_true", help="only sum over strided inputs")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = parser.parse_args()
+    device = args.device
     if args.layouts:
         print(f"device=cpu threads={torch.get_num_threads()} torch={torch.__version__}")
         strided_sums()
         return
-    print(f"device=cpu threads={torch.get_num_threads()} torch={torch.__version__}")
+    shapes = QUICK_SHAPES if args.quick else SHAPES
+    if device == "cuda":
+        print(f"device={torch.cuda.get_device_name()} torch={torch.__version__}")
+        shapes = shapes + CUDA_SHAPES
+    else:
+        print(f"device=cpu threads={torch.get_num_threads()} torch={torch.__version__}")
     print(f"{'op':<12} {'dtype':<9} {'shape':<14} {'dim':>3} {'torch us':>10} {'ours us':>10} {'ratio':>6}")
     by_op: dict[str, list[float]] = {}
     slow = []
     for name in args.ops:
         ours, theirs = OPS[name]
         for dtype in (torch.float32, torch.bfloat16):
-            for rows, cols, dim in QUICK_SHAPES if args.quick else SHAPES:
+            for rows, cols, dim in shapes:
                 if name == "layer_norm" and dim == 0:
                     continue  # normalises the last dim only
-                x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(0)).to(dtype)
+                x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(0)).to(dtype).to(device)
                 if name == "prod":
                     x = 1 + x / 1000  # keep products finite
                 expected, got = theirs(x, dim), ours(x, dim)
                 # prod of 2048 bfloat16 factors: torch rounds its running product to bfloat16, we do not
-                tol = 1e-1 if name == "prod" and dtype == torch.bfloat16 else 2e-2 if dtype == torch.bfloat16 or name == "cumsum" else 1e-4
+                tol = (
+                    1e-1
+                    if name == "prod" and dtype == torch.bfloat16
+                    else 2e-2
+                    if dtype == torch.bfloat16 or name == "cumsum"
+                    else 1e-4
+                )
                 torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
-                t_torch = median_time(functools.partial(theirs, x, dim), "cpu")
-                t_ours = median_time(functools.partial(ours, x, dim), "cpu")
+                t_torch = median_time(functools.partial(theirs, x, dim), device)
+                t_ours = median_time(functools.partial(ours, x, dim), device)
                 ratio = t_torch / t_ours
                 by_op.setdefault(name, []).append(ratio)
-                line = (f"{name:<12} {str(dtype)[6:]:<9} {f'{rows}x{cols}':<14} {dim:>3} {t_torch * 1e6:>10.1f} "
-                        f"{t_ours * 1e6:>10.1f} {ratio:>6.2f}")
+                line = (
+                    f"{name:<12} {str(dtype)[6:]:<9} {f'{rows}x{cols}':<14} {dim:>3} {t_torch * 1e6:>10.1f} "
+                    f"{t_ours * 1e6:>10.1f} {ratio:>6.2f}"
+                )
                 print(line, flush=True)
                 if ratio < 0.8:
                     slow.append(line)

@@ -27,4 +27,6 @@ echo "tests: rc=$? in $((SECONDS - start)) s"; tail -40 "$logs/tests.log"
 if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
   "$py" tools/bench_pointwise.py "$@" >"$logs/bench.log" 2>&1
   echo "bench: rc=$?"; cat "$logs/bench.log"
+  "$py" tools/bench_ops.py --device cuda >"$logs/bench_ops.log" 2>&1
+  echo "bench_ops: rc=$?"; cat "$logs/bench_ops.log"
 fi

@@ -97,7 +97,7 @@ void launch_typed(const IndexLaunch& p) {
 template <typename T>
 void launch(const IndexLaunch& p) {
   // uint32 positions need every output position and the grid-stride step below 2^32.
-  const bool narrow = p.numel + static_cast<int64_t>(sm_count()) * 8 * kBlock < (int64_t{1} << 32);
+  const bool narrow = index_fits(p.numel + static_cast<int64_t>(sm_count()) * 8 * kBlock, int64_t{1} << 32);
   if (p.index_int32) {
     narrow ? launch_typed<T, int32_t, uint32_t>(p) : launch_typed<T, int32_t, int64_t>(p);
   } else {

@@ -3,8 +3,9 @@
 // mean and squared deviations) (structops/reduce_launch.h RowLaunch). CUDA and our own headers
 // only, no torch.
 //
-// One block per row: the block reduces the row's statistics (max and sum of exp; or mean and the
-// sum of squared deviations, two passes so large means do not cancel), then writes the row.
+// One group of threads per row reduces the row's statistics (max and sum of exp; or mean and the
+// sum of squared deviations, two passes so large means do not cancel), then writes the row: a warp
+// for rows up to kWarpRowMax elements (8 rows a block, shuffles only), else the whole block.
 // Few long rows (fewer than 2 per SM, at least kChunk elements each) take the multi-block path:
 // each block reduces one chunk of a row to partial statistics in the workspace, then every block
 // combines its row's partials (in a fixed order) and writes its own chunk.
@@ -31,6 +32,29 @@ namespace structops::cuda_kernels {
 namespace {
 
 constexpr int64_t kChunk = 16384;
+constexpr int64_t kWarpRowMax = 256;  // rows up to this length take one warp each
+
+// The threads that share one row. All members get each reduction's result.
+struct BlockGroup {  // the whole block; `shared` holds kWarp + 1 values
+  __device__ int rank() const { return threadIdx.x; }
+  __device__ int size() const { return blockDim.x; }
+  template <typename A, typename Op>
+  __device__ A all_reduce(A v, const Op& op, A* shared) const {
+    v = block_reduce(v, op, shared);
+    if (threadIdx.x == 0) shared[kWarp] = v;
+    __syncthreads();
+    return shared[kWarp];  // rewritten only after the next block_reduce's barrier: all have read it
+  }
+};
+
+struct WarpGroup {  // one warp; no shared memory, no block barrier (warps take different rows)
+  __device__ int rank() const { return threadIdx.x % kWarp; }
+  __device__ int size() const { return kWarp; }
+  template <typename A, typename Op>
+  __device__ A all_reduce(A v, const Op& op, A*) const {
+    return __shfl_sync(0xffffffffu, warp_reduce(v, op), 0);
+  }
+};
 
 // Partial statistics of a chunk: softmax (max, sum of exp(x - max)); layer_norm (count, mean, m2).
 struct Partial {
@@ -57,63 +81,52 @@ __device__ acc_t<T> load(const T* p, int64_t i) {
   return static_cast<acc_t<T>>(p[i]);
 }
 
-// Statistics of x[lo, hi) by the whole block: softmax (max, sum exp(x - max)), layer_norm (mean,
-// sum of squared deviations). Every thread gets the result.
-template <typename T>
-__device__ void block_stats(const T* x, int64_t lo, int64_t hi, RowOp op, acc_t<T>& s0, acc_t<T>& s1, acc_t<T>* shared) {
+// Statistics of x[lo, hi) by group g: softmax (max, sum exp(x - max)), layer_norm (mean, sum of
+// squared deviations). Every member gets the result.
+template <typename T, typename G>
+__device__ void row_stats(G g, const T* x, int64_t lo, int64_t hi, RowOp op, acc_t<T>& s0, acc_t<T>& s1,
+                          acc_t<T>* shared) {
   using A = acc_t<T>;
   if (moments(op)) {
     A sum = 0;
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) sum += load(x, i);
-    sum = block_reduce(sum, SumOp<A>{}, shared);
-    if (threadIdx.x == 0) shared[kWarp] = sum / static_cast<A>(hi - lo);
-    __syncthreads();
-    const A mean = shared[kWarp];
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) sum += load(x, i);
+    const A mean = g.all_reduce(sum, SumOp<A>{}, shared) / static_cast<A>(hi - lo);
     A sq = 0;
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) {
       const A d = load(x, i) - mean;
       sq += d * d;
     }
-    sq = block_reduce(sq, SumOp<A>{}, shared);
-    if (threadIdx.x == 0) shared[kWarp + 1] = sq;
-    __syncthreads();
-    s0 = mean, s1 = shared[kWarp + 1];
+    s0 = mean, s1 = g.all_reduce(sq, SumOp<A>{}, shared);
   } else {
     A m = -std::numeric_limits<A>::infinity();
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) m = fmax(m, load(x, i));
-    m = block_reduce(m, MaxOp<A>{}, shared);
-    if (threadIdx.x == 0) shared[kWarp] = m;
-    __syncthreads();
-    m = shared[kWarp];
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) m = fmax(m, load(x, i));
+    m = g.all_reduce(m, MaxOp<A>{}, shared);
     // The max, as torch, so a row holding +inf gives NaN; 0 for an all -inf chunk (its sum is 0:
     // the merge skips it) and for logsumexp's infinite max (torch: a +inf element gives +inf).
     const bool no_shift = m == -std::numeric_limits<A>::infinity() || (op == RowOp::LogSumExp && isinf(m));
     const A shift = no_shift ? A(0) : m;
     A sum = 0;
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) sum += exp(load(x, i) - shift);
-    sum = block_reduce(sum, SumOp<A>{}, shared);
-    if (threadIdx.x == 0) shared[kWarp + 1] = sum;
-    __syncthreads();
-    s0 = shift, s1 = shared[kWarp + 1];
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) sum += exp(load(x, i) - shift);
+    s0 = shift, s1 = g.all_reduce(sum, SumOp<A>{}, shared);
   }
-  __syncthreads();
 }
 
 // Writes x[lo, hi) of one row given the row's final statistics (s0, s1).
-template <typename T>
-__device__ void write_row(const RowLaunch& p, const T* x, T* o, int64_t lo, int64_t hi, acc_t<T> s0, acc_t<T> s1) {
+template <typename T, typename G>
+__device__ void write_row(G g, const RowLaunch& p, const T* x, T* o, int64_t lo, int64_t hi, acc_t<T> s0,
+                          acc_t<T> s1) {
   using A = acc_t<T>;
   if (p.op == RowOp::Softmax) {
     const A inv = A(1) / s1;
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) o[i] = static_cast<T>(exp(load(x, i) - s0) * inv);
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>(exp(load(x, i) - s0) * inv);
   } else if (p.op == RowOp::LogSoftmax) {
     const A shift = s0 + log(s1);
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) o[i] = static_cast<T>(load(x, i) - shift);
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>(load(x, i) - shift);
   } else {
     const A rstd = A(1) / sqrt(s1 / static_cast<A>(p.n) + static_cast<A>(p.eps));
     const T* w = static_cast<const T*>(p.weight);
     const T* b = static_cast<const T*>(p.bias);
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) {
       A y = (load(x, i) - s0) * rstd;
       if (w) y *= load(w, i);
       if (b) y += load(b, i);
@@ -122,18 +135,18 @@ __device__ void write_row(const RowLaunch& p, const T* x, T* o, int64_t lo, int6
   }
 }
 
-template <typename T>
-__device__ void write_stats(const RowLaunch& p, int64_t row, acc_t<T> mean, acc_t<T> m2) {
-  if (p.op != RowOp::LayerNorm || threadIdx.x != 0) return;
+template <typename T, typename G>
+__device__ void write_stats(G g, const RowLaunch& p, int64_t row, acc_t<T> mean, acc_t<T> m2) {
+  if (p.op != RowOp::LayerNorm || g.rank() != 0) return;
   using A = acc_t<T>;
   static_cast<T*>(p.mean)[row] = static_cast<T>(mean);
   static_cast<T*>(p.rstd)[row] = static_cast<T>(A(1) / sqrt(m2 / static_cast<A>(p.n) + static_cast<A>(p.eps)));
 }
 
-// logsumexp = shift + log(sum); var = m2 / max(0, n - correction); std its root (thread 0).
-template <typename T>
-__device__ void write_result(const RowLaunch& p, int64_t row, acc_t<T> s0, acc_t<T> s1) {
-  if (threadIdx.x != 0) return;
+// logsumexp = shift + log(sum); var = m2 / max(0, n - correction); std its root (rank 0).
+template <typename T, typename G>
+__device__ void write_result(G g, const RowLaunch& p, int64_t row, acc_t<T> s0, acc_t<T> s1) {
+  if (g.rank() != 0) return;
   using A = acc_t<T>;
   A r;
   if (p.op == RowOp::LogSumExp) {
@@ -145,21 +158,24 @@ __device__ void write_result(const RowLaunch& p, int64_t row, acc_t<T> s0, acc_t
   static_cast<T*>(p.out)[row] = static_cast<T>(r);
 }
 
-template <typename T>
+// Rows taken by groups in a grid-stride loop: a block per row (BlockGroup) or a warp (WarpGroup).
+template <typename T, typename G>
 __global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
   using A = acc_t<T>;
-  SO_SHARED(A, shared, [kWarp + 2]);
+  SO_SHARED(A, shared, [kWarp + 1]);
+  const G g;
+  const int64_t per_block = kBlock / g.size();
   const T* in = static_cast<const T*>(p.in);
   T* out = static_cast<T*>(p.out);
-  for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+  for (int64_t row = blockIdx.x * per_block + threadIdx.x / g.size(); row < p.rows; row += gridDim.x * per_block) {
     const T* x = in + row * p.n;
     A s0, s1;
-    block_stats(x, 0, p.n, p.op, s0, s1, shared);
+    row_stats(g, x, 0, p.n, p.op, s0, s1, shared);
     if (per_row(p.op)) {
-      write_result<T>(p, row, s0, s1);
+      write_result<T>(g, p, row, s0, s1);
     } else {
-      write_row(p, x, out + row * p.n, 0, p.n, s0, s1);
-      write_stats<T>(p, row, s0, s1);
+      write_row(g, p, x, out + row * p.n, 0, p.n, s0, s1);
+      write_stats<T>(g, p, row, s0, s1);
     }
   }
 }
@@ -168,11 +184,11 @@ __global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
 template <typename T>
 __global__ void __launch_bounds__(kBlock) chunk_stats_kernel(RowLaunch p, int chunks) {
   using A = acc_t<T>;
-  SO_SHARED(A, shared, [kWarp + 2]);
+  SO_SHARED(A, shared, [kWarp + 1]);
   const int64_t row = blockIdx.y, chunk = (p.n + chunks - 1) / chunks;
   const int64_t lo = blockIdx.x * chunk, hi = min(p.n, lo + chunk);
   A s0 = 0, s1 = 0;
-  if (lo < hi) block_stats(static_cast<const T*>(p.in) + row * p.n, lo, hi, p.op, s0, s1, shared);
+  if (lo < hi) row_stats(BlockGroup{}, static_cast<const T*>(p.in) + row * p.n, lo, hi, p.op, s0, s1, shared);
   if (threadIdx.x == 0) {
     static_cast<Partial*>(p.workspace)[row * chunks + blockIdx.x] =
         Partial{static_cast<double>(s0), static_cast<double>(s1), static_cast<double>(hi > lo ? hi - lo : 0)};
@@ -208,12 +224,12 @@ __global__ void __launch_bounds__(kBlock) chunk_write_kernel(RowLaunch p, int ch
     s0 = m;
   }
   if (per_row(p.op)) {
-    if (blockIdx.x == 0) write_result<T>(p, row, static_cast<A>(s0), static_cast<A>(s1));
+    if (blockIdx.x == 0) write_result<T>(BlockGroup{}, p, row, static_cast<A>(s0), static_cast<A>(s1));
     return;
   }
   const T* x = static_cast<const T*>(p.in) + row * p.n;
-  write_row(p, x, static_cast<T*>(p.out) + row * p.n, lo, hi, static_cast<A>(s0), static_cast<A>(s1));
-  if (blockIdx.x == 0) write_stats<T>(p, row, static_cast<A>(s0), static_cast<A>(s1));
+  write_row(BlockGroup{}, p, x, static_cast<T*>(p.out) + row * p.n, lo, hi, static_cast<A>(s0), static_cast<A>(s1));
+  if (blockIdx.x == 0) write_stats<T>(BlockGroup{}, p, row, static_cast<A>(s0), static_cast<A>(s1));
 }
 
 int chunks_for(const RowLaunch& p) {
@@ -225,8 +241,13 @@ template <typename T>
 void launch(const RowLaunch& p) {
   auto stream = static_cast<cudaStream_t>(p.stream);
   const int chunks = chunks_for(p);
+  if (chunks == 1 && p.n <= kWarpRowMax) {
+    SO_LAUNCH(grid_for((p.rows + kBlock / kWarp - 1) / (kBlock / kWarp), 8), kBlock, 0, stream,
+              row_kernel<T, WarpGroup>)(p);
+    return;
+  }
   if (chunks == 1) {
-    SO_LAUNCH(grid_for(p.rows, 8), kBlock, 0, stream, row_kernel<T>)(p);
+    SO_LAUNCH(grid_for(p.rows, 8), kBlock, 0, stream, row_kernel<T, BlockGroup>)(p);
     return;
   }
   const dim3 grid(chunks, static_cast<unsigned>(p.rows));
@@ -430,7 +451,7 @@ void launch_batch_norm(const BatchNormLaunch& p) {
   const int chunks = batch_norm_chunks(p);
   const int64_t numel = p.N * p.C * p.S;
   // uint32 index math needs every offset and the grid-stride step below 2^32
-  const bool narrow = numel + static_cast<int64_t>(sm_count()) * 8 * kBlock < (int64_t{1} << 32);
+  const bool narrow = index_fits(numel + static_cast<int64_t>(sm_count()) * 8 * kBlock, int64_t{1} << 32);
   if (p.training && batch_norm_columns(p)) {
     const int64_t channel_blocks = (p.C + kColumnChannels - 1) / kColumnChannels;
     const dim3 grid(static_cast<unsigned>(std::min<int64_t>(channel_blocks, 1 << 30)), chunks);

@@ -7,8 +7,10 @@
 //               few long rows, whose per-chunk partials a second warp_rows-style pass merges);
 //               256 threads, or 128/512 for sum's kernel variants (ReduceLaunch::block);
 //               4 independent accumulators per thread, warp shuffles, one shared-memory step;
-//   columns:    inner > 1 (reduced dims outside contiguous kept ones): 32 adjacent columns per
-//               block row (coalesced loads), 8 rows of threads splitting n, merged in shared memory.
+//   columns:    inner > 1 (the reduced dims between or outside kept ones, read in place): a block
+//               takes W = min(inner, 32) adjacent columns and 256 / W rows at a time, so a warp
+//               loads one contiguous run (32 columns of a row, or whole narrow rows); few columns
+//               split n over several blocks, and a second columns pass merges the partials.
 // half and bfloat16 accumulate in float, float in float, double in double, int64 in int64.
 // The merge order depends only on the shape and the SM count, so results are reproducible.
 #include <algorithm>
@@ -23,7 +25,8 @@ namespace structops::cuda_kernels {
 namespace {
 
 constexpr int kWarpRowMax = 256;        // rows up to this length take one warp each
-constexpr int64_t kSplitMinChunk = 32768;  // two-pass: at least this many elements per chunk
+constexpr int64_t kSplitMinChunk = 32768;  // two-pass rows: at least this many elements per chunk
+constexpr int64_t kColumnMinChunk = 256;   // two-pass columns: at least this many rows per chunk
 
 // any(): a logical or of values that are 0 or 1.
 template <typename A>
@@ -127,30 +130,50 @@ __global__ void __launch_bounds__(Block)
   }
 }
 
-// [outer, n, inner] with inner > 1: block (32, 8) covers 32 adjacent columns of one outer slice.
-template <typename T, typename Op>
+// [outer, n, inner] with inner > 1, in `width`-column tiles: thread t takes column t % width of
+// the tile and every (kBlock / width)-th row from t / width, so consecutive threads read
+// consecutive addresses. Task (o, s, tile) folds rows chunk s of n; with splits == 1 it writes
+// the result, else the partial accumulator at partial[(o * splits + s) * inner + column], which a
+// second launch (In = acc_t<T>, MergeOnly, n = splits) folds in chunk order. `count`: mean's n.
+template <typename T, typename In, typename Op>
 __global__ void __launch_bounds__(kBlock)
-    columns_kernel(const T* __restrict__ in, T* __restrict__ out, int64_t outer, int64_t n, int64_t inner,
-                   ReduceOp kind, Op op) {
+    columns_kernel(const In* __restrict__ in, T* __restrict__ out, acc_t<T>* __restrict__ partial, int64_t outer,
+                   int64_t n, int64_t inner, int width, int splits, int64_t count, ReduceOp kind, Op op) {
   using A = acc_t<T>;
-  constexpr int kRowsPerBlock = kBlock / kWarp;
-  SO_SHARED(A, shared, [kRowsPerBlock][kWarp + 1]);
-  const int64_t tiles = (inner + kWarp - 1) / kWarp;
-  for (int64_t task = blockIdx.x; task < outer * tiles; task += gridDim.x) {
-    const int64_t o = task / tiles, col = (task % tiles) * kWarp + threadIdx.x;
+  SO_SHARED(A, shared, [kBlock]);
+  const int rows_per_step = kBlock / width, c = threadIdx.x % width, r = threadIdx.x / width;
+  const int64_t tiles = (inner + width - 1) / width, chunk = (n + splits - 1) / splits;
+  for (int64_t task = blockIdx.x; task < outer * splits * tiles; task += gridDim.x) {
+    const int64_t tile = task % tiles, s = task / tiles % splits, o = task / tiles / splits;
+    const int64_t col = tile * width + c, lo = s * chunk, hi = min(n, lo + chunk);
     A acc = op.identity();
-    if (col < inner) {
-      const T* x = in + o * n * inner + col;
-      for (int64_t j = threadIdx.y; j < n; j += kRowsPerBlock) acc = op.combine(acc, op.load(static_cast<A>(x[j * inner])));
+    if (r < rows_per_step && col < inner) {
+      const In* x = in + o * n * inner + col;
+      for (int64_t j = lo + r; j < hi; j += rows_per_step) acc = op.combine(acc, op.load(static_cast<A>(x[j * inner])));
     }
-    shared[threadIdx.y][threadIdx.x] = acc;
+    shared[threadIdx.x] = acc;
     __syncthreads();
-    if (threadIdx.y == 0 && col < inner) {
-      for (int r = 1; r < kRowsPerBlock; ++r) acc = op.combine(acc, shared[r][threadIdx.x]);
-      out[o * inner + col] = finish<T>(acc, kind, n, op);
+    if (r == 0 && col < inner) {
+      for (int k = 1; k < rows_per_step; ++k) acc = op.combine(acc, shared[k * width + c]);
+      if (splits == 1) {
+        out[o * inner + col] = finish<T>(acc, kind, count, op);
+      } else {
+        partial[(o * splits + s) * inner + col] = acc;
+      }
     }
-    __syncthreads();
+    __syncthreads();  // shared is rewritten by the next task
   }
+}
+
+int column_width(const ReduceLaunch& p) { return static_cast<int>(std::min<int64_t>(p.inner, kWarp)); }
+
+// Few column tiles cannot fill the GPU one block each: split n into chunks (two passes).
+int column_splits(const ReduceLaunch& p) {
+  const int64_t sms = sm_count(), tiles = (p.inner + column_width(p) - 1) / column_width(p);
+  const int64_t blocks = p.outer * tiles;
+  if (blocks >= 2 * sms || p.n < 2 * kColumnMinChunk) return 1;
+  const int64_t to_fill = (4 * sms + blocks - 1) / blocks, by_size = p.n / kColumnMinChunk;
+  return static_cast<int>(std::clamp<int64_t>(std::min(to_fill, by_size), 1, 1024));
 }
 
 // Few long rows cannot fill the GPU one block per row: split each into chunks (two passes).
@@ -170,9 +193,16 @@ void launch(const ReduceLaunch& p, Op op) {
   const T* in = static_cast<const T*>(p.in);
   T* out = static_cast<T*>(p.out);
   if (p.inner > 1) {
-    const int64_t tiles = (p.inner + kWarp - 1) / kWarp;
-    SO_LAUNCH(grid_for(p.outer * tiles, 8), dim3(kWarp, kBlock / kWarp), 0, stream, columns_kernel<T>)(
-        in, out, p.outer, p.n, p.inner, p.op, op);
+    const int width = column_width(p), splits = column_splits(p);
+    const int64_t tiles = (p.inner + width - 1) / width;
+    auto* partial = static_cast<acc_t<T>*>(p.workspace);
+    SO_LAUNCH(grid_for(p.outer * splits * tiles, 8), kBlock, 0, stream, columns_kernel<T, T>)(
+        in, out, partial, p.outer, p.n, p.inner, width, splits, p.n, p.op, op);
+    if (splits > 1) {  // second pass: the chunks' partials, [outer, splits, inner], folded in order
+      SO_LAUNCH(grid_for(p.outer * tiles, 8), kBlock, 0, stream, columns_kernel<T, acc_t<T>>)(
+          partial, out, nullptr, p.outer, splits, p.inner, width, 1, p.n, p.op,
+          MergeOnly<acc_t<T>, decltype(op.op)>{op.op, op.p});
+    }
     return;
   }
   if (p.n <= kWarpRowMax) {
@@ -304,8 +334,8 @@ const char* arg_reduce(const ReduceLaunch& p) {
 }
 
 int64_t reduce_workspace_bytes(const ReduceLaunch& p) {
-  const int splits = splits_for(p);
-  return splits > 1 ? p.outer * splits * static_cast<int64_t>(sizeof(double)) : 0;  // double: the widest acc_t
+  const int splits = p.inner > 1 ? column_splits(p) : splits_for(p);
+  return splits > 1 ? p.outer * splits * p.inner * static_cast<int64_t>(sizeof(double)) : 0;  // the widest acc_t
 }
 
 const char* reduce(const ReduceLaunch& p) {

@@ -52,15 +52,25 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
     (r ? n_red : n_out) *= x.size(d);
   }
   ReduceLaunch p;
-  c10::SmallVector<int64_t, 8> columns_order(reduced.begin(), reduced.end());
-  columns_order.append(kept.begin(), kept.end());
-  if (n_out >= 32 && !reduced.empty() && !kept.empty() && x.permute(columns_order).is_contiguous()) {
-    p.outer = 1, p.n = n_red, p.inner = n_out;  // read in place, column by column
-  } else {
+  p.outer = n_out, p.n = n_red, p.inner = 1;
+  // In place when memory holds [kept before, reduced, kept after] (each group in order): rows when
+  // nothing is kept after, else columns. Otherwise rows of a permuted copy.
+  bool in_place = false;
+  for (size_t before = 0; before <= kept.size() && !in_place && !reduced.empty(); ++before) {
+    c10::SmallVector<int64_t, 8> order(kept.begin(), kept.begin() + before);
+    order.append(reduced.begin(), reduced.end());
+    order.append(kept.begin() + before, kept.end());
+    if (x.permute(order).is_contiguous()) {
+      in_place = true;
+      p.outer = 1;
+      for (size_t k = 0; k < before; ++k) p.outer *= x.size(kept[k]);
+      p.inner = n_out / p.outer;
+    }
+  }
+  if (!in_place) {
     c10::SmallVector<int64_t, 8> rows_order(kept.begin(), kept.end());
     rows_order.append(reduced.begin(), reduced.end());
-    x = x.permute(rows_order).contiguous();  // a view when the reduced dims are already last
-    p.outer = n_out, p.n = n_red, p.inner = 1;
+    x = x.permute(rows_order).contiguous();
   }
   const at::Tensor result = t == out.scalar_type() ? out : at::empty(out.sizes(), out.options().dtype(t));
   p.dtype = static_cast<Dtype>(t);

@@ -84,6 +84,7 @@ void leave_for_good() {}
 #endif
 thread_local cudaError_t g_last_error = cudaSuccess;
 std::atomic<bool> g_reverse{false};
+std::atomic<bool> g_wide_indices{false};
 
 Grid& grid() {
   if (g_grid == nullptr) throw std::logic_error("cuda emulator: device code called outside a kernel launch");
@@ -365,6 +366,8 @@ void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block,
 }  // namespace structops::emu
 
 void structops::emu::set_reverse_schedule(bool reverse) { g_reverse = reverse; }
+void structops::emu::set_wide_indices(bool wide) { g_wide_indices = wide; }
+bool structops::emu::wide_indices() { return g_wide_indices; }
 
 cudaError_t cudaGetLastError() {
   const cudaError_t e = structops::emu::g_last_error;

@@ -8,7 +8,9 @@
 #include <string>
 
 namespace structops::emu {
-void set_reverse_schedule(bool reverse);  // structops_emu/cuda.h (device-code header: not included here)
+// structops_emu/cuda.h (a device-code header: not included here)
+void set_reverse_schedule(bool reverse);
+void set_wide_indices(bool wide);
 }  // namespace structops::emu
 
 namespace structops::emu_checks {
@@ -52,6 +54,7 @@ void set_capturing(bool capturing) {
 TORCH_LIBRARY(structops_emu_checks, m) {
   m.def("set_capturing(bool capturing) -> ()", &set_capturing);
   m.def("set_reverse_schedule(bool reverse) -> ()", &::structops::emu::set_reverse_schedule);
+  m.def("set_wide_indices(bool wide) -> ()", &::structops::emu::set_wide_indices);
   m.def("run(str name, Tensor(a!) buffer) -> str", &run_case);
   m.def("bits(Tensor x, bool bfloat16) -> Tensor", &bits);
   m.def("values(Tensor bits, bool bfloat16) -> Tensor", &values);

@@ -7,6 +7,9 @@ same CPU tensors and compares (docs/cuda_emulation.md).
 """
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -54,14 +57,20 @@ def values(shape, dtype, seed=0):
     return torch.randint(-5, 6, shape, generator=g).to(dtype)
 
 
-# --- reductions (reduce.cu): warp rows, block rows, two passes, columns, permuted few outputs ---
+# --- reductions (reduce.cu): warp rows, block rows, two passes, columns (wide, narrow, split) ---
+# With 2 simulated SMs, columns split n over blocks when fewer than 4 column tiles run.
 REDUCE_SHAPES = [
     ((37, 200), [1], "warp rows"),
     ((3, 1000), [1], "block rows"),
     ((2, 70000), [1], "two-pass rows"),
     ((300, 40), [0], "columns"),
-    ((1000, 5), [0], "few outputs: rows of a permuted copy"),
-    ((4, 6, 70), [0, 2], "two reduced dims"),
+    ((3000, 40), [0], "columns split in 4"),
+    ((300, 5), [0], "narrow columns"),
+    ((1000, 5), [0], "narrow columns split in 3"),
+    ((1000, 3), [0], "narrow columns of a partial warp"),
+    ((3, 700, 5), [1], "middle dim in place, split"),
+    ((40, 300), [0], "transposed: rows in place"),
+    ((4, 6, 70), [0, 2], "two reduced dims: rows of a copy"),
 ]
 REDUCTIONS = ["sum.dim_IntList", "mean.dim", "amax", "amin", "prod.dim"]
 
@@ -73,6 +82,8 @@ def test_reductions(op, shape, dims, path, dtype):
     if op == "mean.dim" and not dtype.is_floating_point:
         pytest.skip("mean takes floating dtypes (torch)")
     x = values(shape, dtype)
+    if path.startswith("transposed"):
+        x = values(shape[::-1], dtype).t()
     if op == "prod.dim":
         if len(dims) > 1:
             pytest.skip("prod reduces one dim")
@@ -120,7 +131,10 @@ def test_arg_reductions(op, shape, dtype):
 
 # --- row ops (normalization.cu): one block per row, chunked rows, non-finite values ---------
 ROWS = [
-    ((37, 100), "short rows"),
+    ((50, 10), "tiny rows: a warp each"),
+    ((37, 100), "short rows: a warp each"),
+    ((9, 256), "a warp each, at the limit"),
+    ((9, 257), "block rows past the warp limit"),
     ((3, 3000), "block rows"),
     ((1, 40000), "chunked row"),
     ((2, 70000), "chunked rows"),
@@ -351,3 +365,87 @@ def test_tiled_mm_with_more_than_65535_row_tiles():
     with autotune.pin("mm.out@cuda", "tiled"):
         emulated, cpu = run_both("mm", a, b)
     assert torch.equal(emulated, cpu)
+
+
+# --- 64-bit index instantiations, forced on small tensors (index_fits, structops/cuda/launch.cuh)
+# A GPU takes them only past 2^31 elements; the emulator's set_wide_indices makes every launcher
+# choose them here.
+WIDE_CALLS = {
+    "add, contiguous": lambda: (
+        "add.Tensor",
+        values((37, 41), torch.float32),
+        values((37, 41), torch.float32, 1),
+    ),
+    "add, strided": lambda: (
+        "add.Tensor",
+        values((41, 37), torch.float32).t(),
+        values((37, 1), torch.float32, 1),
+    ),
+    "where, strided int64": lambda: (
+        "where.self",
+        values((37, 41), torch.int64) > 0,
+        values((41, 37), torch.int64).t(),
+        values((37, 41), torch.int64, 1),
+    ),
+    "batch_norm, training": lambda: (
+        "batch_norm",
+        values((8, 3, 5, 5), torch.float32),
+        None,
+        None,
+        None,
+        None,
+        True,
+        0.1,
+        1e-5,
+    ),
+    "index_select": lambda: ("index_select", values((50, 33), torch.float32), 1, torch.randint(0, 33, (70,))),
+    "gather": lambda: ("gather", values((50, 33), torch.float64), 1, torch.randint(0, 33, (50, 20))),
+    "take": lambda: ("take", values((50, 33), torch.float16), torch.randint(-1650, 1650, (40, 3))),
+    "embedding, int32 indices": lambda: (
+        "embedding",
+        values((50, 33), torch.float32),
+        torch.randint(0, 50, (9, 4), dtype=torch.int32),
+    ),
+}
+
+
+@pytest.fixture
+def wide_indices():
+    testing._emulated_library()
+    torch.ops.structops_emu_checks.set_wide_indices(True)
+    yield
+    torch.ops.structops_emu_checks.set_wide_indices(False)
+
+
+@pytest.mark.parametrize("call", WIDE_CALLS)
+def test_64_bit_index_instantiations(call, wide_indices):
+    qualified, *args = WIDE_CALLS[call]()
+    emulated, cpu = run_both(qualified, *args)
+    assert_same(emulated, cpu, f"{call} with 64-bit indices")
+
+
+def test_wide_indices_switch_takes_the_64_bit_kernels(tmp_path):
+    """The switch really reaches the launchers: the trace lists the 64-bit instantiations."""
+    trace = tmp_path / "trace.txt"
+    script = (
+        "import torch; from structops import testing; testing._emulated_library()\n"
+        "torch.ops.structops_emu_checks.set_wide_indices(True)\n"
+        "x = torch.randn(37, 41)\n"
+        "testing.op('structops_emu', 'add.Tensor')(x, x)\n"
+        "testing.op('structops_emu', 'add.Tensor')(x.t(), x[:1].t())\n"
+        "testing.op('structops_emu', 'batch_norm')(torch.randn(4, 3, 5), None, None, None, None, True, 0.1, 1e-5)\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script],
+        check=True,
+        env={**os.environ, "STRUCTOPS_EMU_TRACE": str(trace)},
+    )
+    ran = trace.read_text()
+    for kernel in (
+        "contiguous_kernel<Threads, Unroll, VEC, int64_t>",
+        "strided_kernel<Threads, int64_t>",
+        "batch_norm_stats_kernel<T, int64_t>",
+        "batch_norm_apply_kernel<T, int64_t>",
+    ):
+        assert kernel in ran, f"{kernel} did not run; the trace holds:\n{ran}"
+    assert "uint32_t>" not in ran, ran

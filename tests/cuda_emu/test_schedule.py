@@ -21,9 +21,12 @@ X = torch.randn(2, 70000, generator=g)
 CALLS = {
     "sum, two passes": lambda: emu("sum.dim_IntList")(X, [1]),
     "sum, columns": lambda: emu("sum.dim_IntList")(X.reshape(-1, 40)[:3000], [0]),
+    "sum, narrow columns split": lambda: emu("sum.dim_IntList")(X.reshape(-1, 5)[:1000], [0]),
     "amax, block rows": lambda: emu("amax")(X.reshape(-1, 1000), [1]),
     "argmax": lambda: emu("argmax")(X.reshape(-1, 700), 1),
     "softmax, chunked": lambda: emu("softmax.int")(X, 1),
+    "softmax, a warp per row": lambda: emu("softmax.int")(X.reshape(-1, 10)[:50], 1),
+    "layer_norm, a warp per row": lambda: emu("layer_norm")(X.reshape(-1, 10)[:50], [10]),
     "layer_norm, chunked": lambda: emu("layer_norm")(X, [70000]),
     "var, chunked": lambda: emu("var.correction")(X, [1]),
     "cumsum, chunked": lambda: emu("cumsum")(X, 1),

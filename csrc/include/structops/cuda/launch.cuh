@@ -3,9 +3,26 @@
 //   SO_LAUNCH(grid, block, shared_bytes, stream, kernel<...>)(args...)  every kernel launch;
 //   SO_SHARED(T, name, [N][M]);                                         every shared array.
 // Under nvcc they are the plain `kernel<<<...>>>(args...)` and `__shared__ T name[N][M]`.
+// index_fits() picks between a kernel's 32- and 64-bit index instantiations.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace structops::cuda_kernels {
+// Whether a launch may take its 32-bit index instantiation: `largest`, the largest index it
+// computes (grid-stride overshoot included), is below `limit` (2^31 or 2^32 per kernel). The
+// emulator can force the 64-bit ones (structops::emu::set_wide_indices), so that CI runs them on
+// small tensors instead of never.
+inline bool index_fits(int64_t largest, int64_t limit) {
+#if defined(__CUDACC__)
+  return largest < limit;
+#else
+  return !::structops::emu::wide_indices() && largest < limit;
+#endif
+}
+}  // namespace structops::cuda_kernels
 
 #if defined(__CUDACC__)
 #define SO_LAUNCH(grid, block, shared_bytes, stream, ...) __VA_ARGS__<<<grid, block, shared_bytes, stream>>>

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -125,7 +124,7 @@ const char* launch(const F& f, const PointwiseLaunch& p) {
     for (int d = 0; d < p.ndim; ++d) last += (p.sizes[d] - 1) * p.strides[k][d];
     max_offset = last > max_offset ? last : max_offset;
   }
-  const bool small = p.numel <= std::numeric_limits<int32_t>::max() && max_offset <= std::numeric_limits<int32_t>::max();
+  const bool small = index_fits(std::max(p.numel, max_offset), int64_t{1} << 31);  // int32 range
 
   [&]<size_t... I>(std::index_sequence<I...>) {
     if (dense && aligned) {

@@ -87,6 +87,11 @@ void* shared(const void* site, std::size_t bytes, std::size_t align);
 // (tests/cuda_emu/test_schedule.py).
 void set_reverse_schedule(bool reverse);
 
+// With `wide`, index_fits() (structops/cuda/launch.cuh) is false: launchers take their 64-bit
+// index instantiations, which a GPU runs only on tensors over 2^31 elements.
+void set_wide_indices(bool wide);
+bool wide_indices();
+
 // Runs body() as every thread of every block of grid x block, block after block. A launch the
 // GPU would refuse (grid.y or grid.z > 65535, more than 1024 threads a block, ...) runs nothing
 // and sets the error cudaGetLastError() returns; a kernel fault the GPU would hang or corrupt
