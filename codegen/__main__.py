@@ -20,8 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=Path("native_functions.yaml"))
     parser.add_argument("--out-dir", type=Path, default=Path("build/generated"))
     parser.add_argument("--shards", type=int, default=4, help="translation units per dispatch key")
-    parser.add_argument("--list-outputs", action="store_true",
-                        help="print every output file, ';'-separated (for CMake), and exit")
+    parser.add_argument(
+        "--list-outputs",
+        action="store_true",
+        help="print every output file, ';'-separated (for CMake), and exit",
+    )
     parser.add_argument("--stamp", type=Path, help="touch this file after a successful run")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)

@@ -28,11 +28,31 @@ from codegen.load import LineDict
 
 # torch dtype names the suite knows, in the order tests run.
 DTYPES = (
-    "float32", "float64", "float16", "bfloat16", "complex64",
-    "int64", "int32", "int16", "int8", "uint8", "bool",
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "complex64",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
 )
 DOMAINS = ("any", "positive", "nonzero", "unit")
-KEYS = ("reference", "domain", "args", "dtypes", "skip", "cuda_skip", "tolerance", "extremes", "errors", "samples")
+KEYS = (
+    "reference",
+    "domain",
+    "args",
+    "dtypes",
+    "skip",
+    "cuda_skip",
+    "tolerance",
+    "extremes",
+    "errors",
+    "samples",
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +112,7 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         skips[key] = raw.get(key, {})
         dtype_list(skips[key], key)
         if not isinstance(skips[key], dict) or not all(isinstance(r, str) and r for r in skips[key].values()):
-            raise fail(f"'tests.{key}' must map each dtype to its reason", "write e.g. {bool: \"not defined\"}")
+            raise fail(f"'tests.{key}' must map each dtype to its reason", 'write e.g. {bool: "not defined"}')
 
     args_raw = raw.get("args", {})
     if not isinstance(args_raw, dict):
@@ -100,8 +120,10 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
     arg_values = []
     for name, values in args_raw.items():
         if name not in arg_names:
-            raise fail(f"tests.args names '{name}', which is not an argument",
-                       f"use one of: {', '.join(sorted(arg_names))}")
+            raise fail(
+                f"tests.args names '{name}', which is not an argument",
+                f"use one of: {', '.join(sorted(arg_names))}",
+            )
         if not isinstance(values, list) or not values:
             raise fail(f"tests.args.{name} must be a non-empty list", f"write e.g. '{name}: [1, 2]'")
         arg_values.append((name, tuple(_python_literal(v) for v in values)))
@@ -122,20 +144,32 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
 
     errors_raw = raw.get("errors", [])
     if not isinstance(errors_raw, list):
-        raise fail("'tests.errors' must be a list of error cases",
-                   "write e.g. [{args: \"torch.ones(2), torch.ones(3)\", match: \"size\"}]")
+        raise fail(
+            "'tests.errors' must be a list of error cases",
+            'write e.g. [{args: "torch.ones(2), torch.ones(3)", match: "size"}]',
+        )
     errors = []
     for case in errors_raw:
-        if not (isinstance(case, dict) and {"args", "match"} <= set(case) <= {"args", "match", "data"}
-                and isinstance(case.get("data", False), bool)):
-            raise fail("each tests.errors item needs 'args' and 'match' (and may set 'data: true')",
-                       "write e.g. {args: \"torch.ones(2), torch.ones(3)\", match: \"size\"}")
-        errors.append(ErrorCase(str(case["args"]), str(case["match"]), getattr(case, "line", line),
-                                case.get("data", False)))
+        if not (
+            isinstance(case, dict)
+            and {"args", "match"} <= set(case) <= {"args", "match", "data"}
+            and isinstance(case.get("data", False), bool)
+        ):
+            raise fail(
+                "each tests.errors item needs 'args' and 'match' (and may set 'data: true')",
+                'write e.g. {args: "torch.ones(2), torch.ones(3)", match: "size"}',
+            )
+        errors.append(
+            ErrorCase(
+                str(case["args"]), str(case["match"]), getattr(case, "line", line), case.get("data", False)
+            )
+        )
 
     samples = raw.get("samples", [])
     if not isinstance(samples, list) or not all(isinstance(x, str) and x.strip() for x in samples):
-        raise fail("'tests.samples' must be a list of argument lists", "write e.g. samples: [\"t(2, 3), t(3, 4)\"]")
+        raise fail(
+            "'tests.samples' must be a list of argument lists", 'write e.g. samples: ["t(2, 3), t(3, 4)"]'
+        )
 
     return TestSpec(
         reference=reference.strip(),

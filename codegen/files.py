@@ -23,7 +23,7 @@ def cpp_raw_string(text: str) -> str:
     """``text`` as a C++ raw string literal, verbatim: ``R"schema(...)schema"``, or with a numbered
     delimiter when the text itself holds ``)schema"`` (a string default may), which would end it."""
     delimiter, n = "schema", 0
-    while f"){delimiter}\"" in text:
+    while f'){delimiter}"' in text:
         n += 1
         delimiter = f"schema{n}"
     return f'R"{delimiter}({text}){delimiter}"'

@@ -29,8 +29,13 @@ def fixed_outputs(shards: int) -> list[str]:
     files += [f"src/meta_{i}.cpp" for i in range(shards)]
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
-    for stem in ("kernels_cpu_{}.cpp", "kernels_cuda_{}.cu", "kernels_cuda_host_{}.cpp", "multi_kernel_cpu_{}.cpp",
-                 "multi_kernel_cuda_{}.cpp"):
+    for stem in (
+        "kernels_cpu_{}.cpp",
+        "kernels_cuda_{}.cu",
+        "kernels_cuda_host_{}.cpp",
+        "multi_kernel_cpu_{}.cpp",
+        "multi_kernel_cuda_{}.cpp",
+    ):
         files += ["src/" + stem.format(i) for i in range(shards)]
     files += ["python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py"]
     return files
@@ -58,10 +63,16 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
     headers = structured.all_headers(manifest)
     for header in headers:
         fm.render(_header_file(header), "op_declarations.h.j2", header=header)
-    fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", files=fixed_outputs(shards) + [_header_file(h) for h in headers])
-    fm.render("src/registration.cpp", "registration.cpp.j2", defs=registration.defs(manifest),
-              no_derivative=registration.no_derivative(manifest),
-              functionalizations=registration.functionalizations(manifest))
+    fm.render(
+        OUTPUTS_CMAKE, "outputs.cmake.j2", files=fixed_outputs(shards) + [_header_file(h) for h in headers]
+    )
+    fm.render(
+        "src/registration.cpp",
+        "registration.cpp.j2",
+        defs=registration.defs(manifest),
+        no_derivative=registration.no_derivative(manifest),
+        functionalizations=registration.functionalizations(manifest),
+    )
     for i, meta_shard in enumerate(structured.meta_shards(manifest, shards)):
         fm.render(f"src/meta_{i}.cpp", "meta.cpp.j2", shard=meta_shard)
     for key in WRAPPER_KEYS:
@@ -73,7 +84,9 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         fm.render(f"src/kernels_cuda_host_{i}.cpp", "kernels_cuda_host.cpp.j2", shard=kernel_shard)
     for key in (DispatchKey.CPU, DispatchKey.CUDA):
         for i, chooser_shard in enumerate(multi_kernel.chooser_shards(manifest, key, shards)):
-            fm.render(f"src/multi_kernel_{key.value.lower()}_{i}.cpp", "multi_kernel.cpp.j2", shard=chooser_shard)
+            fm.render(
+                f"src/multi_kernel_{key.value.lower()}_{i}.cpp", "multi_kernel.cpp.j2", shard=chooser_shard
+            )
     functions = python_api.python_functions(manifest)
     fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions)
     fm.render("python/structops/_ops.pyi", "ops.pyi.j2", functions=functions)
@@ -84,17 +97,36 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
 
 
 CONFORMANCE_CHECKS = (
-    "reference", "meta", "variants", "out_rules", "inplace_rules", "errors", "opcheck", "compile",
-    "property", "backward_raises", "cuda_matches_cpu", "emulated_cuda", "kernel_variants",
+    "reference",
+    "meta",
+    "variants",
+    "out_rules",
+    "inplace_rules",
+    "errors",
+    "opcheck",
+    "compile",
+    "property",
+    "backward_raises",
+    "cuda_matches_cpu",
+    "emulated_cuda",
+    "kernel_variants",
 )
 
 
 def generate_tests(manifest: Manifest, out_dir: Path, namespace: str = names.NAMESPACE) -> list[str]:
     """The conformance suite: one test module per structured op (never committed)."""
-    fm = FileManager(out_dir, Path(manifest.path).name, regenerate="pytest (tests/conftest.py renders the suite)")
+    fm = FileManager(
+        out_dir, Path(manifest.path).name, regenerate="pytest (tests/conftest.py renders the suite)"
+    )
     for spec in conformance_suite.suite_specs(manifest):
-        fm.render(f"test_{spec.name}.py", "conformance_test.py.j2", spec=spec, checks=CONFORMANCE_CHECKS,
-                  few=("opcheck", "compile", "errors"), namespace=namespace)
+        fm.render(
+            f"test_{spec.name}.py",
+            "conformance_test.py.j2",
+            spec=spec,
+            checks=CONFORMANCE_CHECKS,
+            few=("opcheck", "compile", "errors"),
+            namespace=namespace,
+        )
     written = fm.commit(owned_dirs=(".",))
     return written
 

@@ -41,8 +41,19 @@ class DispatchKey(enum.Enum):
 
 # Keys of PyTorch's manifest that structops implements, plus its own additions.
 SUPPORTED_KEYS = (
-    "func", "structured", "structured_delegate", "precomputed", "dispatch", "tags", "variants",
-    "doc", "tests", "meta", "pointwise", "kernels", "out_dtype",
+    "func",
+    "structured",
+    "structured_delegate",
+    "precomputed",
+    "dispatch",
+    "tags",
+    "variants",
+    "doc",
+    "tests",
+    "meta",
+    "pointwise",
+    "kernels",
+    "out_dtype",
 )
 # What an out= (or inplace self) of another dtype than the result's gets (`out_dtype:`):
 # castable: the result is cast into it when torch.can_cast allows (TensorIterator's rule);
@@ -51,10 +62,19 @@ SUPPORTED_KEYS = (
 OUT_DTYPE_RULES = ("castable", "exact", "dtype_argument")
 # Keys PyTorch knows that structops does not implement yet: named so the error can say so.
 PYTORCH_ONLY_KEYS = (
-    "structured_inherits", "autogen", "python_module", "category_override",
-    "manual_kernel_registration", "manual_cpp_binding", "device_guard", "device_check",
-    "cpp_no_default_args", "use_const_ref_for_mutable_tensors", "ufunc_inner_loop",
-    "has_composite_implicit_autograd_kernel", "abstract",
+    "structured_inherits",
+    "autogen",
+    "python_module",
+    "category_override",
+    "manual_kernel_registration",
+    "manual_cpp_binding",
+    "device_guard",
+    "device_check",
+    "cpp_no_default_args",
+    "use_const_ref_for_mutable_tensors",
+    "ufunc_inner_loop",
+    "has_composite_implicit_autograd_kernel",
+    "abstract",
 )
 
 # at::Tag values of torch 2.11..2.13 (torchgen/packaged/ATen/native/tags.yaml); a test keeps
@@ -62,11 +82,25 @@ PYTORCH_ONLY_KEYS = (
 # the error can say that structops does not use them: written overloads get Functionalize kernels
 # instead (csrc/functionalize.cpp), which torch.compile needs on every torch version.
 KNOWN_TAGS = (
-    "inplace_view", "pt2_compliant_tag", "view_copy", "dynamic_output_shape",
-    "data_dependent_output", "generated", "nondeterministic_seeded", "nondeterministic_bitwise",
-    "needs_exact_strides", "needs_contiguous_strides", "needs_fixed_stride_order",
-    "flexible_layout", "maybe_aliasing_or_mutating", "core", "pointwise", "reduction",
-    "cudagraph_unsafe", "inplace", "out",
+    "inplace_view",
+    "pt2_compliant_tag",
+    "view_copy",
+    "dynamic_output_shape",
+    "data_dependent_output",
+    "generated",
+    "nondeterministic_seeded",
+    "nondeterministic_bitwise",
+    "needs_exact_strides",
+    "needs_contiguous_strides",
+    "needs_fixed_stride_order",
+    "flexible_layout",
+    "maybe_aliasing_or_mutating",
+    "core",
+    "pointwise",
+    "reduction",
+    "cudagraph_unsafe",
+    "inplace",
+    "out",
 )
 
 
@@ -176,8 +210,14 @@ def _parse_precomputed(path: str, entry: LineDict, op: str, schema: FunctionSche
     if raw is None:
         return None
     if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
-        raise _err(path, entry, "precomputed", op, "'precomputed' must be a list of strings",
-                   "write e.g. '- dim -> int dim' or '- bool is_contiguous'")
+        raise _err(
+            path,
+            entry,
+            "precomputed",
+            op,
+            "'precomputed' must be a list of strings",
+            "write e.g. '- dim -> int dim' or '- bool is_contiguous'",
+        )
     arg_names = {a.name for a in schema.arguments.all}
     replace: list[tuple[str, tuple[Argument, ...]]] = []
     add: list[Argument] = []
@@ -187,15 +227,26 @@ def _parse_precomputed(path: str, entry: LineDict, op: str, schema: FunctionSche
             if arrow:
                 name = lhs.strip()
                 if name not in arg_names:
-                    raise _err(path, entry, "precomputed", op,
-                               f"precomputed replaces '{name}', which is not an argument",
-                               f"use one of: {', '.join(sorted(arg_names))}")
+                    raise _err(
+                        path,
+                        entry,
+                        "precomputed",
+                        op,
+                        f"precomputed replaces '{name}', which is not an argument",
+                        f"use one of: {', '.join(sorted(arg_names))}",
+                    )
                 replace.append((name, _parse_arg_list(rhs.strip())))
             else:
                 add.extend(_parse_arg_list(item.strip()))
         except SchemaSyntaxError as e:
-            raise _err(path, entry, "precomputed", op, f"bad precomputed value '{item}': {e}",
-                       "write values as '<type> <name>', e.g. 'int dim'") from None
+            raise _err(
+                path,
+                entry,
+                "precomputed",
+                op,
+                f"bad precomputed value '{item}': {e}",
+                "write values as '<type> <name>', e.g. 'int dim'",
+            ) from None
     return Precomputed(tuple(replace), tuple(add))
 
 
@@ -214,8 +265,14 @@ def _parse_dispatch(path: str, entry: LineDict, op: str) -> tuple[tuple[Dispatch
     if raw is None:
         return ()
     if not isinstance(raw, dict):
-        raise _err(path, entry, "dispatch", op, "'dispatch' must map dispatch keys to kernel names",
-                   "write e.g. 'dispatch: {CPU: my_kernel}'")
+        raise _err(
+            path,
+            entry,
+            "dispatch",
+            op,
+            "'dispatch' must map dispatch keys to kernel names",
+            "write e.g. 'dispatch: {CPU: my_kernel}'",
+        )
     pairs: list[tuple[DispatchKey, str]] = []
     for keys, kernel in raw.items():
         for key in str(keys).split(","):  # PyTorch's "CPU, CUDA: kernel" shorthand
@@ -223,17 +280,34 @@ def _parse_dispatch(path: str, entry: LineDict, op: str) -> tuple[tuple[Dispatch
             try:
                 dk = DispatchKey(key)
             except ValueError:
-                raise _err(path, entry, "dispatch", op, f"unknown dispatch key '{key}'",
-                           f"use one of: {', '.join(k.value for k in DispatchKey)}") from None
+                raise _err(
+                    path,
+                    entry,
+                    "dispatch",
+                    op,
+                    f"unknown dispatch key '{key}'",
+                    f"use one of: {', '.join(k.value for k in DispatchKey)}",
+                ) from None
             keyword = isinstance(kernel, str) and kernel in CPP_KEYWORDS
             if not isinstance(kernel, str) or not kernel.isidentifier() or keyword:
-                raise _err(path, entry, "dispatch", op,
-                           f"kernel name for {key} must be a C++ identifier, got {kernel!r}"
-                           + (" (a C++ keyword)" if keyword else ""),
-                           "name the function defined in csrc/, e.g. 'add_out_cpu'")
+                raise _err(
+                    path,
+                    entry,
+                    "dispatch",
+                    op,
+                    f"kernel name for {key} must be a C++ identifier, got {kernel!r}"
+                    + (" (a C++ keyword)" if keyword else ""),
+                    "name the function defined in csrc/, e.g. 'add_out_cpu'",
+                )
             if dk in dict(pairs):
-                raise _err(path, entry, "dispatch", op, f"dispatch key '{key}' is given twice",
-                           "keep one kernel per dispatch key")
+                raise _err(
+                    path,
+                    entry,
+                    "dispatch",
+                    op,
+                    f"dispatch key '{key}' is given twice",
+                    "keep one kernel per dispatch key",
+                )
             pairs.append((dk, kernel))
     return tuple(pairs)
 
@@ -245,35 +319,59 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         if key in SUPPORTED_KEYS:
             continue
         if key in PYTORCH_ONLY_KEYS:
-            raise _err(path, entry, key, op, f"'{key}' is a PyTorch key that structops does not support",
-                       "remove it")
-        raise _err(path, entry, key, op, f"unknown key '{key}'",
-                   f"use only: {', '.join(SUPPORTED_KEYS)}")
+            raise _err(
+                path, entry, key, op, f"'{key}' is a PyTorch key that structops does not support", "remove it"
+            )
+        raise _err(path, entry, key, op, f"unknown key '{key}'", f"use only: {', '.join(SUPPORTED_KEYS)}")
     if raw_func is None:
-        raise _err(path, entry, None, None, "entry has no 'func'",
-                   "add 'func: name.overload(args) -> returns'")
+        raise _err(
+            path, entry, None, None, "entry has no 'func'", "add 'func: name.overload(args) -> returns'"
+        )
     if not isinstance(raw_func, str):
-        raise _err(path, entry, "func", None, "'func' must be a schema string",
-                   "write e.g. 'func: neg(Tensor self) -> Tensor'")
+        raise _err(
+            path,
+            entry,
+            "func",
+            None,
+            "'func' must be a schema string",
+            "write e.g. 'func: neg(Tensor self) -> Tensor'",
+        )
     try:
         schema = FunctionSchema.parse(raw_func)
     except SchemaSyntaxError as e:
-        raise _err(path, entry, "func", op, f"invalid schema: {e}",
-                   "follow PyTorch's schema syntax (see native_functions.yaml in PyTorch)") from None
+        raise _err(
+            path,
+            entry,
+            "func",
+            op,
+            f"invalid schema: {e}",
+            "follow PyTorch's schema syntax (see native_functions.yaml in PyTorch)",
+        ) from None
 
     structured = entry.get("structured", False)
     if not isinstance(structured, bool):
-        raise _err(path, entry, "structured", op, f"'structured' must be true or false, got {structured!r}",
-                   "write 'structured: True'")
+        raise _err(
+            path,
+            entry,
+            "structured",
+            op,
+            f"'structured' must be true or false, got {structured!r}",
+            "write 'structured: True'",
+        )
     delegate_raw = entry.get("structured_delegate")
     delegate = None
     if delegate_raw is not None:
         try:
             delegate = OperatorName.parse(str(delegate_raw))
         except SchemaSyntaxError:
-            raise _err(path, entry, "structured_delegate", op,
-                       f"'structured_delegate: {delegate_raw}' is not an operator name",
-                       "name the out= overload, e.g. 'structured_delegate: add.out'") from None
+            raise _err(
+                path,
+                entry,
+                "structured_delegate",
+                op,
+                f"'structured_delegate: {delegate_raw}' is not an operator name",
+                "name the out= overload, e.g. 'structured_delegate: add.out'",
+            ) from None
 
     tags = entry.get("tags", [])
     if isinstance(tags, str):
@@ -282,45 +380,88 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         raise _err(path, entry, "tags", op, "'tags' must be a list", "write e.g. 'tags: [pointwise]'")
     for tag in tags:
         if tag not in KNOWN_TAGS:
-            raise _err(path, entry, "tags", op, f"unknown tag '{tag}'",
-                       f"use torch's tags: {', '.join(KNOWN_TAGS)}")
+            raise _err(
+                path, entry, "tags", op, f"unknown tag '{tag}'", f"use torch's tags: {', '.join(KNOWN_TAGS)}"
+            )
     if any(t in ("inplace", "out") for t in tags):
-        raise _err(path, entry, "tags", op, "tags 'inplace' and 'out' are not used: the schema says which arguments are written",
-                   "remove them from 'tags'")
+        raise _err(
+            path,
+            entry,
+            "tags",
+            op,
+            "tags 'inplace' and 'out' are not used: the schema says which arguments are written",
+            "remove them from 'tags'",
+        )
 
     variants = entry.get("variants", "function")
     if variants != "function":
-        raise _err(path, entry, "variants", op, f"variants '{variants}' is not supported",
-                   "structops ops are functions only; write 'variants: function' or omit it")
+        raise _err(
+            path,
+            entry,
+            "variants",
+            op,
+            f"variants '{variants}' is not supported",
+            "structops ops are functions only; write 'variants: function' or omit it",
+        )
 
     doc = entry.get("doc", "")
     if not isinstance(doc, str):
         raise _err(path, entry, "doc", op, "'doc' must be a string", "write the docstring as text")
     control = next((c for c in doc if (c < " " and c not in "\n\t") or c == "\x7f"), None)
     if control is not None:
-        raise _err(path, entry, "doc", op, f"'doc' contains the control character {control!r}",
-                   "remove it (a docstring may hold newlines and tabs)")
+        raise _err(
+            path,
+            entry,
+            "doc",
+            op,
+            f"'doc' contains the control character {control!r}",
+            "remove it (a docstring may hold newlines and tabs)",
+        )
 
     precomputed = _parse_precomputed(path, entry, raw_func, schema)
     dispatch = _parse_dispatch(path, entry, raw_func)
     if "pointwise" in entry:
         if not structured:
-            raise _err(path, entry, "pointwise", raw_func, "'pointwise' needs 'structured: True'",
-                       "put the formula on the structured out= overload")
+            raise _err(
+                path,
+                entry,
+                "pointwise",
+                raw_func,
+                "'pointwise' needs 'structured: True'",
+                "put the formula on the structured out= overload",
+            )
         if dispatch:
-            raise _err(path, entry, "dispatch", raw_func, "the kernels of a pointwise op are generated from its formula",
-                       "remove 'dispatch'")
+            raise _err(
+                path,
+                entry,
+                "dispatch",
+                raw_func,
+                "the kernels of a pointwise op are generated from its formula",
+                "remove 'dispatch'",
+            )
         if entry.get("meta") == "custom":
-            raise _err(path, entry, "meta", raw_func, "a pointwise op's meta function comes from its rule",
-                       "remove 'meta: custom' (the elementwise defaults apply) or give a rule")
+            raise _err(
+                path,
+                entry,
+                "meta",
+                raw_func,
+                "a pointwise op's meta function comes from its rule",
+                "remove 'meta: custom' (the elementwise defaults apply) or give a rule",
+            )
         entry = with_default_meta(entry, schema)
         kernel = schema.name.unambiguous
         dispatch = ((DispatchKey.CPU, f"{kernel}_cpu"), (DispatchKey.CUDA, f"{kernel}_cuda"))
     rule, custom = None, False
     if "meta" in entry:
         if not structured:
-            raise _err(path, entry, "meta", raw_func, "'meta' needs 'structured: True'",
-                       "move the meta rule to the structured out= overload")
+            raise _err(
+                path,
+                entry,
+                "meta",
+                raw_func,
+                "'meta' needs 'structured: True'",
+                "move the meta rule to the structured out= overload",
+            )
         declared = tuple((a.name, str(a.type)) for a in precomputed.all_values) if precomputed else ()
         rule = parse_rule(path, entry, raw_func, schema, declared)
         custom = rule is None
@@ -336,7 +477,9 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         tests=parse_tests(path, entry, raw_func, {a.name for a in schema.arguments.all}),
         rule=rule,
         meta_custom=custom,
-        pointwise=parse_pointwise(path, entry, raw_func, schema, rule) if "pointwise" in entry and rule else None,
+        pointwise=parse_pointwise(path, entry, raw_func, schema, rule)
+        if "pointwise" in entry and rule
+        else None,
         kernels=_parse_kernels(path, entry, raw_func, schema, rule, precomputed, dispatch, structured),
         out_dtype=_parse_out_dtype(path, entry, raw_func, schema, structured, tuple(tags)),
     )
@@ -344,46 +487,97 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
     return fn
 
 
-def _parse_out_dtype(path: str, entry: LineDict, op: str, schema: FunctionSchema, structured: bool,
-                     tags: tuple[str, ...]) -> str:
+def _parse_out_dtype(
+    path: str, entry: LineDict, op: str, schema: FunctionSchema, structured: bool, tags: tuple[str, ...]
+) -> str:
     """Default: TensorIterator's castable outs for pointwise and reduction ops, exact elsewhere
     (torch's mm, gather, softmax, pooling, ... demand their own result dtype)."""
     if "out_dtype" not in entry:
         return "castable" if {"pointwise", "reduction"} & set(tags) else "exact"
     rule = entry["out_dtype"]
     if not structured:
-        raise _err(path, entry, "out_dtype", op, "'out_dtype' needs 'structured: True'",
-                   "put it on the structured out= overload")
+        raise _err(
+            path,
+            entry,
+            "out_dtype",
+            op,
+            "'out_dtype' needs 'structured: True'",
+            "put it on the structured out= overload",
+        )
     if rule not in OUT_DTYPE_RULES:
-        raise _err(path, entry, "out_dtype", op, f"unknown out_dtype {rule!r}", f"use one of: {', '.join(OUT_DTYPE_RULES)}")
+        raise _err(
+            path,
+            entry,
+            "out_dtype",
+            op,
+            f"unknown out_dtype {rule!r}",
+            f"use one of: {', '.join(OUT_DTYPE_RULES)}",
+        )
     if rule == "dtype_argument":
         if not any(a.name == "dtype" and str(a.type) == "ScalarType?" for a in schema.arguments.all):
-            raise _err(path, entry, "out_dtype", op, "'out_dtype: dtype_argument' needs a 'ScalarType? dtype' argument",
-                       "add '*, ScalarType? dtype=None' to the schema, or use 'castable' or 'exact'")
+            raise _err(
+                path,
+                entry,
+                "out_dtype",
+                op,
+                "'out_dtype: dtype_argument' needs a 'ScalarType? dtype' argument",
+                "add '*, ScalarType? dtype=None' to the schema, or use 'castable' or 'exact'",
+            )
         if len(schema.arguments.out) != 1 or isinstance(schema.arguments.out[0].type, ListType):
-            raise _err(path, entry, "out_dtype", op, "'out_dtype: dtype_argument' needs exactly one Tensor output",
-                       "use 'castable' or 'exact'")
+            raise _err(
+                path,
+                entry,
+                "out_dtype",
+                op,
+                "'out_dtype: dtype_argument' needs exactly one Tensor output",
+                "use 'castable' or 'exact'",
+            )
     return rule
 
 
-def _parse_kernels(path: str, entry: LineDict, op: str, schema: FunctionSchema, rule: Rule | None,
-                   precomputed: Precomputed | None, dispatch: tuple[tuple[DispatchKey, str], ...],
-                   structured: bool) -> MultiKernel | None:
+def _parse_kernels(
+    path: str,
+    entry: LineDict,
+    op: str,
+    schema: FunctionSchema,
+    rule: Rule | None,
+    precomputed: Precomputed | None,
+    dispatch: tuple[tuple[DispatchKey, str], ...],
+    structured: bool,
+) -> MultiKernel | None:
     if "kernels" not in entry:
         return None
     line = entry.line_of("kernels")
     if not structured or rule is None:
-        raise SpecError(path, line, op, "'kernels' needs a structured op with a meta rule (its tuning key is "
-                        "written in the rule language)", "put 'kernels' on the structured out= overload, which needs 'meta:'")
+        raise SpecError(
+            path,
+            line,
+            op,
+            "'kernels' needs a structured op with a meta rule (its tuning key is "
+            "written in the rule language)",
+            "put 'kernels' on the structured out= overload, which needs 'meta:'",
+        )
     if any(isinstance(o.type, ListType) for o in schema.arguments.out):
-        raise SpecError(path, line, op, "'kernels' does not support Tensor(a!)[] outputs yet",
-                        "give the op one kernel")
+        raise SpecError(
+            path, line, op, "'kernels' does not support Tensor(a!)[] outputs yet", "give the op one kernel"
+        )
     written = [a.name for a in schema.arguments.non_out if a.is_write]
     if written:
-        raise SpecError(path, line, op, f"'kernels' does not support ops that write inputs ({', '.join(written)}) yet: "
-                        "timing would need clones of them", "give the op one kernel")
-    mk = parse_kernels(path, entry, op, tuple(k.value for k, _ in dispatch if k is not DispatchKey.Meta),
-                       "pointwise" in entry)
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"'kernels' does not support ops that write inputs ({', '.join(written)}) yet: "
+            "timing would need clones of them",
+            "give the op one kernel",
+        )
+    mk = parse_kernels(
+        path,
+        entry,
+        op,
+        tuple(k.value for k, _ in dispatch if k is not DispatchKey.Meta),
+        "pointwise" in entry,
+    )
     replaced = {name for name, _ in precomputed.replace} if precomputed else set()
     values = tuple((a.name, str(a.type)) for a in precomputed.all_values) if precomputed else ()
     outs = tuple(o.name for o in schema.arguments.out)
@@ -408,21 +602,39 @@ def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
     args = fn.func.arguments
     base = str(fn.func.name.name)
     if keyword.iskeyword(base):
-        raise _err(path, entry, "func", op, f"operator name '{base}' is a Python keyword",
-                   "rename the operator (structops.<name> must be a Python name)")
+        raise _err(
+            path,
+            entry,
+            "func",
+            op,
+            f"operator name '{base}' is a Python keyword",
+            "rename the operator (structops.<name> must be a Python name)",
+        )
     outs = tuple(o.name for o in args.out)
     pre = fn.precomputed.all_values if fn.precomputed else ()
-    dims = tuple(it.name for inp in (fn.rule.inputs if fn.rule else ()) for it in inp.pattern.items
-                 if isinstance(it, PDim | PGroup))
+    dims = tuple(
+        it.name
+        for inp in (fn.rule.inputs if fn.rule else ())
+        for it in inp.pattern.items
+        if isinstance(it, PDim | PGroup)
+    )
     derived = generated_names(outs, tuple(a.name for a in pre), dims, tuple(a.name for a in args.all))
     cpp_names: dict[str, str] = {}
     for a in args.all:
         if keyword.iskeyword(a.name):
-            raise _err(path, entry, "func", op, f"argument name '{a.name}' is a Python keyword",
-                       "rename the argument (structops.<op> takes it as a Python parameter)")
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                f"argument name '{a.name}' is a Python keyword",
+                "rename the argument (structops.<op> takes it as a Python parameter)",
+            )
         clash = _generated_clash(a.name, derived) or (
-            f"'{a.name}' is a name the generated Python uses" if a.name in PYTHON_LOCALS or
-            (a.name == "out" and a.name not in outs) else None)
+            f"'{a.name}' is a name the generated Python uses"
+            if a.name in PYTHON_LOCALS or (a.name == "out" and a.name not in outs)
+            else None
+        )
         if clash is None and cpp_name(a.name) in cpp_names:
             clash = f"'{a.name}' and '{cpp_names[cpp_name(a.name)]}' are both '{cpp_name(a.name)}' in C++ (a keyword gets a '_')"
         if clash:
@@ -437,10 +649,15 @@ def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
         if a.default is not None:
             defaulted = defaulted or a
         elif defaulted is not None:
-            raise _err(path, entry, "func", op,
-                       f"positional argument '{a.name}' has no default but follows '{defaulted.name}', which has one",
-                       f"give '{a.name}' a default, move it before '{defaulted.name}', or make it keyword-only "
-                       "(after '*')")
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                f"positional argument '{a.name}' has no default but follows '{defaulted.name}', which has one",
+                f"give '{a.name}' a default, move it before '{defaulted.name}', or make it keyword-only "
+                "(after '*')",
+            )
 
 
 def _generated_clash(name: str, derived: dict[str, str]) -> str | None:
@@ -461,63 +678,134 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
     _check_names(path, entry, fn)
     looks_out = schema.name.overload_name == "out" or schema.name.overload_name.endswith("_out")
     if (looks_out or fn.structured) and kind is not SchemaKind.out:
-        raise _err(path, entry, "func", op,
-                   "an out= overload must take its outputs as keyword-only 'Tensor(a!)' arguments",
-                   "end the arguments with ', *, Tensor(a!) out' and return 'Tensor(a!)'")
+        raise _err(
+            path,
+            entry,
+            "func",
+            op,
+            "an out= overload must take its outputs as keyword-only 'Tensor(a!)' arguments",
+            "end the arguments with ', *, Tensor(a!) out' and return 'Tensor(a!)'",
+        )
     if kind is SchemaKind.out and any(isinstance(o.type, ListType) for o in schema.arguments.out):
         outs = schema.arguments.out
         if len(outs) != 1:
-            raise _err(path, entry, "func", op,
-                       f"a Tensor(a!)[] output must be the op's only output, got {len(outs)} outputs",
-                       "split the op, or return the other results in the list")
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                f"a Tensor(a!)[] output must be the op's only output, got {len(outs)} outputs",
+                "split the op, or return the other results in the list",
+            )
         if schema.returns:
-            raise _err(path, entry, "func", op,
-                       "an out= overload with a Tensor(a!)[] output returns nothing (PyTorch's convention)",
-                       "write '-> ()'")
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                "an out= overload with a Tensor(a!)[] output returns nothing (PyTorch's convention)",
+                "write '-> ()'",
+            )
     elif kind is SchemaKind.out:
         outs = schema.arguments.out
         if len(schema.returns) != len(outs) or any(
             r.annotation != o.annotation or not r.is_write for r, o in zip(schema.returns, outs)
         ):
             want = ", ".join(f"Tensor({o.annotation})" for o in outs)
-            raise _err(path, entry, "func", op, "an out= overload must return its out arguments",
-                       f"write '-> {want if len(outs) == 1 else '(' + want + ')'}'")
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                "an out= overload must return its out arguments",
+                f"write '-> {want if len(outs) == 1 else '(' + want + ')'}'",
+            )
     if schema.name.name.inplace:
         self_arg = schema.arguments.self_arg
         if self_arg is None or not self_arg.is_write or not is_tensor_like(self_arg.type):
-            raise _err(path, entry, "func", op,
-                       f"inplace overload '{schema.name.name}' must take 'Tensor(a!) self'",
-                       "annotate self as written-to: 'Tensor(a!) self'")
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                f"inplace overload '{schema.name.name}' must take 'Tensor(a!) self'",
+                "annotate self as written-to: 'Tensor(a!) self'",
+            )
         if len(schema.returns) != 1 or schema.returns[0].annotation != self_arg.annotation:
-            raise _err(path, entry, "func", op, "an inplace overload must return self",
-                       f"write '-> Tensor({self_arg.annotation})'")
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                "an inplace overload must return self",
+                f"write '-> Tensor({self_arg.annotation})'",
+            )
     if fn.structured and fn.structured_delegate is not None:
-        raise _err(path, entry, "structured_delegate", op,
-                   "an entry is either structured or delegates to one, not both",
-                   "keep 'structured: True' on the out= overload and 'structured_delegate' on the others")
+        raise _err(
+            path,
+            entry,
+            "structured_delegate",
+            op,
+            "an entry is either structured or delegates to one, not both",
+            "keep 'structured: True' on the out= overload and 'structured_delegate' on the others",
+        )
     if fn.structured:
         keys = dict(fn.dispatch)
         if DispatchKey.Meta in keys:
-            raise _err(path, entry, "dispatch", op,
-                       "the Meta kernel of a structured op is generated from its meta function",
-                       "remove 'Meta' from dispatch")
+            raise _err(
+                path,
+                entry,
+                "dispatch",
+                op,
+                "the Meta kernel of a structured op is generated from its meta function",
+                "remove 'Meta' from dispatch",
+            )
         if not (DispatchKey.CPU in keys or DispatchKey.CUDA in keys):
-            raise _err(path, entry, "structured", op, "a structured op needs an impl for CPU or CUDA",
-                       "add e.g. 'dispatch: {CPU: <name>_out_cpu}' and define it in csrc/cpu/")
+            raise _err(
+                path,
+                entry,
+                "structured",
+                op,
+                "a structured op needs an impl for CPU or CUDA",
+                "add e.g. 'dispatch: {CPU: <name>_out_cpu}' and define it in csrc/cpu/",
+            )
         if fn.rule is None and not fn.meta_custom:
-            raise _err(path, entry, None, op, "a structured op needs a meta rule",
-                       "add 'meta: {shape: {out: ...}}' (see docs/rules.md) or 'meta: custom' and define "
-                       "the meta function in csrc/meta/")
+            raise _err(
+                path,
+                entry,
+                None,
+                op,
+                "a structured op needs a meta rule",
+                "add 'meta: {shape: {out: ...}}' (see docs/rules.md) or 'meta: custom' and define "
+                "the meta function in csrc/meta/",
+            )
     elif fn.precomputed is not None:
-        raise _err(path, entry, "precomputed", op, "'precomputed' needs 'structured: True'",
-                   "move it to the structured out= overload")
+        raise _err(
+            path,
+            entry,
+            "precomputed",
+            op,
+            "'precomputed' needs 'structured: True'",
+            "move it to the structured out= overload",
+        )
     if fn.structured_delegate is not None and fn.dispatch:
-        raise _err(path, entry, "dispatch", op,
-                   "an entry with 'structured_delegate' gets its kernels from the delegate",
-                   "remove 'dispatch' here")
+        raise _err(
+            path,
+            entry,
+            "dispatch",
+            op,
+            "an entry with 'structured_delegate' gets its kernels from the delegate",
+            "remove 'dispatch' here",
+        )
     if not fn.structured and fn.structured_delegate is None and not fn.dispatch:
-        raise _err(path, entry, None, op, "entry has no kernel",
-                   "add 'structured: True' + 'dispatch', 'structured_delegate: <op>.out', or 'dispatch'")
+        raise _err(
+            path,
+            entry,
+            None,
+            op,
+            "entry has no kernel",
+            "add 'structured: True' + 'dispatch', 'structured_delegate: <op>.out', or 'dispatch'",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,9 +825,13 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         fn = parse_entry(path, entry)
         name = str(fn.func.name)
         if name in by_name:
-            raise SpecError(path, fn.loc.line, str(fn.func),
-                            f"operator '{name}' is declared twice (first on line {by_name[name].loc.line})",
-                            "give the overloads distinct names or remove one")
+            raise SpecError(
+                path,
+                fn.loc.line,
+                str(fn.func),
+                f"operator '{name}' is declared twice (first on line {by_name[name].loc.line})",
+                "give the overloads distinct names or remove one",
+            )
         by_name[name] = fn
         functions.append(fn)
 
@@ -555,47 +847,87 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         op = str(fn.func)
         if target is None or target.kind is not SchemaKind.out:
             outs = sorted(n for n, f in by_name.items() if f.kind is SchemaKind.out)
-            raise SpecError(path, line, op,
-                            f"structured_delegate '{fn.structured_delegate}' names no out= overload",
-                            f"name one of: {', '.join(outs) or '(none declared)'}")
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"structured_delegate '{fn.structured_delegate}' names no out= overload",
+                f"name one of: {', '.join(outs) or '(none declared)'}",
+            )
         if not target.structured:
-            raise SpecError(path, line, op,
-                            f"structured_delegate '{fn.structured_delegate}' is not structured",
-                            f"add 'structured: True' to {fn.structured_delegate}")
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"structured_delegate '{fn.structured_delegate}' is not structured",
+                f"add 'structured: True' to {fn.structured_delegate}",
+            )
         if fn.func.name.name.base != target.func.name.name.base:
-            raise SpecError(path, line, op,
-                            f"'{fn.func.name}' cannot delegate to '{target.func.name}': base names differ",
-                            f"delegate to a '{fn.func.name.name.base}.out' overload")
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"'{fn.func.name}' cannot delegate to '{target.func.name}': base names differ",
+                f"delegate to a '{fn.func.name.name.base}.out' overload",
+            )
         if fn.kind not in (SchemaKind.functional, SchemaKind.inplace, SchemaKind.mutable):
-            raise SpecError(path, line, op, "only functional and inplace overloads can delegate",
-                            "remove 'structured_delegate' or make the schema functional/inplace")
+            raise SpecError(
+                path,
+                line,
+                op,
+                "only functional and inplace overloads can delegate",
+                "remove 'structured_delegate' or make the schema functional/inplace",
+            )
         # A "mutable" functional (batch_norm updating running_mean in place) takes the functional's
         # slot: it allocates its outputs like one; its Tensor(a!) arguments pass through to the impl.
         kind = SchemaKind.functional if fn.kind is SchemaKind.mutable else fn.kind
         if not same_arguments(fn.func.arguments.all, target.func.arguments.non_out):
             expected = ", ".join(str(a) for a in target.func.arguments.non_out)
-            raise SpecError(path, line, op, f"arguments differ from the delegate's ({expected})",
-                            "use the out= overload's arguments without the out arguments")
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"arguments differ from the delegate's ({expected})",
+                "use the out= overload's arguments without the out arguments",
+            )
         _check_delegate_arguments(path, fn, target, kind)
         list_out = any(isinstance(o.type, ListType) for o in target.func.arguments.out)
         if not list_out and any(isinstance(r.type, ListType) for r in fn.func.returns):
-            raise SpecError(path, line, op,
-                            f"returns a Tensor[] but '{target.func.name}' writes single tensors",
-                            "return one Tensor per out argument, or give the out= overload one 'Tensor(a!)[] out'")
-        if list_out and (kind is not SchemaKind.functional or [str(r.type) for r in fn.func.returns] != ["Tensor[]"]):
-            raise SpecError(path, line, op,
-                            f"'{target.func.name}' writes a Tensor(a!)[] output, so its variant must be functional "
-                            "and return 'Tensor[]'",
-                            f"write '{fn.func.name}({fn.func.arguments}) -> Tensor[]' (no inplace variant)")
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"returns a Tensor[] but '{target.func.name}' writes single tensors",
+                "return one Tensor per out argument, or give the out= overload one 'Tensor(a!)[] out'",
+            )
+        if list_out and (
+            kind is not SchemaKind.functional or [str(r.type) for r in fn.func.returns] != ["Tensor[]"]
+        ):
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"'{target.func.name}' writes a Tensor(a!)[] output, so its variant must be functional "
+                "and return 'Tensor[]'",
+                f"write '{fn.func.name}({fn.func.arguments}) -> Tensor[]' (no inplace variant)",
+            )
         if kind is SchemaKind.functional and len(fn.func.returns) != len(target.func.arguments.out):
-            raise SpecError(path, line, op,
-                            f"returns {len(fn.func.returns)} tensors but the delegate writes {len(target.func.arguments.out)}",
-                            "return one Tensor per out argument")
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"returns {len(fn.func.returns)} tensors but the delegate writes {len(target.func.arguments.out)}",
+                "return one Tensor per out argument",
+            )
         slot = delegates.setdefault(str(target.func.name), {})
         if kind in slot:
-            raise SpecError(path, line, op,
-                            f"'{target.func.name}' already has a {kind.value} variant ('{slot[kind].func.name}', line {slot[kind].loc.line})",
-                            "keep one functional and one inplace variant per structured op")
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"'{target.func.name}' already has a {kind.value} variant ('{slot[kind].func.name}', line {slot[kind].loc.line})",
+                "keep one functional and one inplace variant per structured op",
+            )
         slot[kind] = fn
 
     groups = []
@@ -607,35 +939,59 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
     for g in groups:
         with_tests = [f for f in g.members if f.tests is not None]
         if len(with_tests) > 1:
-            raise SpecError(path, with_tests[1].loc.line, str(with_tests[1].func),
-                            f"'tests' is given twice for one structured op (also on line {with_tests[0].loc.line})",
-                            "keep one 'tests' key per structured op")
+            raise SpecError(
+                path,
+                with_tests[1].loc.line,
+                str(with_tests[1].func),
+                f"'tests' is given twice for one structured op (also on line {with_tests[0].loc.line})",
+                "keep one 'tests' key per structured op",
+            )
         if g.name in names:
-            raise SpecError(path, g.out.loc.line, str(g.out.func),
-                            f"structured ops '{g.out.func.name}' and '{names[g.name].out.func.name}' both get the meta name '{g.name}'",
-                            "rename one overload")
+            raise SpecError(
+                path,
+                g.out.loc.line,
+                str(g.out.func),
+                f"structured ops '{g.out.func.name}' and '{names[g.name].out.func.name}' both get the meta name '{g.name}'",
+                "rename one overload",
+            )
         names[g.name] = g
         _check_dynamic_output_shape(path, g)
     return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
 
 
-def _check_delegate_arguments(path: str, fn: NativeFunction, target: NativeFunction, kind: SchemaKind) -> None:
+def _check_delegate_arguments(
+    path: str, fn: NativeFunction, target: NativeFunction, kind: SchemaKind
+) -> None:
     """Beyond names, types and defaults (same_arguments), a variant and its out= overload must
     agree on which arguments are keyword-only (the Python function and the dispatcher call pass
     them by keyword) and on which are written: a missing (a!) hides a write from torch."""
     op = str(fn.func)
-    keyword_only = {a.name for a in target.func.arguments.kwarg_only} - {o.name for o in target.func.arguments.out}
+    keyword_only = {a.name for a in target.func.arguments.kwarg_only} - {
+        o.name for o in target.func.arguments.out
+    }
     for a, b in zip(fn.func.arguments.all, target.func.arguments.non_out):
         if (a.name in keyword_only) != (a in fn.func.arguments.kwarg_only):
-            here, there = ("keyword-only", "positional") if a.name not in keyword_only else ("positional", "keyword-only")
-            raise SpecError(path, fn.loc.line, op,
-                            f"'{a.name}' is {here} here but {there} in '{target.func.name}'",
-                            "put the '*' at the same place in both schemas")
+            here, there = (
+                ("keyword-only", "positional")
+                if a.name not in keyword_only
+                else ("positional", "keyword-only")
+            )
+            raise SpecError(
+                path,
+                fn.loc.line,
+                op,
+                f"'{a.name}' is {here} here but {there} in '{target.func.name}'",
+                "put the '*' at the same place in both schemas",
+            )
         if a.is_write != b.is_write and not (kind is SchemaKind.inplace and a.name == "self"):
             written, unwritten = (fn, target) if a.is_write else (target, fn)
-            raise SpecError(path, (unwritten.loc.line), str(unwritten.func),
-                            f"'{a.name}' is written (Tensor(a!)) in '{written.func.name}' but not here",
-                            f"annotate '{a.name}' as written in every variant of the op")
+            raise SpecError(
+                path,
+                (unwritten.loc.line),
+                str(unwritten.func),
+                f"'{a.name}' is written (Tensor(a!)) in '{written.func.name}' but not here",
+                f"annotate '{a.name}' as written in every variant of the op",
+            )
 
 
 def _check_dynamic_output_shape(path: str, g: StructuredGroup) -> None:
@@ -645,15 +1001,23 @@ def _check_dynamic_output_shape(path: str, g: StructuredGroup) -> None:
     if not tagged:
         return
     if g.out.rule is not None:
-        raise SpecError(path, g.out.loc.line, str(g.out.func),
-                        "a 'dynamic_output_shape' op's output size depends on data, which a meta rule cannot compute",
-                        "write 'meta: custom' (the hand-written meta function may read the data) and give the "
-                        "functional a fake impl in python/structops/fake.py")
+        raise SpecError(
+            path,
+            g.out.loc.line,
+            str(g.out.func),
+            "a 'dynamic_output_shape' op's output size depends on data, which a meta rule cannot compute",
+            "write 'meta: custom' (the hand-written meta function may read the data) and give the "
+            "functional a fake impl in python/structops/fake.py",
+        )
     for f in g.members:
         if f not in tagged:
-            raise SpecError(path, f.loc.line, str(f.func),
-                            f"'{tagged[0].func.name}' is tagged dynamic_output_shape but this variant is not",
-                            "add 'tags: [dynamic_output_shape]' to every variant of the op")
+            raise SpecError(
+                path,
+                f.loc.line,
+                str(f.func),
+                f"'{tagged[0].func.name}' is tagged dynamic_output_shape but this variant is not",
+                "add 'tags: [dynamic_output_shape]' to every variant of the op",
+            )
 
 
 def load_manifest(path: Path, display_path: str | None = None) -> Manifest:

@@ -123,7 +123,7 @@ def _type_with_annotation(t: Type, annotation: Annotation | None) -> str:
     if annotation is None:
         return text
     # Annotations attach to the Tensor base: Tensor(a!), Tensor(a)[], Tensor(a!)?
-    return f"Tensor({annotation}){text[len('Tensor'):]}"
+    return f"Tensor({annotation}){text[len('Tensor') :]}"
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,18 @@ class Arguments:
 
 # Python's augmented-assignment dunders: __iadd__ is the inplace form of __add__.
 AUGMENTED_ASSIGNMENT_NAMES = (
-    "add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or", "matmul",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "mod",
+    "pow",
+    "lshift",
+    "rshift",
+    "and",
+    "xor",
+    "or",
+    "matmul",
 )
 
 
@@ -277,9 +288,7 @@ class FunctionSchema:
         schema = _SchemaParser(text).schema()
         printed = str(schema)
         if printed != text:
-            raise SchemaSyntaxError(
-                f"schema is not in canonical form; write it as '{printed}'"
-            )
+            raise SchemaSyntaxError(f"schema is not in canonical form; write it as '{printed}'")
         return schema
 
     def kind(self) -> SchemaKind:
@@ -310,7 +319,7 @@ class _SchemaParser:
 
     # -- helpers
     def fail(self, expected: str) -> SchemaSyntaxError:
-        got = self.text[self.pos:self.pos + 12] or "end of schema"
+        got = self.text[self.pos : self.pos + 12] or "end of schema"
         return SchemaSyntaxError(f"column {self.pos + 1}: expected {expected}, found '{got}'")
 
     def peek(self, s: str) -> bool:
@@ -329,7 +338,7 @@ class _SchemaParser:
         start = self.pos
         while self.pos < len(self.text) and (self.text[self.pos].isalnum() or self.text[self.pos] == "_"):
             self.pos += 1
-        word = self.text[start:self.pos]
+        word = self.text[start : self.pos]
         if not word or word[0].isdigit():
             self.pos = start
             raise self.fail(what)
@@ -340,7 +349,7 @@ class _SchemaParser:
         start = self.pos
         while self.pos < len(self.text) and self.text[self.pos] not in "( ":
             self.pos += 1
-        name = OperatorName.parse(self.text[start:self.pos])
+        name = OperatorName.parse(self.text[start : self.pos])
         self.expect("(")
         arguments = self.arguments()
         self.expect(")")
@@ -392,7 +401,7 @@ class _SchemaParser:
             end = self.text.find(")", self.pos)
             if end < 0:
                 raise self.fail("')' closing the alias annotation")
-            annotation = Annotation.parse(self.text[self.pos + 1:end])
+            annotation = Annotation.parse(self.text[self.pos + 1 : end])
             self.pos = end + 1
         while True:
             if self.peek("?"):
@@ -400,7 +409,7 @@ class _SchemaParser:
                 t = OptionalType(t)
             elif self.peek("["):
                 end = self.text.find("]", self.pos)
-                size_text = self.text[self.pos + 1:end] if end > 0 else "x"
+                size_text = self.text[self.pos + 1 : end] if end > 0 else "x"
                 if size_text and not size_text.isdigit():
                     raise self.fail("'[]' or '[N]' with a number N")
                 t = ListType(t, int(size_text) if size_text else None)
@@ -439,7 +448,7 @@ class _SchemaParser:
             elif c in ",)" and depth == 0:
                 break
             self.pos += 1
-        value = self.text[start:self.pos]
+        value = self.text[start : self.pos]
         if not value or quote or depth:
             self.pos = start
             raise self.fail("a default value")

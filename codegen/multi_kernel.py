@@ -56,7 +56,9 @@ class MultiKernel:
         return dict(self.devices).get(device, ())
 
 
-def parse_kernels(path: str, entry: LineDict, op: str, devices: tuple[str, ...], generated: bool) -> MultiKernel | None:
+def parse_kernels(
+    path: str, entry: LineDict, op: str, devices: tuple[str, ...], generated: bool
+) -> MultiKernel | None:
     """``devices``: the dispatch keys the op has impls for; ``generated``: a pointwise op, whose
     variants are parameters of its generated kernels rather than hand-written hooks."""
     if "kernels" not in entry:
@@ -68,23 +70,33 @@ def parse_kernels(path: str, entry: LineDict, op: str, devices: tuple[str, ...],
         return SpecError(path, at or line, op, problem, fix)
 
     if not isinstance(raw, dict):
-        raise fail("'kernels' must map 'key' and dispatch keys to variant lists",
-                   "write e.g. 'kernels: {key: \"[bucket_pow2(numel(out))]\", CPU: [{name: a, kernel: a_cpu}, ...]}'")
+        raise fail(
+            "'kernels' must map 'key' and dispatch keys to variant lists",
+            "write e.g. 'kernels: {key: \"[bucket_pow2(numel(out))]\", CPU: [{name: a, kernel: a_cpu}, ...]}'",
+        )
     for k in raw:
         if k not in KEYS:
             raise fail(f"unknown kernels key '{k}'", f"use only: {', '.join(KEYS)}", raw.line_of(k))
     key_text = raw.get("key")
     key_line = raw.line_of("key") if "key" in raw else line
     if not isinstance(key_text, str):
-        raise fail("'kernels' needs a tuning 'key': a list of ints in the rule language",
-                   "add e.g. 'key: \"[bucket_pow2(numel(out))]\"'", key_line)
+        raise fail(
+            "'kernels' needs a tuning 'key': a list of ints in the rule language",
+            "add e.g. 'key: \"[bucket_pow2(numel(out))]\"'",
+            key_line,
+        )
     try:
         key = parse_expr(key_text)
     except RuleSyntaxError as e:
-        raise fail(f"kernels.key: cannot parse '{key_text}': {e}", "see docs/rules.md for the syntax", key_line) from None
+        raise fail(
+            f"kernels.key: cannot parse '{key_text}': {e}", "see docs/rules.md for the syntax", key_line
+        ) from None
     if not isinstance(key, ShapeList) or not key.items:
-        raise fail(f"kernels.key must be a non-empty list of ints, got '{key_text}'",
-                   "write e.g. '[bucket_pow2(n), bucket_pow2(k)]'", key_line)
+        raise fail(
+            f"kernels.key must be a non-empty list of ints, got '{key_text}'",
+            "write e.g. '[bucket_pow2(n), bucket_pow2(k)]'",
+            key_line,
+        )
 
     out_devices = []
     for device in ("CPU", "CUDA"):
@@ -92,18 +104,25 @@ def parse_kernels(path: str, entry: LineDict, op: str, devices: tuple[str, ...],
             continue
         at = raw.line_of(device)
         if device not in devices:
-            raise fail(f"kernels.{device}: the op has no {device} impl to choose variants for",
-                       f"add a {device} kernel to 'dispatch', or remove kernels.{device}", at)
+            raise fail(
+                f"kernels.{device}: the op has no {device} impl to choose variants for",
+                f"add a {device} kernel to 'dispatch', or remove kernels.{device}",
+                at,
+            )
         items = raw[device]
         if not isinstance(items, list) or len(items) < 2:
-            raise fail(f"kernels.{device} must list two or more variants", "one kernel needs no 'kernels' key", at)
+            raise fail(
+                f"kernels.{device} must list two or more variants", "one kernel needs no 'kernels' key", at
+            )
         variants: list[KernelVariant] = []
         for item in items:
             variants.append(_variant(item, device, generated, fail, at))
         names = [v.name for v in variants]
         dup = next((n for n in names if names.count(n) > 1), None)
         if dup:
-            raise fail(f"kernels.{device}: variant name '{dup}' is used twice", "give each variant its own name", at)
+            raise fail(
+                f"kernels.{device}: variant name '{dup}' is used twice", "give each variant its own name", at
+            )
         out_devices.append((device, tuple(variants)))
     if not out_devices:
         raise fail("'kernels' lists no variants", f"add variant lists under {' or '.join(devices)}")
@@ -112,42 +131,68 @@ def parse_kernels(path: str, entry: LineDict, op: str, devices: tuple[str, ...],
 
 def _variant(item: object, device: str, generated: bool, fail, at: int) -> KernelVariant:
     if not isinstance(item, dict):
-        raise fail(f"kernels.{device}: a variant must be a mapping, got {item!r}",
-                   "write e.g. '{name: rows, kernel: sum_out_cpu_rows}'", at)
+        raise fail(
+            f"kernels.{device}: a variant must be a mapping, got {item!r}",
+            "write e.g. '{name: rows, kernel: sum_out_cpu_rows}'",
+            at,
+        )
     at = getattr(item, "line", at)
     for k in item:
         if k not in VARIANT_KEYS:
-            raise fail(f"kernels.{device}: unknown variant key '{k}'", f"use only: {', '.join(VARIANT_KEYS)}", at)
+            raise fail(
+                f"kernels.{device}: unknown variant key '{k}'", f"use only: {', '.join(VARIANT_KEYS)}", at
+            )
     name = item.get("name")
     if not isinstance(name, str) or not name.isidentifier():
-        raise fail(f"kernels.{device}: a variant needs a 'name' that is an identifier, got {name!r}",
-                   "write e.g. 'name: rows'", at)
+        raise fail(
+            f"kernels.{device}: a variant needs a 'name' that is an identifier, got {name!r}",
+            "write e.g. 'name: rows'",
+            at,
+        )
     where = f"kernels.{device}.{name}"
     kernel = item.get("kernel")
     params: tuple[tuple[str, int], ...] = ()
     if generated:
         if kernel is not None:
-            raise fail(f"{where}: a pointwise op's kernels are generated from its formula",
-                       f"give generation parameters instead: 'params: {{{', '.join(PARAMS[device])}: ...}}'", at)
+            raise fail(
+                f"{where}: a pointwise op's kernels are generated from its formula",
+                f"give generation parameters instead: 'params: {{{', '.join(PARAMS[device])}: ...}}'",
+                at,
+            )
         raw_params = item.get("params")
         if not isinstance(raw_params, dict) or not raw_params:
-            raise fail(f"{where}: a generated variant needs 'params'",
-                       f"write e.g. 'params: {{{next(iter(PARAMS[device]))}: ...}}'", at)
+            raise fail(
+                f"{where}: a generated variant needs 'params'",
+                f"write e.g. 'params: {{{next(iter(PARAMS[device]))}: ...}}'",
+                at,
+            )
         for k, v in raw_params.items():
             allowed = PARAMS[device].get(k)
             if allowed is None:
-                raise fail(f"{where}: unknown {device} parameter '{k}'", f"use: {', '.join(PARAMS[device])}", at)
+                raise fail(
+                    f"{where}: unknown {device} parameter '{k}'", f"use: {', '.join(PARAMS[device])}", at
+                )
             if not isinstance(v, int) or isinstance(v, bool) or v not in allowed:
-                shown = ", ".join(map(str, allowed)) if isinstance(allowed, tuple) else f"{allowed.start}..{allowed.stop - 1}"
+                shown = (
+                    ", ".join(map(str, allowed))
+                    if isinstance(allowed, tuple)
+                    else f"{allowed.start}..{allowed.stop - 1}"
+                )
                 raise fail(f"{where}: parameter {k}={v!r} is out of range", f"use one of {shown}", at)
         params = tuple(sorted(raw_params.items()))
     else:
         if "params" in item:
-            raise fail(f"{where}: 'params' configure generated kernels; this op's kernels are hand-written",
-                       "write a hook per variant ('kernel: <name>') and share code in C++", at)
+            raise fail(
+                f"{where}: 'params' configure generated kernels; this op's kernels are hand-written",
+                "write a hook per variant ('kernel: <name>') and share code in C++",
+                at,
+            )
         if not isinstance(kernel, str) or not kernel.isidentifier():
-            raise fail(f"{where}: a variant needs 'kernel', the hand-written function it runs, got {kernel!r}",
-                       "name a function with the impl's signature, defined in csrc/", at)
+            raise fail(
+                f"{where}: a variant needs 'kernel', the hand-written function it runs, got {kernel!r}",
+                "name a function with the impl's signature, defined in csrc/",
+                at,
+            )
     when = None
     if "when" in item:
         text = item["when"]
@@ -156,7 +201,9 @@ def _variant(item: object, device: str, generated: bool, fail, at: int) -> Kerne
         try:
             when = parse_expr(text)
         except RuleSyntaxError as e:
-            raise fail(f"{where}.when: cannot parse '{text}': {e}", "see docs/rules.md for the syntax", at) from None
+            raise fail(
+                f"{where}.when: cannot parse '{text}': {e}", "see docs/rules.md for the syntax", at
+            ) from None
     dtypes = None
     if "dtypes" in item:
         raw_dtypes = item["dtypes"]
@@ -165,6 +212,8 @@ def _variant(item: object, device: str, generated: bool, fail, at: int) -> Kerne
         try:
             dtypes = expand_dtypes(raw_dtypes)
         except KeyError as e:
-            raise fail(f"{where}.dtypes: unknown dtype or group '{e.args[0]}'", UNKNOWN_DTYPE_FIX, at) from None
+            raise fail(
+                f"{where}.dtypes: unknown dtype or group '{e.args[0]}'", UNKNOWN_DTYPE_FIX, at
+            ) from None
     text = repr(sorted((str(k), str(v)) for k, v in item.items()))
     return KernelVariant(name, kernel, params, when, dtypes, at, text)

@@ -43,22 +43,46 @@ def cases(device: str, quick: bool) -> list[tuple[str, str, tuple, object, objec
         return torch.randn(*shape, generator=g).to(device)
 
     out: list = []
-    for n in ([1 << 16, 1 << 22] if quick else [1 << 12, 1 << 16, 1 << 19, 1 << 22, 1 << 24]):
+    for n in [1 << 16, 1 << 22] if quick else [1 << 12, 1 << 16, 1 << 19, 1 << 22, 1 << 24]:
         out.append((f"add {n}", "add.out", (t(n), t(n)), structops.add, torch.add))
-    sums = [((4096, 4096), 1), ((4096, 4096), 0)] if quick else [
-        ((256, 256), 1), ((4096, 4096), 1), ((4096, 4096), 0), ((1 << 20, 4), 1), ((4, 1 << 20), 0),
-        ((1 << 20, 4), 0), ((64, 1 << 16), 1)]
+    sums = (
+        [((4096, 4096), 1), ((4096, 4096), 0)]
+        if quick
+        else [
+            ((256, 256), 1),
+            ((4096, 4096), 1),
+            ((4096, 4096), 0),
+            ((1 << 20, 4), 1),
+            ((4, 1 << 20), 0),
+            ((1 << 20, 4), 0),
+            ((64, 1 << 16), 1),
+        ]
+    )
     for shape, dim in sums:
-        out.append((f"sum {list(shape)} dim {dim}", "sum.IntList_out", (t(*shape), [dim]), structops.sum, torch.sum))
-    mms = [(256, 256, 256), (1024, 1024, 1024)] if quick else [
-        (64, 64, 64), (256, 256, 256), (1024, 1024, 1024), (32, 1024, 1024), (2048, 64, 2048), (512, 16, 512)]
+        out.append(
+            (f"sum {list(shape)} dim {dim}", "sum.IntList_out", (t(*shape), [dim]), structops.sum, torch.sum)
+        )
+    mms = (
+        [(256, 256, 256), (1024, 1024, 1024)]
+        if quick
+        else [
+            (64, 64, 64),
+            (256, 256, 256),
+            (1024, 1024, 1024),
+            (32, 1024, 1024),
+            (2048, 64, 2048),
+            (512, 16, 512),
+        ]
+    )
     for n, k, m in mms:
         out.append((f"mm {n}x{k}x{m}", "mm.out", (t(n, k), t(k, m)), structops.mm, torch.mm))
     return out
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--second", action="store_true", help=argparse.SUPPRESS)  # the cache-hit process
@@ -68,10 +92,16 @@ def main() -> None:
     if args.second:
         for _, _, call_args, ours, _ in cases(device, args.quick):
             ours(*call_args)
-        print(json.dumps({"counters": autotune.counters(), "sources": [d["source"] for d in autotune.decisions()]}))
+        print(
+            json.dumps(
+                {"counters": autotune.counters(), "sources": [d["source"] for d in autotune.decisions()]}
+            )
+        )
         return
 
-    print(f"torch {torch.__version__}, {device}, {torch.get_num_threads()} threads; cache {autotune.cache_dir()}")
+    print(
+        f"torch {torch.__version__}, {device}, {torch.get_num_threads()} threads; cache {autotune.cache_dir()}"
+    )
     head = f"{'case':<28} {'first call':>10} {'tuning':>8}  {'variants (median us)':<52} {'pick':<17} {'to best':>7} {'torch/pick':>10}"
     print(head)
     distances, ratios = [], []
@@ -92,8 +122,12 @@ def main() -> None:
         for v in variants:
             with autotune.pin(f"{op}@{device}", v):
                 times[v] = median_time(ours, device) * 1e6
-        eligible = {v: us for v, us in times.items() if decision and
-                    next(t for t in decision["timings"] if t["variant"] == v)["error"] != "not eligible"}
+        eligible = {
+            v: us
+            for v, us in times.items()
+            if decision
+            and next(t for t in decision["timings"] if t["variant"] == v)["error"] != "not eligible"
+        }
         pick = decision["pick"] if decision else "?"
         best = min(eligible.values()) if eligible else float("nan")
         distance = eligible.get(pick, float("nan")) / best - 1 if eligible else float("nan")
@@ -102,19 +136,29 @@ def main() -> None:
         distances.append(distance)
         ratios.append(torch_us / ours_us)
         shown = ", ".join(f"{v} {us:.1f}" + ("" if v in eligible else " (n/e)") for v, us in times.items())
-        tuning = f"{decision['tuning_ms']:.1f}ms" if decision and decision["source"] == "tuned" else (decision or {}).get("source", "-")
-        print(f"{label:<28} {first * 1e3:>8.2f}ms {tuning:>8}  {shown:<52} {pick:<17} {distance * 100:>6.1f}% {torch_us / ours_us:>10.2f}")
+        tuning = (
+            f"{decision['tuning_ms']:.1f}ms"
+            if decision and decision["source"] == "tuned"
+            else (decision or {}).get("source", "-")
+        )
+        print(
+            f"{label:<28} {first * 1e3:>8.2f}ms {tuning:>8}  {shown:<52} {pick:<17} {distance * 100:>6.1f}% {torch_us / ours_us:>10.2f}"
+        )
     within = sum(d <= 0.03 for d in distances)
-    print(f"\npicks within 3% of the fastest variant: {within} of {len(distances)}; "
-          f"worst {max(distances) * 100:.1f}%; median torch/structops {sorted(ratios)[len(ratios) // 2]:.2f}")
+    print(
+        f"\npicks within 3% of the fastest variant: {within} of {len(distances)}; "
+        f"worst {max(distances) * 100:.1f}%; median torch/structops {sorted(ratios)[len(ratios) // 2]:.2f}"
+    )
 
     cmd = [sys.executable, __file__, "--device", device, "--second"] + (["--quick"] if args.quick else [])
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy(), check=True)
     second = json.loads(r.stdout.strip().splitlines()[-1])
     timed, hits = second["counters"]
-    print(f"second process, same cache: {timed} variants timed, {hits} decisions read from disk "
-          f"({time.perf_counter() - t0:.1f}s incl. start-up); sources: {sorted(set(second['sources']))}")
+    print(
+        f"second process, same cache: {timed} variants timed, {hits} decisions read from disk "
+        f"({time.perf_counter() - t0:.1f}s incl. start-up); sources: {sorted(set(second['sources']))}"
+    )
 
 
 if __name__ == "__main__":

@@ -55,8 +55,10 @@ def main() -> None:
         return mapped
 
     t = best_of(3, front_end)
-    print(f"PyTorch manifest: {len(read_manifest_entries(path))} entries, load + parse + C++ signatures "
-          f"{t * 1000:.0f} ms ({front_end()} with a C++ mapping)")
+    print(
+        f"PyTorch manifest: {len(read_manifest_entries(path))} entries, load + parse + C++ signatures "
+        f"{t * 1000:.0f} ms ({front_end()} with a C++ mapping)"
+    )
 
 
 if __name__ == "__main__":

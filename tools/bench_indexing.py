@@ -33,34 +33,65 @@ def cases(size: str):
     idx = torch.randint(0, rows, (n_idx,), generator=g)
     # index_select along dim 0 (row copies) and along the last dim (element gathers)
     last = torch.randint(0, width, (width // 2,), generator=g)
-    yield ("index_select dim0", lambda **o: structops.index_select(w, 0, idx, **o),
-           lambda **o: torch.index_select(w, 0, idx, **o))
-    yield ("index_select dim1", lambda **o: structops.index_select(w, 1, last, **o),
-           lambda **o: torch.index_select(w, 1, last, **o))
+    yield (
+        "index_select dim0",
+        lambda **o: structops.index_select(w, 0, idx, **o),
+        lambda **o: torch.index_select(w, 0, idx, **o),
+    )
+    yield (
+        "index_select dim1",
+        lambda **o: structops.index_select(w, 1, last, **o),
+        lambda **o: torch.index_select(w, 1, last, **o),
+    )
     # gather along the last dim (top-k style) and along dim 0
     gi = torch.randint(0, width, (rows, 8), generator=g)
-    yield ("gather dim1", lambda **o: structops.gather(w, 1, gi, **o), lambda **o: torch.gather(w, 1, gi, **o))
+    yield (
+        "gather dim1",
+        lambda **o: structops.gather(w, 1, gi, **o),
+        lambda **o: torch.gather(w, 1, gi, **o),
+    )
     g0 = torch.randint(0, rows, (n_idx // 4 + 1, width), generator=g)
-    yield ("gather dim0", lambda **o: structops.gather(w, 0, g0, **o), lambda **o: torch.gather(w, 0, g0, **o))
+    yield (
+        "gather dim0",
+        lambda **o: structops.gather(w, 0, g0, **o),
+        lambda **o: torch.gather(w, 0, g0, **o),
+    )
     flat = torch.randint(-w.numel(), w.numel(), (n_idx * 4,), generator=g)
     yield ("take", lambda **o: structops.take(w, flat, **o), lambda **o: torch.take(w, flat, **o))
     mask = torch.rand(rows, width, generator=g) > 0.5
-    yield ("masked_select", lambda **o: structops.masked_select(w, mask, **o),
-           lambda **o: torch.masked_select(w, mask, **o))
+    yield (
+        "masked_select",
+        lambda **o: structops.masked_select(w, mask, **o),
+        lambda **o: torch.masked_select(w, mask, **o),
+    )
     row_mask = torch.rand(rows, 1, generator=g) > 0.5
-    yield ("masked_select bcast", lambda **o: structops.masked_select(w, row_mask, **o),
-           lambda **o: torch.masked_select(w, row_mask, **o))
+    yield (
+        "masked_select bcast",
+        lambda **o: structops.masked_select(w, row_mask, **o),
+        lambda **o: torch.masked_select(w, row_mask, **o),
+    )
     offsets = torch.arange(0, n_idx, 8)
     for mode, name in ((0, "sum"), (1, "mean"), (2, "max")):
-        yield (f"embedding_bag {name}",
-               lambda mode=mode, **o: structops.embedding_bag(w, idx, offsets, False, mode, **o),
-               lambda name=name, **o: (F.embedding_bag(idx, w, offsets, mode=name) if not o
-                                       else o["out"].copy_(F.embedding_bag(idx, w, offsets, mode=name))))
+        yield (
+            f"embedding_bag {name}",
+            lambda mode=mode, **o: structops.embedding_bag(w, idx, offsets, False, mode, **o),
+            lambda name=name, **o: (
+                F.embedding_bag(idx, w, offsets, mode=name)
+                if not o
+                else o["out"].copy_(F.embedding_bag(idx, w, offsets, mode=name))
+            ),
+        )
     sizes = [rows // 4, rows // 2, rows - rows // 4 - rows // 2]
-    yield ("split_with_sizes_copy", lambda **o: structops.split_with_sizes_copy(w, sizes, 0, **o),
-           lambda **o: torch.split_with_sizes_copy(w, sizes, 0, **o))
-    yield ("split_with_sizes_copy dim1", lambda **o: structops.split_with_sizes_copy(w, [width // 2] * 2, 1, **o),
-           lambda **o: torch.split_with_sizes_copy(w, [width // 2] * 2, 1, **o))
+    yield (
+        "split_with_sizes_copy",
+        lambda **o: structops.split_with_sizes_copy(w, sizes, 0, **o),
+        lambda **o: torch.split_with_sizes_copy(w, sizes, 0, **o),
+    )
+    yield (
+        "split_with_sizes_copy dim1",
+        lambda **o: structops.split_with_sizes_copy(w, [width // 2] * 2, 1, **o),
+        lambda **o: torch.split_with_sizes_copy(w, [width // 2] * 2, 1, **o),
+    )
 
 
 def main() -> None:
@@ -72,7 +103,9 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     sizes = ("small", "medium") if args.quick else ("small", "medium", "large")
     print(f"device=cpu threads={torch.get_num_threads()} torch={torch.__version__}")
-    print(f"{'op':<28} {'size':<7} {'torch us':>10} {'ours us':>10} {'ratio':>6} {'out= torch':>11} {'out= ours':>10} {'ratio':>6}")
+    print(
+        f"{'op':<28} {'size':<7} {'torch us':>10} {'ours us':>10} {'ratio':>6} {'out= torch':>11} {'out= ours':>10} {'ratio':>6}"
+    )
     ratios = []
     for size in sizes:
         for name, ours, theirs in cases(size):
@@ -86,8 +119,10 @@ def main() -> None:
             t_o = median_time(lambda theirs=theirs, out=out: theirs(out=out), "cpu")
             o_o = median_time(lambda ours=ours, out=out: ours(out=out), "cpu")
             ratios += [t_f / o_f, t_o / o_o]
-            print(f"{name:<28} {size:<7} {t_f * 1e6:>10.1f} {o_f * 1e6:>10.1f} {t_f / o_f:>6.2f} "
-                  f"{t_o * 1e6:>11.1f} {o_o * 1e6:>10.1f} {t_o / o_o:>6.2f}")
+            print(
+                f"{name:<28} {size:<7} {t_f * 1e6:>10.1f} {o_f * 1e6:>10.1f} {t_f / o_f:>6.2f} "
+                f"{t_o * 1e6:>11.1f} {o_o * 1e6:>10.1f} {t_o / o_o:>6.2f}"
+            )
     print(f"median ratio {statistics.median(ratios):.2f}, min {min(ratios):.2f}")
 
 

@@ -23,7 +23,14 @@ import time
 
 import torch
 
-MM_SHAPES = [(64, 64, 64), (256, 256, 256), (1024, 1024, 1024), (32, 1024, 1024), (2048, 64, 2048), (512, 512, 16)]
+MM_SHAPES = [
+    (64, 64, 64),
+    (256, 256, 256),
+    (1024, 1024, 1024),
+    (32, 1024, 1024),
+    (2048, 64, 2048),
+    (512, 512, 16),
+]
 
 
 def median_time(fn, min_time: float = 0.2) -> float:
@@ -70,11 +77,15 @@ def main() -> None:
         runs = {}
         for kernel in ("blocked", "aten", ""):
             # "auto": mm's variant picked by structops.autotune (a fresh cache dir per child).
-            env = {**os.environ, "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel}" if kernel else "",
-                   "STRUCTOPS_AUTOTUNE_CACHE_DIR": tempfile.mkdtemp(prefix="structops-bench-linalg-")}
+            env = {
+                **os.environ,
+                "STRUCTOPS_AUTOTUNE_PIN": f"mm.out={kernel}" if kernel else "",
+                "STRUCTOPS_AUTOTUNE_CACHE_DIR": tempfile.mkdtemp(prefix="structops-bench-linalg-"),
+            }
             cmd = [sys.executable, __file__, "--child", dtype, "--threads", str(torch.get_num_threads())]
-            runs[kernel or "auto"] = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True,
-                                                              text=True).stdout)
+            runs[kernel or "auto"] = json.loads(
+                subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+            )
         print(f"\nmm {dtype}: GFLOP/s (ratio torch/structops)")
         print(f"{'m x k x n':>16} {'torch':>8} {'blocked':>16} {'aten':>16} {'auto':>16}")
         for m, k, n in MM_SHAPES:
@@ -82,25 +93,46 @@ def main() -> None:
             a, b = torch.randn(m, k).to(getattr(torch, dtype)), torch.randn(k, n).to(getattr(torch, dtype))
             t = median_time(lambda a=a, b=b: torch.mm(a, b))
             flops = 2 * m * n * k
-            cells = [f"{flops / runs[c][key] / 1e9:7.1f} ({t / runs[c][key]:4.2f})" for c in ("blocked", "aten", "auto")]
+            cells = [
+                f"{flops / runs[c][key] / 1e9:7.1f} ({t / runs[c][key]:4.2f})"
+                for c in ("blocked", "aten", "auto")
+            ]
             print(f"{key:>16} {flops / t / 1e9:8.1f} " + " ".join(f"{c:>16}" for c in cells))
 
     print("\naddmm / linear float32: median us (ratio torch/structops)")
     cases = [
-        ("addmm 256", lambda: (torch.randn(256, 256), torch.randn(256, 256), torch.randn(256, 256)),
-         lambda s, a, b: structops.addmm(s, a, b, beta=0.5, alpha=2), lambda s, a, b: torch.addmm(s, a, b, beta=0.5, alpha=2)),
-        ("addmm 1024 bias row", lambda: (torch.randn(1024), torch.randn(1024, 1024), torch.randn(1024, 1024)),
-         structops.addmm, torch.addmm),
-        ("linear 64x1024->1024", lambda: (torch.randn(64, 1024), torch.randn(1024, 1024), torch.randn(1024)),
-         structops.linear, torch.nn.functional.linear),
-        ("linear 8x128x512->512", lambda: (torch.randn(8, 128, 512), torch.randn(512, 512), torch.randn(512)),
-         structops.linear, torch.nn.functional.linear),
+        (
+            "addmm 256",
+            lambda: (torch.randn(256, 256), torch.randn(256, 256), torch.randn(256, 256)),
+            lambda s, a, b: structops.addmm(s, a, b, beta=0.5, alpha=2),
+            lambda s, a, b: torch.addmm(s, a, b, beta=0.5, alpha=2),
+        ),
+        (
+            "addmm 1024 bias row",
+            lambda: (torch.randn(1024), torch.randn(1024, 1024), torch.randn(1024, 1024)),
+            structops.addmm,
+            torch.addmm,
+        ),
+        (
+            "linear 64x1024->1024",
+            lambda: (torch.randn(64, 1024), torch.randn(1024, 1024), torch.randn(1024)),
+            structops.linear,
+            torch.nn.functional.linear,
+        ),
+        (
+            "linear 8x128x512->512",
+            lambda: (torch.randn(8, 128, 512), torch.randn(512, 512), torch.randn(512)),
+            structops.linear,
+            torch.nn.functional.linear,
+        ),
     ]
     for name, make, ours, theirs in cases:
         x = make()
         t_torch = median_time(lambda f=theirs, x=x: f(*x))
         t_ours = median_time(lambda f=ours, x=x: f(*x))
-        print(f"{name:>24} torch {t_torch * 1e6:9.1f}  structops {t_ours * 1e6:9.1f}  ({t_torch / t_ours:4.2f})")
+        print(
+            f"{name:>24} torch {t_torch * 1e6:9.1f}  structops {t_ours * 1e6:9.1f}  ({t_torch / t_ours:4.2f})"
+        )
 
 
 if __name__ == "__main__":

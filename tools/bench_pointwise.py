@@ -23,7 +23,11 @@ import torch.nn.functional as F
 
 # name -> (structops call, torch call, number of tensor inputs, input domain)
 OPS = {
-    "add": (lambda a, b, **o: structops.add(a, b, alpha=2, **o), lambda a, b, **o: torch.add(a, b, alpha=2, **o), 2),
+    "add": (
+        lambda a, b, **o: structops.add(a, b, alpha=2, **o),
+        lambda a, b, **o: torch.add(a, b, alpha=2, **o),
+        2,
+    ),
     "mul": (structops.mul, torch.mul, 2),
     "div": (structops.div, torch.div, 2),
     "maximum": (structops.maximum, torch.maximum, 2),
@@ -33,11 +37,23 @@ OPS = {
     "gelu": (structops.gelu, lambda a, **o: F.gelu(a) if not o else o["out"].copy_(F.gelu(a)), 1),
     "relu": (structops.relu, lambda a, **o: torch.relu(a) if not o else torch.clamp(a, min=0, **o), 1),
     "lt": (structops.lt, torch.lt, 2),
-    "where": (lambda c, a, b, **o: structops.where(c > 0, a, b, **o), lambda c, a, b, **o: torch.where(c > 0, a, b, **o), 3),
+    "where": (
+        lambda c, a, b, **o: structops.where(c > 0, a, b, **o),
+        lambda c, a, b, **o: torch.where(c > 0, a, b, **o),
+        3,
+    ),
     "addcmul": (structops.addcmul, torch.addcmul, 3),
     # fused formulas vs torch's chains
-    "add_relu": (structops.add_relu, lambda a, b, **o: torch.relu(torch.add(a, b)) if not o else torch.clamp(torch.add(a, b), min=0, **o), 2),
-    "bias_gelu": (structops.bias_gelu, lambda a, b, **o: F.gelu(a + b) if not o else o["out"].copy_(F.gelu(a + b)), 2),
+    "add_relu": (
+        structops.add_relu,
+        lambda a, b, **o: torch.relu(torch.add(a, b)) if not o else torch.clamp(torch.add(a, b), min=0, **o),
+        2,
+    ),
+    "bias_gelu": (
+        structops.bias_gelu,
+        lambda a, b, **o: F.gelu(a + b) if not o else o["out"].copy_(F.gelu(a + b)),
+        2,
+    ),
     "mul_add": (structops.mul_add, lambda a, b, c, **o: torch.add(a * b, c, **o), 3),
 }
 QUICK = ("add", "mul", "exp", "gelu", "add_relu", "bias_gelu", "mul_add")
@@ -85,8 +101,12 @@ def make_inputs(n_inputs: int, numel: int, layout: str, dtype, device: str) -> l
 
 def timings(ours, theirs, xs, out, device: str) -> tuple[float, float, float, float]:
     """torch and structops, functional and out=, each timed on the same inputs."""
-    return (median_time(lambda: theirs(*xs), device), median_time(lambda: ours(*xs), device),
-            median_time(lambda: theirs(*xs, out=out), device), median_time(lambda: ours(*xs, out=out), device))
+    return (
+        median_time(lambda: theirs(*xs), device),
+        median_time(lambda: ours(*xs), device),
+        median_time(lambda: theirs(*xs, out=out), device),
+        median_time(lambda: ours(*xs, out=out), device),
+    )
 
 
 def copy_bandwidth(device: str) -> float | None:
@@ -106,8 +126,10 @@ def main() -> None:
     sizes = (1_000, 100_000, 10_000_000) if args.quick else (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
     names = QUICK if args.quick else tuple(OPS)
     peak = copy_bandwidth(device)
-    print(f"device={device} threads={torch.get_num_threads()} torch={torch.__version__}"
-          + (f" copy bandwidth={peak / 1e9:.0f} GB/s" if peak else ""))
+    print(
+        f"device={device} threads={torch.get_num_threads()} torch={torch.__version__}"
+        + (f" copy bandwidth={peak / 1e9:.0f} GB/s" if peak else "")
+    )
     header = f"{'op':<10} {'dtype':<9} {'layout':<10} {'numel':>9} {'torch us':>10} {'ours us':>10} {'ratio':>6} {'ratio out=':>10} {'GB/s':>7}"
     print(header + ("  %copy" if peak else ""))
     ratios, ratios_out = [], []
@@ -121,18 +143,27 @@ def main() -> None:
                     xs = make_inputs(n, numel, layout, dtype, device)
                     expected = theirs(*xs)
                     torch.testing.assert_close(ours(*xs), expected, atol=2e-2, rtol=2e-2, equal_nan=True)
-                    t_torch, t_ours, t_torch_out, t_ours_out = timings(ours, theirs, xs, torch.empty_like(expected), device)
-                    moved = sum(x.numel() * x.element_size() for x in xs) + expected.numel() * expected.element_size()
+                    t_torch, t_ours, t_torch_out, t_ours_out = timings(
+                        ours, theirs, xs, torch.empty_like(expected), device
+                    )
+                    moved = (
+                        sum(x.numel() * x.element_size() for x in xs)
+                        + expected.numel() * expected.element_size()
+                    )
                     gbs = moved / t_ours_out / 1e9
                     ratios.append(t_torch / t_ours)
                     ratios_out.append(t_torch_out / t_ours_out)
-                    line = (f"{name:<10} {str(dtype)[6:]:<9} {layout:<10} {expected.numel():>9} {t_torch * 1e6:>10.1f} "
-                            f"{t_ours * 1e6:>10.1f} {t_torch / t_ours:>6.2f} {t_torch_out / t_ours_out:>10.2f} {gbs:>7.1f}")
+                    line = (
+                        f"{name:<10} {str(dtype)[6:]:<9} {layout:<10} {expected.numel():>9} {t_torch * 1e6:>10.1f} "
+                        f"{t_ours * 1e6:>10.1f} {t_torch / t_ours:>6.2f} {t_torch_out / t_ours_out:>10.2f} {gbs:>7.1f}"
+                    )
                     if peak:
                         line += f"  {100 * moved / t_ours_out / peak:5.0f}%"
                     print(line, flush=True)
-    print(f"median ratio torch/structops: functional {statistics.median(ratios):.2f}, out= {statistics.median(ratios_out):.2f} "
-          f"over {len(ratios)} cases")
+    print(
+        f"median ratio torch/structops: functional {statistics.median(ratios):.2f}, out= {statistics.median(ratios_out):.2f} "
+        f"over {len(ratios)} cases"
+    )
 
 
 if __name__ == "__main__":

@@ -44,12 +44,32 @@ def main() -> None:
     x3 = torch.randn(2, 16, 32, 32, 32)
     p_, t_, w_ = (torch.rand(1 << 20) * 0.98 + 0.01 for _ in range(3))
     cases = [
-        ("max_pool2d k3 s2 p1 [8,64,56,56]", A.max_pool2d_with_indices, structops.max_pool2d_with_indices, (x, [3, 3], [2, 2], [1, 1])),
-        ("max_pool2d k2 [8,64,56,56]", A.max_pool2d_with_indices, structops.max_pool2d_with_indices, (x, [2, 2])),
-        ("max_pool2d k2 [1,16,32,32]", A.max_pool2d_with_indices, structops.max_pool2d_with_indices, (small, [2, 2])),
+        (
+            "max_pool2d k3 s2 p1 [8,64,56,56]",
+            A.max_pool2d_with_indices,
+            structops.max_pool2d_with_indices,
+            (x, [3, 3], [2, 2], [1, 1]),
+        ),
+        (
+            "max_pool2d k2 [8,64,56,56]",
+            A.max_pool2d_with_indices,
+            structops.max_pool2d_with_indices,
+            (x, [2, 2]),
+        ),
+        (
+            "max_pool2d k2 [1,16,32,32]",
+            A.max_pool2d_with_indices,
+            structops.max_pool2d_with_indices,
+            (small, [2, 2]),
+        ),
         ("avg_pool2d k3 s2 p1 [8,64,56,56]", A.avg_pool2d, structops.avg_pool2d, (x, [3, 3], [2, 2], [1, 1])),
         ("avg_pool2d k2 [8,64,56,56]", A.avg_pool2d, structops.avg_pool2d, (x, [2, 2])),
-        ("max_pool3d k2 [2,16,32,32,32]", A.max_pool3d_with_indices, structops.max_pool3d_with_indices, (x3, [2, 2, 2])),
+        (
+            "max_pool3d k2 [2,16,32,32,32]",
+            A.max_pool3d_with_indices,
+            structops.max_pool3d_with_indices,
+            (x3, [2, 2, 2]),
+        ),
         ("mse_loss mean 1M", A.mse_loss, structops.mse_loss, (p_, t_, 1)),
         ("mse_loss none 1M", A.mse_loss, structops.mse_loss, (p_, t_, 0)),
         ("bce mean 1M", A.binary_cross_entropy, structops.binary_cross_entropy, (p_, t_, None, 1)),

@@ -20,8 +20,21 @@ TEST_ID = re.compile(r"test_(?P<check>\w+)\[(?P<overload>[^-\]]+)-(?P<device>\w+
 def run_suite(extra: list[str]) -> ET.Element:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.xml"
-        subprocess.run([sys.executable, "-m", "pytest", "tests/generated", "-q", "-p", "no:logging",
-                        f"--junitxml={report}", *extra], cwd=ROOT, check=False)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "tests/generated",
+                "-q",
+                "-p",
+                "no:logging",
+                f"--junitxml={report}",
+                *extra,
+            ],
+            cwd=ROOT,
+            check=False,
+        )
         return ET.parse(report).getroot()
 
 

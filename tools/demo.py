@@ -29,8 +29,10 @@ def main() -> None:
     x, w = torch.randn(2, 1, 3, 4), torch.randn(5, 4, 6)
     print("\n" + str(structops.describe("matmul", x, w)))
     tiled = structops.sharding.run_sharded("matmul", x, w, splits={"d1": 2, "n": 3, "k": 2})
-    print("matmul run in 12 tiles via the IPFs equals the unsharded result:",
-          torch.allclose(tiled, structops.matmul(x, w), atol=1e-5))
+    print(
+        "matmul run in 12 tiles via the IPFs equals the unsharded result:",
+        torch.allclose(tiled, structops.matmul(x, w), atol=1e-5),
+    )
 
 
 if __name__ == "__main__":

@@ -63,17 +63,39 @@ CPP_KEYWORDS = frozenset(_CPP_KEYWORD_TEXT.split())
 # (meta, inputs, target, key, s, rank) are spelled with GENERATED_PREFIX, which no argument may
 # start with; names derived from the op's own names are in generated_names.
 GENERATED_PREFIX = "so_"
-GENERATED_LOCALS = frozenset({
-    # wrappers.cpp.j2
-    "check_devices", "allocate", "prepare_out", "check_inplace", "OutputTarget", "OutputTargets", "NamedTensor",
-    "OutDtype",
-    # meta.cpp.j2 and rules/lower.py
-    "op", "TensorSpec", "elementwise_strides", "at", "i",
-    # multi_kernel.cpp.j2
-    "eligible", "run", "pick", "variant",
-    # kernels_cpu.cpp.j2, kernels_cuda_host.cpp.j2, pointwise_formula.j2; impl parameters
-    "f", "T", "scalar_t", "guard", "launch", "error", "common_dtype", "compute_dtype",
-})
+GENERATED_LOCALS = frozenset(
+    {
+        # wrappers.cpp.j2
+        "check_devices",
+        "allocate",
+        "prepare_out",
+        "check_inplace",
+        "OutputTarget",
+        "OutputTargets",
+        "NamedTensor",
+        "OutDtype",
+        # meta.cpp.j2 and rules/lower.py
+        "op",
+        "TensorSpec",
+        "elementwise_strides",
+        "at",
+        "i",
+        # multi_kernel.cpp.j2
+        "eligible",
+        "run",
+        "pick",
+        "variant",
+        # kernels_cpu.cpp.j2, kernels_cuda_host.cpp.j2, pointwise_formula.j2; impl parameters
+        "f",
+        "T",
+        "scalar_t",
+        "guard",
+        "launch",
+        "error",
+        "common_dtype",
+        "compute_dtype",
+    }
+)
 
 
 class UnsupportedType(ValueError):
@@ -91,12 +113,15 @@ class Binding:
         return f"{self.ctype} {self.name}"
 
 
-def generated_names(outputs: tuple[str, ...], precomputed: tuple[str, ...], dims: tuple[str, ...],
-                    arguments: tuple[str, ...]) -> dict[str, str]:
+def generated_names(
+    outputs: tuple[str, ...], precomputed: tuple[str, ...], dims: tuple[str, ...], arguments: tuple[str, ...]
+) -> dict[str, str]:
     """Locals the generated C++ derives from an op's names, each with the name it comes from."""
     derived = {}
     for o in outputs:
-        derived.update({f"{o}_shape": o, f"{o}_dtypes": o, f"{o}_strides": o, f"target_{o}": o, f"scratch_{o}": o})
+        derived.update(
+            {f"{o}_shape": o, f"{o}_dtypes": o, f"{o}_strides": o, f"target_{o}": o, f"scratch_{o}": o}
+        )
     derived.update({f"{p}_value": p for p in precomputed})
     for d in dims:
         derived.update({f"d_{d}": d, f"d_{d}_site": d, f"len_{d}": d})

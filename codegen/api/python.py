@@ -8,11 +8,16 @@ from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, Re
 
 # Schema defaults that are names in PyTorch's manifest, and their Python spelling.
 _NAMED_DEFAULTS = {
-    "True": "True", "False": "False", "None": "None",
+    "True": "True",
+    "False": "False",
+    "None": "None",
     "contiguous_format": "torch.contiguous_format",
-    "long": "torch.long", "float": "torch.float",
-    "Mean": "1", "Sum": "2",  # at::Reduction
-    "inf": "math.inf", "-inf": "-math.inf",
+    "long": "torch.long",
+    "float": "torch.float",
+    "Mean": "1",
+    "Sum": "2",  # at::Reduction
+    "inf": "math.inf",
+    "-inf": "-math.inf",
 }
 _NUMBER = re.compile(r"^-?\d+(\.\d*)?([eE]-?\d+)?$")
 

@@ -65,8 +65,13 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
     kind = _kind(group)
     tensor_args = tuple(a.name for a in non_out if a.type == BaseType(BaseTy.Tensor))
     if kind == "reduction" and len(tensor_args) != 1:
-        raise SpecError(fn.loc.path, fn.loc.line, str(fn.func), "a 'reduction' op must take exactly one tensor",
-                        "drop the 'reduction' tag, or give the op one Tensor argument")
+        raise SpecError(
+            fn.loc.path,
+            fn.loc.line,
+            str(fn.func),
+            "a 'reduction' op must take exactly one tensor",
+            "drop the 'reduction' tag, or give the op one Tensor argument",
+        )
     dtypes = tests.dtypes if tests and tests.dtypes else DEFAULT_DTYPES[kind]
     return SuiteSpec(
         name=group.name,
@@ -80,14 +85,21 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         tensor_args=tensor_args,
         defaults=tuple(defaults),
         arg_values=tuple((n, "(" + "".join(f"{v}, " for v in vals) + ")") for n, vals in tests.arg_values)
-        if tests else (),
+        if tests
+        else (),
         reference=tests.reference if tests else "None",
         dtypes=dtypes,
-        devices=tuple(key.value.lower() for key in (DispatchKey.CPU, DispatchKey.CUDA)
-                      if key in dict(group.out.dispatch)),
+        devices=tuple(
+            key.value.lower()
+            for key in (DispatchKey.CPU, DispatchKey.CUDA)
+            if key in dict(group.out.dispatch)
+        ),
         skips=tests.skip if tests else (),
-        cuda_skips=tuple((d, "the generated CUDA kernels have no complex dtypes yet (docs/pointwise.md)")
-                         for d in dtypes if group.out.pointwise is not None and d not in CUDA_TYPES)
+        cuda_skips=tuple(
+            (d, "the generated CUDA kernels have no complex dtypes yet (docs/pointwise.md)")
+            for d in dtypes
+            if group.out.pointwise is not None and d not in CUDA_TYPES
+        )
         + (tests.cuda_skip if tests else ()),
         tolerance=tests.tolerance if tests else (),
         domain=tests.domain if tests else "any",
@@ -98,7 +110,8 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         list_out=any(isinstance(o.type, ListType) for o in args.out),
         out_dtype=group.out.out_dtype,
         kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)
-        if group.out.kernels else (),
+        if group.out.kernels
+        else (),
     )
 
 

@@ -60,11 +60,16 @@ def _sources(root: str) -> dict[Path, str]:
     csrc = Path(root) / "csrc" if root else None
     if csrc is None or not csrc.is_dir():
         return {}
-    return {p: p.read_text(errors="replace") for p in sorted(csrc.rglob("*"))
-            if p.suffix in (".h", ".cuh", ".cpp", ".cu") and p.is_file()}
+    return {
+        p: p.read_text(errors="replace")
+        for p in sorted(csrc.rglob("*"))
+        if p.suffix in (".h", ".cuh", ".cpp", ".cu") and p.is_file()
+    }
 
 
-def source_hash(v: KernelVariant, device: str, group: StructuredGroup, sources: dict[Path, str], root: str) -> str:
+def source_hash(
+    v: KernelVariant, device: str, group: StructuredGroup, sources: dict[Path, str], root: str
+) -> str:
     """The variant's manifest entry and formula, and every hand-written file its code may reach:
     the device's kernel folder (csrc/cpu/ or csrc/cuda/: a hook may call into any file there),
     the shared headers (csrc/include/) and the runtime (csrc/*.cpp)."""
@@ -90,8 +95,16 @@ def chooser(group: StructuredGroup, key: DispatchKey, sources: dict[Path, str], 
     replaced = {name for name, _ in pre.replace} if pre else set()
     values = tuple((a.name, str(a.type)) for a in pre.all_values) if pre else ()
     outs = tuple(o.name for o in fn.func.arguments.out)
-    code = lower_tuning(fn.rule, fn.func.name.name.base, replaced, values, outs, mk.key,
-                        tuple(v.when for v in variants), mk.key_line)
+    code = lower_tuning(
+        fn.rule,
+        fn.func.name.name.base,
+        replaced,
+        values,
+        outs,
+        mk.key,
+        tuple(v.when for v in variants),
+        mk.key_line,
+    )
     impl = group.impl_name(key)
     assert impl is not None
     first_out = cpp.cpp_name(outs[0])
@@ -101,8 +114,14 @@ def chooser(group: StructuredGroup, key: DispatchKey, sources: dict[Path, str], 
         if v.dtypes is not None:
             mask = " | ".join(f"rules::bit({DTYPES[d]})" for d in v.dtypes)
             parts.append(f"(rules::bit({first_out}.scalar_type()) & ({mask})) != 0")
-        out_variants.append(ChooserVariant(v.name, variant_function(impl, v), source_hash(v, key.value, group, sources, root),
-                                           " && ".join(f"({p})" for p in parts) or "true"))
+        out_variants.append(
+            ChooserVariant(
+                v.name,
+                variant_function(impl, v),
+                source_hash(v, key.value, group, sources, root),
+                " && ".join(f"({p})" for p in parts) or "true",
+            )
+        )
     params = _impl_params(group)
     out_names = tuple(cpp.cpp_name(o) for o in outs)
     call_args = "".join(f"{b.name}, " for b in params if b.name not in out_names)

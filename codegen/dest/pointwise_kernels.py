@@ -18,13 +18,30 @@ from codegen.pointwise.model import CPU_TYPES, CUDA_TYPES
 
 # at::ScalarType enumerators and structops::Dtype names per dtype.
 SCALAR_TYPES = {
-    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint8": "Byte", "int8": "Char",
-    "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "bool": "Bool",
 }
 DTYPE_CODES = {
-    "float16": "Float16", "bfloat16": "BFloat16", "float32": "Float32", "float64": "Float64",
-    "uint8": "UInt8", "int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64", "bool": "Bool",
+    "float16": "Float16",
+    "bfloat16": "BFloat16",
+    "float32": "Float32",
+    "float64": "Float64",
+    "uint8": "UInt8",
+    "int8": "Int8",
+    "int16": "Int16",
+    "int32": "Int32",
+    "int64": "Int64",
+    "bool": "Bool",
 }
 
 
@@ -91,8 +108,14 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
     for s in low.optional_scalars:
         arg = cpp.cpp_name(s)
         fields.append(Field("bool", f"has_{arg}", f"{arg}.has_value()", f"p.scalars[{scalar_slot}].present"))
-        fields.append(Field("T", arg, f"{arg}.has_value() ? {arg}->to<T>() : T(0)",
-                            f"pw::scalar_as<T>(p.scalars[{scalar_slot}])"))
+        fields.append(
+            Field(
+                "T",
+                arg,
+                f"{arg}.has_value() ? {arg}->to<T>() : T(0)",
+                f"pw::scalar_as<T>(p.scalars[{scalar_slot}])",
+            )
+        )
         scalar_slot += 1
     tensors = tuple((cpp.cpp_name(n), t == "T") for n, t in low.tensors)
     base = fn.func.name.name.base
@@ -101,12 +124,20 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
     cpu_variants = [(cpu_kernel, DEFAULT_GRAIN)]
     cuda_variants = [(cuda_kernel, launcher, DEFAULT_BLOCK, DEFAULT_UNROLL)]
     if fn.kernels is not None and fn.kernels.variants("CPU"):
-        cpu_variants = [(names.variant_kernel(cpu_kernel, v.name), dict(v.params).get("grain", DEFAULT_GRAIN))
-                        for v in fn.kernels.variants("CPU")]
+        cpu_variants = [
+            (names.variant_kernel(cpu_kernel, v.name), dict(v.params).get("grain", DEFAULT_GRAIN))
+            for v in fn.kernels.variants("CPU")
+        ]
     if fn.kernels is not None and fn.kernels.variants("CUDA"):
-        cuda_variants = [(names.variant_kernel(cuda_kernel, v.name), names.variant_kernel(launcher, v.name),
-                          dict(v.params).get("block", DEFAULT_BLOCK),
-                          dict(v.params).get("unroll", DEFAULT_UNROLL)) for v in fn.kernels.variants("CUDA")]
+        cuda_variants = [
+            (
+                names.variant_kernel(cuda_kernel, v.name),
+                names.variant_kernel(launcher, v.name),
+                dict(v.params).get("block", DEFAULT_BLOCK),
+                dict(v.params).get("unroll", DEFAULT_UNROLL),
+            )
+            for v in fn.kernels.variants("CUDA")
+        ]
     return PointwiseOp(
         op=base,
         header=names.group_header(group.name),

@@ -41,9 +41,13 @@ def _doc(fns: list[NativeFunction]) -> str:
 def _check_defaults(fn: NativeFunction) -> None:
     for a in fn.func.arguments.all:
         if a.default is not None and python.default(a.default) is None:
-            raise SpecError(fn.loc.path, fn.loc.line, str(fn.func),
-                            f"default '{a.default}' of '{a.name}' has no Python equivalent",
-                            "use a number, bool, None, string or list default")
+            raise SpecError(
+                fn.loc.path,
+                fn.loc.line,
+                str(fn.func),
+                f"default '{a.default}' of '{a.name}' has no Python equivalent",
+                "use a number, bool, None, string or list default",
+            )
 
 
 def _overload(fn: NativeFunction) -> str:
@@ -52,7 +56,9 @@ def _overload(fn: NativeFunction) -> str:
     return f"{fn.func.name.name}.{fn.func.name.overload_name or 'default'}"
 
 
-def _direct(name: str, fn: NativeFunction, out: NativeFunction | None, fns: list[NativeFunction]) -> PyFunction:
+def _direct(
+    name: str, fn: NativeFunction, out: NativeFunction | None, fns: list[NativeFunction]
+) -> PyFunction:
     _check_defaults(fn)
     args = fn.func.arguments
     call = [a.name for a in args.positional] + [f"{a.name}={a.name}" for a in args.kwarg_only]
@@ -87,9 +93,15 @@ def _direct(name: str, fn: NativeFunction, out: NativeFunction | None, fns: list
 
 def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
     return PyFunction(
-        name=name, params="*args, **kwargs", stub_params="*args: Any, **kwargs: Any",
-        stub_return=python.return_hint(fns[0].func.returns), doc=_doc(fns),
-        call_args="*args, **kwargs", op=None, out_op=None, out_names=(),
+        name=name,
+        params="*args, **kwargs",
+        stub_params="*args: Any, **kwargs: Any",
+        stub_return=python.return_hint(fns[0].func.returns),
+        doc=_doc(fns),
+        call_args="*args, **kwargs",
+        op=None,
+        out_op=None,
+        out_names=(),
     )
 
 

@@ -67,7 +67,9 @@ class Wrapper:
     impl_prefix: str | None  # "impl::add_out_cpu(self, other, alpha, " or None for Meta
     pointwise: bool
     out_dtype: str  # what prepare_out / check_inplace demand of a written tensor's dtype: castable | exact
-    dtype_from: str | None = None  # the written tensor whose dtype fills a missing `dtype=` (out_dtype: dtype_argument)
+    dtype_from: str | None = (
+        None  # the written tensor whose dtype fills a missing `dtype=` (out_dtype: dtype_argument)
+    )
     list_out: bool = False  # the only output is a Tensor(a!)[] (the out= overload returns nothing)
 
 
@@ -93,8 +95,13 @@ def _bindings_or_error(fn: NativeFunction, args: tuple[Argument, ...]) -> tuple[
     try:
         return cpp.arguments(args)
     except cpp.UnsupportedType as e:
-        raise SpecError(fn.loc.path, fn.loc.line, str(fn.func), str(e),
-                        "use a type structops maps to C++ (see codegen/api/cpp.py)") from None
+        raise SpecError(
+            fn.loc.path,
+            fn.loc.line,
+            str(fn.func),
+            str(e),
+            "use a type structops maps to C++ (see codegen/api/cpp.py)",
+        ) from None
 
 
 def _params(bindings: tuple[cpp.Binding, ...]) -> str:
@@ -123,8 +130,10 @@ def _impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
         params.append(cpp.Binding("at::ScalarType", "common_dtype"))
     elif group.out.rule is not None:
         params.append(cpp.Binding("at::ScalarType", "compute_dtype"))
-    params.extend(cpp.Binding("at::TensorList" if _is_list(o) else "const at::Tensor&", cpp.cpp_name(o.name))
-                  for o in out_args)
+    params.extend(
+        cpp.Binding("at::TensorList" if _is_list(o) else "const at::Tensor&", cpp.cpp_name(o.name))
+        for o in out_args
+    )
     return tuple(params)
 
 
@@ -141,9 +150,7 @@ def op_header(group: StructuredGroup) -> OpHeader:
     pre = group.out.precomputed
     fields = ()
     if pre:
-        fields = tuple(
-            cpp.Binding(cpp.value_type(a.type), cpp.cpp_name(a.name)) for a in pre.all_values
-        )
+        fields = tuple(cpp.Binding(cpp.value_type(a.type), cpp.cpp_name(a.name)) for a in pre.all_values)
     meta = MetaDecl(
         struct=names.meta_result_struct(group),
         function=names.meta_function(group),
@@ -163,8 +170,11 @@ def op_header(group: StructuredGroup) -> OpHeader:
         variants = mk.variants(key.value) if mk else ()
         kernels.append(KernelDecl(kernel, "void", params, key.value, op, chooser=bool(variants)))
         for v in variants:  # the hooks of hand-written variants; generated ones are <impl>__<name>
-            kernels.append(KernelDecl(v.kernel or names.variant_kernel(kernel, v.name), "void", params, key.value, op,
-                                      v.name))
+            kernels.append(
+                KernelDecl(
+                    v.kernel or names.variant_kernel(kernel, v.name), "void", params, key.value, op, v.name
+                )
+            )
     return OpHeader(group.name, meta, tuple(kernels))
 
 
@@ -277,13 +287,13 @@ def wrapper_shards(manifest: Manifest, key: DispatchKey, shards: int) -> list[Wr
     library = "STRUCTOPS_CUDA_LIBRARY" if cuda else "structops"
     registration_key = "STRUCTOPS_CUDA_KEY" if cuda else key.value
     return [
-        WrapperShard(key.value, library, registration_key, tuple(h), tuple(w), tuple(r)) for h, w, r in buckets
+        WrapperShard(key.value, library, registration_key, tuple(h), tuple(w), tuple(r))
+        for h, w, r in buckets
     ]
 
 
 def all_headers(manifest: Manifest) -> list[OpHeader]:
     return [op_header(g) for g in manifest.groups] + [unstructured_header(f) for f in manifest.unstructured]
-
 
 
 @dataclass(frozen=True)
@@ -309,10 +319,13 @@ def meta_def(group: StructuredGroup) -> MetaDef:
     try:
         body = lower_rule(rule, group.out.func.name.name.base)
     except RuleError as e:  # parse_rule checked the rule already; keep the message if not
-        raise SpecError(group.out.loc.path, e.line or group.out.loc.line, str(group.out.func), e.problem, e.fix) from None
+        raise SpecError(
+            group.out.loc.path, e.line or group.out.loc.line, str(group.out.func), e.problem, e.fix
+        ) from None
     specs = [
-        f"rules::specs(std::move({o.arg}_shape), {o.arg}_dtypes.result)" if o.is_list else
-        f"TensorSpec{{std::move({o.arg}_shape), std::move({o.arg}_strides), {o.arg}_dtypes.result}}"
+        f"rules::specs(std::move({o.arg}_shape), {o.arg}_dtypes.result)"
+        if o.is_list
+        else f"TensorSpec{{std::move({o.arg}_shape), std::move({o.arg}_strides), {o.arg}_dtypes.result}}"
         for o in rule.outputs
     ]
     declared = group.out.precomputed.all_values if group.out.precomputed else ()
@@ -321,7 +334,9 @@ def meta_def(group: StructuredGroup) -> MetaDef:
         body = list(body) + list(group.out.pointwise.lowered.checks)
     first = rule.outputs[0].arg
     result = ", ".join(specs + pre + [f"{first}_dtypes.compute", f"{first}_dtypes.common"])
-    return MetaDef(names.group_header(group.name), header.meta, group.out.func.name.name.base, tuple(body), result)
+    return MetaDef(
+        names.group_header(group.name), header.meta, group.out.func.name.name.base, tuple(body), result
+    )
 
 
 def meta_shards(manifest: Manifest, shards: int) -> list[MetaShard]:

@@ -26,7 +26,10 @@ _F = ("floating",)
 _FC = ("floating", "complex")
 _IF = ("integral", "floating")
 FUNCTIONS: dict[str, tuple[int, tuple[str, ...], str, str]] = {
-    **{f: (1, _FC, "num", f"pw::{f}") for f in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid")},
+    **{
+        f: (1, _FC, "num", f"pw::{f}")
+        for f in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid")
+    },
     **{f: (1, _F, "num", f"pw::{f}") for f in ("exp2", "expm1", "log2", "log1p", "erf", "erfc")},
     "abs": (1, ("bool",) + _IF, "num", "pw::abs"),
     "sign": (1, ("bool",) + _IF, "num", "pw::sign"),
@@ -42,13 +45,25 @@ FUNCTIONS: dict[str, tuple[int, tuple[str, ...], str, str]] = {
 }
 SPECIAL = ("where", "clamp", "bool", "select")
 _BINARY_OK = {
-    "+": ("bool",) + NUMERIC, "*": ("bool",) + NUMERIC, "-": NUMERIC, "/": _FC,
-    "//": _IF, "%": _IF, "&": ("bool", "integral"), "|": ("bool", "integral"), "^": ("bool", "integral"),
+    "+": ("bool",) + NUMERIC,
+    "*": ("bool",) + NUMERIC,
+    "-": NUMERIC,
+    "/": _FC,
+    "//": _IF,
+    "%": _IF,
+    "&": ("bool", "integral"),
+    "|": ("bool", "integral"),
+    "^": ("bool", "integral"),
 }
 _BINARY_CPP = {"//": "pw::floor_div", "%": "pw::remainder"}
 _ORDERED = ("<", "<=", ">", ">=")
 _WHAT = {"bool": "bool", "integral": "integral", "floating": "floating-point", "complex": "complex"}
-_A_TYPE = {"bool": "a bool", "integral": "an integral", "floating": "a floating-point", "complex": "a complex"}
+_A_TYPE = {
+    "bool": "a bool",
+    "integral": "an integral",
+    "floating": "a floating-point",
+    "complex": "a complex",
+}
 
 
 class FormulaError(Exception):
@@ -116,7 +131,9 @@ class _Lowering:
         if self.category not in allowed and not self.dead:
             raise FormulaError(
                 f"{what} is not defined on {_WHAT[self.category]} values, and this op computes in "
-                f"{_A_TYPE[self.category]} type for {_WHAT[self.category]} inputs", fix)
+                f"{_A_TYPE[self.category]} type for {_WHAT[self.category]} inputs",
+                fix,
+            )
 
     def node(self, n: Node) -> _Val:
         if isinstance(n, Lit):
@@ -137,19 +154,27 @@ class _Lowering:
         if isinstance(n.value, str):
             return _Val(n.value, "str")
         if isinstance(n.value, float) and not n.value.is_integer() and self.category in ("bool", "integral"):
-            self.need(f"the literal {n.text}", _FC,
-                      "compute in floating point (kind=INT_TO_FLOAT in meta.dtype) or restrict meta.allowed")
+            self.need(
+                f"the literal {n.text}",
+                _FC,
+                "compute in floating point (kind=INT_TO_FLOAT in meta.dtype) or restrict meta.allowed",
+            )
         return _Val(f"T({n.text})", "num")
 
     def var(self, n: Var) -> _Val:
         op = self.operands.get(n.name)
         if op is None:
-            raise FormulaError(f"unknown name '{n.name}'",
-                               f"use an argument of the op ({', '.join(self.operands) or 'none'}) or a literal")
+            raise FormulaError(
+                f"unknown name '{n.name}'",
+                f"use an argument of the op ({', '.join(self.operands) or 'none'}) or a literal",
+            )
         if op.kind in ("scalar?", "str", "str?"):
             what = {"scalar?": "an optional Scalar", "str": "a string", "str?": "an optional string"}[op.kind]
-            fix = ("use it as a bound of clamp(x, lo, hi)" if op.kind == "scalar?"
-                   else f"compare it with a literal, e.g. {n.name} == \"value\"")
+            fix = (
+                "use it as a bound of clamp(x, lo, hi)"
+                if op.kind == "scalar?"
+                else f'compare it with a literal, e.g. {n.name} == "value"'
+            )
             raise FormulaError(f"'{n.name}' is {what} and cannot be used as a value", fix)
         self.used[n.name] = op
         return _Val(op.cpp, "bool" if op.kind == "bool_tensor" else "num")
@@ -160,8 +185,10 @@ class _Lowering:
             return _Val(f"!{self.truth(v)}", "bool")
         if n.op == "-":
             if v.kind == "bool" or self.category == "bool":
-                raise FormulaError(f"'-{n.operand}' negates a bool value",
-                                   "use 'not' for logical negation, or exclude bool from meta.allowed")
+                raise FormulaError(
+                    f"'-{n.operand}' negates a bool value",
+                    "use 'not' for logical negation, or exclude bool from meta.allowed",
+                )
             return _Val(f"T(-{_cast(v)})", "num")
         if v.kind == "bool":
             return _Val(f"!{v.code}", "bool")
@@ -180,8 +207,10 @@ class _Lowering:
         a, b = self.node(n.lhs), self.node(n.rhs)
         for side, v in ((n.lhs, a), (n.rhs, b)):
             if v.kind in ("str", "none"):
-                raise FormulaError(f"'{side}' can only be compared with a string argument",
-                                   "write e.g. approximate == \"tanh\"")
+                raise FormulaError(
+                    f"'{side}' can only be compared with a string argument",
+                    'write e.g. approximate == "tanh"',
+                )
         if n.op in COMPARISONS:
             if n.op in _ORDERED:
                 self.need(f"'{n.op}'", ("bool",) + _IF, "compare complex values with == or != only")
@@ -194,17 +223,23 @@ class _Lowering:
         return _Val(f"T({_cast(a)} {n.op} {_cast(b)})", "num")
 
     def is_mode(self, n: Node) -> bool:
-        return isinstance(n, Var) and n.name in self.operands and self.operands[n.name].kind in ("str", "str?")
+        return (
+            isinstance(n, Var) and n.name in self.operands and self.operands[n.name].kind in ("str", "str?")
+        )
 
     def condition(self, n: Bin) -> _Val:
         op = self.operands[n.lhs.name]  # type: ignore[union-attr]
         rhs = n.rhs
-        if n.op not in ("==", "!=") or not isinstance(rhs, Lit) or not (
-            isinstance(rhs.value, str) or (rhs.value is None and op.kind == "str?")
+        if (
+            n.op not in ("==", "!=")
+            or not isinstance(rhs, Lit)
+            or not (isinstance(rhs.value, str) or (rhs.value is None and op.kind == "str?"))
         ):
-            raise FormulaError(f"'{n}': a string argument can only be compared (== or !=) with a string literal"
-                               + (" or None" if op.kind == "str?" else ""),
-                               f"write e.g. {op.name} == \"value\"")
+            raise FormulaError(
+                f"'{n}': a string argument can only be compared (== or !=) with a string literal"
+                + (" or None" if op.kind == "str?" else ""),
+                f'write e.g. {op.name} == "value"',
+            )
         value = rhs.value
         field = f"{op.cpp}_is_{'none' if value is None else _ident(value)}"
         self.conditions[field] = HostCondition(field, op.name, value, op.kind == "str?")
@@ -214,7 +249,9 @@ class _Lowering:
     def call(self, n: Call) -> _Val:
         if n.fn == "where":
             if len(n.args) != 3:
-                raise FormulaError(f"where() takes 3 arguments, got {len(n.args)}", "write where(condition, a, b)")
+                raise FormulaError(
+                    f"where() takes 3 arguments, got {len(n.args)}", "write where(condition, a, b)"
+                )
             c, a, b = (self.node(x) for x in n.args)
             if a.kind == b.kind == "bool":
                 return _Val(f"({self.truth(c)} ? {a.code} : {b.code})", "bool")
@@ -233,8 +270,10 @@ class _Lowering:
             raise FormulaError(f"unknown function '{n.fn}'", f"use one of: {', '.join(known)}")
         arity, categories, result, cpp = spec
         if len(n.args) != arity:
-            raise FormulaError(f"{n.fn}() takes {arity} argument{'s' if arity != 1 else ''}, got {len(n.args)}",
-                               f"write {n.fn}({', '.join('x' + str(i) for i in range(arity))})")
+            raise FormulaError(
+                f"{n.fn}() takes {arity} argument{'s' if arity != 1 else ''}, got {len(n.args)}",
+                f"write {n.fn}({', '.join('x' + str(i) for i in range(arity))})",
+            )
         self.need(f"{n.fn}()", categories, _function_fix(categories))
         args = ", ".join(_cast(self.node(a)) for a in n.args)
         return _Val(f"{cpp}({args})", result)
@@ -249,7 +288,9 @@ class _Lowering:
         op = self.operands[arg.name]  # type: ignore[union-attr]
         branches = []
         for lit, expr in zip(n.args[1::2], n.args[2::2]):
-            if not isinstance(lit, Lit) or not (isinstance(lit.value, str) or (lit.value is None and op.kind == "str?")):
+            if not isinstance(lit, Lit) or not (
+                isinstance(lit.value, str) or (lit.value is None and op.kind == "str?")
+            ):
                 raise FormulaError(f"select(): '{lit}' is not a string literal", usage)
             cond = self.condition(Bin("==", arg, lit))
             # e.g. div's None branch (true division) on integers: the dtype rule makes the result
@@ -287,7 +328,8 @@ class _Lowering:
         if len(optional) == 2:  # as torch.clamp: a clamp with no bound is a mistake
             lo, hi = optional
             self.requires[f"{lo.cpp}.has_value() || {hi.cpp}.has_value()"] = (
-                f"at least one of '{lo.name}' or '{hi.name}' must not be None")
+                f"at least one of '{lo.name}' or '{hi.name}' must not be None"
+            )
         return _Val(f"pw::clamp({x}, {bounds[0]}, {bounds[1]})", "num")
 
 
@@ -311,8 +353,12 @@ def _ident(text: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in text)
 
 
-def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tuple[str, ...],
-                  never_none: dict[str, frozenset[str]] | None = None) -> Lowered:
+def lower_formula(
+    formula: Node,
+    operands: tuple[Operand, ...],
+    categories: tuple[str, ...],
+    never_none: dict[str, frozenset[str]] | None = None,
+) -> Lowered:
     """Check ``formula`` for every compute category and lower it (the C++ text is the same for all).
     ``never_none[category]``: str? arguments that cannot be None when the op computes in that
     category (the dtype rule says so), so select() branches for None are not checked there."""
@@ -329,8 +375,10 @@ def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tupl
     used = lowering.used
     unused = [o.name for o in operands if o.kind in ("tensor", "bool_tensor") and o.name not in used]
     if unused:
-        raise FormulaError(f"tensor argument '{unused[0]}' is not used by the formula",
-                           "use it in the formula or remove it from the schema")
+        raise FormulaError(
+            f"tensor argument '{unused[0]}' is not used by the formula",
+            "use it in the formula or remove it from the schema",
+        )
     checks = []
     for o in operands:
         if o.kind in ("str", "str?") and o.name in used:
@@ -343,8 +391,11 @@ def lower_formula(formula: Node, operands: tuple[Operand, ...], categories: tupl
     checks += [f'TORCH_CHECK({cond}, op, ": {message}");' for cond, message in lowering.requires.items()]
     return Lowered(
         expr=code,
-        tensors=tuple((o.name, "bool" if o.kind == "bool_tensor" else "T")
-                      for o in operands if o.kind in ("tensor", "bool_tensor")),
+        tensors=tuple(
+            (o.name, "bool" if o.kind == "bool_tensor" else "T")
+            for o in operands
+            if o.kind in ("tensor", "bool_tensor")
+        ),
         scalars=tuple(o.name for o in operands if o.kind == "scalar" and o.name in used),
         optional_scalars=tuple(o.name for o in operands if o.kind == "scalar?" and o.name in used),
         conditions=tuple(lowering.conditions.values()),
@@ -365,5 +416,7 @@ def _mode_check(o: Operand, values: tuple[str | None, ...]) -> str:
             tests.append(f'{o.cpp} == "{v}"')
     expected = ", ".join("None" if v is None else f"'{v}'" for v in values)
     actual = f'({o.cpp}.has_value() ? std::string(*{o.cpp}) : std::string("None"))' if optional else o.cpp
-    return (f'TORCH_CHECK({" || ".join(tests)}, op, ": {o.name} must be one of {expected}, got \'", '
-            f'{actual}, "\'");')
+    return (
+        f'TORCH_CHECK({" || ".join(tests)}, op, ": {o.name} must be one of {expected}, got \'", '
+        f'{actual}, "\'");'
+    )

@@ -26,18 +26,36 @@ from codegen.rules.model import DTYPE_GROUPS, DTYPE_NAMES, Rule
 from codegen.rules.syntax import Call, Cond, Name
 
 # Which formula category a dtype computes in.
-CATEGORY = {d: ("floating" if g == "floating" else "integral" if g == "integral" else g)
-            for g, ds in DTYPE_GROUPS.items() for d in ds}
+CATEGORY = {
+    d: ("floating" if g == "floating" else "integral" if g == "integral" else g)
+    for g, ds in DTYPE_GROUPS.items()
+    for d in ds
+}
 # C++ element types: on the CPU (c10) and on the GPU (CUDA's own; no complex in device code).
 CPU_TYPES = {
-    "float16": "at::Half", "bfloat16": "at::BFloat16", "float32": "float", "float64": "double",
-    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-    "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "float16": "at::Half",
+    "bfloat16": "at::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int32_t",
+    "int64": "int64_t",
     "bool": "bool",
 }
 CUDA_TYPES = {
-    "float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float", "float64": "double",
-    "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "float16": "__half",
+    "bfloat16": "__nv_bfloat16",
+    "float32": "float",
+    "float64": "double",
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int32_t",
+    "int64": "int64_t",
     "bool": "bool",
 }
 KINDS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "BOOL_TO_LONG")
@@ -116,17 +134,27 @@ def _promotion(rule: Rule, d=None) -> _Promotion:
     if isinstance(d, Call) and d.fn == "promote" and all(isinstance(a, Name) for a in d.args):
         kind = dict(d.kwargs).get("kind")
         return _Promotion(tuple(a.id for a in d.args), (kind.id if isinstance(kind, Name) else "DEFAULT",))
-    if isinstance(d, Cond) and isinstance(d.test, Call) and d.test.fn == "given" and len(d.test.args) == 1 \
-            and isinstance(d.test.args[0], Name) and (d.test.args[0].id, "str?") in rule.args:
+    if (
+        isinstance(d, Cond)
+        and isinstance(d.test, Call)
+        and d.test.fn == "given"
+        and len(d.test.args) == 1
+        and isinstance(d.test.args[0], Name)
+        and (d.test.args[0].id, "str?") in rule.args
+    ):
         a, b = _promotion(rule, d.then), _promotion(rule, d.otherwise)
         kinds = a.kinds + b.kinds
         if a.promoted != b.promoted or len(kinds) != 2 or ("ALWAYS_BOOL" in kinds and kinds[0] != kinds[1]):
-            raise FormulaError(f"both branches of '{d}' must be promote() over the same arguments, "
-                               "with a bool result in both or neither",
-                               "differ only in the promotion kind, e.g. INT_TO_FLOAT vs DEFAULT")
+            raise FormulaError(
+                f"both branches of '{d}' must be promote() over the same arguments, "
+                "with a bool result in both or neither",
+                "differ only in the promotion kind, e.g. INT_TO_FLOAT vs DEFAULT",
+            )
         return _Promotion(a.promoted, kinds, d.test.args[0].id)
-    raise FormulaError(f"a pointwise op's dtype rule must be promote(...), got '{d}'",
-                       "write e.g. meta: {dtype: {out: \"promote(self, other, kind=ALWAYS_BOOL)\"}}")
+    raise FormulaError(
+        f"a pointwise op's dtype rule must be promote(...), got '{d}'",
+        'write e.g. meta: {dtype: {out: "promote(self, other, kind=ALWAYS_BOOL)"}}',
+    )
 
 
 def _kernel_dtypes(allowed: set[str], scalars: bool, kind: str) -> tuple[str, ...]:
@@ -146,7 +174,9 @@ def _kernel_dtypes(allowed: set[str], scalars: bool, kind: str) -> tuple[str, ..
     return tuple(d for d in DTYPE_NAMES if CATEGORY[d] in cats)
 
 
-def parse_pointwise(path: str, entry: LineDict, op: str, schema: FunctionSchema, rule: Rule) -> PointwiseKernel:
+def parse_pointwise(
+    path: str, entry: LineDict, op: str, schema: FunctionSchema, rule: Rule
+) -> PointwiseKernel:
     text = entry["pointwise"]
     line = entry.line_of("pointwise")
 
@@ -154,7 +184,9 @@ def parse_pointwise(path: str, entry: LineDict, op: str, schema: FunctionSchema,
         return SpecError(path, line, op, f"pointwise: {problem}", fix)
 
     if not isinstance(text, str) or not text.strip():
-        raise fail(f"the formula must be a string, got {text!r}", "write e.g. pointwise: \"self + alpha * other\"")
+        raise fail(
+            f"the formula must be a string, got {text!r}", 'write e.g. pointwise: "self + alpha * other"'
+        )
     try:
         formula = parse_formula(text)
     except FormulaSyntaxError as e:
@@ -168,8 +200,10 @@ def parse_pointwise(path: str, entry: LineDict, op: str, schema: FunctionSchema,
     promoted, kinds = promotion.promoted, promotion.kinds
     for kind in kinds:
         if kind not in KINDS:
-            raise fail(f"promotion kind {kind} is not supported by generated kernels",
-                       f"use one of: {', '.join(KINDS)}")
+            raise fail(
+                f"promotion kind {kind} is not supported by generated kernels",
+                f"use one of: {', '.join(KINDS)}",
+            )
 
     allowed = dict(rule.allowed)
     everything = allowed.get(None, DTYPE_NAMES)
@@ -178,20 +212,26 @@ def parse_pointwise(path: str, entry: LineDict, op: str, schema: FunctionSchema,
     for a in schema.arguments.non_out:
         k = _operand_kind(a)
         if k is None:
-            raise fail(f"argument '{a.name}' has type {a.type}, which formulas cannot use",
-                       "pointwise formulas take Tensor, Scalar, Scalar?, str and str? arguments")
+            raise fail(
+                f"argument '{a.name}' has type {a.type}, which formulas cannot use",
+                "pointwise formulas take Tensor, Scalar, Scalar?, str and str? arguments",
+            )
         if k == "tensor" and a.name not in promoted:
             if tuple(allowed.get(a.name, ())) != ("bool",):
-                raise fail(f"tensor '{a.name}' is not promoted, so it must have one dtype",
-                           f"add it to promote(...) in meta.dtype, or 'allowed: {{{a.name}: [bool]}}'")
+                raise fail(
+                    f"tensor '{a.name}' is not promoted, so it must have one dtype",
+                    f"add it to promote(...) in meta.dtype, or 'allowed: {{{a.name}: [bool]}}'",
+                )
             k = "bool_tensor"
         elif k == "tensor":
             promoted_dtypes |= set(allowed.get(a.name, everything))
         operands.append(Operand(a.name, k, cpp_name(a.name), a.default))
     tensors = [o for o in operands if o.kind in ("tensor", "bool_tensor")]
     if not tensors or len(tensors) > MAX_TENSORS:
-        raise fail(f"a pointwise op takes 1 to {MAX_TENSORS} tensors, this one takes {len(tensors)}",
-                   "split the formula into several ops")
+        raise fail(
+            f"a pointwise op takes 1 to {MAX_TENSORS} tensors, this one takes {len(tensors)}",
+            "split the formula into several ops",
+        )
     scalars_promoted = any(o.kind in ("scalar", "scalar?") and o.name in promoted for o in operands)
     by_kind = [_kernel_dtypes(promoted_dtypes, scalars_promoted, kind) for kind in kinds]
     dtypes = tuple(d for d in DTYPE_NAMES if any(d in ds for ds in by_kind))

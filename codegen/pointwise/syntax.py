@@ -119,7 +119,9 @@ class _Parser:
         """One level of parentheses, a call or a unary operator: bounded (codegen/depth.py)."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise FormulaSyntaxError(f"nested more than {MAX_DEPTH} levels deep at column {self.tokens[self.i][2]}")
+            raise FormulaSyntaxError(
+                f"nested more than {MAX_DEPTH} levels deep at column {self.tokens[self.i][2]}"
+            )
         try:
             yield
         finally:
@@ -136,7 +138,9 @@ class _Parser:
     def expect(self, value: str) -> None:
         kind, v, col = self.take()
         if v != value or kind not in ("op", "kw"):
-            raise FormulaSyntaxError(f"expected {value!r} at column {col}, found {'the end' if kind == 'end' else repr(v)}")
+            raise FormulaSyntaxError(
+                f"expected {value!r} at column {col}, found {'the end' if kind == 'end' else repr(v)}"
+            )
 
     def expr(self) -> Node:
         lhs = self.and_()
@@ -162,8 +166,9 @@ class _Parser:
             op = self.take()[1]
             rhs = self.level(0)
             if self.peek(*COMPARISONS):
-                raise FormulaSyntaxError(f"chained comparison at column {self.tokens[self.i][2]}: "
-                                         "write 'a < b and b < c'")
+                raise FormulaSyntaxError(
+                    f"chained comparison at column {self.tokens[self.i][2]}: write 'a < b and b < c'"
+                )
             return Bin(op, lhs, rhs)
         return lhs
 
@@ -208,7 +213,9 @@ class _Parser:
             e = self.expr()
             self.expect(")")
             return e
-        raise FormulaSyntaxError(f"expected a value at column {col}, found {'the end' if kind == 'end' else repr(v)}")
+        raise FormulaSyntaxError(
+            f"expected a value at column {col}, found {'the end' if kind == 'end' else repr(v)}"
+        )
 
 
 def parse_formula(text: str) -> Node:
@@ -218,5 +225,7 @@ def parse_formula(text: str) -> Node:
     if kind != "end":
         raise FormulaSyntaxError(f"unexpected {v!r} at column {col}")
     if tree_depth(node) > MAX_DEPTH:
-        raise FormulaSyntaxError(f"nested more than {MAX_DEPTH} levels deep (each operator of a chain is a level)")
+        raise FormulaSyntaxError(
+            f"nested more than {MAX_DEPTH} levels deep (each operator of a chain is a level)"
+        )
     return node

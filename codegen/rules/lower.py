@@ -39,18 +39,45 @@ class RuleError(Exception):  # not frozen: raising sets __traceback__
 
 # The dtypes a rule may name, and their C++ spelling.
 DTYPES = {
-    "bool": "at::kBool", "uint8": "at::kByte", "int8": "at::kChar", "int16": "at::kShort",
-    "int32": "at::kInt", "int64": "at::kLong", "long": "at::kLong", "float16": "at::kHalf",
-    "half": "at::kHalf", "bfloat16": "at::kBFloat16", "float32": "at::kFloat", "float": "at::kFloat",
-    "float64": "at::kDouble", "double": "at::kDouble", "complex64": "at::kComplexFloat",
+    "bool": "at::kBool",
+    "uint8": "at::kByte",
+    "int8": "at::kChar",
+    "int16": "at::kShort",
+    "int32": "at::kInt",
+    "int64": "at::kLong",
+    "long": "at::kLong",
+    "float16": "at::kHalf",
+    "half": "at::kHalf",
+    "bfloat16": "at::kBFloat16",
+    "float32": "at::kFloat",
+    "float": "at::kFloat",
+    "float64": "at::kDouble",
+    "double": "at::kDouble",
+    "complex64": "at::kComplexFloat",
     "complex128": "at::kComplexDouble",
 }
 PROMOTIONS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "COMPLEX_TO_FLOAT", "BOOL_TO_LONG")
 REDUCTIONS = ("SUM", "SAME", "FLOAT", "BOOL", "LONG")
 
 # Builtins by where they may appear; docs/rules.md describes each.
-SHAPE_BUILTINS = ("broadcast", "reduce", "matmul", "cat", "stack", "split", "index", "window", "len", "ndim",
-                  "numel", "sum", "max", "min", "ones", "item")
+SHAPE_BUILTINS = (
+    "broadcast",
+    "reduce",
+    "matmul",
+    "cat",
+    "stack",
+    "split",
+    "index",
+    "window",
+    "len",
+    "ndim",
+    "numel",
+    "sum",
+    "max",
+    "min",
+    "ones",
+    "item",
+)
 DTYPE_BUILTINS = ("promote", "reduction")
 CHECK_BUILTINS = ("alpha_check", "integer_power_check", "same_dtype", "nonempty", "norm_nonempty")
 OTHER_BUILTINS = ("dims", "like", "given")
@@ -84,9 +111,21 @@ class Lowering:
     def arg_value(self, name: str, kind: str) -> Value:
         c = cpp_name(name)
         code = {
-            "tensor": c, "tensors": c, "tensor?": c, "int": f"c10::SymInt({c})", "ints": f"rules::sym({c})",
-            "int?": c, "ints?": c, "bool": c, "scalar": c, "scalar?": c, "dtype": c, "dtype?": c,
-            "float": c, "str": c, "str?": c,
+            "tensor": c,
+            "tensors": c,
+            "tensor?": c,
+            "int": f"c10::SymInt({c})",
+            "ints": f"rules::sym({c})",
+            "int?": c,
+            "ints?": c,
+            "bool": c,
+            "scalar": c,
+            "scalar?": c,
+            "dtype": c,
+            "dtype?": c,
+            "float": c,
+            "str": c,
+            "str?": c,
         }.get(kind)
         if code is None:
             return Value("other", c)
@@ -110,16 +149,23 @@ class Lowering:
                 shape = Value("ints", f"rules::sizes({shape.code})")
             if out.is_list:
                 if shape.kind != "shapes":
-                    raise self.fail(f"meta.shape.{out.arg}: '{out.arg}' is a Tensor[] output, so its rule must give one "
-                                    f"shape per element, got {_show(shape.kind)}",
-                                    "write e.g. 'split(self, split_sizes, dim)'")
+                    raise self.fail(
+                        f"meta.shape.{out.arg}: '{out.arg}' is a Tensor[] output, so its rule must give one "
+                        f"shape per element, got {_show(shape.kind)}",
+                        "write e.g. 'split(self, split_sizes, dim)'",
+                    )
                 self.emit(f"std::vector<rules::Dims> {out.arg}_shape = {shape.code};")
             elif shape.kind == "shapes":
-                raise self.fail(f"meta.shape.{out.arg} gives one shape per element of a list, but '{out.arg}' is "
-                                "a single Tensor", f"declare '{out.arg}' as 'Tensor(a!)[] {out.arg}', or give one shape")
+                raise self.fail(
+                    f"meta.shape.{out.arg} gives one shape per element of a list, but '{out.arg}' is "
+                    "a single Tensor",
+                    f"declare '{out.arg}' as 'Tensor(a!)[] {out.arg}', or give one shape",
+                )
             elif shape.kind != "ints":
-                raise self.fail(f"meta.shape.{out.arg} must be a shape (a list of dims), got {_show(shape.kind)}",
-                                "write e.g. '[*batch, n, m]' or 'broadcast(self, other)'")
+                raise self.fail(
+                    f"meta.shape.{out.arg} must be a shape (a list of dims), got {_show(shape.kind)}",
+                    "write e.g. '[*batch, n, m]' or 'broadcast(self, other)'",
+                )
             else:
                 self.emit(f"rules::Dims {out.arg}_shape = {shape.code};")
             self.line = out.dtype_line
@@ -131,19 +177,27 @@ class Lowering:
             listed = ", ".join(allowed)
             if arg is None and promoted:
                 items = ", ".join(f'{{"{n}", {cpp_name(n)}}}' for n in promoted)
-                self.emit(f"rules::check_allowed_promoted(op, {{{items}}}, {rule.outputs[0].arg}_dtypes.promoted, "
-                          f'{mask}, "{listed}");')
+                self.emit(
+                    f"rules::check_allowed_promoted(op, {{{items}}}, {rule.outputs[0].arg}_dtypes.promoted, "
+                    f'{mask}, "{listed}");'
+                )
             for name, kind in rule.args:
                 if (arg is not None and name != arg) or (arg is None and name in promoted):
                     continue
                 if kind == "tensor":
-                    self.emit(f'rules::check_allowed(op, "{name}", {cpp_name(name)}.scalar_type(), {mask}, "{listed}");')
+                    self.emit(
+                        f'rules::check_allowed(op, "{name}", {cpp_name(name)}.scalar_type(), {mask}, "{listed}");'
+                    )
                 elif kind == "tensor?":
-                    self.emit(f"if ({cpp_name(name)}.has_value()) "
-                              f'rules::check_allowed(op, "{name}", {cpp_name(name)}->scalar_type(), {mask}, "{listed}");')
+                    self.emit(
+                        f"if ({cpp_name(name)}.has_value()) "
+                        f'rules::check_allowed(op, "{name}", {cpp_name(name)}->scalar_type(), {mask}, "{listed}");'
+                    )
                 elif kind == "tensors":
-                    self.emit(f"for (const auto& t : {cpp_name(name)}) "
-                              f'rules::check_allowed(op, "{name}", t.scalar_type(), {mask}, "{listed}");')
+                    self.emit(
+                        f"for (const auto& t : {cpp_name(name)}) "
+                        f'rules::check_allowed(op, "{name}", t.scalar_type(), {mask}, "{listed}");'
+                    )
         for out in rule.outputs:
             self.env[out.arg] = Value("output", out.arg)
         self.in_check = True
@@ -164,54 +218,83 @@ class Lowering:
             v = self.expr(expr)
             want = {"int[]": "dimlist", "int": "int", "SymInt": "int", "bool": "bool"}.get(declared)
             if v.kind != want:
-                raise self.fail(f"meta.precomputed.{name} computes {_show(v.kind)}, but '{name}' is declared "
-                                f"'{declared}'", "declare int[] for dims(...), int for int rules, bool for conditions")
+                raise self.fail(
+                    f"meta.precomputed.{name} computes {_show(v.kind)}, but '{name}' is declared "
+                    f"'{declared}'",
+                    "declare int[] for dims(...), int for int rules, bool for conditions",
+                )
             if v.kind == "int":
                 self.emit(f"int64_t {name}_value = ({v.code}).guard_int(__FILE__, __LINE__);")
             elif v.kind in ("dimlist", "bool"):
                 self.emit(f"auto {name}_value = {v.code};")
             else:
-                raise self.fail(f"meta.precomputed.{name} must be a dims(...) list, an int or a bool, got {_show(v.kind)}",
-                                "write e.g. 'dims(self, dim)'")
+                raise self.fail(
+                    f"meta.precomputed.{name} must be a dims(...) list, an int or a bool, got {_show(v.kind)}",
+                    "write e.g. 'dims(self, dim)'",
+                )
 
     # -- patterns --------------------------------------------------------------------------------
 
     def pattern(self, arg: str, kind: str, pattern: Pattern) -> None:
         arg_kinds = dict(self.rule.args)
         # `*normalized_shape`: an int[] argument as a group, whose values the dims must equal.
-        arg_groups = [it for it in pattern.items
-                      if isinstance(it, PGroup) and it.length is None and arg_kinds.get(it.name) == "ints"]
+        arg_groups = [
+            it
+            for it in pattern.items
+            if isinstance(it, PGroup) and it.length is None and arg_kinds.get(it.name) == "ints"
+        ]
         groups = [it for it in pattern.items if isinstance(it, PGroup) and it not in arg_groups]
         free = [g for g in groups if g.length is None]
         if len(free) > 1:
-            raise self.fail(f"pattern {pattern} of '{arg}' has two variadic groups ({', '.join(str(g) for g in free)})",
-                            "keep one '*group' per pattern, or fix a group's length: '*pre:dim'")
+            raise self.fail(
+                f"pattern {pattern} of '{arg}' has two variadic groups ({', '.join(str(g) for g in free)})",
+                "keep one '*group' per pattern, or fix a group's length: '*pre:dim'",
+            )
         names = [it.name for it in pattern.items if isinstance(it, PDim | PGroup)]
         dup = next((n for n in names if names.count(n) > 1), None)
         if dup:
-            raise self.fail(f"pattern {pattern} of '{arg}' uses '{dup}' twice",
-                            "use distinct names within one pattern (equal dims across patterns share a name)")
+            raise self.fail(
+                f"pattern {pattern} of '{arg}' uses '{dup}' twice",
+                "use distinct names within one pattern (equal dims across patterns share a name)",
+            )
         for it in pattern.items:
             if isinstance(it, PDim | PGroup) and it.name in arg_kinds and it not in arg_groups:
-                raise self.fail(f"pattern {pattern} of '{arg}' binds '{it.name}', which is an argument",
-                                "name dims differently from the op's arguments (an int[] argument may be a "
-                                "group whose values the dims must equal: '*normalized_shape')")
+                raise self.fail(
+                    f"pattern {pattern} of '{arg}' binds '{it.name}', which is an argument",
+                    "name dims differently from the op's arguments (an int[] argument may be a "
+                    "group whose values the dims must equal: '*normalized_shape')",
+                )
             if isinstance(it, PDim) and it.per_element and kind != "tensors":
-                raise self.fail(f"pattern {pattern}: '{it}' is per element, but '{arg}' is a single tensor",
-                                f"write '{it.name}' (per-element dims exist only for Tensor[] arguments)")
+                raise self.fail(
+                    f"pattern {pattern}: '{it}' is per element, but '{arg}' is a single tensor",
+                    f"write '{it.name}' (per-element dims exist only for Tensor[] arguments)",
+                )
             if isinstance(it, PDim | PGroup) and it.name in self.env:
-                want = "ints" if isinstance(it, PGroup) else ("elems" if getattr(it, "per_element", False) else "int")
+                want = (
+                    "ints"
+                    if isinstance(it, PGroup)
+                    else ("elems" if getattr(it, "per_element", False) else "int")
+                )
                 if self.env[it.name].kind != want:
-                    raise self.fail(f"'{it.name}' is bound as {_show(self.env[it.name].kind)} and as {_show(want)}",
-                                    "use one name per kind of thing")
+                    raise self.fail(
+                        f"'{it.name}' is bound as {_show(self.env[it.name].kind)} and as {_show(want)}",
+                        "use one name per kind of thing",
+                    )
                 if want == "elems":
-                    raise self.fail(f"per-element dim '{it.name}[i]' is bound twice", "bind it in one pattern")
+                    raise self.fail(
+                        f"per-element dim '{it.name}[i]' is bound twice", "bind it in one pattern"
+                    )
         if kind == "tensor?":
-            unbound = next((it for it in pattern.items if isinstance(it, PDim | PGroup) and it.name not in self.env), None)
+            unbound = next(
+                (it for it in pattern.items if isinstance(it, PDim | PGroup) and it.name not in self.env),
+                None,
+            )
             if unbound is not None:
-                raise self.fail(f"pattern {pattern} of '{arg}' binds '{unbound.name}', but '{arg}' is optional (Tensor?): "
-                                "its pattern is checked only when it is given, so it cannot bind a dim",
-                                f"bind '{unbound.name}' in a required tensor's pattern, or use '_' here")
+                raise self.fail(
+                    f"pattern {pattern} of '{arg}' binds '{unbound.name}', but '{arg}' is optional (Tensor?): "
+                    "its pattern is checked only when it is given, so it cannot bind a dim",
+                    f"bind '{unbound.name}' in a required tensor's pattern, or use '_' here",
+                )
         c = cpp_name(arg)
         text = str(pattern)
         fixed = sum(1 for it in pattern.items if not isinstance(it, PGroup))
@@ -252,13 +335,19 @@ class Lowering:
             self.emit(f"  const int64_t len_{g.name} = static_cast<int64_t>({self.env[g.name].raw}.size());")
             fixed_len += f" + len_{g.name}"
         for name, v in lengths:
-            self.emit(f'  const int64_t len_{name} = rules::group_length(op, "{arg}", {element}, "{text}", {v}, so_rank);')
+            self.emit(
+                f'  const int64_t len_{name} = rules::group_length(op, "{arg}", {element}, "{text}", {v}, so_rank);'
+            )
             fixed_len += f" + len_{name}"
         if free:
-            self.emit(f'  rules::check_rank(op, "{arg}", {element}, "{text}", so_rank, {fixed_len}, /*at_least=*/true);')
+            self.emit(
+                f'  rules::check_rank(op, "{arg}", {element}, "{text}", so_rank, {fixed_len}, /*at_least=*/true);'
+            )
             self.emit(f"  const int64_t len_{free[0].name} = so_rank - ({fixed_len});")
         else:
-            self.emit(f'  rules::check_rank(op, "{arg}", {element}, "{text}", so_rank, {fixed_len}, /*at_least=*/false);')
+            self.emit(
+                f'  rules::check_rank(op, "{arg}", {element}, "{text}", so_rank, {fixed_len}, /*at_least=*/false);'
+            )
         self.emit("  int64_t at = 0;")
         after_free = False
         for it in pattern.items:
@@ -266,7 +355,9 @@ class Lowering:
             if isinstance(it, PAny):
                 self.emit("  at += 1;")
             elif isinstance(it, PLiteral):
-                self.emit(f'  rules::check_literal(op, rules::Site{{"{arg}", {element}, {index}}}, so_sizes[at], {it.size}, "{text}");')
+                self.emit(
+                    f'  rules::check_literal(op, rules::Site{{"{arg}", {element}, {index}}}, so_sizes[at], {it.size}, "{text}");'
+                )
                 self.emit("  at += 1;")
             elif isinstance(it, PDim) and it.per_element:
                 self.emit(f"  {self.env[it.name].code}.push_back(so_sizes[at]);")
@@ -280,8 +371,10 @@ class Lowering:
                 site = f'rules::Site{{"{arg}", {element}, {index}, {index} + {length}, true}}'
                 value = f"rules::Dims(so_sizes.begin() + at, so_sizes.begin() + at + {length})"
                 if it in arg_groups:
-                    self.emit(f'  rules::check_same_dims(op, rules::Site{{"{it.name}", -1, 0, 0, true, true}}, '
-                              f'{self.env[it.name].code}, {site}, {value}, "{it.name}");')
+                    self.emit(
+                        f'  rules::check_same_dims(op, rules::Site{{"{it.name}", -1, 0, 0, true, true}}, '
+                        f'{self.env[it.name].code}, {site}, {value}, "{it.name}");'
+                    )
                 else:
                     self.bind_or_check(it, it in new, kind, first, value, site, "check_same_dims")
                 self.emit(f"  at += {length};")
@@ -289,8 +382,9 @@ class Lowering:
                     after_free = True
         self.emit("}")
 
-    def bind_or_check(self, it: PDim | PGroup, new: bool, kind: str, first: str, value: str, site: str,
-                      check: str) -> None:
+    def bind_or_check(
+        self, it: PDim | PGroup, new: bool, kind: str, first: str, value: str, site: str, check: str
+    ) -> None:
         """A name's first occurrence binds it (and where it came from); later ones must equal it."""
         var = self.env[it.name].code
         compare = f'rules::{check}(op, {var}_site, {var}, {site}, {value}, "{it.name}");'
@@ -308,7 +402,10 @@ class Lowering:
     def int_expr(self, e: Expr, what: str) -> str:
         v = self.expr(e)
         if v.kind != "int":
-            raise self.fail(f"{what} must be an int, got {_show(v.kind)} '{e}'", "use a dim, an int argument or arithmetic on them")
+            raise self.fail(
+                f"{what} must be an int, got {_show(v.kind)} '{e}'",
+                "use a dim, an int argument or arithmetic on them",
+            )
         return v.code
 
     def expr(self, e: Expr) -> Value:
@@ -319,13 +416,17 @@ class Lowering:
                 return Value("bool", e.id.lower())
             if e.id not in self.env:
                 tensor = next((n for n, k in self.rule.args if k in ("tensor", "tensors")), "x")
-                raise self.fail(f"'{e.id}' is not bound: it is neither an argument nor a dim of a pattern",
-                                f"bind it in a pattern (e.g. '{tensor}: \"[..., {e.id}]\"') or use an argument")
+                raise self.fail(
+                    f"'{e.id}' is not bound: it is neither an argument nor a dim of a pattern",
+                    f"bind it in a pattern (e.g. '{tensor}: \"[..., {e.id}]\"') or use an argument",
+                )
             return self.env[e.id]
         if isinstance(e, Element):
             v = self.env.get(e.id)
             if v is None or v.kind != "elems":
-                raise self.fail(f"'{e}' names no per-element dim", "bind it in a Tensor[] pattern: '[..., c[i], ...]'")
+                raise self.fail(
+                    f"'{e}' names no per-element dim", "bind it in a Tensor[] pattern: '[..., c[i], ...]'"
+                )
             raise self.fail(f"'{e}' cannot be used in an expression", f"use sum({e.id}) or len({e.id})")
         if isinstance(e, ShapeList):
             parts = []
@@ -335,8 +436,10 @@ class Lowering:
                     if v.kind == "tensor":
                         v = Value("ints", f"rules::sizes({v.code})")
                     if v.kind != "ints":
-                        raise self.fail(f"'*{item.value}' must splice a list of dims, got {_show(v.kind)}",
-                                        "splice a group ('*batch'), a tensor's shape ('*self') or broadcast(...)")
+                        raise self.fail(
+                            f"'*{item.value}' must splice a list of dims, got {_show(v.kind)}",
+                            "splice a group ('*batch'), a tensor's shape ('*self') or broadcast(...)",
+                        )
                     parts.append(f"rules::Dims({v.code})")
                 else:
                     parts.append(f"rules::Dims{{{self.int_expr(item, f'shape item {item}')}}}")
@@ -346,8 +449,11 @@ class Lowering:
             a, b = self.expr(e.then), self.expr(e.otherwise)
             wrap = {"int": "c10::SymInt", "ints": "rules::Dims", "bool": "bool"}.get(a.kind)
             if a.kind != b.kind or wrap is None:
-                raise self.fail(f"both sides of '{e}' must be ints, shapes or bools of one kind, "
-                                f"got {_show(a.kind)} and {_show(b.kind)}", "make both branches the same kind of value")
+                raise self.fail(
+                    f"both sides of '{e}' must be ints, shapes or bools of one kind, "
+                    f"got {_show(a.kind)} and {_show(b.kind)}",
+                    "make both branches the same kind of value",
+                )
             return Value(a.kind, f"({test} ? {wrap}({a.code}) : {wrap}({b.code}))")
         if isinstance(e, UnaryOp):
             if e.op == "-":
@@ -360,8 +466,10 @@ class Lowering:
             if e.op in ("and", "or"):
                 a, b = self.expr(e.lhs), self.expr(e.rhs)
                 if a.kind != "bool" or b.kind != "bool":
-                    raise self.fail(f"'{e.op}' needs bools, got {_show(a.kind)} and {_show(b.kind)}",
-                                    "use 'or' between dtypes only in meta.dtype")
+                    raise self.fail(
+                        f"'{e.op}' needs bools, got {_show(a.kind)} and {_show(b.kind)}",
+                        "use 'or' between dtypes only in meta.dtype",
+                    )
                 return Value("bool", f"({a.code} {'&&' if e.op == 'and' else '||'} {b.code})")
             if e.op in ("==", "!="):  # two shapes compare as lists (addmm: self expands to [n, m])
                 lv, rv = self.expr(e.lhs), self.expr(e.rhs)
@@ -380,8 +488,10 @@ class Lowering:
     def condition(self, e: Expr) -> str:
         v = self.expr(e)
         if v.kind != "bool":
-            raise self.fail(f"the condition '{e}' must be a bool, got {_show(v.kind)}",
-                            "test e.g. given(rounding_mode) or a comparison")
+            raise self.fail(
+                f"the condition '{e}' must be a bool, got {_show(v.kind)}",
+                "test e.g. given(rounding_mode) or a comparison",
+            )
         return v.code
 
     def call(self, e: Call) -> Value:
@@ -389,11 +499,16 @@ class Lowering:
         if fn == "given":
             v = self.env.get(e.args[0].id) if len(e.args) == 1 and isinstance(e.args[0], Name) else None
             if v is None or v.kind not in OPTIONAL_KINDS or e.kwargs:
-                raise self.fail(f"given() takes one optional argument, got '{', '.join(str(a) for a in e.args)}'",
-                                "pass a Tensor?, int?, int[]?, Scalar?, ScalarType? or str? argument: given(rounding_mode)")
+                raise self.fail(
+                    f"given() takes one optional argument, got '{', '.join(str(a) for a in e.args)}'",
+                    "pass a Tensor?, int?, int[]?, Scalar?, ScalarType? or str? argument: given(rounding_mode)",
+                )
             return Value("bool", f"{v.code}.has_value()")
         if fn in DTYPE_BUILTINS or fn in CHECK_BUILTINS or fn == "like":
-            raise self.fail(f"{fn}() is not a shape builtin", f"use {fn}() in {'meta.dtype' if fn in DTYPE_BUILTINS else 'meta.checks' if fn in CHECK_BUILTINS else 'meta.layout'}")
+            raise self.fail(
+                f"{fn}() is not a shape builtin",
+                f"use {fn}() in {'meta.dtype' if fn in DTYPE_BUILTINS else 'meta.checks' if fn in CHECK_BUILTINS else 'meta.layout'}",
+            )
         if fn not in SHAPE_BUILTINS and fn != "dims":
             known = SHAPE_BUILTINS + ("dims", "given") + (CHECK_BUILTINS if self.in_check else ())
             raise self.fail(f"unknown builtin '{fn}'", f"use one of: {', '.join(known)}")
@@ -405,16 +520,20 @@ class Lowering:
         def want(*expected: str) -> None:
             ok = len(expected) == len(kinds) and all(k in exp.split("|") for k, exp in zip(kinds, expected))
             if not ok:
-                raise self.fail(f"{fn}() takes ({', '.join(_show(x) for x in expected)}), got ({', '.join(_show(k) for k in kinds)})",
-                                f"see {fn}() in docs/rules.md")
+                raise self.fail(
+                    f"{fn}() takes ({', '.join(_show(x) for x in expected)}), got ({', '.join(_show(k) for k in kinds)})",
+                    f"see {fn}() in docs/rules.md",
+                )
 
         def names(i: int) -> str:
             return f'"{e.args[i]}"'
 
         if fn == "broadcast":
             if not args or any(k not in ("tensor", "tensor?", "ints") for k in kinds):
-                raise self.fail(f"broadcast() takes tensors or dim groups, got ({', '.join(_show(k) for k in kinds)})",
-                                "write e.g. broadcast(self, other) or broadcast(ba, bb)")
+                raise self.fail(
+                    f"broadcast() takes tensors or dim groups, got ({', '.join(_show(k) for k in kinds)})",
+                    "write e.g. broadcast(self, other) or broadcast(ba, bb)",
+                )
 
             def item(i: int, a: Value) -> str:
                 if a.kind == "tensor":
@@ -427,26 +546,45 @@ class Lowering:
             return Value("ints", f"rules::broadcast(op, {{{items}}})")
         if fn in ("reduce", "dims"):
             # empty=NONE: an empty dim list reduces nothing (torch.all/any), not every dim.
-            empty = "" if self.kwarg(e, "empty", ("ALL", "NONE"), "ALL") == "ALL" else ", /*empty_reduces_all=*/false"
+            empty = (
+                ""
+                if self.kwarg(e, "empty", ("ALL", "NONE"), "ALL") == "ALL"
+                else ", /*empty_reduces_all=*/false"
+            )
             if fn == "reduce":
                 want("tensor", "ints?|ints|int|int?", "bool")
-                return Value("ints", f"rules::reduce(op, {names(0)}, {args[0].code}.sym_sizes(), {_dim_list(args[1])}, "
-                                     f"{args[2].code}{empty})")
+                return Value(
+                    "ints",
+                    f"rules::reduce(op, {names(0)}, {args[0].code}.sym_sizes(), {_dim_list(args[1])}, "
+                    f"{args[2].code}{empty})",
+                )
             want("tensor", "ints?|ints|int|int?")
-            return Value("dimlist", f"rules::reduced_dims(op, {names(0)}, {args[0].code}.dim(), {_dim_list(args[1])}{empty})")
+            return Value(
+                "dimlist",
+                f"rules::reduced_dims(op, {names(0)}, {args[0].code}.dim(), {_dim_list(args[1])}{empty})",
+            )
         if fn == "matmul":
             want("tensor", "tensor")
-            return Value("ints", f"rules::matmul(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, {args[1].code}.sym_sizes())")
+            return Value(
+                "ints",
+                f"rules::matmul(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, {args[1].code}.sym_sizes())",
+            )
         if fn == "split":
             want("tensor", "ints", "int")
-            return Value("shapes", f"rules::split(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, "
-                                   f"{args[1].code}, {args[2].code})")
+            return Value(
+                "shapes",
+                f"rules::split(op, {names(0)}, {args[0].code}.sym_sizes(), {names(1)}, "
+                f"{args[1].code}, {args[2].code})",
+            )
         if fn in ("cat", "stack"):
             want("tensors", "int")
             return Value("ints", f"rules::{fn}(op, {names(0)}, {args[0].code}, {args[1].code})")
         if fn == "index":
             want("tensor", "int", "tensor")
-            return Value("ints", f"rules::index(op, {names(0)}, {args[0].code}.sym_sizes(), {args[1].code}, {names(2)}, {args[2].code}.sym_sizes())")
+            return Value(
+                "ints",
+                f"rules::index(op, {names(0)}, {args[0].code}.sym_sizes(), {args[1].code}, {names(2)}, {args[2].code}.sym_sizes())",
+            )
         if fn == "window":
             want("int", "int", "int", "int", "int", "bool")
             return Value("int", f"rules::window(op, {', '.join(a.code for a in args)})")
@@ -479,8 +617,10 @@ class Lowering:
             lhs = e.lhs
             v = self.expr(lhs) if isinstance(lhs, Name) and lhs.id in self.env else None
             if v is None or v.kind != "dtype?":
-                raise self.fail(f"the left side of 'or' in a dtype rule must be a ScalarType? argument, got '{lhs}'",
-                                "write e.g. 'dtype or promote(self)'")
+                raise self.fail(
+                    f"the left side of 'or' in a dtype rule must be a ScalarType? argument, got '{lhs}'",
+                    "write e.g. 'dtype or promote(self)'",
+                )
             return f"({v.code}.has_value() ? rules::Dtypes::of(*{v.code}) : {self.dtype_expr(e.rhs)})"
         if isinstance(e, Name):
             v = self.env.get(e.id)
@@ -489,10 +629,14 @@ class Lowering:
                     return f"rules::Dtypes::of({v.code}.scalar_type())"
                 if v.kind == "dtype":
                     return f"rules::Dtypes::of({v.code})"
-                raise self.fail(f"'{e.id}' is {_show(v.kind)}, not a dtype", "use a tensor, a dtype name or promote(...)")
+                raise self.fail(
+                    f"'{e.id}' is {_show(v.kind)}, not a dtype", "use a tensor, a dtype name or promote(...)"
+                )
             if e.id in DTYPES:
                 return f"rules::Dtypes::of({DTYPES[e.id]})"
-            raise self.fail(f"'{e.id}' is neither a dtype nor an argument", f"use one of: {', '.join(DTYPES)}")
+            raise self.fail(
+                f"'{e.id}' is neither a dtype nor an argument", f"use one of: {', '.join(DTYPES)}"
+            )
         if isinstance(e, Call) and e.fn == "promote":
             kind = self.kwarg(e, "kind", PROMOTIONS, "DEFAULT")
             tensors, lists, scalars, optional = [], [], [], []
@@ -507,29 +651,42 @@ class Lowering:
                 elif v.kind == "scalar?":
                     optional.append(v.code)
                 else:
-                    raise self.fail(f"promote() takes tensors and Scalars, got {_show(v.kind)} '{a}'",
-                                    "pass the tensor and Scalar arguments that take part in type promotion")
+                    raise self.fail(
+                        f"promote() takes tensors and Scalars, got {_show(v.kind)} '{a}'",
+                        "pass the tensor and Scalar arguments that take part in type promotion",
+                    )
             if not tensors and not lists:
                 raise self.fail("promote() needs at least one tensor", "pass the tensor inputs")
-            return (f"rules::promote(op, {{{', '.join(tensors)}}}, {{{', '.join(lists)}}}, {{{', '.join(scalars)}}}, "
-                    f"rules::Promotion::{kind}" + (f", {{{', '.join(optional)}}})" if optional else ")"))
+            return (
+                f"rules::promote(op, {{{', '.join(tensors)}}}, {{{', '.join(lists)}}}, {{{', '.join(scalars)}}}, "
+                f"rules::Promotion::{kind}" + (f", {{{', '.join(optional)}}})" if optional else ")")
+            )
         if isinstance(e, Call) and e.fn == "reduction":
             kind = self.kwarg(e, "kind", REDUCTIONS, "SUM")
             if len(e.args) not in (1, 2):
-                raise self.fail("reduction() takes (tensor, [ScalarType? dtype])", "write e.g. reduction(self, dtype, kind=SUM)")
+                raise self.fail(
+                    "reduction() takes (tensor, [ScalarType? dtype])",
+                    "write e.g. reduction(self, dtype, kind=SUM)",
+                )
             t = self.expr(e.args[0])
             if t.kind != "tensor":
-                raise self.fail(f"reduction() reduces a tensor, got {_show(t.kind)}", "pass the reduced tensor")
+                raise self.fail(
+                    f"reduction() reduces a tensor, got {_show(t.kind)}", "pass the reduced tensor"
+                )
             override = "std::nullopt"
             if len(e.args) == 2:
                 o = self.expr(e.args[1])
                 if o.kind != "dtype?":
-                    raise self.fail(f"reduction()'s second argument must be a ScalarType? argument, got {_show(o.kind)}",
-                                    "pass the op's 'ScalarType? dtype' argument")
+                    raise self.fail(
+                        f"reduction()'s second argument must be a ScalarType? argument, got {_show(o.kind)}",
+                        "pass the op's 'ScalarType? dtype' argument",
+                    )
                 override = o.code
             return f'rules::reduction(op, "{e.args[0]}", {t.code}.scalar_type(), {override}, rules::Reduction::{kind})'
-        raise self.fail(f"'{e}' is not a dtype rule",
-                        "use promote(...), reduction(...), a dtype name, a tensor, 'dtype or ...', or '... if ... else ...'")
+        raise self.fail(
+            f"'{e}' is not a dtype rule",
+            "use promote(...), reduction(...), a dtype name, a tensor, 'dtype or ...', or '... if ... else ...'",
+        )
 
     def kwarg(self, e: Call, key: str, allowed: tuple[str, ...], default: str) -> str:
         kw = dict(e.kwargs)
@@ -547,21 +704,31 @@ class Lowering:
         if isinstance(e, Call) and e.fn == "alpha_check":
             args = [self.expr(a) for a in e.args]
             if [a.kind for a in args] != ["scalar", "output"]:
-                raise self.fail("alpha_check() takes (Scalar alpha, output)", "write 'alpha_check(alpha, out)'")
+                raise self.fail(
+                    "alpha_check() takes (Scalar alpha, output)", "write 'alpha_check(alpha, out)'"
+                )
             self.emit(f"rules::check_alpha(op, {args[1].code}_dtypes.result, {args[0].code});")
             return
         if isinstance(e, Call) and e.fn == "integer_power_check":
             args = [self.expr(a) for a in e.args]
             if [a.kind for a in args] != ["scalar", "output"]:
-                raise self.fail("integer_power_check() takes (Scalar exponent, output)",
-                                "write 'integer_power_check(exponent, out)'")
+                raise self.fail(
+                    "integer_power_check() takes (Scalar exponent, output)",
+                    "write 'integer_power_check(exponent, out)'",
+                )
             self.emit(f"rules::check_integer_power(op, {args[1].code}_dtypes.result, {args[0].code});")
             return
         if isinstance(e, Call) and e.fn == "same_dtype":
             args = [self.expr(a) for a in e.args]
-            if len(args) < 2 or args[0].kind != "tensor" or any(a.kind not in ("tensor", "tensor?") for a in args):
-                raise self.fail("same_dtype() takes two or more tensors, the first one required (not Tensor?)",
-                                "write e.g. 'same_dtype(self, other)' or 'same_dtype(input, weight)'")
+            if (
+                len(args) < 2
+                or args[0].kind != "tensor"
+                or any(a.kind not in ("tensor", "tensor?") for a in args)
+            ):
+                raise self.fail(
+                    "same_dtype() takes two or more tensors, the first one required (not Tensor?)",
+                    "write e.g. 'same_dtype(self, other)' or 'same_dtype(input, weight)'",
+                )
             # zero_dim=PROMOTE: a 0-dim tensor after the first may have any dtype (it promotes as a
             # number does: torch.lerp's weight).
             if self.kwarg(e, "zero_dim", ("EXACT", "PROMOTE"), "EXACT") == "PROMOTE":
@@ -569,7 +736,9 @@ class Lowering:
                 for a, v in zip(e.args[1:], args[1:]):
                     t = v.code if v.kind == "tensor" else f"(*{v.code})"
                     given = "" if v.kind == "tensor" else f"{v.code}.has_value() && "
-                    self.emit(f'if ({given}{t}.dim() != 0) rules::check_same_dtype(op, {{{first}, {{"{a}", {t}}}}});')
+                    self.emit(
+                        f'if ({given}{t}.dim() != 0) rules::check_same_dtype(op, {{{first}, {{"{a}", {t}}}}});'
+                    )
                 return
             items = ", ".join(f'{{"{a}", {v.code}}}' for a, v in zip(e.args, args) if v.kind == "tensor")
             if sum(v.kind == "tensor" for v in args) > 1:
@@ -577,41 +746,62 @@ class Lowering:
             first = f'{{"{e.args[0]}", {args[0].code}}}'
             for a, v in zip(e.args, args):
                 if v.kind == "tensor?":  # checked against the first tensor when given
-                    self.emit(f'if ({v.code}.has_value()) rules::check_same_dtype(op, {{{first}, {{"{a}", *{v.code}}}}});')
+                    self.emit(
+                        f'if ({v.code}.has_value()) rules::check_same_dtype(op, {{{first}, {{"{a}", *{v.code}}}}});'
+                    )
             return
         if isinstance(e, Call) and e.fn == "nonempty":
             args = [self.expr(a) for a in e.args]
-            if len(args) != 2 or args[0].kind != "tensor" or args[1].kind not in ("ints?", "ints", "int", "int?"):
+            if (
+                len(args) != 2
+                or args[0].kind != "tensor"
+                or args[1].kind not in ("ints?", "ints", "int", "int?")
+            ):
                 raise self.fail("nonempty() takes (Tensor, dim list)", "write 'nonempty(self, dim)'")
-            self.emit(f'rules::check_nonempty(op, "{e.args[0]}", {args[0].code}.sym_sizes(), '
-                      f'rules::reduced_dims(op, "{e.args[0]}", {args[0].code}.dim(), {_dim_list(args[1])}));')
+            self.emit(
+                f'rules::check_nonempty(op, "{e.args[0]}", {args[0].code}.sym_sizes(), '
+                f'rules::reduced_dims(op, "{e.args[0]}", {args[0].code}.dim(), {_dim_list(args[1])}));'
+            )
             return
         if isinstance(e, Call) and e.fn == "norm_nonempty":
             args = [self.expr(a) for a in e.args]
-            if (len(args) != 3 or args[0].kind not in ("scalar", "scalar?") or args[1].kind != "tensor"
-                    or args[2].kind not in ("ints?", "ints", "int", "int?")):
-                raise self.fail("norm_nonempty() takes (Scalar? p, Tensor, dim list)", "write 'norm_nonempty(p, self, dim)'")
+            if (
+                len(args) != 3
+                or args[0].kind not in ("scalar", "scalar?")
+                or args[1].kind != "tensor"
+                or args[2].kind not in ("ints?", "ints", "int", "int?")
+            ):
+                raise self.fail(
+                    "norm_nonempty() takes (Scalar? p, Tensor, dim list)",
+                    "write 'norm_nonempty(p, self, dim)'",
+                )
             p = args[0].code if args[0].kind == "scalar?" else f"std::optional<at::Scalar>({args[0].code})"
-            self.emit(f'rules::check_norm_nonempty(op, "{e.args[1]}", {p}, {args[1].code}.sym_sizes(), '
-                      f'rules::reduced_dims(op, "{e.args[1]}", {args[1].code}.dim(), {_dim_list(args[2])}));')
+            self.emit(
+                f'rules::check_norm_nonempty(op, "{e.args[1]}", {p}, {args[1].code}.sym_sizes(), '
+                f'rules::reduced_dims(op, "{e.args[1]}", {args[1].code}.dim(), {_dim_list(args[2])}));'
+            )
             return
         v = self.expr(e)
         if v.kind != "bool":
             raise self.fail(f"a check must be a condition, got {_show(v.kind)} '{e}'", "write e.g. 'n > 0'")
         shown = [n for n in _names(e) if self.env.get(n) and self.env[n].kind == "int"]
         values = "".join(f', " {n}=", {self.env[n].code}' for n in dict.fromkeys(shown))
-        self.emit(f'TORCH_CHECK({v.code}, op, ": rule \'{e}\' does not hold"{values});')
+        self.emit(f"TORCH_CHECK({v.code}, op, \": rule '{e}' does not hold\"{values});")
 
     def layout(self, out) -> str:
         e = out.layout
         if not (isinstance(e, Call) and e.fn == "like" and e.args and not e.kwargs):
-            raise self.fail(f"meta.layout.{out.arg} must be 'contiguous' or 'like(<tensors>)', got '{e}'",
-                            "write e.g. 'like(self, other)' for PyTorch's elementwise stride propagation")
+            raise self.fail(
+                f"meta.layout.{out.arg} must be 'contiguous' or 'like(<tensors>)', got '{e}'",
+                "write e.g. 'like(self, other)' for PyTorch's elementwise stride propagation",
+            )
         items = []
         for a in e.args:
             v = self.expr(a)
             if v.kind != "tensor":
-                raise self.fail(f"like() takes tensor arguments, got {_show(v.kind)} '{a}'", "name tensor inputs")
+                raise self.fail(
+                    f"like() takes tensor arguments, got {_show(v.kind)} '{a}'", "name tensor inputs"
+                )
             items.append(f'{{"{a}", {v.code}}}')
         return f"elementwise_strides({out.arg}_shape, {{{', '.join(items)}}})"
 
@@ -643,10 +833,26 @@ def _names(e: Expr) -> list[str]:
 
 
 _KIND_NAMES = {
-    "tensor": "a Tensor", "tensors": "a Tensor[]", "tensor?": "a Tensor?", "int": "an int", "ints": "a list of dims",
-    "int?": "an int?", "ints?": "an int[]?", "bool": "a bool", "scalar": "a Scalar", "scalar?": "a Scalar?",
-    "dtype": "a ScalarType", "dtype?": "a ScalarType?", "float": "a float", "str": "a str", "str?": "a str?", "elems": "per-element dims",
-    "dimlist": "a dim list", "shapes": "one shape per element of a list", "output": "an output", "other": "an argument rules cannot use",
+    "tensor": "a Tensor",
+    "tensors": "a Tensor[]",
+    "tensor?": "a Tensor?",
+    "int": "an int",
+    "ints": "a list of dims",
+    "int?": "an int?",
+    "ints?": "an int[]?",
+    "bool": "a bool",
+    "scalar": "a Scalar",
+    "scalar?": "a Scalar?",
+    "dtype": "a ScalarType",
+    "dtype?": "a ScalarType?",
+    "float": "a float",
+    "str": "a str",
+    "str?": "a str?",
+    "elems": "per-element dims",
+    "dimlist": "a dim list",
+    "shapes": "one shape per element of a list",
+    "output": "an output",
+    "other": "an argument rules cannot use",
 }
 
 
@@ -665,7 +871,9 @@ def promoted_tensors(rule) -> tuple[str, ...]:
             then, otherwise = of(e.then), of(e.otherwise)
             return then if then == otherwise else None
         if isinstance(e, Call) and e.fn == "promote":
-            names = tuple(a.id for a in e.args if isinstance(a, Name) and kinds.get(a.id) in ("tensor", "tensors"))
+            names = tuple(
+                a.id for a in e.args if isinstance(a, Name) and kinds.get(a.id) in ("tensor", "tensors")
+            )
             return None if any(kinds[n] == "tensors" for n in names) else names
         return None
 
@@ -694,11 +902,18 @@ class TuningLowering(Lowering):
             raise self.fail(f"{e.fn}() takes no keyword arguments", "pass arguments by position")
         args = [self.expr(a) for a in e.args]
         kinds = [a.kind for a in args]
-        expected = {"numel": ["tensor"], "bucket_pow2": ["int"], "contiguous": ["tensor"],
-                    "stride": ["tensor", "int"], "innermost": ["tensor", "ints|int|int?|ints?"]}[e.fn]
+        expected = {
+            "numel": ["tensor"],
+            "bucket_pow2": ["int"],
+            "contiguous": ["tensor"],
+            "stride": ["tensor", "int"],
+            "innermost": ["tensor", "ints|int|int?|ints?"],
+        }[e.fn]
         if len(kinds) != len(expected) or any(k not in x.split("|") for k, x in zip(kinds, expected)):
-            raise self.fail(f"{e.fn}() takes ({', '.join(_show(x) for x in expected)}), got ({', '.join(_show(k) for k in kinds)})",
-                            f"see {e.fn}() in docs/rules.md")
+            raise self.fail(
+                f"{e.fn}() takes ({', '.join(_show(x) for x in expected)}), got ({', '.join(_show(k) for k in kinds)})",
+                f"see {e.fn}() in docs/rules.md",
+            )
         if e.fn == "numel":
             return Value("int", f"c10::SymInt({args[0].code}.numel())")
         if e.fn == "bucket_pow2":
@@ -710,8 +925,11 @@ class TuningLowering(Lowering):
         dims = args[1]
         if dims.kind == "ints" and dims.raw is not None:  # precomputed reduced_dims: already wrapped
             return Value("bool", f"rules::innermost({args[0].code}, {dims.raw})")
-        return Value("bool", f'rules::innermost({args[0].code}, rules::reduced_dims(op, "{e.args[0]}", '
-                             f"{args[0].code}.dim(), {_dim_list(dims)}))")
+        return Value(
+            "bool",
+            f'rules::innermost({args[0].code}, rules::reduced_dims(op, "{e.args[0]}", '
+            f"{args[0].code}.dim(), {_dim_list(dims)}))",
+        )
 
 
 @dataclass(frozen=True)
@@ -721,8 +939,16 @@ class TuningCode:
     conditions: tuple[str | None, ...]  # one bool expression per condition (None: always)
 
 
-def lower_tuning(rule, op: str, replaced: set[str], values: tuple[tuple[str, str], ...], outputs: tuple[str, ...],
-                 key: tuple[Expr, ...], conditions: tuple[Expr | None, ...], line: int | None = None) -> TuningCode:
+def lower_tuning(
+    rule,
+    op: str,
+    replaced: set[str],
+    values: tuple[tuple[str, str], ...],
+    outputs: tuple[str, ...],
+    key: tuple[Expr, ...],
+    conditions: tuple[Expr | None, ...],
+    line: int | None = None,
+) -> TuningCode:
     """C++ for a tuning key and variant conditions, given the impl's arguments: the rule's
     arguments except ``replaced`` ones, precomputed ``values`` (name, declared type) and tensor
     ``outputs``. Input patterns of arguments the impl still has are replayed to bind their dims."""
@@ -736,8 +962,11 @@ def lower_tuning(rule, op: str, replaced: set[str], values: tuple[tuple[str, str
         kind = {"int[]": "ints", "int": "int", "SymInt": "int", "bool": "bool"}.get(declared)
         if kind is None:
             continue
-        low.env[name] = Value(kind, {"ints": f"rules::sym({c})", "int": f"c10::SymInt({c})", "bool": c}[kind],
-                              c if kind == "ints" else None)
+        low.env[name] = Value(
+            kind,
+            {"ints": f"rules::sym({c})", "int": f"c10::SymInt({c})", "bool": c}[kind],
+            c if kind == "ints" else None,
+        )
     for o in outputs:
         low.env[o] = Value("tensor", cpp_name(o))
     for inp in rule.inputs:
@@ -751,7 +980,9 @@ def lower_tuning(rule, op: str, replaced: set[str], values: tuple[tuple[str, str
         elif v.kind == "bool":
             items.append(f"static_cast<int64_t>({v.code})")
         else:
-            raise low.fail(f"kernels.key item '{item}' must be an int or a bool, got {_show(v.kind)}",
-                           "write e.g. bucket_pow2(numel(out)) or innermost(self, reduced_dims)")
+            raise low.fail(
+                f"kernels.key item '{item}' must be an int or a bool, got {_show(v.kind)}",
+                "write e.g. bucket_pow2(numel(out)) or innermost(self, reduced_dims)",
+            )
     conds = tuple(None if c is None else low.condition(c) for c in conditions)
     return TuningCode(tuple(low.lines), tuple(items), conds)

@@ -48,6 +48,8 @@ def expand_dtypes(items: list) -> tuple[str, ...]:
         else:
             raise KeyError(item)
     return tuple(d for d in DTYPE_NAMES if d in names)
+
+
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
 KEYS = ("shape", "dtype", "layout", "allowed", "checks", "precomputed", "combine")
 
@@ -95,8 +97,13 @@ def arg_kind(t) -> str | None:
         return "tensor"
     if isinstance(t, BaseType):
         return {
-            BaseTy.int: "int", BaseTy.SymInt: "int", BaseTy.bool: "bool", BaseTy.Scalar: "scalar",
-            BaseTy.ScalarType: "dtype", BaseTy.float: "float", BaseTy.str: "str",
+            BaseTy.int: "int",
+            BaseTy.SymInt: "int",
+            BaseTy.bool: "bool",
+            BaseTy.Scalar: "scalar",
+            BaseTy.ScalarType: "dtype",
+            BaseTy.float: "float",
+            BaseTy.str: "str",
         }.get(t.name)
     if isinstance(t, ListType):
         if t.elem == BaseType(BaseTy.Tensor):
@@ -111,8 +118,9 @@ def arg_kind(t) -> str | None:
     return None
 
 
-def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
-               precomputed: tuple[tuple[str, str], ...]) -> Rule | None:
+def parse_rule(
+    path: str, entry: LineDict, op: str, schema: FunctionSchema, precomputed: tuple[tuple[str, str], ...]
+) -> Rule | None:
     """The ``meta:`` key of a structured entry: a Rule, or None for ``meta: custom``."""
     raw = entry.get("meta")
     line = entry.line_of("meta")
@@ -123,8 +131,10 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
     if raw == "custom":
         return None
     if not isinstance(raw, dict):
-        raise fail(f"'meta' must be a rule mapping or 'custom', got {raw!r}",
-                   "write 'meta: {shape: {out: \"broadcast(self, other)\"}}' or 'meta: custom'")
+        raise fail(
+            f"'meta' must be a rule mapping or 'custom', got {raw!r}",
+            "write 'meta: {shape: {out: \"broadcast(self, other)\"}}' or 'meta: custom'",
+        )
     for key in raw:
         if key not in KEYS:
             raise fail(f"unknown meta key '{key}'", f"use only: {', '.join(KEYS)}", raw.line_of(key))
@@ -132,8 +142,11 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
     def section(key: str) -> LineDict:
         value = raw.get(key, LineDict())
         if not isinstance(value, dict):
-            raise fail(f"'meta.{key}' must map argument names to rule text",
-                       f"write e.g. '{key}: {{out: ...}}'", raw.line_of(key))
+            raise fail(
+                f"'meta.{key}' must map argument names to rule text",
+                f"write e.g. '{key}: {{out: ...}}'",
+                raw.line_of(key),
+            )
         return value
 
     def text(value: object, where: str, at: int) -> str:
@@ -145,7 +158,9 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
         try:
             return fn(value)
         except RuleSyntaxError as e:
-            raise fail(f"{where}: cannot parse '{value}': {e}", "see docs/rules.md for the syntax", at) from None
+            raise fail(
+                f"{where}: cannot parse '{value}': {e}", "see docs/rules.md for the syntax", at
+            ) from None
 
     kinds: dict[str, str] = {}
     for a in schema.arguments.non_out:
@@ -167,25 +182,36 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
             shapes[name] = (parsed(parse_expr, value, where, at), at)
         elif name in all_names:
             if kinds.get(name) not in ("tensor", "tensors", "tensor?"):
-                raise fail(f"{where}: '{name}' is not a Tensor, Tensor? or Tensor[] argument, so it has no shape",
-                           "give patterns to tensor arguments only", at)
+                raise fail(
+                    f"{where}: '{name}' is not a Tensor, Tensor? or Tensor[] argument, so it has no shape",
+                    "give patterns to tensor arguments only",
+                    at,
+                )
             inputs.append(InputRule(name, kinds[name], parsed(parse_pattern, value, where, at), at))
         else:
-            raise fail(f"{where}: '{name}' is not an argument of this op",
-                       f"use one of: {', '.join(all_names + out_names)}", at)
+            raise fail(
+                f"{where}: '{name}' is not an argument of this op",
+                f"use one of: {', '.join(all_names + out_names)}",
+                at,
+            )
     for o in out_names:
         if o not in shapes:
-            raise fail(f"meta.shape has no rule for output '{o}'",
-                       f"add '{o}: <shape expression>' to meta.shape, e.g. '{o}: broadcast(self, other)'",
-                       raw.line_of("shape") if "shape" in raw else line)
+            raise fail(
+                f"meta.shape has no rule for output '{o}'",
+                f"add '{o}: <shape expression>' to meta.shape, e.g. '{o}: broadcast(self, other)'",
+                raw.line_of("shape") if "shape" in raw else line,
+            )
 
     dtype = section("dtype")
     layout = section("layout")
     for key, sec in (("dtype", dtype), ("layout", layout)):
         for name in sec:
             if name not in out_names:
-                raise fail(f"meta.{key}.{name}: '{name}' is not an output",
-                           f"use one of: {', '.join(out_names)}", sec.line_of(name))
+                raise fail(
+                    f"meta.{key}.{name}: '{name}' is not an output",
+                    f"use one of: {', '.join(out_names)}",
+                    sec.line_of(name),
+                )
     outputs = []
     for o in out_names:
         promoted = [n for n in all_names if kinds.get(n) in ("tensor", "tensors")]
@@ -193,8 +219,10 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
         d_text = dtype.get(o, default_dtype)
         d_line = dtype.line_of(o) if o in dtype else shapes[o][1]
         if d_text is None:
-            raise fail(f"meta.dtype has no rule for output '{o}' and the op has no tensor input to promote",
-                       f"add 'dtype: {{{o}: <dtype expression>}}'")
+            raise fail(
+                f"meta.dtype has no rule for output '{o}' and the op has no tensor input to promote",
+                f"add 'dtype: {{{o}: <dtype expression>}}'",
+            )
         d_expr = parsed(parse_expr, text(d_text, f"meta.dtype.{o}", d_line), f"meta.dtype.{o}", d_line)
         l_expr = None
         l_line = shapes[o][1]
@@ -205,14 +233,20 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
                 l_expr = parsed(parse_expr, l_text, f"meta.layout.{o}", l_line)
         is_list = isinstance(next(a for a in outs if a.name == o).type, ListType)
         if is_list and l_expr is not None:
-            raise fail(f"meta.layout.{o}: '{o}' is a Tensor[] output, whose elements are contiguous",
-                       f"remove meta.layout.{o}", l_line)
+            raise fail(
+                f"meta.layout.{o}: '{o}' is a Tensor[] output, whose elements are contiguous",
+                f"remove meta.layout.{o}",
+                l_line,
+            )
         outputs.append(OutputRule(o, shapes[o][0], d_expr, l_expr, shapes[o][1], d_line, l_line, is_list))
 
     def dtype_set(items: object, where: str, at: int) -> tuple[str, ...]:
         if not isinstance(items, list) or not items:
-            raise fail(f"'{where}' must be a list of dtypes or dtype groups",
-                       f"write e.g. [floating, complex]; groups: {', '.join(DTYPE_GROUPS)}", at)
+            raise fail(
+                f"'{where}' must be a list of dtypes or dtype groups",
+                f"write e.g. [floating, complex]; groups: {', '.join(DTYPE_GROUPS)}",
+                at,
+            )
         try:
             return expand_dtypes(items)
         except KeyError as e:
@@ -225,9 +259,11 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
         if isinstance(items, dict):
             for name, value in items.items():
                 if kinds.get(name) not in ("tensor", "tensors", "tensor?"):
-                    raise fail(f"meta.allowed.{name}: '{name}' is not a tensor argument",
-                               f"use one of: {', '.join(n for n in all_names if kinds.get(n) in TENSOR_KINDS)}",
-                               items.line_of(name))
+                    raise fail(
+                        f"meta.allowed.{name}: '{name}' is not a tensor argument",
+                        f"use one of: {', '.join(n for n in all_names if kinds.get(n) in TENSOR_KINDS)}",
+                        items.line_of(name),
+                    )
                 allowed.append((name, dtype_set(value, f"meta.allowed.{name}", items.line_of(name))))
         else:
             allowed.append((None, dtype_set(items, "meta.allowed", at)))
@@ -235,7 +271,9 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
     checks = []
     raw_checks = raw.get("checks", [])
     if not isinstance(raw_checks, list):
-        raise fail("'meta.checks' must be a list of expressions", "write e.g. ['n > 0']", raw.line_of("checks"))
+        raise fail(
+            "'meta.checks' must be a list of expressions", "write e.g. ['n > 0']", raw.line_of("checks")
+        )
     for item in raw_checks:
         at = raw.line_of("checks")
         checks.append(Check(parsed(parse_expr, text(item, "meta.checks", at), "meta.checks", at), at))
@@ -247,19 +285,35 @@ def parse_rule(path: str, entry: LineDict, op: str, schema: FunctionSchema,
     for name, value in pre.items():
         at = pre.line_of(name)
         if name not in precomputed_names:
-            raise fail(f"meta.precomputed.{name}: '{name}' is not declared in 'precomputed'",
-                       f"declare it in 'precomputed' (declared: {', '.join(precomputed_names) or 'none'})", at)
-        rules_pre.append((name, parsed(parse_expr, text(value, f"meta.precomputed.{name}", at),
-                                       f"meta.precomputed.{name}", at), declared[name], at))
+            raise fail(
+                f"meta.precomputed.{name}: '{name}' is not declared in 'precomputed'",
+                f"declare it in 'precomputed' (declared: {', '.join(precomputed_names) or 'none'})",
+                at,
+            )
+        rules_pre.append(
+            (
+                name,
+                parsed(
+                    parse_expr, text(value, f"meta.precomputed.{name}", at), f"meta.precomputed.{name}", at
+                ),
+                declared[name],
+                at,
+            )
+        )
     for name in precomputed_names:
         if name not in pre:
-            raise fail(f"precomputed value '{name}' has no rule",
-                       f"add 'precomputed: {{{name}: <expression>}}' under 'meta'")
+            raise fail(
+                f"precomputed value '{name}' has no rule",
+                f"add 'precomputed: {{{name}: <expression>}}' under 'meta'",
+            )
 
     combine = raw.get("combine")
     if combine is not None and combine not in COMBINES:
-        raise fail(f"meta.combine: unknown combine '{combine}'", f"use one of: {', '.join(COMBINES)}",
-                   raw.line_of("combine"))
+        raise fail(
+            f"meta.combine: unknown combine '{combine}'",
+            f"use one of: {', '.join(COMBINES)}",
+            raw.line_of("combine"),
+        )
 
     rule = Rule(
         args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),

@@ -71,8 +71,12 @@ class Call:
         return f"{self.fn}({', '.join(parts)})"
 
     def data(self) -> tuple:
-        return ("call", self.fn, tuple(a.data() for a in self.args),
-                tuple((k, v.data()) for k, v in self.kwargs))
+        return (
+            "call",
+            self.fn,
+            tuple(a.data() for a in self.args),
+            tuple((k, v.data()) for k, v in self.kwargs),
+        )
 
 
 @dataclass(frozen=True)
@@ -264,7 +268,9 @@ class _Parser:
         """One level of parentheses, brackets, a call or a unary operator: bounded (codegen/depth.py)."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise RuleSyntaxError(f"nested more than {MAX_DEPTH} levels deep at column {self.tokens[self.i][2]}")
+            raise RuleSyntaxError(
+                f"nested more than {MAX_DEPTH} levels deep at column {self.tokens[self.i][2]}"
+            )
         try:
             yield
         finally:
@@ -439,7 +445,9 @@ class _Parser:
 
 def _bounded(tree: Expr | Pattern) -> None:
     if tree_depth(tree) > MAX_DEPTH:
-        raise RuleSyntaxError(f"nested more than {MAX_DEPTH} levels deep (each operator of a chain is a level)")
+        raise RuleSyntaxError(
+            f"nested more than {MAX_DEPTH} levels deep (each operator of a chain is a level)"
+        )
 
 
 def parse_pattern(text: str) -> Pattern:

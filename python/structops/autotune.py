@@ -38,7 +38,9 @@ def report(file=None) -> str:
             for t in d["timings"]
         )
         key = "[" + ", ".join(str(k) for k in d["key"]) + "]"
-        lines.append(f"{d['op']:<24} {d['device']:<7} {d['dtype']:<12} {key:<26} {d['pick']:<12} {d['source']:<13} {times}")
+        lines.append(
+            f"{d['op']:<24} {d['device']:<7} {d['dtype']:<12} {key:<26} {d['pick']:<12} {d['source']:<13} {times}"
+        )
     text = "\n".join(lines)
     if file is not None:
         print(text, file=file)

@@ -24,8 +24,10 @@ def _broadcast_shape(op: str, a_name: str, a: torch.Tensor, b_name: str, b: torc
         y = b.shape[i] if -i <= b.dim() else 1
         torch._check(
             x == y or x == 1 or y == 1,
-            lambda x=x, y=y, i=i: f"{op}: the size of '{b_name}' ({y}) must match the size of '{a_name}' ({x}) "
-            f"at non-singleton dimension {i}; shapes: {a_name}={list(a.shape)}, {b_name}={list(b.shape)}",
+            lambda x=x, y=y, i=i: (
+                f"{op}: the size of '{b_name}' ({y}) must match the size of '{a_name}' ({x}) "
+                f"at non-singleton dimension {i}; shapes: {a_name}={list(a.shape)}, {b_name}={list(b.shape)}"
+            ),
         )
         shape.append(y if x == 1 else x)
     return shape
@@ -33,9 +35,13 @@ def _broadcast_shape(op: str, a_name: str, a: torch.Tensor, b_name: str, b: torc
 
 @torch.library.register_fake("structops::masked_select")
 def _masked_select(self: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    torch._check(mask.dtype == torch.bool, lambda: (
-        f"masked_select: 'mask' has dtype {_dtype_name(mask.dtype)}, which masked_select does not support "
-        "(supported: bool)"))
+    torch._check(
+        mask.dtype == torch.bool,
+        lambda: (
+            f"masked_select: 'mask' has dtype {_dtype_name(mask.dtype)}, which masked_select does not support "
+            "(supported: bool)"
+        ),
+    )
     shape = _broadcast_shape("masked_select", "self", self, "mask", mask)
     count = torch.library.get_ctx().new_dynamic_size(max=max(_numel_bound(shape), 2))
     return self.new_empty((count,))
@@ -53,9 +59,18 @@ def _numel_bound(shape: list) -> int:
 
 
 _C10_NAMES = {
-    torch.bool: "Bool", torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", torch.int32: "Int",
-    torch.int64: "Long", torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float32: "Float",
-    torch.float64: "Double", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble",
+    torch.bool: "Bool",
+    torch.uint8: "Byte",
+    torch.int8: "Char",
+    torch.int16: "Short",
+    torch.int32: "Int",
+    torch.int64: "Long",
+    torch.float16: "Half",
+    torch.bfloat16: "BFloat16",
+    torch.float32: "Float",
+    torch.float64: "Double",
+    torch.complex64: "ComplexFloat",
+    torch.complex128: "ComplexDouble",
 }
 
 

@@ -73,6 +73,7 @@ def _fail(op: str, message: str, index: bool = False):
 # ---------------------------------------------------------------------------------------------
 # Dtypes (PyTorch's result_type state machine and promotion kinds)
 
+
 def _combine(higher: torch.dtype | None, lower: torch.dtype | None) -> torch.dtype | None:
     if higher is None:
         return lower
@@ -81,7 +82,11 @@ def _combine(higher: torch.dtype | None, lower: torch.dtype | None) -> torch.dty
     if higher.is_complex:
         return higher
     if lower.is_complex:
-        return {torch.float64: torch.complex128}.get(higher, torch.complex64) if higher.is_floating_point else lower
+        return (
+            {torch.float64: torch.complex128}.get(higher, torch.complex64)
+            if higher.is_floating_point
+            else lower
+        )
     if higher.is_floating_point:
         return higher
     if higher == torch.bool or lower.is_floating_point:
@@ -97,8 +102,15 @@ def _promote(tensors: list[TensorInfo], scalars: list[Any]) -> torch.dtype:
         else:
             zero = t.dtype if zero is None else torch.promote_types(zero, t.dtype)
     for s in scalars:
-        d = (torch.bool if isinstance(s, bool) else torch.int64 if isinstance(s, int)
-             else torch.complex64 if isinstance(s, complex) else torch.get_default_dtype())
+        d = (
+            torch.bool
+            if isinstance(s, bool)
+            else torch.int64
+            if isinstance(s, int)
+            else torch.complex64
+            if isinstance(s, complex)
+            else torch.get_default_dtype()
+        )
         if isinstance(s, complex) and torch.get_default_dtype() == torch.float64:
             d = torch.complex128
         wrapped = d if wrapped is None else torch.promote_types(wrapped, d)
@@ -107,9 +119,18 @@ def _promote(tensors: list[TensorInfo], scalars: list[Any]) -> torch.dtype:
 
 # c10's names, so the mirror's messages read like the C++ meta function's.
 C10_NAMES = {
-    torch.bool: "Bool", torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", torch.int32: "Int",
-    torch.int64: "Long", torch.float16: "Half", torch.bfloat16: "BFloat16", torch.float32: "Float",
-    torch.float64: "Double", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble",
+    torch.bool: "Bool",
+    torch.uint8: "Byte",
+    torch.int8: "Char",
+    torch.int16: "Short",
+    torch.int32: "Int",
+    torch.int64: "Long",
+    torch.float16: "Half",
+    torch.bfloat16: "BFloat16",
+    torch.float32: "Float",
+    torch.float64: "Double",
+    torch.complex64: "ComplexFloat",
+    torch.complex128: "ComplexDouble",
 }
 
 
@@ -118,10 +139,22 @@ def _opmath(dtype: torch.dtype) -> torch.dtype:
 
 
 DTYPE_NAMES = {
-    "bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16, "int32": torch.int32,
-    "int64": torch.int64, "long": torch.int64, "float16": torch.float16, "half": torch.float16,
-    "bfloat16": torch.bfloat16, "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
-    "double": torch.float64, "complex64": torch.complex64, "complex128": torch.complex128,
+    "bool": torch.bool,
+    "uint8": torch.uint8,
+    "int8": torch.int8,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "long": torch.int64,
+    "float16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float": torch.float32,
+    "float64": torch.float64,
+    "double": torch.float64,
+    "complex64": torch.complex64,
+    "complex128": torch.complex128,
 }
 
 
@@ -132,7 +165,9 @@ DTYPE_NAMES = {
 @dataclass
 class Result:
     op: str
-    outputs: list[tuple[str, list[Dim], torch.dtype, torch.dtype, tuple[int, ...]]]  # name, dims, dtype, compute, strides
+    outputs: list[
+        tuple[str, list[Dim], torch.dtype, torch.dtype, tuple[int, ...]]
+    ]  # name, dims, dtype, compute, strides
     inputs: dict[str, TensorInfo | list[TensorInfo]]
     combine: str | None
     reduced: list[Dim]  # dims builtins consumed (matmul's k, reduce's reduced axes)
@@ -176,8 +211,12 @@ class _Eval:
                 if i[0] == "group" and i[2] is not None:
                     d = self.int_value(self.expr(i[2]))
                     if not -rank <= d < rank:
-                        _fail(self.op, f"dim {d} is out of range for '{t.label}' with {rank} dims (pattern {text}; "
-                                       f"expected a dim in [{-rank}, {rank - 1}])", index=True)
+                        _fail(
+                            self.op,
+                            f"dim {d} is out of range for '{t.label}' with {rank} dims (pattern {text}; "
+                            f"expected a dim in [{-rank}, {rank - 1}])",
+                            index=True,
+                        )
                     lengths[i[1]] = d + rank if d < 0 else d
             for i in items:  # `*normalized_shape`: an int[] argument as a group of that many dims
                 if i[0] == "group" and i[2] is None and self.kinds.get(i[1]) == "ints":
@@ -198,7 +237,10 @@ class _Eval:
                     at += 1
                 elif i[0] == "literal":
                     if t.shape[at] != i[1]:
-                        _fail(self.op, f"{t.label}.size({index})={t.shape[at]} must equal {i[1]} (pattern {text})")
+                        _fail(
+                            self.op,
+                            f"{t.label}.size({index})={t.shape[at]} must equal {i[1]} (pattern {text})",
+                        )
                     at += 1
                 elif i[0] == "dim":
                     name, per_element = i[1], i[2]
@@ -213,11 +255,11 @@ class _Eval:
                     end = index + n
                     site = f"{t.label}.shape[{index}:{'' if after and end == 0 else end}]"
                     if self.kinds.get(i[1]) == "ints":
-                        want, got = [int(v) for v in self.env[i[1]]], list(t.shape[at:at + n])
+                        want, got = [int(v) for v in self.env[i[1]]], list(t.shape[at : at + n])
                         if want != got:
                             _fail(self.op, f"{i[1]}={want} must equal {site}={got} (group *{i[1]})")
                     else:
-                        self.bind(i[1], dims[at:at + n], site)
+                        self.bind(i[1], dims[at : at + n], site)
                     at += n
                     after = after or (i[2] is None and i[1] not in self.kinds)
 
@@ -235,8 +277,11 @@ class _Eval:
             bound.origins.extend(value.origins)
         else:
             if [d.size for d in bound] != [d.size for d in value]:
-                _fail(self.op, f"{self.sites[name]}={[d.size for d in bound]} must equal {site}="
-                               f"{[d.size for d in value]} (group *{name})")
+                _fail(
+                    self.op,
+                    f"{self.sites[name]}={[d.size for d in bound]} must equal {site}="
+                    f"{[d.size for d in value]} (group *{name})",
+                )
             for b, v in zip(bound, value):
                 b.origins.extend(v.origins)
 
@@ -279,9 +324,19 @@ class _Eval:
                 same = [self.int_value(x) for x in lv] == [self.int_value(x) for x in rv]
                 return same if op == "==" else not same
             a, b = self.int_value(lv), self.int_value(rv)
-            result = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: _floordiv(self.op, a, b),
-                      "%": lambda: _mod(self.op, a, b), "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b,
-                      "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
+            result = {
+                "+": lambda: a + b,
+                "-": lambda: a - b,
+                "*": lambda: a * b,
+                "//": lambda: _floordiv(self.op, a, b),
+                "%": lambda: _mod(self.op, a, b),
+                "==": lambda: a == b,
+                "!=": lambda: a != b,
+                "<": lambda: a < b,
+                "<=": lambda: a <= b,
+                ">": lambda: a > b,
+                ">=": lambda: a >= b,
+            }[op]()
             return result if isinstance(result, bool) else Dim(result)
         return self.call(e[1], [self.expr(a) for a in e[2]], e[2], dict(e[3]))
 
@@ -291,8 +346,13 @@ class _Eval:
             return args[0] is not None
         if fn == "broadcast":
             # An absent Tensor? broadcasts as a 0-dim tensor (mirrors the C++ lowering).
-            named = [(a.label, a.dims()) if isinstance(a, TensorInfo) else (f"*{s[1]}" if s[0] == "name" else "[...]", a)
-                     for a, s in zip(args, src) if a is not None]
+            named = [
+                (a.label, a.dims())
+                if isinstance(a, TensorInfo)
+                else (f"*{s[1]}" if s[0] == "name" else "[...]", a)
+                for a, s in zip(args, src)
+                if a is not None
+            ]
             return _broadcast(op, named)
         if fn in ("reduce", "dims"):
             t, dim = args[0], args[1]
@@ -304,8 +364,11 @@ class _Eval:
             keepdim = args[2]
             dims = t.dims()
             self.reduced.extend(dims[i] for i in reduced)
-            return [d for i, d in enumerate(dims) if i not in reduced] if not keepdim else \
-                [Dim(1) if i in reduced else d for i, d in enumerate(dims)]
+            return (
+                [d for i, d in enumerate(dims) if i not in reduced]
+                if not keepdim
+                else [Dim(1) if i in reduced else d for i, d in enumerate(dims)]
+            )
         if fn == "matmul":
             out, k = _matmul(op, args[0], args[1])
             self.reduced.append(k)
@@ -315,13 +378,15 @@ class _Eval:
         if fn == "stack":
             return _stack(op, args[0], self.int_value(args[1]))
         if fn == "split":
-            return _split(op, args[0], src[1][1], [self.int_value(s) for s in args[1]], self.int_value(args[2]))
+            return _split(
+                op, args[0], src[1][1], [self.int_value(s) for s in args[1]], self.int_value(args[2])
+            )
         if fn == "index":
             src_t, dim, idx = args
             rank = len(src_t.shape)
             d = _wrap(op, src_t.label, self.int_value(dim), rank)
             dims = src_t.dims()
-            return dims[:d] + idx.dims() + dims[d + 1:]
+            return dims[:d] + idx.dims() + dims[d + 1 :]
         if fn == "window":
             n, k, s, p, d = (self.int_value(a) for a in args[:5])
             return Dim(_window(op, n, k, s, p, d, args[5]))
@@ -332,8 +397,14 @@ class _Eval:
         if fn == "numel":
             return Dim(math.prod(args[0].shape))
         if fn == "item":
-            return Dim(_item(op, src[0][1] if src[0][0] == "name" else str(src[0]), [self.int_value(x) for x in args[0]],
-                             self.int_value(args[1])))
+            return Dim(
+                _item(
+                    op,
+                    src[0][1] if src[0][0] == "name" else str(src[0]),
+                    [self.int_value(x) for x in args[0]],
+                    self.int_value(args[1]),
+                )
+            )
         if fn == "sum":
             return _concat_dim(args[0])
         if fn == "ones":
@@ -394,8 +465,11 @@ class _Eval:
             r = torch.int64 if not (x.is_floating_point or x.is_complex) else x
         elif kind == "FLOAT":
             if not (x.is_floating_point or x.is_complex):
-                _fail(self.op, f"could not infer the output dtype: '{t.label}' must have a floating point or complex "
-                               f"dtype, got {C10_NAMES[x]}; pass dtype= to choose one")
+                _fail(
+                    self.op,
+                    f"could not infer the output dtype: '{t.label}' must have a floating point or complex "
+                    f"dtype, got {C10_NAMES[x]}; pass dtype= to choose one",
+                )
             r = x
         elif kind == "BOOL":
             r = torch.uint8 if x == torch.uint8 else torch.bool
@@ -415,7 +489,9 @@ class _Eval:
             if name in lists:  # one shape per element, each contiguous: outputs out[0], out[1], ...
                 result, compute = self.dtype(dtype)
                 for i, dims in enumerate(v):
-                    outputs.append((f"{name}[{i}]", dims, result, compute, _contiguous([d.size for d in dims])))
+                    outputs.append(
+                        (f"{name}[{i}]", dims, result, compute, _contiguous([d.size for d in dims]))
+                    )
                 self.env[name] = result
                 continue
             dims = v.dims() if isinstance(v, TensorInfo) else v
@@ -429,14 +505,22 @@ class _Eval:
         for arg, allowed in self.rule["allowed"]:
             if arg is None and promoted:
                 self.check_allowed_promoted(promoted, allowed)
-            names = [n for n, k in self.rule["args"] if k in ("tensor", "tensors", "tensor?") and (arg is None or n == arg)
-                     and not (arg is None and n in promoted)]
+            names = [
+                n
+                for n, k in self.rule["args"]
+                if k in ("tensor", "tensors", "tensor?")
+                and (arg is None or n == arg)
+                and not (arg is None and n in promoted)
+            ]
             for n in names:
                 given = self.env[n] if isinstance(self.env[n], list) else [self.env[n]]
                 for t in (t for t in given if t is not None):
                     if str(t.dtype).removeprefix("torch.") not in allowed:
-                        _fail(self.op, f"'{n}' has dtype {C10_NAMES[t.dtype]}, which {self.op} does not support "
-                                       f"(supported: {', '.join(allowed)})")
+                        _fail(
+                            self.op,
+                            f"'{n}' has dtype {C10_NAMES[t.dtype]}, which {self.op} does not support "
+                            f"(supported: {', '.join(allowed)})",
+                        )
         for check, text in self.rule["checks"]:
             self.check(check, text)
         return Result(self.op, outputs, self.inputs, self.rule["combine"], self.reduced, self.env)
@@ -448,11 +532,17 @@ class _Eval:
             return
         for n in names:
             if self.env[n].dtype == p:
-                _fail(self.op, f"'{n}' has dtype {C10_NAMES[p]}, which {self.op} does not support "
-                               f"(supported: {', '.join(allowed)})")
+                _fail(
+                    self.op,
+                    f"'{n}' has dtype {C10_NAMES[p]}, which {self.op} does not support "
+                    f"(supported: {', '.join(allowed)})",
+                )
         inputs = ", ".join(f"'{n}' ({C10_NAMES[self.env[n].dtype]})" for n in names)
-        _fail(self.op, f"{inputs} promote to {C10_NAMES[p]}, which {self.op} does not support "
-                       f"(supported: {', '.join(allowed)})")
+        _fail(
+            self.op,
+            f"{inputs} promote to {C10_NAMES[p]}, which {self.op} does not support "
+            f"(supported: {', '.join(allowed)})",
+        )
 
     def check(self, e: tuple, text: str) -> None:
         if e[0] == "call" and e[1] == "alpha_check":
@@ -463,16 +553,23 @@ class _Eval:
             t = self.env[e[2][0][1]]
             for d in _reduced_dims(self.op, t.label, len(t.shape), _dim_list(self.expr(e[2][1]))):
                 if t.shape[d] == 0:
-                    _fail(self.op, f"cannot reduce over dim {d} of '{t.label}', which has size 0: "
-                                   f"{self.op} of no elements is undefined", index=True)
+                    _fail(
+                        self.op,
+                        f"cannot reduce over dim {d} of '{t.label}', which has size 0: "
+                        f"{self.op} of no elements is undefined",
+                        index=True,
+                    )
         elif e[0] == "call" and e[1] == "norm_nonempty":
             p, t = self.env[e[2][0][1]], self.env[e[2][1][1]]
             order = 2.0 if p is None else float(p)
             if order < 0 or math.isinf(order):
                 for d in _reduced_dims(self.op, t.label, len(t.shape), _dim_list(self.expr(e[2][2]))):
                     if t.shape[d] == 0:
-                        _fail(self.op, f"cannot compute the {order:g} norm over dim {d} of '{t.label}', which has "
-                                       "size 0: that norm has no identity")
+                        _fail(
+                            self.op,
+                            f"cannot compute the {order:g} norm over dim {d} of '{t.label}', which has "
+                            "size 0: that norm has no identity",
+                        )
         elif e[0] == "call" and e[1] == "same_dtype":
             first = self.env[e[2][0][1]]
             promote_zero_dim = dict(e[3]).get("zero_dim", ("name", "EXACT"))[1] == "PROMOTE"
@@ -481,8 +578,11 @@ class _Eval:
                 if t is not None and promote_zero_dim and t is not first and len(t.shape) == 0:
                     continue
                 if t is not None and t.dtype != first.dtype:
-                    _fail(self.op, f"'{t.name}' has dtype {C10_NAMES[t.dtype]} but '{first.name}' has "
-                                   f"{C10_NAMES[first.dtype]}; they must have the same dtype")
+                    _fail(
+                        self.op,
+                        f"'{t.name}' has dtype {C10_NAMES[t.dtype]} but '{first.name}' has "
+                        f"{C10_NAMES[first.dtype]}; they must have the same dtype",
+                    )
         elif not self.expr(e):
             names = dict.fromkeys(_names(e))
             values = "".join(f" {n}={self.env[n].size}" for n in names if isinstance(self.env.get(n), Dim))
@@ -527,11 +627,17 @@ def _names(e: tuple) -> list[str]:
 def _check_alpha(op: str, dtype: torch.dtype, alpha) -> None:
     """PyTorch's alpha rules for add/sub (mirrors rules::check_alpha)."""
     if isinstance(alpha, bool) and dtype != torch.bool:
-        _fail(op, f"a boolean alpha is only supported for bool results, got alpha={int(alpha)} with result type "
-                  f"{C10_NAMES[dtype]}")
+        _fail(
+            op,
+            f"a boolean alpha is only supported for bool results, got alpha={int(alpha)} with result type "
+            f"{C10_NAMES[dtype]}",
+        )
     if not (dtype.is_floating_point or dtype.is_complex) and isinstance(alpha, float | complex):
-        _fail(op, f"for integral inputs alpha must not be a floating point number, got alpha={alpha} with result "
-                  f"type {C10_NAMES[dtype]}")
+        _fail(
+            op,
+            f"for integral inputs alpha must not be a floating point number, got alpha={alpha} with result "
+            f"type {C10_NAMES[dtype]}",
+        )
     if not dtype.is_complex and isinstance(alpha, complex):
         _fail(op, f"for non-complex inputs alpha must not be complex, got alpha={alpha}")
 
@@ -540,8 +646,11 @@ def _check_integer_power(op: str, dtype: torch.dtype, exponent) -> None:
     """pow with a Scalar exponent (mirrors rules::check_integer_power)."""
     integral = not (dtype.is_floating_point or dtype.is_complex)
     if integral and isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0:
-        _fail(op, f"integers to negative integer powers are not allowed, got exponent={exponent} with result type "
-                  f"{C10_NAMES[dtype]}")
+        _fail(
+            op,
+            f"integers to negative integer powers are not allowed, got exponent={exponent} with result type "
+            f"{C10_NAMES[dtype]}",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -551,8 +660,12 @@ def _check_integer_power(op: str, dtype: torch.dtype, exponent) -> None:
 def _wrap(op: str, name: str, dim: int, rank: int) -> int:
     r = max(rank, 1)
     if not -r <= dim < r:
-        _fail(op, f"dim {dim} is out of range for '{name}' with {rank} dims (expected to be in range of "
-                  f"[{-r}, {r - 1}])", index=True)
+        _fail(
+            op,
+            f"dim {dim} is out of range for '{name}' with {rank} dims (expected to be in range of "
+            f"[{-r}, {r - 1}])",
+            index=True,
+        )
     return dim + r if dim < 0 else dim
 
 
@@ -591,8 +704,11 @@ def _broadcast(op: str, named: list[tuple[str, list[Dim]]]) -> list[Dim]:
                 owner[offset + i] = name
             elif d.size != o.size:
                 shapes = ", ".join(f"{n}={[x.size for x in ds]}" for n, ds in named)
-                _fail(op, f"the size of '{name}' ({d.size}) must match the size of '{owner[offset + i]}' ({o.size}) "
-                          f"at non-singleton dimension {offset + i - ndim}; shapes: {shapes}")
+                _fail(
+                    op,
+                    f"the size of '{name}' ({d.size}) must match the size of '{owner[offset + i]}' ({o.size}) "
+                    f"at non-singleton dimension {offset + i - ndim}; shapes: {shapes}",
+                )
             else:
                 o.origins.extend(d.origins)
     return out
@@ -601,13 +717,19 @@ def _broadcast(op: str, named: list[tuple[str, list[Dim]]]) -> list[Dim]:
 def _matmul(op: str, a: TensorInfo, b: TensorInfo) -> tuple[list[Dim], Dim]:
     """The output dims, and k (read by both operands, in no output)."""
     if not a.shape or not b.shape:
-        _fail(op, f"both arguments need at least 1 dim, but '{a.label}' has {len(a.shape)} and '{b.label}' has "
-                  f"{len(b.shape)}")
+        _fail(
+            op,
+            f"both arguments need at least 1 dim, but '{a.label}' has {len(a.shape)} and '{b.label}' has "
+            f"{len(b.shape)}",
+        )
     da, db = a.dims(), b.dims()
     kb = 0 if len(db) == 1 else len(db) - 2
     if da[-1].size != db[kb].size:
-        _fail(op, f"{a.label}.size(-1)={da[-1].size} must equal {b.label}.size({-1 if len(db) == 1 else -2})="
-                  f"{db[kb].size} (dim k)")
+        _fail(
+            op,
+            f"{a.label}.size(-1)={da[-1].size} must equal {b.label}.size({-1 if len(db) == 1 else -2})="
+            f"{db[kb].size} (dim k)",
+        )
     k = Dim(da[-1].size, da[-1].origins + db[kb].origins, "k")
     batch = _broadcast(op, [(a.label, da[:-2]), (b.label, db[:-2])])
     out = batch + ([da[-2]] if len(da) >= 2 else []) + ([db[-1]] if len(db) >= 2 else [])
@@ -622,7 +744,9 @@ def _concat_dim(dims: list[Dim]) -> Dim:
     """sum(c) over per-element dims: one dim whose elements sit at growing offsets."""
     total, origins = 0, []
     for d in dims:
-        origins.extend(Origin(o.tensor, o.element, o.axis, o.stride, o.offset - total, o.extent) for o in d.origins)
+        origins.extend(
+            Origin(o.tensor, o.element, o.axis, o.stride, o.offset - total, o.extent) for o in d.origins
+        )
         total += d.size
     return Dim(total, origins)
 
@@ -645,8 +769,11 @@ def _cat(op: str, tensors: list[TensorInfo], dim: int) -> list[Dim]:
             if j == d:
                 continue
             if x.size != o.size:
-                _fail(op, f"{first.label}.size({j})={o.size} must equal {t.label}.size({j})={x.size} "
-                          "(dim that is not the cat dim)")
+                _fail(
+                    op,
+                    f"{first.label}.size({j})={o.size} must equal {t.label}.size({j})={x.size} "
+                    "(dim that is not the cat dim)",
+                )
             o.origins.extend(x.origins)
     out[d] = _concat_dim([t.dims()[d] for t in used])
     return out
@@ -662,8 +789,11 @@ def _stack(op: str, tensors: list[TensorInfo], dim: int) -> list[Dim]:
         if len(t.shape) != len(first.shape):
             _fail(op, f"{t.label} must have {len(first.shape)} dims like {first.label}, got {len(t.shape)}")
         if t.shape != first.shape:
-            _fail(op, f"{first.label}.shape[0:{len(first.shape)}]={list(first.shape)} must equal "
-                      f"{t.label}.shape[0:{len(t.shape)}]={list(t.shape)} (group *(every dim))")
+            _fail(
+                op,
+                f"{first.label}.shape[0:{len(first.shape)}]={list(first.shape)} must equal "
+                f"{t.label}.shape[0:{len(t.shape)}]={list(t.shape)} (group *(every dim))",
+            )
         for x, o in zip(t.dims(), out):
             o.origins.extend(x.origins)
     selector = Dim(len(tensors), [Origin(t.name, t.element, None, 1, -i) for i, t in enumerate(tensors)])
@@ -678,8 +808,11 @@ def _split(op: str, t: TensorInfo, sizes_name: str, sizes: list[int], dim: int) 
     if any(s < 0 for s in sizes):
         _fail(op, f"'{sizes_name}' must have only non-negative entries, got {sizes_name}={sizes}")
     if sum(sizes) != t.shape[d]:
-        _fail(op, f"'{sizes_name}' must sum to {t.label}.size({d})={t.shape[d]}, got {sizes_name}={sizes} "
-                  f"(sum {sum(sizes)})")
+        _fail(
+            op,
+            f"'{sizes_name}' must sum to {t.label}.size({d})={t.shape[d]}, got {sizes_name}={sizes} "
+            f"(sum {sum(sizes)})",
+        )
     pieces, offset = [], 0
     for s in sizes:
         dims = t.dims()
@@ -691,12 +824,18 @@ def _split(op: str, t: TensorInfo, sizes_name: str, sizes: list[int], dim: int) 
 
 def _window(op: str, n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
     if not (k > 0 and s > 0 and d > 0 and p >= 0):
-        _fail(op, f"window needs kernel, stride and dilation > 0 and padding >= 0, got kernel={k}, stride={s}, "
-                  f"dilation={d}, padding={p}")
+        _fail(
+            op,
+            f"window needs kernel, stride and dilation > 0 and padding >= 0, got kernel={k}, stride={s}, "
+            f"dilation={d}, padding={p}",
+        )
     room = n + 2 * p - (d * (k - 1) + 1)
     if room < 0:
-        _fail(op, f"the window (kernel={k}, dilation={d}, padding={p}) does not fit an input of size {n}: "
-                  "output size would be < 1")
+        _fail(
+            op,
+            f"the window (kernel={k}, dilation={d}, padding={p}) does not fit an input of size {n}: "
+            "output size would be < 1",
+        )
     out = (room + (s - 1 if ceil_mode else 0)) // s + 1
     if ceil_mode and (out - 1) * s >= n + p:
         out -= 1
@@ -804,8 +943,10 @@ def _bind(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]
                 name = rule_name
                 break
     if name is None:
-        raise ValueError(f"structops has no op with a meta rule called '{op_name}'; "
-                         f"known: {', '.join(sorted(r['op'] for r in _rules.RULES.values()))}")
+        raise ValueError(
+            f"structops has no op with a meta rule called '{op_name}'; "
+            f"known: {', '.join(sorted(r['op'] for r in _rules.RULES.values()))}"
+        )
     rule = _rules.RULES[name]
     packet, overload = rule["functional"].split(".")
     schema = getattr(getattr(torch.ops.structops, packet), overload)._schema
@@ -872,9 +1013,15 @@ class IPF:
         return tuple(out)
 
     def to_json(self) -> dict:
-        return {"tensor": self.tensor, "element": self.element, "shape": list(self.shape),
-                "matrix": [list(r) for r in self.matrix], "offset": list(self.offset), "tile": list(self.tile),
-                "select": list(self.select) if self.select else None}
+        return {
+            "tensor": self.tensor,
+            "element": self.element,
+            "shape": list(self.shape),
+            "matrix": [list(r) for r in self.matrix],
+            "offset": list(self.offset),
+            "tile": list(self.tile),
+            "select": list(self.select) if self.select else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -888,7 +1035,9 @@ class Description:
     def to_json(self) -> dict:
         return {
             "op": self.op,
-            "outputs": [{"name": n, "shape": list(s), "dtype": d, "strides": list(st)} for n, s, d, st in self.outputs],
+            "outputs": [
+                {"name": n, "shape": list(s), "dtype": d, "strides": list(st)} for n, s, d, st in self.outputs
+            ],
             "index_space": [d.to_json() for d in self.index_space],
             "ipfs": [i.to_json() for i in self.ipfs],
             "combine": self.combine,
@@ -898,7 +1047,9 @@ class Description:
         lines = [f"{self.op}:"]
         for n, s, d, st in self.outputs:
             lines.append(f"  output {n}: shape {list(s)}, {d}, strides {list(st)}")
-        space = ", ".join(f"{d.name}={d.size}{' (reduced)' if d.kind == 'reduction' else ''}" for d in self.index_space)
+        space = ", ".join(
+            f"{d.name}={d.size}{' (reduced)' if d.kind == 'reduction' else ''}" for d in self.index_space
+        )
         lines.append(f"  index space: [{space}]")
         names = [d.name for d in self.index_space]
         for ipf in self.ipfs:
@@ -921,8 +1072,10 @@ class Description:
 def describe(op: str, *args, **kwargs) -> Description:
     """Output shapes/dtypes/strides, the index space and each tensor's IPF for one call."""
     result = evaluate(op, *args, **kwargs)
-    outputs = tuple((n, tuple(d.size for d in dims), str(dt).removeprefix("torch."), st)
-                    for n, dims, dt, _, st in result.outputs)
+    outputs = tuple(
+        (n, tuple(d.size for d in dims), str(dt).removeprefix("torch."), st)
+        for n, dims, dt, _, st in result.outputs
+    )
     rule, _ = _bind(op, args, kwargs)
     if rule.get("list_outputs"):
         # One index space per element of a Tensor[] output is not modelled yet: outputs only.
@@ -956,18 +1109,26 @@ def describe(op: str, *args, **kwargs) -> Description:
             ipfs.append(_ipf(t, space))
     # The output: axis a is index dim a (a size-1 keepdim axis is its own size-1 index dim).
     rank = len(out_dims)
-    ipfs.append(IPF(name, None, tuple(d.size for d in out_dims),
-                    tuple(tuple(1 if j == a else 0 for j in range(len(space))) for a in range(rank)),
-                    (0,) * rank, (1,) * rank))
+    ipfs.append(
+        IPF(
+            name,
+            None,
+            tuple(d.size for d in out_dims),
+            tuple(tuple(1 if j == a else 0 for j in range(len(space))) for a in range(rank)),
+            (0,) * rank,
+            (1,) * rank,
+        )
+    )
     return Description(result.op, outputs, tuple(index), tuple(ipfs), result.combine)
 
 
 def _owner(result: Result, t: TensorInfo, axis: int) -> Dim | None:
     """The dim object an input axis was bound to, found through the environment."""
     for v in result.env.values():
-        for d in (v if isinstance(v, list) else [v]):
-            if isinstance(d, Dim) and any(o.tensor == t.name and o.element == t.element and o.axis == axis
-                                          for o in d.origins):
+        for d in v if isinstance(v, list) else [v]:
+            if isinstance(d, Dim) and any(
+                o.tensor == t.name and o.element == t.element and o.axis == axis for o in d.origins
+            ):
                 return d
     return None
 
@@ -988,4 +1149,6 @@ def _ipf(t: TensorInfo, space: list[Dim]) -> IPF:
             matrix[o.axis][j] = o.stride
             offset[o.axis] = o.offset
             tile[o.axis] = o.extent
-    return IPF(t.name, t.element, t.shape, tuple(tuple(r) for r in matrix), tuple(offset), tuple(tile), select)
+    return IPF(
+        t.name, t.element, t.shape, tuple(tuple(r) for r in matrix), tuple(offset), tuple(tile), select
+    )

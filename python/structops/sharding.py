@@ -40,10 +40,16 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs) -> torch.Te
     desc = rules.describe(op, *args, **kwargs)
     rule, values = rules._bind(op, args, kwargs)
     if rule.get("list_outputs"):
-        raise NotImplementedError(f"{desc.op}: ops with a Tensor[] output have no index space yet, so no sharding")
-    fn = getattr(getattr(torch.ops.structops, rule["functional"].split(".")[0]), rule["functional"].split(".")[1])
+        raise NotImplementedError(
+            f"{desc.op}: ops with a Tensor[] output have no index space yet, so no sharding"
+        )
+    fn = getattr(
+        getattr(torch.ops.structops, rule["functional"].split(".")[0]), rule["functional"].split(".")[1]
+    )
     (out_name, out_shape, out_dtype, _), *_ = desc.outputs
-    first = next(t for v in values.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, torch.Tensor))
+    first = next(
+        t for v in values.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, torch.Tensor)
+    )
     out = torch.zeros(out_shape, dtype=getattr(torch, out_dtype), device=first.device)
     ipfs = {(i.tensor, i.element): i for i in desc.ipfs}
     out_ipf = ipfs[(out_name, None)]

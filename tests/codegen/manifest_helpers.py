@@ -35,6 +35,9 @@ def run_cli(tmp_path: Path, text: str) -> tuple[subprocess.CompletedProcess, Pat
     out = tmp_path / "generated"
     proc = subprocess.run(
         [sys.executable, "-m", "codegen", "--manifest", str(path), "--out-dir", str(out)],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return proc, out

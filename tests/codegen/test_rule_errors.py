@@ -20,14 +20,18 @@ from codegen.gen import generate
 from codegen.manifest import load_manifest
 from tests.codegen.manifest_helpers import load_error, run_cli, write_manifest
 
-OP = ("myop.out(Tensor self, Tensor other, int dim, bool keepdim, Scalar alpha, ScalarType? dtype, *, "
-      "Tensor(a!) out) -> Tensor(a!)")
+OP = (
+    "myop.out(Tensor self, Tensor other, int dim, bool keepdim, Scalar alpha, ScalarType? dtype, *, "
+    "Tensor(a!) out) -> Tensor(a!)"
+)
 CAT = "mycat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)"
 NORM = "mynorm.out(Tensor self, Tensor? weight, *, Tensor(a!) out) -> Tensor(a!)"
 NEG = "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
 PRECOMPUTED = "  precomputed:\n  - dim -> int[] reduced_dims\n"  # two lines: meta moves to line 6
-DTYPES = ("bool, uint8, int8, int16, int32, int64, long, float16, half, bfloat16, float32, float, float64, "
-          "double, complex64, complex128")
+DTYPES = (
+    "bool, uint8, int8, int16, int32, int64, long, float16, half, bfloat16, float32, float, float64, "
+    "double, complex64, complex128"
+)
 
 
 def entry(meta: str, func: str = OP, precomputed: str = "") -> str:
@@ -59,20 +63,27 @@ CASES = {
         at(6, "meta.shape.self: cannot parse '[n] k': unexpected 'k' at column 5" + SYNTAX_FIX),
     ),
     "pattern_element_not_i": (
-        entry('shape:\n  tensors: "[c[j]]"\n  out: "[sum(c)]"\ndtype:\n  out: "promote(tensors)"\n',
-              func=CAT),
-        at(6, "meta.shape.tensors: cannot parse '[c[j]]': expected 'i' at column 4, found 'j'" + SYNTAX_FIX,
-           func=CAT),
+        entry(
+            'shape:\n  tensors: "[c[j]]"\n  out: "[sum(c)]"\ndtype:\n  out: "promote(tensors)"\n', func=CAT
+        ),
+        at(
+            6,
+            "meta.shape.tensors: cannot parse '[c[j]]': expected 'i' at column 4, found 'j'" + SYNTAX_FIX,
+            func=CAT,
+        ),
     ),
     "expression_unexpected_character": (
         entry('shape:\n  out: "[*self] @ 2"\n'),
-        at(6, "meta.shape.out: cannot parse '[*self] @ 2': unexpected character '@' at column 9"
-              + SYNTAX_FIX),
+        at(
+            6, "meta.shape.out: cannot parse '[*self] @ 2': unexpected character '@' at column 9" + SYNTAX_FIX
+        ),
     ),
     "expression_missing_close_paren": (
         entry('shape:\n  out: "[*self]"\nchecks: ["(dim + 1 > 0"]\n'),
-        at(7, "meta.checks: cannot parse '(dim + 1 > 0': expected ')' at column 13, found the end"
-              + SYNTAX_FIX),
+        at(
+            7,
+            "meta.checks: cannot parse '(dim + 1 > 0': expected ')' at column 13, found the end" + SYNTAX_FIX,
+        ),
     ),
     "expression_empty": (
         entry('shape:\n  out: ""\n'),
@@ -85,75 +96,115 @@ CASES = {
     ),
     "two_variadic_groups": (
         entry('shape:\n  self: "[*a, n, *b]"\n  out: "[n]"\n'),
-        at(6, "pattern [*a, n, *b] of 'self' has two variadic groups (*a, *b) — keep one '*group' per "
-              "pattern, or fix a group's length: '*pre:dim'"),
+        at(
+            6,
+            "pattern [*a, n, *b] of 'self' has two variadic groups (*a, *b) — keep one '*group' per "
+            "pattern, or fix a group's length: '*pre:dim'",
+        ),
     ),
     "same_name_twice_in_pattern": (
         entry('shape:\n  self: "[n, n]"\n  out: "[n]"\n'),
-        at(6, "pattern [n, n] of 'self' uses 'n' twice — use distinct names within one pattern (equal dims "
-              "across patterns share a name)"),
+        at(
+            6,
+            "pattern [n, n] of 'self' uses 'n' twice — use distinct names within one pattern (equal dims "
+            "across patterns share a name)",
+        ),
     ),
     "pattern_binds_an_argument": (
         entry('shape:\n  self: "[dim, k]"\n  out: "[k]"\n'),
-        at(6, "pattern [dim, k] of 'self' binds 'dim', which is an argument — name dims differently from the "
-              "op's arguments (an int[] argument may be a group whose values the dims must equal: "
-              "'*normalized_shape')"),
+        at(
+            6,
+            "pattern [dim, k] of 'self' binds 'dim', which is an argument — name dims differently from the "
+            "op's arguments (an int[] argument may be a group whose values the dims must equal: "
+            "'*normalized_shape')",
+        ),
     ),
     "per_element_dim_on_single_tensor": (
         entry('shape:\n  self: "[c[i], k]"\n  out: "[k]"\n'),
-        at(6, "pattern [c[i], k]: 'c[i]' is per element, but 'self' is a single tensor — write 'c' "
-              "(per-element dims exist only for Tensor[] arguments)"),
+        at(
+            6,
+            "pattern [c[i], k]: 'c[i]' is per element, but 'self' is a single tensor — write 'c' "
+            "(per-element dims exist only for Tensor[] arguments)",
+        ),
     ),
     "name_bound_as_group_and_dim": (
         entry('shape:\n  self: "[*n]"\n  other: "[n]"\n  out: "[n]"\n'),
         at(7, "'n' is bound as a list of dims and as an int — use one name per kind of thing"),
     ),
     "per_element_dim_in_expression": (
-        entry('shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, c[i], *post]"\n'
-              'dtype:\n  out: "promote(tensors)"\n', func=CAT),
+        entry(
+            'shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, c[i], *post]"\n'
+            'dtype:\n  out: "promote(tensors)"\n',
+            func=CAT,
+        ),
         at(7, "'c[i]' cannot be used in an expression — use sum(c) or len(c)", func=CAT),
     ),
     "group_length_not_an_int": (
-        entry('shape:\n  tensors: "[*pre:tensors, c[i], *post]"\n  out: "[*pre, sum(c), *post]"\n'
-              'dtype:\n  out: "promote(tensors)"\n', func=CAT),
-        at(6, "the length of *pre:tensors must be an int, got a Tensor[] 'tensors' — use a dim, an int "
-              "argument or arithmetic on them", func=CAT),
+        entry(
+            'shape:\n  tensors: "[*pre:tensors, c[i], *post]"\n  out: "[*pre, sum(c), *post]"\n'
+            'dtype:\n  out: "promote(tensors)"\n',
+            func=CAT,
+        ),
+        at(
+            6,
+            "the length of *pre:tensors must be an int, got a Tensor[] 'tensors' — use a dim, an int "
+            "argument or arithmetic on them",
+            func=CAT,
+        ),
     ),
     # -- meta.shape keys ---------------------------------------------------------------------------
     "pattern_on_non_tensor_argument": (
         entry('shape:\n  dim: "[n]"\n  out: "[n]"\n'),
-        at(6, "meta.shape.dim: 'dim' is not a Tensor, Tensor? or Tensor[] argument, so it has no shape — give "
-              "patterns to tensor arguments only"),
+        at(
+            6,
+            "meta.shape.dim: 'dim' is not a Tensor, Tensor? or Tensor[] argument, so it has no shape — give "
+            "patterns to tensor arguments only",
+        ),
     ),
     "shape_key_not_an_argument": (
         entry('shape:\n  input: "[n]"\n  out: "[n]"\n'),
-        at(6, "meta.shape.input: 'input' is not an argument of this op — use one of: self, other, dim, "
-              "keepdim, alpha, dtype, out"),
+        at(
+            6,
+            "meta.shape.input: 'input' is not an argument of this op — use one of: self, other, dim, "
+            "keepdim, alpha, dtype, out",
+        ),
     ),
     "output_without_shape_rule": (
         entry('shape:\n  self: "[n]"\ndtype:\n  out: self\n'),
-        at(5, "meta.shape has no rule for output 'out' — add 'out: <shape expression>' to meta.shape, e.g. "
-              "'out: broadcast(self, other)'"),
+        at(
+            5,
+            "meta.shape has no rule for output 'out' — add 'out: <shape expression>' to meta.shape, e.g. "
+            "'out: broadcast(self, other)'",
+        ),
     ),
     "shape_rule_not_a_shape": (
         entry('shape:\n  out: "ndim(self)"\n'),
-        at(6, "meta.shape.out must be a shape (a list of dims), got an int — write e.g. '[*batch, n, m]' or "
-              "'broadcast(self, other)'"),
+        at(
+            6,
+            "meta.shape.out must be a shape (a list of dims), got an int — write e.g. '[*batch, n, m]' or "
+            "'broadcast(self, other)'",
+        ),
     ),
     "shape_rule_not_a_string": (
-        entry('shape:\n  out: [1, 2]\n'),
+        entry("shape:\n  out: [1, 2]\n"),
         at(6, "meta.shape.out must be a string of rule text, got [1, 2] — quote the rule"),
     ),
     # -- builtins ----------------------------------------------------------------------------------
     "unknown_builtin": (
         entry('shape:\n  out: "broadcat(self, other)"\n'),
-        at(6, "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, split, index, "
-              "window, len, ndim, numel, sum, max, min, ones, item, dims, given"),
+        at(
+            6,
+            "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, split, index, "
+            "window, len, ndim, numel, sum, max, min, ones, item, dims, given",
+        ),
     ),
     "reduce_wrong_argument_kinds": (
         entry('shape:\n  out: "reduce(self, keepdim, dim)"\n'),
-        at(6, "reduce() takes (a Tensor, an int[]? or a list of dims or an int or an int?, a bool), got (a Tensor, a "
-              "bool, an int) — see reduce() in docs/rules.md"),
+        at(
+            6,
+            "reduce() takes (a Tensor, an int[]? or a list of dims or an int or an int?, a bool), got (a Tensor, a "
+            "bool, an int) — see reduce() in docs/rules.md",
+        ),
     ),
     "matmul_with_an_int": (
         entry('shape:\n  out: "matmul(self, 3)"\n'),
@@ -174,54 +225,86 @@ CASES = {
     # -- meta.dtype (flow style: the whole rule is on line 4) ---------------------------------------
     "unknown_promotion_kind": (
         entry('{shape: {out: "[*self]"}, dtype: {out: "promote(self, other, kind=FLOATY)"}}'),
-        at(4, "promote(): unknown kind 'FLOATY' — use one of: DEFAULT, NO_OPMATH, INT_TO_FLOAT, ALWAYS_BOOL, "
-              "COMPLEX_TO_FLOAT, BOOL_TO_LONG"),
+        at(
+            4,
+            "promote(): unknown kind 'FLOATY' — use one of: DEFAULT, NO_OPMATH, INT_TO_FLOAT, ALWAYS_BOOL, "
+            "COMPLEX_TO_FLOAT, BOOL_TO_LONG",
+        ),
     ),
     "promote_of_an_int": (
         entry('{shape: {out: "[*self]"}, dtype: {out: "promote(self, dim)"}}'),
-        at(4, "promote() takes tensors and Scalars, got an int 'dim' — pass the tensor and Scalar arguments "
-              "that take part in type promotion"),
+        at(
+            4,
+            "promote() takes tensors and Scalars, got an int 'dim' — pass the tensor and Scalar arguments "
+            "that take part in type promotion",
+        ),
     ),
     "or_after_a_tensor": (
         entry('{shape: {out: "[*self]"}, dtype: {out: "self or float32"}}'),
-        at(4, "the left side of 'or' in a dtype rule must be a ScalarType? argument, got 'self' — write e.g. "
-              "'dtype or promote(self)'"),
+        at(
+            4,
+            "the left side of 'or' in a dtype rule must be a ScalarType? argument, got 'self' — write e.g. "
+            "'dtype or promote(self)'",
+        ),
     ),
     "or_after_an_int": (
         entry('{shape: {out: "[*self]"}, dtype: {out: "dim or float32"}}'),
-        at(4, "the left side of 'or' in a dtype rule must be a ScalarType? argument, got 'dim' — write e.g. "
-              "'dtype or promote(self)'"),
+        at(
+            4,
+            "the left side of 'or' in a dtype rule must be a ScalarType? argument, got 'dim' — write e.g. "
+            "'dtype or promote(self)'",
+        ),
     ),
     "given_of_a_required_argument": (
         entry('{shape: {out: "[*self]"}, dtype: {out: "float32 if given(dim) else promote(self)"}}'),
-        at(4, "given() takes one optional argument, got 'dim' — pass a Tensor?, int?, int[]?, Scalar?, "
-              "ScalarType? or str? argument: given(rounding_mode)"),
+        at(
+            4,
+            "given() takes one optional argument, got 'dim' — pass a Tensor?, int?, int[]?, Scalar?, "
+            "ScalarType? or str? argument: given(rounding_mode)",
+        ),
     ),
     "optional_tensor_pattern_binds_a_dim": (
         entry('shape:\n  self: "[n, c]"\n  weight: "[c, k]"\n  out: "[n, c]"\n', func=NORM),
-        at(7, "pattern [c, k] of 'weight' binds 'k', but 'weight' is optional (Tensor?): its pattern is checked "
-              "only when it is given, so it cannot bind a dim — bind 'k' in a required tensor's pattern, or use "
-              "'_' here", func=NORM),
+        at(
+            7,
+            "pattern [c, k] of 'weight' binds 'k', but 'weight' is optional (Tensor?): its pattern is checked "
+            "only when it is given, so it cannot bind a dim — bind 'k' in a required tensor's pattern, or use "
+            "'_' here",
+            func=NORM,
+        ),
     ),
     "same_dtype_of_an_optional_first": (
         entry('{shape: {out: "[*self]"}, checks: ["same_dtype(weight, self)"]}', func=NORM),
-        at(4, "same_dtype() takes two or more tensors, the first one required (not Tensor?) — write e.g. "
-              "'same_dtype(self, other)' or 'same_dtype(input, weight)'", func=NORM),
+        at(
+            4,
+            "same_dtype() takes two or more tensors, the first one required (not Tensor?) — write e.g. "
+            "'same_dtype(self, other)' or 'same_dtype(input, weight)'",
+            func=NORM,
+        ),
     ),
     "condition_not_a_bool": (
         entry('{shape: {out: "[*self]"}, dtype: {out: "float32 if ndim(self) else promote(self)"}}'),
-        at(4, "the condition 'ndim(self)' must be a bool, got an int — test e.g. given(rounding_mode) or a "
-              "comparison"),
+        at(
+            4,
+            "the condition 'ndim(self)' must be a bool, got an int — test e.g. given(rounding_mode) or a "
+            "comparison",
+        ),
     ),
     "conditional_shape_of_two_kinds": (
         entry('{shape: {out: "[*self] if given(dtype) else ndim(self)"}}'),
-        at(4, "both sides of '[*self] if given(dtype) else ndim(self)' must be ints, shapes or bools of one "
-              "kind, got a list of dims and an int — make both branches the same kind of value"),
+        at(
+            4,
+            "both sides of '[*self] if given(dtype) else ndim(self)' must be ints, shapes or bools of one "
+            "kind, got a list of dims and an int — make both branches the same kind of value",
+        ),
     ),
     "conditional_without_else": (
         entry('{shape: {out: "[*self]"}, dtype: {out: "float32 if given(dtype)"}}'),
-        at(4, "meta.dtype.out: cannot parse 'float32 if given(dtype)': expected 'else' at column 24, found "
-              "the end" + SYNTAX_FIX),
+        at(
+            4,
+            "meta.dtype.out: cannot parse 'float32 if given(dtype)': expected 'else' at column 24, found "
+            "the end" + SYNTAX_FIX,
+        ),
     ),
     "unknown_dtype_name": (
         entry('{shape: {out: "[*self]"}, dtype: {out: float33}}'),
@@ -237,14 +320,20 @@ CASES = {
     ),
     "dtype_parse_error": (
         entry('shape:\n  out: "[*self]"\ndtype:\n  out: "promote(self) $"\n'),
-        at(8, "meta.dtype.out: cannot parse 'promote(self) $': unexpected character '$' at column 15"
-              + SYNTAX_FIX),
+        at(
+            8,
+            "meta.dtype.out: cannot parse 'promote(self) $': unexpected character '$' at column 15"
+            + SYNTAX_FIX,
+        ),
     ),
     # -- meta.layout -------------------------------------------------------------------------------
     "layout_neither_contiguous_nor_like": (
         entry('{shape: {out: "[*self]"}, layout: {out: channels_last}}'),
-        at(4, "meta.layout.out must be 'contiguous' or 'like(<tensors>)', got 'channels_last' — write e.g. "
-              "'like(self, other)' for PyTorch's elementwise stride propagation"),
+        at(
+            4,
+            "meta.layout.out must be 'contiguous' or 'like(<tensors>)', got 'channels_last' — write e.g. "
+            "'like(self, other)' for PyTorch's elementwise stride propagation",
+        ),
     ),
     "like_of_a_non_tensor": (
         entry('{shape: {out: "[*self]"}, layout: {out: "like(self, dim)"}}'),
@@ -253,14 +342,20 @@ CASES = {
     # -- meta.allowed ------------------------------------------------------------------------------
     "allowed_unknown_dtype_group": (
         entry('shape:\n  out: "[*self]"\nallowed: [floating, quantized]\n'),
-        at(7, "meta.allowed: unknown dtype or group 'quantized' — use floating, complex, integral, bool or "
-              "one of: float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, "
-              "int32, int64, bool"),
+        at(
+            7,
+            "meta.allowed: unknown dtype or group 'quantized' — use floating, complex, integral, bool or "
+            "one of: float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, "
+            "int32, int64, bool",
+        ),
     ),
     "allowed_not_a_list": (
         entry('shape:\n  out: "[*self]"\nallowed: floating\n'),
-        at(7, "'meta.allowed' must be a list of dtypes or dtype groups — write e.g. [floating, complex]; "
-              "groups: floating, complex, integral, bool"),
+        at(
+            7,
+            "'meta.allowed' must be a list of dtypes or dtype groups — write e.g. [floating, complex]; "
+            "groups: floating, complex, integral, bool",
+        ),
     ),
     "allowed_on_non_tensor_argument": (
         entry('shape:\n  out: "[*self]"\nallowed:\n  self: [floating]\n  dim: [int64]\n'),
@@ -281,8 +376,11 @@ CASES = {
     ),
     "same_dtype_of_one_tensor": (
         entry('shape:\n  out: "[*self]"\nchecks: ["same_dtype(self)"]\n'),
-        at(7, "same_dtype() takes two or more tensors, the first one required (not Tensor?) — write e.g. "
-              "'same_dtype(self, other)' or 'same_dtype(input, weight)'"),
+        at(
+            7,
+            "same_dtype() takes two or more tensors, the first one required (not Tensor?) — write e.g. "
+            "'same_dtype(self, other)' or 'same_dtype(input, weight)'",
+        ),
     ),
     "checks_not_a_list": (
         entry('shape:\n  out: "[*self]"\nchecks: "dim > 0"\n'),
@@ -295,34 +393,54 @@ CASES = {
     # -- meta.precomputed --------------------------------------------------------------------------
     "precomputed_rule_for_undeclared_value": (
         entry('shape:\n  out: "[*self]"\nprecomputed:\n  reduced: "dims(self, dim)"\n'),
-        at(8, "meta.precomputed.reduced: 'reduced' is not declared in 'precomputed' — declare it in "
-              "'precomputed' (declared: none)"),
+        at(
+            8,
+            "meta.precomputed.reduced: 'reduced' is not declared in 'precomputed' — declare it in "
+            "'precomputed' (declared: none)",
+        ),
     ),
     "precomputed_value_without_rule": (
         entry('shape:\n  out: "[*self]"\n', precomputed=PRECOMPUTED),
-        at(6, "precomputed value 'reduced_dims' has no rule — add 'precomputed: {reduced_dims: "
-              "<expression>}' under 'meta'"),
+        at(
+            6,
+            "precomputed value 'reduced_dims' has no rule — add 'precomputed: {reduced_dims: "
+            "<expression>}' under 'meta'",
+        ),
     ),
     # -- the meta key itself -----------------------------------------------------------------------
     "unknown_meta_key": (
         entry('shape:\n  out: "[*self]"\nshapes:\n  out: "[*self]"\n'),
-        at(7, "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, precomputed, "
-              "combine"),
+        at(
+            7,
+            "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, precomputed, "
+            "combine",
+        ),
     ),
     "meta_on_non_structured_entry": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  meta: custom\n",
-        at(3, "'meta' needs 'structured: True' — move the meta rule to the structured out= overload",
-           func="neg(Tensor self) -> Tensor"),
+        at(
+            3,
+            "'meta' needs 'structured: True' — move the meta rule to the structured out= overload",
+            func="neg(Tensor self) -> Tensor",
+        ),
     ),
     "structured_without_meta": (
         f"- func: {NEG}\n  structured: True\n  dispatch: {{CPU: neg_out_cpu}}\n",
-        at(1, "a structured op needs a meta rule — add 'meta: {shape: {out: ...}}' (see docs/rules.md) or "
-              "'meta: custom' and define the meta function in csrc/meta/", func=NEG),
+        at(
+            1,
+            "a structured op needs a meta rule — add 'meta: {shape: {out: ...}}' (see docs/rules.md) or "
+            "'meta: custom' and define the meta function in csrc/meta/",
+            func=NEG,
+        ),
     ),
     "meta_is_a_number": (
         entry("3", func=NEG),
-        at(4, "'meta' must be a rule mapping or 'custom', got 3 — write 'meta: {shape: {out: "
-              "\"broadcast(self, other)\"}}' or 'meta: custom'", func=NEG),
+        at(
+            4,
+            "'meta' must be a rule mapping or 'custom', got 3 — write 'meta: {shape: {out: "
+            "\"broadcast(self, other)\"}}' or 'meta: custom'",
+            func=NEG,
+        ),
     ),
     "meta_shape_not_a_mapping": (
         entry('shape: ["[*self]"]\n'),
@@ -334,13 +452,19 @@ CASES = {
     ),
     "pattern_missing_close_bracket": (
         entry('shape:\n  self: "[n, k"\n  out: "[n]"\n'),
-        at(6, "meta.shape.self: cannot parse '[n, k': expected ',' or ']' at column 6, found the end"
-              + SYNTAX_FIX),
+        at(
+            6,
+            "meta.shape.self: cannot parse '[n, k': expected ',' or ']' at column 6, found the end"
+            + SYNTAX_FIX,
+        ),
     ),
     "call_missing_close_paren": (
         entry('shape:\n  out: "broadcast(self, other"\n'),
-        at(6, "meta.shape.out: cannot parse 'broadcast(self, other': expected ',' or ')' at column 22, found "
-              "the end" + SYNTAX_FIX),
+        at(
+            6,
+            "meta.shape.out: cannot parse 'broadcast(self, other': expected ',' or ')' at column 22, found "
+            "the end" + SYNTAX_FIX,
+        ),
     ),
     "dtype_error_points_at_dtype_line": (
         entry('shape:\n  out: "[*self]"\ndtype:\n  out: float33\n'),
@@ -348,18 +472,26 @@ CASES = {
     ),
     "promotion_kind_error_points_at_dtype_line": (
         entry('shape:\n  out: "[*self]"\ndtype:\n  out: "promote(self, kind=FLOATY)"\n'),
-        at(8, "promote(): unknown kind 'FLOATY' — use one of: DEFAULT, NO_OPMATH, INT_TO_FLOAT, ALWAYS_BOOL, "
-              "COMPLEX_TO_FLOAT, BOOL_TO_LONG"),
+        at(
+            8,
+            "promote(): unknown kind 'FLOATY' — use one of: DEFAULT, NO_OPMATH, INT_TO_FLOAT, ALWAYS_BOOL, "
+            "COMPLEX_TO_FLOAT, BOOL_TO_LONG",
+        ),
     ),
     "layout_error_points_at_layout_line": (
         entry('shape:\n  out: "[*self]"\nlayout:\n  out: "like(self, dim)"\n'),
         at(8, "like() takes tensor arguments, got an int 'dim' — name tensor inputs"),
     ),
     "precomputed_error_points_at_precomputed_line": (
-        entry('shape:\n  out: "[*self]"\nprecomputed:\n  reduced_dims: "dims(self, keepdim)"\n',
-              precomputed=PRECOMPUTED),
-        at(10, "dims() takes (a Tensor, an int[]? or a list of dims or an int or an int?), got (a Tensor, a bool) — see "
-               "dims() in docs/rules.md"),
+        entry(
+            'shape:\n  out: "[*self]"\nprecomputed:\n  reduced_dims: "dims(self, keepdim)"\n',
+            precomputed=PRECOMPUTED,
+        ),
+        at(
+            10,
+            "dims() takes (a Tensor, an int[]? or a list of dims or an int or an int?), got (a Tensor, a bool) — see "
+            "dims() in docs/rules.md",
+        ),
     ),
 }
 
@@ -386,10 +518,13 @@ def test_bad_rule_message(tmp_path, name):
     assert str(load_error(tmp_path, text)) == expected
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
-    for name, (_, _, reason) in sorted(XFAIL_CASES.items())
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
+        for name, (_, _, reason) in sorted(XFAIL_CASES.items())
+    ],
+)
 def test_bad_rule_message_known_wrong(tmp_path, name):
     text, expected, _ = XFAIL_CASES[name]
     assert str(load_error(tmp_path, text)) == expected
@@ -410,16 +545,24 @@ def test_unknown_builtin_in_checks_suggests_check_builtins(tmp_path):
 
 
 def test_unbound_name_fix_names_an_argument_of_the_op(tmp_path):
-    text = entry('shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, m, *post]"\n'
-                 'dtype:\n  out: "promote(tensors)"\n', func=CAT)
+    text = entry(
+        'shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, m, *post]"\n'
+        'dtype:\n  out: "promote(tensors)"\n',
+        func=CAT,
+    )
     error = load_error(tmp_path, text)
     assert error.line == 7 and "'m' is not bound" in error.problem
     assert "'self:" not in error.fix and "'tensors:" in error.fix
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "a group length naming a dim bound by a later pattern is reported as "
-    "'neither an argument nor a dim of a pattern', which is false"))
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "a group length naming a dim bound by a later pattern is reported as "
+        "'neither an argument nor a dim of a pattern', which is false"
+    ),
+)
 def test_group_length_bound_by_a_later_pattern(tmp_path):
     text = entry('shape:\n  self: "[*pre:n, k]"\n  other: "[n]"\n  out: "[k]"\n')
     path = write_manifest(tmp_path, text)
@@ -447,8 +590,11 @@ def test_cli_exit_status_and_nothing_written(tmp_path):
 
 def test_cat_like_pattern_generates_per_element_loop(tmp_path):
     text = (
-        entry('shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, sum(c), *post]"\n'
-              'dtype:\n  out: "promote(tensors)"\n', func=CAT)
+        entry(
+            'shape:\n  tensors: "[*pre:dim, c[i], *post]"\n  out: "[*pre, sum(c), *post]"\n'
+            'dtype:\n  out: "promote(tensors)"\n',
+            func=CAT,
+        )
         + "- func: mycat(Tensor[] tensors, int dim=0) -> Tensor\n  structured_delegate: mycat.out\n"
     )
     manifest = load_manifest(write_manifest(tmp_path, text))

@@ -35,7 +35,10 @@ def _ours(schema: FunctionSchema):
     out = set(args.out)
     arg = lambda a: (a.name, str(a.type), a.default, str(a.annotation) if a.annotation else None)
     return (
-        str(schema.name.name.base), schema.name.name.inplace, schema.name.name.functional_overload, schema.name.overload_name,
+        str(schema.name.name.base),
+        schema.name.name.inplace,
+        schema.name.name.functional_overload,
+        schema.name.overload_name,
         [arg(a) for a in args.positional],
         [arg(a) for a in args.kwarg_only if a not in out],
         [arg(a) for a in args.out],
@@ -47,7 +50,10 @@ def _torchgen(schema):
     args = schema.arguments
     arg = lambda a: (a.name, str(a.type), a.default, str(a.annotation) if a.annotation else None)
     return (
-        schema.name.name.base, schema.name.name.inplace, schema.name.name.functional_overload, schema.name.overload_name,
+        schema.name.name.base,
+        schema.name.name.inplace,
+        schema.name.name.functional_overload,
+        schema.name.overload_name,
         [arg(a) for a in args.flat_positional],
         [arg(a) for a in args.flat_kwarg_only],
         [arg(a) for a in args.out],
@@ -66,19 +72,22 @@ def test_structure_matches_torchgen():
     assert mismatches[:3] == []
 
 
-@pytest.mark.parametrize("text", [
-    "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-    "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-    "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
-    "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
-    "_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()",
-    "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
-    "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0) -> Tensor",
-    "to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
-    "__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-    "align_to(Tensor(a) self, Dimname[] names) -> Tensor(a)",
-    "f(Tensor x, str mode=\"mean\", bool[3] mask=[True,False,True]) -> Tensor out",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+        "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
+        "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+        "_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()",
+        "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+        "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0) -> Tensor",
+        "to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
+        "__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "align_to(Tensor(a) self, Dimname[] names) -> Tensor(a)",
+        'f(Tensor x, str mode="mean", bool[3] mask=[True,False,True]) -> Tensor out',
+    ],
+)
 def test_round_trip_examples(text):
     assert str(FunctionSchema.parse(text)) == text
 
@@ -91,20 +100,28 @@ def test_parsed_structure():
     assert [a.name for a in s.arguments.out] == ["out"]
     assert s.arguments.positional[1].type == OptionalType(ListType(BaseType(BaseTy.int), 1))
     assert s.arguments.kwarg_only[0].default == "None"
-    assert FunctionSchema.parse("add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)").kind() is SchemaKind.inplace
-    assert FunctionSchema.parse("__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)").name.name.inplace
+    assert (
+        FunctionSchema.parse("add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)").kind()
+        is SchemaKind.inplace
+    )
+    assert FunctionSchema.parse(
+        "__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+    ).name.name.inplace
 
 
-@pytest.mark.parametrize("text, message", [
-    ("add(Tensor self, Tensr other) -> Tensor", "column 18: expected a known type"),
-    ("add(Tensor self Tensor other) -> Tensor", "column 17: expected ',' or ')'"),
-    ("add(Tensor self) Tensor", "column 18: expected '->'"),
-    ("add(Tensor self,Tensor other) -> Tensor", "write it as 'add(Tensor self, Tensor other) -> Tensor'"),
-    ("add(int(a) x) -> Tensor", "no alias annotation on 'int'"),
-    ("add(Tensor x, Tensor x) -> Tensor", "argument 'x' appears twice"),
-    ("add(Tensor x, *) -> Tensor", "'*' must be followed by at least one keyword-only argument"),
-    ("add.1x(Tensor x) -> Tensor", "is not an operator name"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("add(Tensor self, Tensr other) -> Tensor", "column 18: expected a known type"),
+        ("add(Tensor self Tensor other) -> Tensor", "column 17: expected ',' or ')'"),
+        ("add(Tensor self) Tensor", "column 18: expected '->'"),
+        ("add(Tensor self,Tensor other) -> Tensor", "write it as 'add(Tensor self, Tensor other) -> Tensor'"),
+        ("add(int(a) x) -> Tensor", "no alias annotation on 'int'"),
+        ("add(Tensor x, Tensor x) -> Tensor", "argument 'x' appears twice"),
+        ("add(Tensor x, *) -> Tensor", "'*' must be followed by at least one keyword-only argument"),
+        ("add.1x(Tensor x) -> Tensor", "is not an operator name"),
+    ],
+)
 def test_syntax_errors(text, message):
     with pytest.raises(SchemaSyntaxError, match=None) as e:
         FunctionSchema.parse(text)

@@ -18,7 +18,12 @@ OPS = {
     "lt": (structops.lt, torch.lt, 2, {}),
     "addcmul": (structops.addcmul, torch.addcmul, 3, {"value": 0.5}),
     # Fused: x + b is not rounded to half/bfloat16 before gelu, so the reference computes in float.
-    "bias_gelu": (structops.bias_gelu, lambda x, b: torch.nn.functional.gelu(x.float() + b.float()).to(x.dtype), 2, {}),
+    "bias_gelu": (
+        structops.bias_gelu,
+        lambda x, b: torch.nn.functional.gelu(x.float() + b.float()).to(x.dtype),
+        2,
+        {},
+    ),
 }
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 
@@ -36,7 +41,9 @@ def inputs(n, shape, dtype, layout, seed=0):
         "misaligned": lambda: rand((shape[0] * shape[1] + 1,))[1:].view(shape),
         "transposed": lambda: rand(shape[::-1]).t(),
         "sliced": lambda: rand((shape[0], shape[1] * 2))[:, ::2],
-        "channels_last": lambda: rand((2, shape[1], 3, shape[0])).contiguous(memory_format=torch.channels_last),
+        "channels_last": lambda: rand((2, shape[1], 3, shape[0])).contiguous(
+            memory_format=torch.channels_last
+        ),
     }[layout]()
     rest_shape = first.shape
     return [first] + [rand(rest_shape) for _ in range(n - 1)]
@@ -63,8 +70,12 @@ def test_broadcast_operands_match_torch_cuda(name):
         pytest.skip("one input: nothing to broadcast")
     g = torch.Generator(device="cuda").manual_seed(1)
     x = torch.randn(64, 33, 17, generator=g, device="cuda")
-    for other in (torch.randn(17, generator=g, device="cuda"), torch.randn(64, 1, 1, generator=g, device="cuda"),
-                  torch.tensor(1.5), torch.tensor(2.0, device="cuda")):  # a CPU 0-dim tensor mixes in too
+    for other in (
+        torch.randn(17, generator=g, device="cuda"),
+        torch.randn(64, 1, 1, generator=g, device="cuda"),
+        torch.tensor(1.5),
+        torch.tensor(2.0, device="cuda"),
+    ):  # a CPU 0-dim tensor mixes in too
         xs = [x] * (n - 1) + [other]  # one broadcast operand, last (where torch takes a CPU scalar)
         torch.testing.assert_close(ours(*xs, **kwargs), theirs(*xs, **kwargs))
 
@@ -107,8 +118,14 @@ def test_a_cpu_scalar_first_does_not_pick_the_device():
     "name, call",
     [
         ("weight", lambda: structops.layer_norm(torch.ones(2, 3, device="cuda"), [3], torch.ones(3))),
-        ("weight", lambda: structops.cross_entropy_loss(torch.ones(4, 3, device="cuda"),
-                                                       torch.zeros(4, dtype=torch.long, device="cuda"), torch.ones(3))),
+        (
+            "weight",
+            lambda: structops.cross_entropy_loss(
+                torch.ones(4, 3, device="cuda"),
+                torch.zeros(4, dtype=torch.long, device="cuda"),
+                torch.ones(3),
+            ),
+        ),
         ("index", lambda: structops.index_select(torch.ones(3, device="cuda"), 0, torch.tensor(0))),
         ("index", lambda: structops.take(torch.ones(3, device="cuda"), torch.tensor(0))),
     ],
@@ -139,14 +156,23 @@ def graph_calls() -> dict:
         "index_select": lambda x: structops.index_select(x, 0, rows),
         "take": lambda x: structops.take(x, take_at),
         "embedding_bag": lambda x: structops.embedding_bag(x, bag_indices, bag_offsets),
-        "binary_cross_entropy": lambda x: structops.binary_cross_entropy(torch.sigmoid(x), torch.sigmoid(x) * 0.5),
+        "binary_cross_entropy": lambda x: structops.binary_cross_entropy(
+            torch.sigmoid(x), torch.sigmoid(x) * 0.5
+        ),
         "cross_entropy_loss": lambda x: structops.cross_entropy_loss(x, rows),
     }
 
 
 @pytest.mark.parametrize(
     "call",
-    ["add with a CPU scalar", "index_select", "take", "embedding_bag", "binary_cross_entropy", "cross_entropy_loss"],
+    [
+        "add with a CPU scalar",
+        "index_select",
+        "take",
+        "embedding_bag",
+        "binary_cross_entropy",
+        "cross_entropy_loss",
+    ],
 )
 def test_calls_are_captured_in_cuda_graphs(call):
     """No host synchronisation and no pageable copy while capturing: the call records into a graph,
@@ -174,8 +200,10 @@ def test_current_stream_is_used():
     torch.testing.assert_close(z, torch.exp(x) ** 2)
 
 
-@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_properties(0).total_memory < 24 * 2**30,
-                    reason="needs about 16 GiB of GPU memory")
+@pytest.mark.skipif(
+    torch.cuda.is_available() and torch.cuda.get_device_properties(0).total_memory < 24 * 2**30,
+    reason="needs about 16 GiB of GPU memory",
+)
 def test_over_2_pow_31_elements_use_64_bit_indexing():
     n = 2**31 + 100
     x = torch.zeros(n, dtype=torch.int8, device="cuda")
@@ -210,9 +238,22 @@ def _randn(*shape, dtype=torch.float32, seed=0):
 
 # rows by a warp, rows by a block, few long rows (chunked), many columns and short columns in place,
 # few long columns (moved last), tiny
-@pytest.mark.parametrize("shape, dim", [((300, 77), 1), ((3000, 2048), 1), ((40, 5000), 1), ((2, 3_000_000), 1),
-                                        ((300, 70_000), 0), ((5000, 3, 8), 1), ((100, 3), 0), ((1000, 4096), 0),
-                                        ((7,), 0), ((), 0)], ids=str)
+@pytest.mark.parametrize(
+    "shape, dim",
+    [
+        ((300, 77), 1),
+        ((3000, 2048), 1),
+        ((40, 5000), 1),
+        ((2, 3_000_000), 1),
+        ((300, 70_000), 0),
+        ((5000, 3, 8), 1),
+        ((100, 3), 0),
+        ((1000, 4096), 0),
+        ((7,), 0),
+        ((), 0),
+    ],
+    ids=str,
+)
 def test_cumsum_paths_match_torch_cuda(shape, dim):
     for dtype in (torch.float32, torch.float64, torch.int32, torch.int64):
         x = _randint(shape, dtype)
@@ -223,7 +264,9 @@ def test_cumsum_paths_match_torch_cuda(shape, dim):
 
 def test_cumsum_half_strided_inplace_and_out():
     x = _randn(64, 3000, dtype=torch.bfloat16)
-    torch.testing.assert_close(structops.cumsum(x, 1), torch.cumsum(x.float(), 1).bfloat16(), rtol=2e-2, atol=0.5)
+    torch.testing.assert_close(
+        structops.cumsum(x, 1), torch.cumsum(x.float(), 1).bfloat16(), rtol=2e-2, atol=0.5
+    )
     xt = _randint((500, 300)).t()  # transposed: made contiguous by the glue
     assert torch.equal(structops.cumsum(xt, 1), torch.cumsum(xt, 1))
     y = _randint((50, 70))
@@ -269,7 +312,9 @@ def test_batch_norm_channels_last_and_strided_running_stats():
     assert torch.count_nonzero(rm_buf[1::2]) == 0
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.complex64, torch.int8, torch.bool], ids=str)
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.complex64, torch.int8, torch.bool], ids=str
+)
 def test_index_ops_match_torch_cuda(dtype):
     x = _randint((40, 50, 30), torch.float32).to(dtype)
     for dim in (0, 1, 2, -1):
@@ -296,35 +341,56 @@ def test_embedding_and_embedding_bag_match_torch_cuda():
     offsets = torch.tensor([0, 0, 5, 100, 101, 900, 2000], device="cuda")
     for mode, name in enumerate(("sum", "mean", "max")):
         for last in (False, True):
-            torch.testing.assert_close(structops.embedding_bag(w, flat, offsets, False, mode, False, None, last),
-                                       F.embedding_bag(flat, w, offsets, mode=name, include_last_offset=last))
+            torch.testing.assert_close(
+                structops.embedding_bag(w, flat, offsets, False, mode, False, None, last),
+                F.embedding_bag(flat, w, offsets, mode=name, include_last_offset=last),
+            )
     psw = _randn(flat.numel(), seed=5)
-    torch.testing.assert_close(structops.embedding_bag(w, flat, offsets, False, 0, False, psw),
-                               F.embedding_bag(flat, w, offsets, mode="sum", per_sample_weights=psw))
+    torch.testing.assert_close(
+        structops.embedding_bag(w, flat, offsets, False, 0, False, psw),
+        F.embedding_bag(flat, w, offsets, mode="sum", per_sample_weights=psw),
+    )
 
 
 def test_bad_indices_raise_and_leave_cuda_usable():
     x = torch.ones(5, 3, device="cuda")
-    with pytest.raises(IndexError, match=r"^index_select: index 5 is out of range for dim 0 of 'self' with size 5 "
-                                         r"\(at position 2 of 'index'; expected 0 <= index < 5\)$"):
+    with pytest.raises(
+        IndexError,
+        match=r"^index_select: index 5 is out of range for dim 0 of 'self' with size 5 "
+        r"\(at position 2 of 'index'; expected 0 <= index < 5\)$",
+    ):
         structops.index_select(x, 0, torch.tensor([0, 1, 5, 7], device="cuda"))
-    with pytest.raises(RuntimeError, match=r"^gather: index -1 is out of range for dim 1 of 'self' with size 3"):
+    with pytest.raises(
+        RuntimeError, match=r"^gather: index -1 is out of range for dim 1 of 'self' with size 3"
+    ):
         structops.gather(x, 1, torch.tensor([[0, -1]], device="cuda"))
     with pytest.raises(IndexError, match=r"^take: index 15 is out of range for 'self' with 15 elements"):
         structops.take(x, torch.tensor([15], device="cuda"))
-    with pytest.raises(IndexError, match=r"^embedding: index 9 is out of range for 'weight' with 5 rows "
-                                         r"\(at position 1 of 'indices'\)$"):
+    with pytest.raises(
+        IndexError,
+        match=r"^embedding: index 9 is out of range for 'weight' with 5 rows "
+        r"\(at position 1 of 'indices'\)$",
+    ):
         structops.embedding(x, torch.tensor([1, 9], device="cuda"))
     with pytest.raises(IndexError, match=r"^embedding_bag: index 5 is out of range for 'weight' with 5 rows"):
         structops.embedding_bag(x, torch.tensor([1, 5], device="cuda"), torch.tensor([0], device="cuda"))
     with pytest.raises(RuntimeError, match=r"^embedding_bag: offsets\[0\] must be 0"):
         structops.embedding_bag(x, torch.tensor([1, 2], device="cuda"), torch.tensor([1], device="cuda"))
-    with pytest.raises(IndexError, match=r"^cross_entropy_loss: target 7 is out of bounds for 3 classes "
-                                         r"\(at flat position 1 of 'target'\)$"):
-        structops.cross_entropy_loss(torch.zeros(5, 3, device="cuda"), torch.tensor([0, 7, 9, 1, 1], device="cuda"))
-    with pytest.raises(RuntimeError, match="binary_cross_entropy: all elements of input should be between 0 and 1"):
+    with pytest.raises(
+        IndexError,
+        match=r"^cross_entropy_loss: target 7 is out of bounds for 3 classes "
+        r"\(at flat position 1 of 'target'\)$",
+    ):
+        structops.cross_entropy_loss(
+            torch.zeros(5, 3, device="cuda"), torch.tensor([0, 7, 9, 1, 1], device="cuda")
+        )
+    with pytest.raises(
+        RuntimeError, match="binary_cross_entropy: all elements of input should be between 0 and 1"
+    ):
         structops.binary_cross_entropy(torch.full((4,), 1.5, device="cuda"), torch.ones(4, device="cuda"))
-    assert torch.equal(structops.index_select(x, 0, torch.tensor([4], device="cuda")), x[4:5])  # context intact
+    assert torch.equal(
+        structops.index_select(x, 0, torch.tensor([4], device="cuda")), x[4:5]
+    )  # context intact
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int8, torch.complex64], ids=str)
@@ -343,7 +409,9 @@ def test_bmm_matmul_match_torch_cuda(dtype):
     tol = {"rtol": 1e-3, "atol": 1e-3} if dtype != torch.float16 else {"rtol": 1e-2, "atol": 1e-2}
     a, b = _randn(6, 33, 17, dtype=dtype), _randn(6, 17, 29, dtype=dtype, seed=1)
     torch.testing.assert_close(structops.bmm(a, b), torch.bmm(a, b), **tol)
-    torch.testing.assert_close(structops.bmm(a, b.transpose(1, 2).contiguous().transpose(1, 2)), torch.bmm(a, b), **tol)
+    torch.testing.assert_close(
+        structops.bmm(a, b.transpose(1, 2).contiguous().transpose(1, 2)), torch.bmm(a, b), **tol
+    )
     for x, y in ((a, b[0]), (a[0, 0], b), (_randn(2, 1, 33, 17, dtype=dtype), b), (a[0, 0], b[0, :, 0])):
         torch.testing.assert_close(structops.matmul(x, y), torch.matmul(x, y), **tol)
     with pytest.raises(RuntimeError, match="bmm: no CUDA kernel for integer dtypes"):
@@ -356,7 +424,9 @@ def test_cdist_matches_torch_cuda(p):
     x1[0, 0, 0] = x2[0, 0, 0]  # a zero coordinate difference for p = 0
     reference = torch.ops.aten._cdist_forward  # takes compute_mode as an int, like structops
     for mode in (None, 1, 2):
-        torch.testing.assert_close(structops.cdist(x1, x2, p, mode), reference(x1, x2, p, mode), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(
+            structops.cdist(x1, x2, p, mode), reference(x1, x2, p, mode), rtol=1e-4, atol=1e-4
+        )
     y1, y2 = x1[:, :5].transpose(0, 1), x2[0, :7]  # strided, batch dims broadcast
     torch.testing.assert_close(structops.cdist(y1, y2, p), reference(y1, y2, p, None), rtol=1e-4, atol=1e-4)
 
@@ -375,11 +445,16 @@ def test_pools_match_torch_cuda():
     xc = x.contiguous(memory_format=torch.channels_last)
     for cip in (True, False):
         for div in (None, 5):
-            torch.testing.assert_close(structops.avg_pool2d(xc, [3, 3], [2, 2], [1, 1], True, cip, div),
-                                       A.avg_pool2d(xc, [3, 3], [2, 2], [1, 1], True, cip, div), equal_nan=True)
+            torch.testing.assert_close(
+                structops.avg_pool2d(xc, [3, 3], [2, 2], [1, 1], True, cip, div),
+                A.avg_pool2d(xc, [3, 3], [2, 2], [1, 1], True, cip, div),
+                equal_nan=True,
+            )
     x3 = _randn(2, 3, 9, 10, 11)
-    ours, theirs = (structops.max_pool3d_with_indices(x3, [3, 2, 2], [2, 1, 2], [1, 1, 0], [1, 2, 1], True),
-                    A.max_pool3d_with_indices(x3, [3, 2, 2], [2, 1, 2], [1, 1, 0], [1, 2, 1], True))
+    ours, theirs = (
+        structops.max_pool3d_with_indices(x3, [3, 2, 2], [2, 1, 2], [1, 1, 0], [1, 2, 1], True),
+        A.max_pool3d_with_indices(x3, [3, 2, 2], [2, 1, 2], [1, 1, 0], [1, 2, 1], True),
+    )
     torch.testing.assert_close(ours[0], theirs[0])
     assert torch.equal(ours[1], theirs[1])
 
@@ -390,11 +465,18 @@ def test_mse_and_bce_reductions_match_torch_cuda(n):
     p, t, w = torch.sigmoid(a), torch.sigmoid(b), _randn(n, seed=2).abs()
     for reduction, name in enumerate(("none", "mean", "sum")):
         tol = {"rtol": 1e-4, "atol": 1e-3}
-        torch.testing.assert_close(structops.mse_loss(a, b, reduction), F.mse_loss(a, b, reduction=name), **tol)
-        torch.testing.assert_close(structops.binary_cross_entropy(p, t, w, reduction),
-                                   F.binary_cross_entropy(p, t, w, reduction=name), **tol)
+        torch.testing.assert_close(
+            structops.mse_loss(a, b, reduction), F.mse_loss(a, b, reduction=name), **tol
+        )
+        torch.testing.assert_close(
+            structops.binary_cross_entropy(p, t, w, reduction),
+            F.binary_cross_entropy(p, t, w, reduction=name),
+            **tol,
+        )
     column, row = a[:, None], b[None, :7]  # broadcast operands
-    torch.testing.assert_close(structops.mse_loss(column, row, 1), F.mse_loss(*torch.broadcast_tensors(column, row)))
+    torch.testing.assert_close(
+        structops.mse_loss(column, row, 1), F.mse_loss(*torch.broadcast_tensors(column, row))
+    )
     assert structops.mse_loss(a[:0], b[:0], 1).isnan()
 
 

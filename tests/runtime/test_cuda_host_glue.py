@@ -34,26 +34,59 @@ def glue(tmp_path_factory) -> tuple[list[str], Path]:
         pytest.skip("needs g++ and the CUDA toolkit's headers")
     tmp = tmp_path_factory.mktemp("glue")
     gen = tmp / "gen"
-    subprocess.run([sys.executable, "-m", "codegen", "--manifest", str(ROOT / "native_functions.yaml"),
-                    "--out-dir", str(gen), "--shards", "4"], cwd=ROOT, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "codegen",
+            "--manifest",
+            str(ROOT / "native_functions.yaml"),
+            "--out-dir",
+            str(gen),
+            "--shards",
+            "4",
+        ],
+        cwd=ROOT,
+        check=True,
+    )
     stub = tmp / "stub"
     (stub / "c10/cuda/impl").mkdir(parents=True)
-    (stub / "c10/cuda/impl/cuda_cmake_macros.h").write_text("#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n")
+    (stub / "c10/cuda/impl/cuda_cmake_macros.h").write_text(
+        "#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n"
+    )
     torch_includes = torch.utils.cpp_extension.include_paths()
     flags = [f"-I{ROOT / 'csrc/include'}", f"-I{gen / 'include'}"]
-    flags += [f"-I{p}" for p in torch_includes] + [f"-I{stub}", f"-I{cuda}", f"-I{sysconfig.get_paths()['include']}"]
+    flags += [f"-I{p}" for p in torch_includes] + [
+        f"-I{stub}",
+        f"-I{cuda}",
+        f"-I{sysconfig.get_paths()['include']}",
+    ]
     return flags, gen / "src"
 
 
 def test_host_glue_compiles(glue):
     flags, gen_src = glue
-    files = sorted(ROOT.glob("csrc/cuda/*.cpp")) + sorted(gen_src.glob("wrappers_cuda_*.cpp")) + \
-        sorted(gen_src.glob("kernels_cuda_host_*.cpp")) + sorted(gen_src.glob("multi_kernel_cuda_*.cpp"))
+    files = (
+        sorted(ROOT.glob("csrc/cuda/*.cpp"))
+        + sorted(gen_src.glob("wrappers_cuda_*.cpp"))
+        + sorted(gen_src.glob("kernels_cuda_host_*.cpp"))
+        + sorted(gen_src.glob("multi_kernel_cuda_*.cpp"))
+    )
     assert files
 
     def check(path: Path) -> tuple[Path, subprocess.CompletedProcess]:
-        cmd = ["g++", "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas",
-               "-Wno-unused-parameter", *flags, str(path)]
+        cmd = [
+            "g++",
+            "-std=c++20",
+            "-fsyntax-only",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-Wno-unknown-pragmas",
+            "-Wno-unused-parameter",
+            *flags,
+            str(path),
+        ]
         return path, subprocess.run(cmd, capture_output=True, text=True, check=False)
 
     with ThreadPoolExecutor(2) as pool:

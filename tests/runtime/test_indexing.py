@@ -36,7 +36,9 @@ def test_index_select_layouts_and_sizes(dtype):
         idx = torch.randint(0, x.size(dim), (123,), generator=torch.Generator().manual_seed(1))
         for xs in _layouts(x):
             for ix in (idx, idx.to(torch.int32), torch.stack([idx, idx], 1)[:, 0]):  # the last one strided
-                torch.testing.assert_close(structops.index_select(xs, dim, ix), torch.index_select(xs, dim, ix))
+                torch.testing.assert_close(
+                    structops.index_select(xs, dim, ix), torch.index_select(xs, dim, ix)
+                )
 
 
 @pytest.mark.parametrize("dtype", SIZES)
@@ -91,13 +93,19 @@ def test_index_errors_name_the_first_bad_position():
     idx[900_000] = 10
     x = torch.ones(9, 4)
     for _ in range(3):
-        with pytest.raises(IndexError, match=r"^index_select: index 9 is out of range for dim 0 of 'self' with size 9 "
-                                             r"\(at position 700001 of 'index'; expected 0 <= index < 9\)$"):
+        with pytest.raises(
+            IndexError,
+            match=r"^index_select: index 9 is out of range for dim 0 of 'self' with size 9 "
+            r"\(at position 700001 of 'index'; expected 0 <= index < 9\)$",
+        ):
             structops.index_select(x, 0, idx)
     with pytest.raises(IndexError, match=r"^take: index 36 is out of range for 'self' with 36 elements"):
         structops.take(x, torch.tensor([0, 36, 40]))
-    with pytest.raises(RuntimeError, match=r"^gather: index -1 is out of range for dim 1 of 'self' with size 4 "
-                                           r"\(at position 1 of 'index'"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"^gather: index -1 is out of range for dim 1 of 'self' with size 4 "
+        r"\(at position 1 of 'index'",
+    ):
         structops.gather(x, 1, torch.tensor([[0, -1]]))
     # index_select checks the index even when the result is empty (as torch does)
     with pytest.raises(IndexError, match="index_select: index 3 is out of range"):
@@ -141,9 +149,13 @@ def test_masked_select_fake_with_shape_env_has_an_unbacked_size():
         assert ours.dim() == theirs.dim() == 1 and ours.dtype == theirs.dtype == torch.float64
         assert isinstance(ours.shape[0], torch.SymInt) and not ours.shape[0].node.has_hint()
         # the checks run on fake tensors too, with the C++ meta function's messages
-        with pytest.raises(RuntimeError, match="masked_select: 'mask' has dtype Float, which masked_select does not"):
+        with pytest.raises(
+            RuntimeError, match="masked_select: 'mask' has dtype Float, which masked_select does not"
+        ):
             structops.masked_select(x, torch.ones(4))
-        with pytest.raises(RuntimeError, match=r"masked_select: the size of 'mask' \(5\) must match the size of 'self'"):
+        with pytest.raises(
+            RuntimeError, match=r"masked_select: the size of 'mask' \(5\) must match the size of 'self'"
+        ):
             structops.masked_select(x, torch.ones(5, dtype=torch.bool))
     no_dynamic = FakeTensorMode(shape_env=ShapeEnv(allow_dynamic_output_shape_ops=False))
     with no_dynamic, pytest.raises(DynamicOutputShapeException):
@@ -210,10 +222,15 @@ def test_split_with_sizes_copy_out_list():
     assert torch.ops.structops.split_with_sizes_copy.out(x, [2, 3], out=[a, b.t()]) is None
     torch.testing.assert_close(a, x[:2])
     torch.testing.assert_close(b.t(), x[2:])
-    with pytest.raises(RuntimeError, match=r"split_with_sizes_copy.out: expected 'out' to be a list of 2 tensors "
-                                           r"\(one per output\), got 1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"split_with_sizes_copy.out: expected 'out' to be a list of 2 tensors "
+        r"\(one per output\), got 1",
+    ):
         structops.split_with_sizes_copy(x, [2, 3], out=[torch.empty(0)])
-    with pytest.raises(RuntimeError, match="expected 'out\\[1\\]' to have the result dtype Float, but got Double"):
+    with pytest.raises(
+        RuntimeError, match="expected 'out\\[1\\]' to have the result dtype Float, but got Double"
+    ):
         structops.split_with_sizes_copy(x, [2, 3], out=[torch.empty(0), torch.empty(0, dtype=torch.float64)])
 
 
@@ -252,16 +269,21 @@ def test_embedding_bag_random_bags(mode, dtype):
     for last in (False, True):
         offs = torch.cat([offsets, torch.tensor([2000])]) if last else offsets
         expected = F.embedding_bag(idx, w, offs, mode=name, include_last_offset=last)
-        torch.testing.assert_close(structops.embedding_bag(w, idx, offs, False, mode, False, None, last), expected, **tol)
+        torch.testing.assert_close(
+            structops.embedding_bag(w, idx, offs, False, mode, False, None, last), expected, **tol
+        )
     if mode == 0:
         psw = _rand(2000, dtype=dtype, seed=9)
         expected = F.embedding_bag(idx, w, offsets, mode="sum", per_sample_weights=psw)
-        torch.testing.assert_close(structops.embedding_bag(w, idx, offsets, False, 0, False, psw), expected, **tol)
+        torch.testing.assert_close(
+            structops.embedding_bag(w, idx, offsets, False, 0, False, psw), expected, **tol
+        )
 
 
 def test_embedding_bag_non_contiguous_inputs():
     w = _rand(40, 30).t().contiguous().t()
     idx = torch.arange(0, 80, 2) % 40
     offsets = torch.tensor([0, 3, 3, 17])
-    torch.testing.assert_close(structops.embedding_bag(w, idx, offsets, False, 1),
-                               F.embedding_bag(idx, w, offsets, mode="mean"))
+    torch.testing.assert_close(
+        structops.embedding_bag(w, idx, offsets, False, 1), F.embedding_bag(idx, w, offsets, mode="mean")
+    )

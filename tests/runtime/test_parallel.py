@@ -31,7 +31,9 @@ _PROBE = textwrap.dedent(
 
 def threads_started(call: str, num_threads: int) -> int:
     code = _PROBE.format(call=call)
-    out = subprocess.run([sys.executable, "-c", code, str(num_threads)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(num_threads)], capture_output=True, text=True, check=True
+    )
     return int(out.stdout.strip().splitlines()[-1])
 
 
@@ -41,13 +43,17 @@ CALLS = {
 }
 
 
-@pytest.mark.skipif(not OPENMP or not os.path.isdir("/proc/self/task"), reason="needs torch's OpenMP backend and /proc")
+@pytest.mark.skipif(
+    not OPENMP or not os.path.isdir("/proc/self/task"), reason="needs torch's OpenMP backend and /proc"
+)
 @pytest.mark.parametrize("kernel", sorted(CALLS))
 def test_kernel_uses_torch_threads(kernel):
     assert threads_started(CALLS[kernel], 2) >= 1, f"{kernel} ran serially under torch.set_num_threads(2)"
 
 
-@pytest.mark.skipif(not OPENMP or not os.path.isdir("/proc/self/task"), reason="needs torch's OpenMP backend and /proc")
+@pytest.mark.skipif(
+    not OPENMP or not os.path.isdir("/proc/self/task"), reason="needs torch's OpenMP backend and /proc"
+)
 def test_one_thread_stays_serial():
     assert threads_started(CALLS["pointwise"], 1) == 0
 

@@ -16,49 +16,117 @@ from structops.sharding import run_sharded
 # Run-time rule errors: exact messages, the same from C++ and from the Python mirror
 
 ERRORS = [
-    ("matmul", (torch.ones(2, 3), torch.ones(4, 5)), "matmul: self.size(-1)=3 must equal other.size(-2)=4 (dim k)"),
+    (
+        "matmul",
+        (torch.ones(2, 3), torch.ones(4, 5)),
+        "matmul: self.size(-1)=3 must equal other.size(-2)=4 (dim k)",
+    ),
     ("matmul", (torch.ones(3), torch.ones(4)), "matmul: self.size(-1)=3 must equal other.size(-1)=4 (dim k)"),
-    ("matmul", (torch.ones(2, 2, 3), torch.ones(3, 3, 4)),
-     ("matmul: the size of 'other' (3) must match the size of 'self' (2) at non-singleton dimension -1; "
-     "shapes: self=[2], other=[3]")),
-    ("bmm", (torch.ones(2, 3, 4), torch.ones(2, 5, 6)), "bmm: self.size(2)=4 must equal mat2.size(1)=5 (dim k)"),
-    ("bmm", (torch.ones(3, 4), torch.ones(2, 4, 6)), "bmm: 'self' must have 3 dims to match [b, n, k], got 2"),
-    ("bmm", (torch.ones(2, 3, 4), torch.ones(2, 4, 5, dtype=torch.float64)),
-     "bmm: 'mat2' has dtype Double but 'self' has Float; they must have the same dtype"),
-    ("add", (torch.ones(2, 3), torch.ones(4)),
-     ("add: the size of 'other' (4) must match the size of 'self' (3) at non-singleton dimension -1; "
-     "shapes: self=[2, 3], other=[4]")),
-    ("add", (torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64), {"alpha": 1.5}),
-     "add: for integral inputs alpha must not be a floating point number, got alpha=1.5 with result type Long"),
-    ("neg", (torch.ones(2, dtype=torch.bool),),
-     ("neg: 'self' has dtype Bool, which neg does not support (supported: float16, bfloat16, float32, float64, "
-     "complex64, complex128, uint8, int8, int16, int32, int64)")),
+    (
+        "matmul",
+        (torch.ones(2, 2, 3), torch.ones(3, 3, 4)),
+        (
+            "matmul: the size of 'other' (3) must match the size of 'self' (2) at non-singleton dimension -1; "
+            "shapes: self=[2], other=[3]"
+        ),
+    ),
+    (
+        "bmm",
+        (torch.ones(2, 3, 4), torch.ones(2, 5, 6)),
+        "bmm: self.size(2)=4 must equal mat2.size(1)=5 (dim k)",
+    ),
+    (
+        "bmm",
+        (torch.ones(3, 4), torch.ones(2, 4, 6)),
+        "bmm: 'self' must have 3 dims to match [b, n, k], got 2",
+    ),
+    (
+        "bmm",
+        (torch.ones(2, 3, 4), torch.ones(2, 4, 5, dtype=torch.float64)),
+        "bmm: 'mat2' has dtype Double but 'self' has Float; they must have the same dtype",
+    ),
+    (
+        "add",
+        (torch.ones(2, 3), torch.ones(4)),
+        (
+            "add: the size of 'other' (4) must match the size of 'self' (3) at non-singleton dimension -1; "
+            "shapes: self=[2, 3], other=[4]"
+        ),
+    ),
+    (
+        "add",
+        (torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64), {"alpha": 1.5}),
+        "add: for integral inputs alpha must not be a floating point number, got alpha=1.5 with result type Long",
+    ),
+    (
+        "neg",
+        (torch.ones(2, dtype=torch.bool),),
+        (
+            "neg: 'self' has dtype Bool, which neg does not support (supported: float16, bfloat16, float32, float64, "
+            "complex64, complex128, uint8, int8, int16, int32, int64)"
+        ),
+    ),
     ("sum", (torch.ones(2, 3), [0, -2]), "sum: dim 0 appears multiple times in the list of dims"),
-    ("cat", ([torch.ones(2, 3), torch.ones(2, 4)],),
-     "cat: tensors[0].size(1)=3 must equal tensors[1].size(1)=4 (dim that is not the cat dim)"),
-    ("stack", ([torch.ones(2, 3), torch.ones(3, 2)],),
-     "stack: tensors[0].shape[0:2]=[2, 3] must equal tensors[1].shape[0:2]=[3, 2] (group *(every dim))"),
-    ("embedding", (torch.ones(5, 3), torch.tensor([1.0])),
-     "embedding: 'indices' has dtype Float, which embedding does not support (supported: int32, int64)"),
-    ("embedding", (torch.ones(5), torch.tensor([1])), "embedding: 'weight' must have 2 dims to match [v, d], got 1"),
+    (
+        "cat",
+        ([torch.ones(2, 3), torch.ones(2, 4)],),
+        "cat: tensors[0].size(1)=3 must equal tensors[1].size(1)=4 (dim that is not the cat dim)",
+    ),
+    (
+        "stack",
+        ([torch.ones(2, 3), torch.ones(3, 2)],),
+        "stack: tensors[0].shape[0:2]=[2, 3] must equal tensors[1].shape[0:2]=[3, 2] (group *(every dim))",
+    ),
+    (
+        "embedding",
+        (torch.ones(5, 3), torch.tensor([1.0])),
+        "embedding: 'indices' has dtype Float, which embedding does not support (supported: int32, int64)",
+    ),
+    (
+        "embedding",
+        (torch.ones(5), torch.tensor([1])),
+        "embedding: 'weight' must have 2 dims to match [v, d], got 1",
+    ),
     # An int[] argument as a pattern group; Tensor? patterns and same_dtype checked only when given.
-    ("layer_norm", (torch.ones(2, 3), [4]),
-     "layer_norm: normalized_shape=[4] must equal input.shape[-1:]=[3] (group *normalized_shape)"),
-    ("layer_norm", (torch.ones(2, 3), [2, 3, 1]),
-     "layer_norm: 'input' must have at least 3 dims to match [*batch, *normalized_shape], got 2"),
-    ("layer_norm", (torch.ones(2, 4), [4], None, torch.ones(3)),
-     "layer_norm: normalized_shape=[4] must equal bias.shape[0:1]=[3] (group *normalized_shape)"),
-    ("layer_norm", (torch.ones(2, 4), [4], None, torch.ones(2, 4)),
-     "layer_norm: 'bias' must have 1 dims to match [*normalized_shape], got 2"),
-    ("layer_norm", (torch.ones(2, 4), [4], None, torch.ones(4, dtype=torch.float64)),
-     "layer_norm: 'bias' has dtype Double but 'input' has Float; they must have the same dtype"),
-    ("layer_norm", (torch.ones(2, 4), [4], torch.ones(4, dtype=torch.int64)),
-     ("layer_norm: 'weight' has dtype Long, which layer_norm does not support (supported: float16, bfloat16, "
-      "float32, float64)")),
+    (
+        "layer_norm",
+        (torch.ones(2, 3), [4]),
+        "layer_norm: normalized_shape=[4] must equal input.shape[-1:]=[3] (group *normalized_shape)",
+    ),
+    (
+        "layer_norm",
+        (torch.ones(2, 3), [2, 3, 1]),
+        "layer_norm: 'input' must have at least 3 dims to match [*batch, *normalized_shape], got 2",
+    ),
+    (
+        "layer_norm",
+        (torch.ones(2, 4), [4], None, torch.ones(3)),
+        "layer_norm: normalized_shape=[4] must equal bias.shape[0:1]=[3] (group *normalized_shape)",
+    ),
+    (
+        "layer_norm",
+        (torch.ones(2, 4), [4], None, torch.ones(2, 4)),
+        "layer_norm: 'bias' must have 1 dims to match [*normalized_shape], got 2",
+    ),
+    (
+        "layer_norm",
+        (torch.ones(2, 4), [4], None, torch.ones(4, dtype=torch.float64)),
+        "layer_norm: 'bias' has dtype Double but 'input' has Float; they must have the same dtype",
+    ),
+    (
+        "layer_norm",
+        (torch.ones(2, 4), [4], torch.ones(4, dtype=torch.int64)),
+        (
+            "layer_norm: 'weight' has dtype Long, which layer_norm does not support (supported: float16, bfloat16, "
+            "float32, float64)"
+        ),
+    ),
 ]
 
 
-@pytest.mark.parametrize("op, args, message", ERRORS, ids=lambda x: x if isinstance(x, str) and len(x) < 12 else "")
+@pytest.mark.parametrize(
+    "op, args, message", ERRORS, ids=lambda x: x if isinstance(x, str) and len(x) < 12 else ""
+)
 @pytest.mark.parametrize("device", ["cpu", "meta"])
 def test_rule_error_message(op, args, message, device):
     kwargs = args[-1] if isinstance(args[-1], dict) else {}
@@ -81,7 +149,9 @@ def test_embedding_index_out_of_range_is_checked_by_the_kernel():
     # Data-dependent: the meta function cannot see it; the CPU kernel raises IndexError.
     with pytest.raises(IndexError, match=r"^embedding: index 5 is out of range for 'weight' with 5 rows"):
         structops.embedding(torch.ones(5, 3), torch.tensor([0, 5]))
-    assert structops.embedding(torch.ones(5, 3, device="meta"), torch.tensor([0, 5], device="meta")).shape == (2, 3)
+    assert structops.embedding(
+        torch.ones(5, 3, device="meta"), torch.tensor([0, 5], device="meta")
+    ).shape == (2, 3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,8 +162,12 @@ def test_describe_matmul_batch_broadcast():
     d = structops.describe("matmul", torch.ones(2, 1, 3, 4), torch.ones(5, 4, 6))
     assert d.outputs == (("out", (2, 5, 3, 6), "float32", (90, 18, 6, 1)),)
     assert [(i.name, i.size, i.kind) for i in d.index_space] == [
-        ("d0", 2, "parallel"), ("d1", 5, "parallel"), ("n", 3, "parallel"), ("m", 6, "parallel"),
-        ("k", 4, "reduction")]
+        ("d0", 2, "parallel"),
+        ("d1", 5, "parallel"),
+        ("n", 3, "parallel"),
+        ("m", 6, "parallel"),
+        ("k", 4, "reduction"),
+    ]
     self_ipf, other_ipf, out_ipf = d.ipfs
     # self [2, 1, 3, 4]: d0, broadcast (row 0, the one element), n, k
     assert self_ipf.matrix == ((1, 0, 0, 0, 0), (0, 0, 0, 0, 0), (0, 0, 1, 0, 0), (0, 0, 0, 0, 1))
@@ -120,8 +194,12 @@ def test_describe_cat_offsets_and_stack_selection():
 
 def test_describe_reduction_and_gather():
     d = structops.describe("sum", torch.ones(3, 4, 5), [1], True)
-    assert [(i.size, i.kind) for i in d.index_space] == [(3, "parallel"), (1, "parallel"), (5, "parallel"),
-                                                          (4, "reduction")]
+    assert [(i.size, i.kind) for i in d.index_space] == [
+        (3, "parallel"),
+        (1, "parallel"),
+        (5, "parallel"),
+        (4, "reduction"),
+    ]
     assert d.combine == "add"
     e = structops.describe("embedding", torch.ones(7, 3), torch.ones(2, 5, dtype=torch.int64))
     weight = e.ipfs[0]
@@ -195,8 +273,12 @@ DTYPES = [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32,
 
 def _hypothesis_settings():
     fuzz = os.environ.get("STRUCTOPS_HYPOTHESIS") == "fuzz"
-    return settings(max_examples=400 if fuzz else 60, deadline=None, derandomize=not fuzz,
-                    suppress_health_check=[HealthCheck.too_slow])
+    return settings(
+        max_examples=400 if fuzz else 60,
+        deadline=None,
+        derandomize=not fuzz,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 
 
 def _meta(x):
@@ -219,7 +301,7 @@ def _agree(op, reference, args, **kwargs):
         assert str(mirror_error.value) == str(cpp_error.value).split("\n")[0]
         return
     actual = getattr(structops, op)(*_meta(list(args)), **kwargs)
-    (_, shape, dtype, strides), = rules.describe(op, *args, **kwargs).outputs
+    ((_, shape, dtype, strides),) = rules.describe(op, *args, **kwargs).outputs
     assert (tuple(actual.shape), actual.dtype) == (tuple(expected.shape), expected.dtype)
     assert (shape, dtype) == (tuple(expected.shape), str(expected.dtype).removeprefix("torch."))
     assert tuple(actual.stride()) == strides
@@ -238,7 +320,9 @@ shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4)
 def _tensor(shape, dtype, layout):
     t = torch.zeros(shape, dtype=dtype, device="meta")
     if layout == "transposed" and len(shape) >= 2:
-        t = torch.zeros(tuple(reversed(shape)), dtype=dtype, device="meta").permute(*reversed(range(len(shape))))
+        t = torch.zeros(tuple(reversed(shape)), dtype=dtype, device="meta").permute(
+            *reversed(range(len(shape)))
+        )
     if layout == "channels_last" and len(shape) == 4:
         t = t.contiguous(memory_format=torch.channels_last)
     return t
@@ -248,11 +332,18 @@ layouts = st.sampled_from(["contiguous", "transposed", "channels_last"])
 
 
 @_hypothesis_settings()
-@given(a=shapes, b=shapes, da=st.sampled_from(DTYPES), db=st.sampled_from(DTYPES), la=layouts, lb=layouts,
-       drop=st.lists(st.booleans(), min_size=4, max_size=4))
+@given(
+    a=shapes,
+    b=shapes,
+    da=st.sampled_from(DTYPES),
+    db=st.sampled_from(DTYPES),
+    la=layouts,
+    lb=layouts,
+    drop=st.lists(st.booleans(), min_size=4, max_size=4),
+)
 def test_property_pointwise(a, b, da, db, la, lb, drop):
     # b: a suffix of a with some dims set to 1 (broadcastable), or unrelated sizes (must raise).
-    b = [1 if d else s for s, d in zip(a[len(a) - len(b):], drop)] if len(b) <= len(a) else b
+    b = [1 if d else s for s, d in zip(a[len(a) - len(b) :], drop)] if len(b) <= len(a) else b
     x, y = _tensor(a, da, la), _tensor(b, db, lb)
     _agree("add", torch.add, (x, y))
     _agree("mul", torch.mul, (x, y))
@@ -260,28 +351,49 @@ def test_property_pointwise(a, b, da, db, la, lb, drop):
 
 
 @_hypothesis_settings()
-@given(shape=shapes, dtype=st.sampled_from(DTYPES), dims=st.one_of(st.none(), st.lists(st.integers(-4, 3), max_size=3)),
-       keepdim=st.booleans(), out_dtype=st.sampled_from([None, torch.float64, torch.int32]))
+@given(
+    shape=shapes,
+    dtype=st.sampled_from(DTYPES),
+    dims=st.one_of(st.none(), st.lists(st.integers(-4, 3), max_size=3)),
+    keepdim=st.booleans(),
+    out_dtype=st.sampled_from([None, torch.float64, torch.int32]),
+)
 def test_property_sum(shape, dtype, dims, keepdim, out_dtype):
     x = _tensor(shape, dtype, "contiguous")
-    _agree("sum", lambda t, d, k, **kw: torch.sum(t, d, k, **kw) if d is not None else
-           torch.sum(t, tuple(range(t.dim())), k, **kw), (x, dims, keepdim))
+    _agree(
+        "sum",
+        lambda t, d, k, **kw: (
+            torch.sum(t, d, k, **kw) if d is not None else torch.sum(t, tuple(range(t.dim())), k, **kw)
+        ),
+        (x, dims, keepdim),
+    )
     if out_dtype is not None and dims is not None:
-        _agree("sum", lambda t, d, k, **kw: torch.sum(t, d or tuple(range(t.dim())), k, **kw), (x, dims, keepdim),
-               dtype=out_dtype)
+        _agree(
+            "sum",
+            lambda t, d, k, **kw: torch.sum(t, d or tuple(range(t.dim())), k, **kw),
+            (x, dims, keepdim),
+            dtype=out_dtype,
+        )
 
 
 @_hypothesis_settings()
-@given(a=st.lists(st.integers(1, 3), min_size=1, max_size=4), b=st.lists(st.integers(1, 3), min_size=1, max_size=4),
-       dtype=st.sampled_from([torch.float32, torch.float64, torch.int64]))
+@given(
+    a=st.lists(st.integers(1, 3), min_size=1, max_size=4),
+    b=st.lists(st.integers(1, 3), min_size=1, max_size=4),
+    dtype=st.sampled_from([torch.float32, torch.float64, torch.int64]),
+)
 def test_property_matmul(a, b, dtype):
     _agree("matmul", torch.matmul, (_tensor(a, dtype, "contiguous"), _tensor(b, dtype, "contiguous")))
 
 
 @_hypothesis_settings()
-@given(base=st.lists(st.integers(0, 3), min_size=1, max_size=3), sizes=st.lists(st.integers(0, 3), min_size=1,
-       max_size=3), dim=st.integers(-3, 2), dtypes=st.lists(st.sampled_from(DTYPES), min_size=3, max_size=3),
-       bad=st.booleans())
+@given(
+    base=st.lists(st.integers(0, 3), min_size=1, max_size=3),
+    sizes=st.lists(st.integers(0, 3), min_size=1, max_size=3),
+    dim=st.integers(-3, 2),
+    dtypes=st.lists(st.sampled_from(DTYPES), min_size=3, max_size=3),
+    bad=st.booleans(),
+)
 def test_property_cat_and_stack(base, sizes, dim, dtypes, bad):
     d = dim % len(base) if -len(base) <= dim < len(base) else 0
     tensors = []
@@ -297,13 +409,21 @@ def test_property_cat_and_stack(base, sizes, dim, dtypes, bad):
 
 
 @pytest.mark.parametrize("mode", [None, "trunc", "floor"])
-@pytest.mark.parametrize("da, db", [(torch.int64, torch.int64), (torch.int32, torch.uint8), (torch.int64, torch.float16),
-                                    (torch.float32, torch.float64), (torch.bfloat16, torch.bfloat16)])
+@pytest.mark.parametrize(
+    "da, db",
+    [
+        (torch.int64, torch.int64),
+        (torch.int32, torch.uint8),
+        (torch.int64, torch.float16),
+        (torch.float32, torch.float64),
+        (torch.bfloat16, torch.bfloat16),
+    ],
+)
 def test_conditional_dtype_rule(mode, da, db):
     # div's rule: 'promote(self, other) if given(rounding_mode) else promote(..., kind=INT_TO_FLOAT)'.
     x, y = torch.ones(2, dtype=da, device="meta"), torch.ones(3, 1, dtype=db, device="meta")
     expected = torch.div(x, y, rounding_mode=mode)
     actual = structops.div(x, y, rounding_mode=mode)
-    (_, shape, dtype, _), = rules.describe("div.Tensor_mode", x, y, rounding_mode=mode).outputs
+    ((_, shape, dtype, _),) = rules.describe("div.Tensor_mode", x, y, rounding_mode=mode).outputs
     assert (actual.dtype, tuple(actual.shape)) == (expected.dtype, tuple(expected.shape))
     assert (dtype, shape) == (str(expected.dtype).removeprefix("torch."), (3, 2))

@@ -101,12 +101,21 @@ def meta(*shape, dtype=torch.float32):
     [
         ("weight", lambda: structops.layer_norm(meta(2, 3), [3], torch.ones(3))),
         ("bias", lambda: structops.layer_norm(meta(2, 3), [3], meta(3), torch.ones(3))),
-        ("running_mean", lambda: structops.batch_norm(meta(4, 3), None, None, torch.ones(3), meta(3), False, 0.1, 1e-5)),
-        ("weight", lambda: structops.cross_entropy_loss(meta(4, 3), meta(4, dtype=torch.long), torch.ones(3))),
+        (
+            "running_mean",
+            lambda: structops.batch_norm(meta(4, 3), None, None, torch.ones(3), meta(3), False, 0.1, 1e-5),
+        ),
+        (
+            "weight",
+            lambda: structops.cross_entropy_loss(meta(4, 3), meta(4, dtype=torch.long), torch.ones(3)),
+        ),
         (
             "per_sample_weights",
             lambda: structops.embedding_bag(
-                meta(5, 3), meta(2, dtype=torch.long), meta(1, dtype=torch.long), per_sample_weights=torch.ones(2)
+                meta(5, 3),
+                meta(2, dtype=torch.long),
+                meta(1, dtype=torch.long),
+                per_sample_weights=torch.ones(2),
             ),
         ),
         ("tensors", lambda: structops.cat([meta(2), torch.ones(2)])),
