@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.api.cpp import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
+from codegen.api.names import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
 from codegen.conformance import TestSpec, parse_tests
 from codegen.errors import SpecError
 from codegen.load import LineDict, read_manifest_entries
@@ -28,7 +28,7 @@ from codegen.model import (
 )
 from codegen.multi_kernel import MultiKernel, parse_kernels
 from codegen.pointwise.model import PointwiseKernel, parse_pointwise, with_default_meta
-from codegen.rules.lower import RuleError, lower_tuning
+from codegen.rules.check import RuleError, check_tuning
 from codegen.rules.model import Rule, parse_rule
 from codegen.rules.syntax import PDim, PGroup
 
@@ -581,14 +581,16 @@ def _parse_kernels(
     replaced = {name for name, _ in precomputed.replace} if precomputed else set()
     values = tuple((a.name, str(a.type)) for a in precomputed.all_values) if precomputed else ()
     outs = tuple(o.name for o in schema.arguments.out)
+    tuning = []
     try:
-        lower_tuning(rule, "op", replaced, values, outs, mk.key, (), mk.key_line)
-        for _, variants in mk.devices:
-            for v in variants:
-                lower_tuning(rule, "op", replaced, values, outs, (), (v.when,), v.line)
+        for device, variants in mk.devices:
+            conditions = tuple((v.when, v.line) for v in variants)
+            tuning.append(
+                (device, check_tuning(rule, replaced, values, outs, mk.key, conditions, mk.key_line))
+            )
     except RuleError as e:
         raise SpecError(path, e.line or line, op, e.problem, e.fix) from None
-    return mk
+    return dataclasses.replace(mk, tuning=tuple(tuning))
 
 
 # Names the generated Python module (ops.py.j2) uses in its functions' bodies.

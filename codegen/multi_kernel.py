@@ -12,16 +12,17 @@ Every variant has the impl's signature (what ``dispatch:`` names, or the generat
 impl); the generator writes that impl as a chooser (structops/autotune.h). ``key`` and ``when``
 are rule-language expressions over the impl's arguments: the op's arguments (precomputed values
 in place of those they replace), the dims its input patterns bind, and its outputs, with the
-tuning builtins of rules/lower.py (numel, bucket_pow2, contiguous, stride, innermost).
+tuning builtins of rules/builtins.py (numel, bucket_pow2, contiguous, stride, innermost).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from codegen import dtypes as dtype_table
 from codegen.errors import SpecError
 from codegen.load import LineDict
-from codegen.rules.model import UNKNOWN_DTYPE_FIX, expand_dtypes
+from codegen.rules.ir import TuningIR
 from codegen.rules.syntax import Expr, RuleSyntaxError, ShapeList, parse_expr
 
 KEYS = ("key", "CPU", "CUDA")
@@ -51,6 +52,8 @@ class MultiKernel:
     line: int
     key_line: int
     devices: tuple[tuple[str, tuple[KernelVariant, ...]], ...]  # ("CPU" | "CUDA", variants)
+    # Per device, the checked key and variant conditions (set by the manifest, which has the rule).
+    tuning: tuple[tuple[str, TuningIR], ...] = ()
 
     def variants(self, device: str) -> tuple[KernelVariant, ...]:
         return dict(self.devices).get(device, ())
@@ -210,10 +213,10 @@ def _variant(item: object, device: str, generated: bool, fail, at: int) -> Kerne
         if not isinstance(raw_dtypes, list) or not raw_dtypes:
             raise fail(f"{where}.dtypes must be a list of dtypes or groups", "write e.g. [floating]", at)
         try:
-            dtypes = expand_dtypes(raw_dtypes)
+            dtypes = dtype_table.expand(raw_dtypes)
         except KeyError as e:
             raise fail(
-                f"{where}.dtypes: unknown dtype or group '{e.args[0]}'", UNKNOWN_DTYPE_FIX, at
+                f"{where}.dtypes: unknown dtype or group '{e.args[0]}'", dtype_table.UNKNOWN_DTYPE_FIX, at
             ) from None
     text = repr(sorted((str(k), str(v)) for k, v in item.items()))
     return KernelVariant(name, kernel, params, when, dtypes, at, text)

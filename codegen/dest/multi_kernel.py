@@ -14,11 +14,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.api import cpp, names
+from codegen import dtypes
+from codegen.api import names
 from codegen.dest.structured import _impl_params, _params, shard_of
 from codegen.manifest import DispatchKey, Manifest, StructuredGroup
 from codegen.multi_kernel import KernelVariant
-from codegen.rules.lower import DTYPES, lower_tuning
+from codegen.rules import cpp as rules_cpp
 
 
 @dataclass(frozen=True)
@@ -91,28 +92,16 @@ def chooser(group: StructuredGroup, key: DispatchKey, sources: dict[Path, str], 
     mk = fn.kernels
     assert mk is not None and fn.rule is not None
     variants = mk.variants(key.value)
-    pre = fn.precomputed
-    replaced = {name for name, _ in pre.replace} if pre else set()
-    values = tuple((a.name, str(a.type)) for a in pre.all_values) if pre else ()
     outs = tuple(o.name for o in fn.func.arguments.out)
-    code = lower_tuning(
-        fn.rule,
-        fn.func.name.name.base,
-        replaced,
-        values,
-        outs,
-        mk.key,
-        tuple(v.when for v in variants),
-        mk.key_line,
-    )
+    code = rules_cpp.tuning(dict(mk.tuning)[key.value])
     impl = group.impl_name(key)
     assert impl is not None
-    first_out = cpp.cpp_name(outs[0])
+    first_out = names.cpp_name(outs[0])
     out_variants = []
     for v, cond in zip(variants, code.conditions):
         parts = [cond] if cond else []
         if v.dtypes is not None:
-            mask = " | ".join(f"rules::bit({DTYPES[d]})" for d in v.dtypes)
+            mask = " | ".join(f"rules::bit({dtypes.scalar_type(d)})" for d in v.dtypes)
             parts.append(f"(rules::bit({first_out}.scalar_type()) & ({mask})) != 0")
         out_variants.append(
             ChooserVariant(
@@ -123,7 +112,7 @@ def chooser(group: StructuredGroup, key: DispatchKey, sources: dict[Path, str], 
             )
         )
     params = _impl_params(group)
-    out_names = tuple(cpp.cpp_name(o) for o in outs)
+    out_names = tuple(names.cpp_name(o) for o in outs)
     call_args = "".join(f"{b.name}, " for b in params if b.name not in out_names)
     return Chooser(
         header=names.group_header(group.name),

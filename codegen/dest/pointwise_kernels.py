@@ -11,38 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api import cpp, names
+from codegen import dtypes
+from codegen.api import names
 from codegen.dest.structured import op_header, shard_of
 from codegen.manifest import DispatchKey, Manifest, StructuredGroup
-from codegen.pointwise.model import CPU_TYPES, CUDA_TYPES
-
-# at::ScalarType enumerators and structops::Dtype names per dtype.
-SCALAR_TYPES = {
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-    "uint8": "Byte",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "bool": "Bool",
-}
-DTYPE_CODES = {
-    "float16": "Float16",
-    "bfloat16": "BFloat16",
-    "float32": "Float32",
-    "float64": "Float64",
-    "uint8": "UInt8",
-    "int8": "Int8",
-    "int16": "Int16",
-    "int32": "Int32",
-    "int64": "Int64",
-    "bool": "Bool",
-}
 
 
 @dataclass(frozen=True)
@@ -90,7 +62,7 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
     fields: list[Field] = []
     conditions = []
     for c in low.conditions:
-        arg = cpp.cpp_name(c.arg)
+        arg = names.cpp_name(c.arg)
         if c.value is None:
             host = f"!{arg}.has_value()"
         elif c.optional:
@@ -102,11 +74,11 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         fields.append(Field("bool", name, name, f"p.conditions[{i}]"))
     scalar_slot = 0
     for s in low.scalars:
-        arg = cpp.cpp_name(s)
+        arg = names.cpp_name(s)
         fields.append(Field("T", arg, f"{arg}.to<T>()", f"pw::scalar_as<T>(p.scalars[{scalar_slot}])"))
         scalar_slot += 1
     for s in low.optional_scalars:
-        arg = cpp.cpp_name(s)
+        arg = names.cpp_name(s)
         fields.append(Field("bool", f"has_{arg}", f"{arg}.has_value()", f"p.scalars[{scalar_slot}].present"))
         fields.append(
             Field(
@@ -117,7 +89,7 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
             )
         )
         scalar_slot += 1
-    tensors = tuple((cpp.cpp_name(n), t == "T") for n, t in low.tensors)
+    tensors = tuple((names.cpp_name(n), t == "T") for n, t in low.tensors)
     base = fn.func.name.name.base
     launcher = fn.func.name.unambiguous
     cpu_kernel, cuda_kernel = decls[DispatchKey.CPU.value].name, decls[DispatchKey.CUDA.value].name
@@ -144,17 +116,21 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         functor=f"{fn.func.name.unambiguous}_formula",
         fields=tuple(fields),
         conditions=tuple(conditions),
-        call_params=", ".join(f"{t} {cpp.cpp_name(n)}" for n, t in low.tensors),
+        call_params=", ".join(f"{t} {names.cpp_name(n)}" for n, t in low.tensors),
         expr=low.expr,
         tensors=tensors,
         in_types=tuple("scalar_t" if promoted else "bool" for _, promoted in tensors),
         out_type="bool" if kernel.bool_result else "scalar_t",
         cpu_kernel=cpu_kernel,
         cpu_params=decls[DispatchKey.CPU.value].params,
-        cpu_dtypes=tuple((SCALAR_TYPES[d], CPU_TYPES[d]) for d in kernel.dtypes),
+        cpu_dtypes=tuple((dtypes.dtype(d).scalar_type, dtypes.dtype(d).cpu_type) for d in kernel.dtypes),
         cuda_kernel=cuda_kernel,
         launcher=launcher,
-        cuda_dtypes=tuple((DTYPE_CODES[d], CUDA_TYPES[d]) for d in kernel.dtypes if d in CUDA_TYPES),
+        cuda_dtypes=tuple(
+            (dtypes.dtype(d).launch_code, dtypes.dtype(d).cuda_type)
+            for d in kernel.dtypes
+            if dtypes.dtype(d).cuda_type is not None
+        ),
         cpu_variants=tuple(cpu_variants),
         cuda_variants=tuple(cuda_variants),
     )

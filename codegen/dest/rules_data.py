@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.manifest import Manifest, StructuredGroup
-from codegen.rules.lower import promoted_tensors
+from codegen.rules.check import promoted_tensors
 
 
 @dataclass(frozen=True)

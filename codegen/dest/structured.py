@@ -14,7 +14,7 @@ from codegen.api import cpp, names
 from codegen.errors import SpecError
 from codegen.manifest import DispatchKey, Manifest, NativeFunction, StructuredGroup
 from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
-from codegen.rules.lower import RuleError, lower_rule
+from codegen.rules import cpp as rules_cpp
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def _impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
     elif group.out.rule is not None:
         params.append(cpp.Binding("at::ScalarType", "compute_dtype"))
     params.extend(
-        cpp.Binding("at::TensorList" if _is_list(o) else "const at::Tensor&", cpp.cpp_name(o.name))
+        cpp.Binding("at::TensorList" if _is_list(o) else "const at::Tensor&", names.cpp_name(o.name))
         for o in out_args
     )
     return tuple(params)
@@ -150,11 +150,11 @@ def op_header(group: StructuredGroup) -> OpHeader:
     pre = group.out.precomputed
     fields = ()
     if pre:
-        fields = tuple(cpp.Binding(cpp.value_type(a.type), cpp.cpp_name(a.name)) for a in pre.all_values)
+        fields = tuple(cpp.Binding(cpp.value_type(a.type), names.cpp_name(a.name)) for a in pre.all_values)
     meta = MetaDecl(
-        struct=names.meta_result_struct(group),
-        function=names.meta_function(group),
-        outputs=tuple(cpp.cpp_name(o.name) for o in group.out.func.arguments.out),
+        struct=names.meta_result_struct(group.name),
+        function=names.meta_function(group.name),
+        outputs=tuple(names.cpp_name(o.name) for o in group.out.func.arguments.out),
         precomputed=fields,
         params=_params(_meta_params(group)),
         describes=", ".join(str(f.func.name) for f in group.members),
@@ -201,17 +201,19 @@ def _named_tensors(args: tuple[Argument, ...]) -> str:
     named = []
     for a in args:
         if a.type == tensor:
-            named.append(f'{{"{a.name}", {cpp.cpp_name(a.name)}}}')
+            named.append(f'{{"{a.name}", {names.cpp_name(a.name)}}}')
         elif a.type == optional:
-            named.append(f'{{"{a.name}", tensor_or_undefined({cpp.cpp_name(a.name)})}}')
+            named.append(f'{{"{a.name}", tensor_or_undefined({names.cpp_name(a.name)})}}')
     return ", ".join(named)
 
 
 def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wrapper:
     ret, bindings = cpp.kernel_signature(fn.func)
     non_out = fn.func.arguments.non_out
-    meta_args = ", ".join(cpp.cpp_name(a.name) for a in non_out)
-    lists = tuple(cpp.cpp_name(a.name) for a in non_out if a.type == ListType(BaseType(BaseTy.Tensor), None))
+    meta_args = ", ".join(names.cpp_name(a.name) for a in non_out)
+    lists = tuple(
+        names.cpp_name(a.name) for a in non_out if a.type == ListType(BaseType(BaseTy.Tensor), None)
+    )
     impl_prefix = None
     kernel = group.impl_name(key)
     if kernel is not None:
@@ -220,29 +222,29 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         args = []
         for a in non_out:
             if a.name in replaced:
-                args.extend(f"so_meta.{cpp.cpp_name(p.name)}" for p in replaced[a.name])
+                args.extend(f"so_meta.{names.cpp_name(p.name)}" for p in replaced[a.name])
             else:
-                args.append(cpp.cpp_name(a.name))
+                args.append(names.cpp_name(a.name))
         if pre:
-            args.extend(f"so_meta.{cpp.cpp_name(p.name)}" for p in pre.add)
+            args.extend(f"so_meta.{names.cpp_name(p.name)}" for p in pre.add)
         if group.out.pointwise is not None:
             args.append("so_meta.common_dtype")
         elif group.out.rule is not None:
             args.append("so_meta.compute_dtype")
         impl_prefix = f"impl::{kernel}(" + "".join(f"{x}, " for x in args)
     return Wrapper(
-        name=names.wrapper(fn, key),
+        name=names.wrapper(key.value, fn.func.name.unambiguous),
         op=str(fn.func.name),
         kind="functional" if fn.kind is SchemaKind.mutable else fn.kind.value,  # batch_norm's running stats
         returns=ret,
         params=_params(bindings),
-        meta_call=f"meta::{names.meta_function(group)}({meta_args})",
+        meta_call=f"meta::{names.meta_function(group.name)}({meta_args})",
         device=_device_expr(key, "so_inputs" if lists else "{" + _named_tensors(non_out) + "}"),
         guard=key is DispatchKey.CUDA,
         inputs="so_inputs" if lists else "{" + _named_tensors(non_out) + "}",
         lists=lists,
         named=_named_tensors(non_out),
-        outs=tuple(cpp.cpp_name(o.name) for o in group.out.func.arguments.out),
+        outs=tuple(names.cpp_name(o.name) for o in group.out.func.arguments.out),
         impl_prefix=impl_prefix,
         pointwise="pointwise" in group.out.tags,
         out_dtype="castable" if group.out.out_dtype == "castable" else "exact",
@@ -254,7 +256,7 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
 def _dtype_from(group: StructuredGroup, fn: NativeFunction) -> str | None:
     if group.out.out_dtype != "dtype_argument" or fn.kind is SchemaKind.functional:
         return None
-    return cpp.cpp_name(fn.func.arguments.out[0].name) if fn.kind is SchemaKind.out else "self"
+    return names.cpp_name(fn.func.arguments.out[0].name) if fn.kind is SchemaKind.out else "self"
 
 
 def shard_of(name: str, shards: int) -> int:
@@ -315,13 +317,9 @@ class MetaShard:
 def meta_def(group: StructuredGroup) -> MetaDef:
     rule = group.out.rule
     assert rule is not None
+    assert rule.ir is not None  # rules/model.py checks every rule once
     header = op_header(group)
-    try:
-        body = lower_rule(rule, group.out.func.name.name.base)
-    except RuleError as e:  # parse_rule checked the rule already; keep the message if not
-        raise SpecError(
-            group.out.loc.path, e.line or group.out.loc.line, str(group.out.func), e.problem, e.fix
-        ) from None
+    body = rules_cpp.meta_body(rule.ir)
     specs = [
         f"rules::specs(std::move({o.arg}_shape), {o.arg}_dtypes.result)"
         if o.is_list

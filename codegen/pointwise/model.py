@@ -16,48 +16,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api.cpp import cpp_name
+from codegen import dtypes as dtype_table
+from codegen.api.names import cpp_name
 from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, OptionalType
 from codegen.pointwise.lower import FormulaError, Lowered, Operand, lower_formula
 from codegen.pointwise.syntax import FormulaSyntaxError, parse_formula
-from codegen.rules.model import DTYPE_GROUPS, DTYPE_NAMES, Rule
+from codegen.rules.model import Rule
 from codegen.rules.syntax import Call, Cond, Name
 
-# Which formula category a dtype computes in.
-CATEGORY = {
-    d: ("floating" if g == "floating" else "integral" if g == "integral" else g)
-    for g, ds in DTYPE_GROUPS.items()
-    for d in ds
-}
-# C++ element types: on the CPU (c10) and on the GPU (CUDA's own; no complex in device code).
-CPU_TYPES = {
-    "float16": "at::Half",
-    "bfloat16": "at::BFloat16",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-    "uint8": "uint8_t",
-    "int8": "int8_t",
-    "int16": "int16_t",
-    "int32": "int32_t",
-    "int64": "int64_t",
-    "bool": "bool",
-}
-CUDA_TYPES = {
-    "float16": "__half",
-    "bfloat16": "__nv_bfloat16",
-    "float32": "float",
-    "float64": "double",
-    "uint8": "uint8_t",
-    "int8": "int8_t",
-    "int16": "int16_t",
-    "int32": "int32_t",
-    "int64": "int64_t",
-    "bool": "bool",
-}
+# Which formula category a dtype computes in: its group.
+CATEGORY = {d.name: d.group for d in dtype_table.DTYPES}
+# The dtypes generated CUDA kernels take (CUDA's own types; no complex in device code).
+CUDA_TYPES = {d.name: d.cuda_type for d in dtype_table.DTYPES if d.cuda_type is not None}
 KINDS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "BOOL_TO_LONG")
 MAX_TENSORS = 3  # csrc/include/structops/cpu_pointwise.h kMaxOperands - 1
 
@@ -171,7 +143,7 @@ def _kernel_dtypes(allowed: set[str], scalars: bool, kind: str) -> tuple[str, ..
     if kind == "BOOL_TO_LONG" and "bool" in cats:
         cats.discard("bool")
         cats.add("integral")
-    return tuple(d for d in DTYPE_NAMES if CATEGORY[d] in cats)
+    return tuple(d for d in dtype_table.NAMES if CATEGORY[d] in cats)
 
 
 def parse_pointwise(
@@ -206,7 +178,7 @@ def parse_pointwise(
             )
 
     allowed = dict(rule.allowed)
-    everything = allowed.get(None, DTYPE_NAMES)
+    everything = allowed.get(None, dtype_table.NAMES)
     operands = []
     promoted_dtypes: set[str] = set()
     for a in schema.arguments.non_out:
@@ -234,7 +206,7 @@ def parse_pointwise(
         )
     scalars_promoted = any(o.kind in ("scalar", "scalar?") and o.name in promoted for o in operands)
     by_kind = [_kernel_dtypes(promoted_dtypes, scalars_promoted, kind) for kind in kinds]
-    dtypes = tuple(d for d in DTYPE_NAMES if any(d in ds for ds in by_kind))
+    dtypes = tuple(d for d in dtype_table.NAMES if any(d in ds for ds in by_kind))
     categories = tuple(dict.fromkeys(CATEGORY[d] for d in dtypes))
     never_none = {}
     if promotion.given is not None:  # categories only the 'given' branch's promotion produces

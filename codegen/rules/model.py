@@ -18,38 +18,18 @@ or ``meta: custom`` (a hand-written meta function in csrc/meta/). docs/rules.md 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+from codegen import dtypes
 from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType
-from codegen.rules.lower import RuleError, lower_rule
+from codegen.rules.check import RuleError, check_rule
+from codegen.rules.ir import MetaIR
 from codegen.rules.syntax import Expr, Pattern, RuleSyntaxError, parse_expr, parse_pattern
 
-DTYPE_GROUPS = {
-    "floating": ("float16", "bfloat16", "float32", "float64"),
-    "complex": ("complex64", "complex128"),
-    "integral": ("uint8", "int8", "int16", "int32", "int64"),
-    "bool": ("bool",),
-}
-DTYPE_NAMES = tuple(d for group in DTYPE_GROUPS.values() for d in group)
-UNKNOWN_DTYPE_FIX = f"use {', '.join(DTYPE_GROUPS)} or one of: {', '.join(DTYPE_NAMES)}"
 COMBINES = ("add",)
-
-
-def expand_dtypes(items: list) -> tuple[str, ...]:
-    """Dtype names and groups -> the dtypes, in DTYPE_NAMES order; KeyError(item) for an unknown one."""
-    names: set[str] = set()
-    for item in items:
-        if item in DTYPE_GROUPS:
-            names.update(DTYPE_GROUPS[item])
-        elif item in DTYPE_NAMES:
-            names.add(item)
-        else:
-            raise KeyError(item)
-    return tuple(d for d in DTYPE_NAMES if d in names)
-
-
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
 KEYS = ("shape", "dtype", "layout", "allowed", "checks", "precomputed", "combine")
 
@@ -89,6 +69,7 @@ class Rule:
     allowed: tuple[tuple[str | None, tuple[str, ...]], ...]  # (argument or None: every tensor, dtypes)
     precomputed: tuple[tuple[str, Expr, str, int], ...]  # name, rule, declared type, line
     combine: str | None
+    ir: MetaIR | None = None  # the checked rule (rules/check.py), set by parse_rule
 
 
 def arg_kind(t) -> str | None:
@@ -244,13 +225,15 @@ def parse_rule(
         if not isinstance(items, list) or not items:
             raise fail(
                 f"'{where}' must be a list of dtypes or dtype groups",
-                f"write e.g. [floating, complex]; groups: {', '.join(DTYPE_GROUPS)}",
+                f"write e.g. [floating, complex]; groups: {', '.join(dtypes.GROUPS)}",
                 at,
             )
         try:
-            return expand_dtypes(items)
+            return dtypes.expand(items)
         except KeyError as e:
-            raise fail(f"{where}: unknown dtype or group '{e.args[0]}'", UNKNOWN_DTYPE_FIX, at) from None
+            raise fail(
+                f"{where}: unknown dtype or group '{e.args[0]}'", dtypes.UNKNOWN_DTYPE_FIX, at
+            ) from None
 
     allowed: list[tuple[str | None, tuple[str, ...]]] = []
     if "allowed" in raw:
@@ -326,7 +309,6 @@ def parse_rule(
         combine=combine,
     )
     try:
-        lower_rule(rule, "op")  # type-checks every expression
+        return dataclasses.replace(rule, ir=check_rule(rule))
     except RuleError as e:
         raise fail(e.problem, e.fix, e.line) from None
-    return rule

@@ -29,8 +29,8 @@ NORM = "mynorm.out(Tensor self, Tensor? weight, *, Tensor(a!) out) -> Tensor(a!)
 NEG = "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
 PRECOMPUTED = "  precomputed:\n  - dim -> int[] reduced_dims\n"  # two lines: meta moves to line 6
 DTYPES = (
-    "bool, uint8, int8, int16, int32, int64, long, float16, half, bfloat16, float32, float, float64, "
-    "double, complex64, complex128"
+    "float16, half, bfloat16, float32, float, float64, double, complex64, complex128, uint8, int8, int16, "
+    "int32, int64, long, bool"
 )
 
 
@@ -194,8 +194,8 @@ CASES = {
         entry('shape:\n  out: "broadcat(self, other)"\n'),
         at(
             6,
-            "unknown builtin 'broadcat' — use one of: broadcast, reduce, matmul, cat, stack, split, index, "
-            "window, len, ndim, numel, sum, max, min, ones, item, dims, given",
+            "unknown builtin 'broadcat' — use one of: broadcast, reduce, dims, matmul, cat, stack, split, index, "
+            "window, len, ndim, numel, sum, max, min, item, ones, given",
         ),
     ),
     "reduce_wrong_argument_kinds": (
