@@ -1,11 +1,12 @@
-"""Context for the generated rule-data module (python/structops/_rules.py)."""
+"""Context for the generated rule module (python/structops/_rules.py): per structured op with a
+rule, its index-space function (rules/python.py) and what describe() needs to call it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from codegen.manifest import Manifest, StructuredGroup
-from codegen.rules.check import promoted_tensors
+from codegen.rules import python
 
 
 @dataclass(frozen=True)
@@ -14,14 +15,12 @@ class RuleData:
     op: str
     functional: str | None
     overloads: tuple[str, ...]
-    args: tuple
-    inputs: tuple
-    outputs: tuple
-    checks: tuple
-    allowed: tuple
+    args: tuple[tuple[str, str], ...]  # (name, rule kind) of the functional's arguments
+    outputs: tuple[str, ...]
+    list_outputs: tuple[str, ...]  # Tensor(a!)[] outputs: one shape per element
     combine: str | None
-    list_outputs: tuple[str, ...] = ()  # Tensor(a!)[] outputs: their shape is one shape per element
-    promoted: tuple[str, ...] = ()  # tensors whose promoted dtype `allowed` restricts (promoted_tensors)
+    function: str  # the Python source of the index-space function
+    index: str  # its name
 
 
 def _overload(qualified: str) -> str:
@@ -30,23 +29,18 @@ def _overload(qualified: str) -> str:
 
 def rule_data(group: StructuredGroup) -> RuleData:
     rule = group.out.rule
-    assert rule is not None
+    assert rule is not None and rule.ir is not None
     return RuleData(
         name=group.name,
         op=group.out.func.name.name.base,
         functional=_overload(str(group.functional.func.name)) if group.functional else None,
         overloads=tuple(_overload(str(f.func.name)) for f in group.members),
         args=rule.args,
-        inputs=tuple((i.arg, i.kind, i.pattern.data(), str(i.pattern)) for i in rule.inputs),
-        outputs=tuple(
-            (o.arg, o.shape.data(), o.dtype.data(), None if o.layout is None else o.layout.data())
-            for o in rule.outputs
-        ),
-        checks=tuple((c.expr.data(), str(c.expr)) for c in rule.checks),
-        allowed=rule.allowed,
-        combine=rule.combine,
+        outputs=tuple(o.arg for o in rule.outputs),
         list_outputs=tuple(o.arg for o in rule.outputs if o.is_list),
-        promoted=promoted_tensors(rule),
+        combine=rule.combine,
+        function=python.index_function(group.name, tuple(name for name, _ in rule.args), rule.ir),
+        index=python.function_name(group.name),
     )
 
 

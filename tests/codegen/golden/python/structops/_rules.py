@@ -1,55 +1,90 @@
 # @generated from native_functions.yaml by codegen/templates/rules.py.j2 — DO NOT EDIT.
 # Regenerate with: python -m codegen (run by the CMake build)
-"""The manifest's meta rules as data, for the Python mirror (structops.rules).
+"""The manifest's meta rules for describe() and sharding (structops.rules).
 
-Each rule is the parsed AST of native_functions.yaml's `meta:` key; structops.rules evaluates
-it on concrete shapes (describe(), index projection functions, sharding). Keyed by the
-structured op's name; OVERLOADS maps every torch.ops overload to its op.
+Per structured op with a rule: its index-space function, printed from the rule's IR by
+codegen/rules/python.py (each output's dims, with the input axes each dim stands for), and what
+describe() needs to call it. Shapes, dtypes, strides and errors come from the compiled meta
+function; these functions only say where each dim comes from.
 """
+
+# ruff: noqa
+
+
+def index_add_Tensor(so, self, other, alpha):
+    so_out = so.broadcast([('self', self), ('other', other)])
+    return {'out': so_out}
+
+
+def index_bmm_out(so, self, mat2):
+    # self: [b, n, k]
+    so_dims = self.dims()
+    so_at = 0
+    d_b = so.bind('b', so_dims[so_at])
+    so_at += 1
+    d_n = so.bind('n', so_dims[so_at])
+    so_at += 1
+    d_k = so.bind('k', so_dims[so_at])
+    so_at += 1
+    # mat2: [b, k, m]
+    so_dims = mat2.dims()
+    so_at = 0
+    so.same(d_b, so_dims[so_at])
+    so_at += 1
+    so.same(d_k, so_dims[so_at])
+    so_at += 1
+    d_m = so.bind('m', so_dims[so_at])
+    so_at += 1
+    so_out = [so.dim(d_b), so.dim(d_n), so.dim(d_m)]
+    return {'out': so_out}
+
+
+def index_amax(so, self, dim, keepdim):
+    so_out = so.reduce(('self', 'dim', 'keepdim'), self, dim, keepdim, empty='ALL')
+    return {'out': so_out}
+
+
+def index_scaled_act(so, self, other, alpha, mode):
+    so_out = so.broadcast([('self', self), ('other', other)])
+    return {'out': so_out}
+
 
 RULES = {
     'add_Tensor': {
         "op": 'add',
         "functional": 'add.Tensor',
         "args": (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar')),
-        "inputs": (),
-        "outputs": (('out', ('call', 'broadcast', (('name', 'self'), ('name', 'other')), ()), ('call', 'promote', (('name', 'self'), ('name', 'other')), ()), ('call', 'like', (('name', 'self'), ('name', 'other')), ())),),
-        "checks": ((('call', 'alpha_check', (('name', 'alpha'), ('name', 'out')), ()), 'alpha_check(alpha, out)'),),
-        "allowed": (),
-        "promoted": ('self', 'other'),
+        "outputs": ('out',),
+        "list_outputs": (),
         "combine": None,
+        "index": index_add_Tensor,
     },
     'bmm_out': {
         "op": 'bmm',
         "functional": None,
         "args": (('self', 'tensor'), ('mat2', 'tensor')),
-        "inputs": (('self', 'tensor', ('pattern', (('dim', 'b', False), ('dim', 'n', False), ('dim', 'k', False))), '[b, n, k]'), ('mat2', 'tensor', ('pattern', (('dim', 'b', False), ('dim', 'k', False), ('dim', 'm', False))), '[b, k, m]')),
-        "outputs": (('out', ('list', (('name', 'b'), ('name', 'n'), ('name', 'm'))), ('call', 'promote', (('name', 'self'), ('name', 'mat2')), ()), None),),
-        "checks": ((('binop', 'or', ('binop', '>', ('name', 'k'), ('num', 0)), ('binop', '==', ('name', 'n'), ('num', 0))), '(k > 0) or (n == 0)'),),
-        "allowed": (),
-        "promoted": ('self', 'mat2'),
+        "outputs": ('out',),
+        "list_outputs": (),
         "combine": None,
+        "index": index_bmm_out,
     },
     'amax': {
         "op": 'amax',
         "functional": 'amax.default',
         "args": (('self', 'tensor'), ('dim', 'ints'), ('keepdim', 'bool')),
-        "inputs": (),
-        "outputs": (('out', ('call', 'reduce', (('name', 'self'), ('name', 'dim'), ('name', 'keepdim')), ()), ('call', 'reduction', (('name', 'self'),), (('kind', ('name', 'SAME')),)), None),),
-        "checks": (),
-        "allowed": (),
+        "outputs": ('out',),
+        "list_outputs": (),
         "combine": None,
+        "index": index_amax,
     },
     'scaled_act': {
         "op": 'scaled_act',
         "functional": 'scaled_act.default',
         "args": (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'), ('mode', 'str')),
-        "inputs": (),
-        "outputs": (('out', ('call', 'broadcast', (('name', 'self'), ('name', 'other')), ()), ('call', 'promote', (('name', 'self'), ('name', 'other')), (('kind', ('name', 'INT_TO_FLOAT')),)), ('call', 'like', (('name', 'self'), ('name', 'other')), ())),),
-        "checks": (),
-        "allowed": ((None, ('float16', 'bfloat16', 'float32', 'float64', 'uint8', 'int8', 'int16', 'int32', 'int64', 'bool')),),
-        "promoted": ('self', 'other'),
+        "outputs": ('out',),
+        "list_outputs": (),
         "combine": None,
+        "index": index_scaled_act,
     },
 }
 
