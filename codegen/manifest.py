@@ -13,12 +13,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegen.api import cpp, python
 from codegen.api.names import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
 from codegen.conformance import TestSpec, parse_tests
 from codegen.errors import SpecError
 from codegen.load import LineDict, read_manifest_entries
 from codegen.model import (
     Argument,
+    BaseTy,
+    BaseType,
     FunctionSchema,
     ListType,
     OperatorName,
@@ -673,11 +676,38 @@ def _generated_clash(name: str, derived: dict[str, str]) -> str | None:
     return None
 
 
+def _check_types(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    """Every argument, return and precomputed value maps to C++, and every default to Python:
+    accepting the entry is a promise that its generated code builds."""
+    op = str(fn.func)
+    values = fn.precomputed.all_values if fn.precomputed else ()
+    try:
+        cpp.kernel_signature(fn.func)
+        cpp.arguments(values)
+        for a in values:
+            cpp.value_type(a.type)
+    except cpp.UnsupportedType as e:
+        raise _err(
+            path, entry, None, op, str(e), "use a type structops maps to C++ (see codegen/api/cpp.py)"
+        ) from None
+    for a in fn.func.arguments.all:
+        if a.default is not None and python.default(a.default) is None:
+            raise _err(
+                path,
+                entry,
+                None,
+                op,
+                f"default '{a.default}' of '{a.name}' has no Python equivalent",
+                "use a number, bool, None, string or list default",
+            )
+
+
 def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
     op = str(fn.func)
     schema = fn.func
     kind = fn.kind
     _check_names(path, entry, fn)
+    _check_types(path, entry, fn)
     looks_out = schema.name.overload_name == "out" or schema.name.overload_name.endswith("_out")
     if (looks_out or fn.structured) and kind is not SchemaKind.out:
         raise _err(
@@ -958,7 +988,22 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
             )
         names[g.name] = g
         _check_dynamic_output_shape(path, g)
+        _check_reduction(path, g)
     return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
+
+
+def _check_reduction(path: str, g: StructuredGroup) -> None:
+    """The 'reduction' tag promises one input that is reduced (the conformance suite samples it)."""
+    tensors = [a for a in g.out.func.arguments.non_out if a.type == BaseType(BaseTy.Tensor)]
+    if "reduction" in g.out.tags and "pointwise" not in g.out.tags and len(tensors) != 1:
+        fn = g.functional or g.out
+        raise SpecError(
+            path,
+            fn.loc.line,
+            str(fn.func),
+            "a 'reduction' op must take exactly one tensor",
+            "drop the 'reduction' tag, or give the op one Tensor argument",
+        )
 
 
 def _check_delegate_arguments(

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from codegen.api import python
 from codegen.conformance import DTYPES
-from codegen.errors import SpecError
 from codegen.manifest import DispatchKey, Manifest, StructuredGroup
 from codegen.model import BaseTy, BaseType, ListType
 from codegen.pointwise.model import CUDA_TYPES
@@ -54,7 +53,6 @@ def _kind(group: StructuredGroup) -> str:
 
 
 def suite_spec(group: StructuredGroup) -> SuiteSpec:
-    fn = group.functional or group.out
     args = group.out.func.arguments
     non_out = args.non_out
     tests = group.tests
@@ -64,14 +62,6 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
             defaults.append((a.name, python.default(a.default) or "None"))
     kind = _kind(group)
     tensor_args = tuple(a.name for a in non_out if a.type == BaseType(BaseTy.Tensor))
-    if kind == "reduction" and len(tensor_args) != 1:
-        raise SpecError(
-            fn.loc.path,
-            fn.loc.line,
-            str(fn.func),
-            "a 'reduction' op must take exactly one tensor",
-            "drop the 'reduction' tag, or give the op one Tensor argument",
-        )
     dtypes = tests.dtypes if tests and tests.dtypes else DEFAULT_DTYPES[kind]
     return SuiteSpec(
         name=group.name,

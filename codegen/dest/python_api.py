@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.api import python
-from codegen.errors import SpecError
 from codegen.manifest import Manifest, NativeFunction, same_arguments
 from codegen.model import ListType, SchemaKind
 
@@ -38,18 +37,6 @@ def _doc(fns: list[NativeFunction]) -> str:
     return doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
-def _check_defaults(fn: NativeFunction) -> None:
-    for a in fn.func.arguments.all:
-        if a.default is not None and python.default(a.default) is None:
-            raise SpecError(
-                fn.loc.path,
-                fn.loc.line,
-                str(fn.func),
-                f"default '{a.default}' of '{a.name}' has no Python equivalent",
-                "use a number, bool, None, string or list default",
-            )
-
-
 def _overload(fn: NativeFunction) -> str:
     """The torch.ops attribute path of fn's overload: an OpOverload, never the packet, whose call
     would resolve the overload again on every call (exp: 12 us instead of 4)."""
@@ -59,7 +46,6 @@ def _overload(fn: NativeFunction) -> str:
 def _direct(
     name: str, fn: NativeFunction, out: NativeFunction | None, fns: list[NativeFunction]
 ) -> PyFunction:
-    _check_defaults(fn)
     args = fn.func.arguments
     call = [a.name for a in args.positional] + [f"{a.name}={a.name}" for a in args.kwarg_only]
 

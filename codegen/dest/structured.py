@@ -11,7 +11,6 @@ import zlib
 from dataclasses import dataclass
 
 from codegen.api import cpp, names
-from codegen.errors import SpecError
 from codegen.manifest import DispatchKey, Manifest, NativeFunction, StructuredGroup
 from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
 from codegen.rules import cpp as rules_cpp
@@ -91,19 +90,6 @@ class WrapperShard:
     registrations: tuple[Registration, ...]
 
 
-def _bindings_or_error(fn: NativeFunction, args: tuple[Argument, ...]) -> tuple[cpp.Binding, ...]:
-    try:
-        return cpp.arguments(args)
-    except cpp.UnsupportedType as e:
-        raise SpecError(
-            fn.loc.path,
-            fn.loc.line,
-            str(fn.func),
-            str(e),
-            "use a type structops maps to C++ (see codegen/api/cpp.py)",
-        ) from None
-
-
 def _params(bindings: tuple[cpp.Binding, ...]) -> str:
     return ", ".join(b.decl() for b in bindings)
 
@@ -111,7 +97,7 @@ def _params(bindings: tuple[cpp.Binding, ...]) -> str:
 def _meta_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
     # The meta function reads its inputs only: every argument is taken as an input.
     args = tuple(Argument(a.name, a.type, a.default, None) for a in group.out.func.arguments.non_out)
-    return _bindings_or_error(group.out, args)
+    return cpp.arguments(args)
 
 
 def _impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
@@ -121,11 +107,11 @@ def _impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
     params: list[cpp.Binding] = []
     for b, a in zip(_meta_params(group), group.out.func.arguments.non_out):
         if a.name in replaced:
-            params.extend(_bindings_or_error(group.out, replaced[a.name]))
+            params.extend(cpp.arguments(replaced[a.name]))
         else:
             params.append(b)
     if pre:
-        params.extend(_bindings_or_error(group.out, pre.add))
+        params.extend(cpp.arguments(pre.add))
     if group.out.pointwise is not None:
         params.append(cpp.Binding("at::ScalarType", "common_dtype"))
     elif group.out.rule is not None:
@@ -180,7 +166,7 @@ def op_header(group: StructuredGroup) -> OpHeader:
 
 def unstructured_header(fn: NativeFunction) -> OpHeader:
     ret = cpp.return_type(fn.func.returns)
-    params = _params(_bindings_or_error(fn, fn.func.arguments.all))
+    params = _params(cpp.arguments(fn.func.arguments.all))
     kernels = tuple(KernelDecl(k, ret, params, key.value, str(fn.func.name)) for key, k in fn.dispatch)
     return OpHeader(fn.func.name.unambiguous, None, kernels)
 

@@ -13,8 +13,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from codegen.depth import MAX_DEPTH, tree_depth
-from codegen.rules.syntax import check_int64
+from codegen.limits import MAX_DEPTH, check_int64, tree_depth
 
 
 class FormulaSyntaxError(ValueError):
@@ -116,7 +115,7 @@ class _Parser:
 
     @contextmanager
     def nested(self):
-        """One level of parentheses, a call or a unary operator: bounded (codegen/depth.py)."""
+        """One level of parentheses, a call or a unary operator: bounded (codegen/limits.py)."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise FormulaSyntaxError(

@@ -8,10 +8,10 @@ after this pass can find a rule wrong: the printers only print.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from codegen import dtypes
 from codegen.rules import builtins, ir
+from codegen.rules.spec import Rule
 from codegen.rules.syntax import (
     BinOp,
     Call,
@@ -29,9 +29,6 @@ from codegen.rules.syntax import (
 )
 from codegen.rules.syntax import PAny as SAny
 from codegen.rules.syntax import PLiteral as SLiteral
-
-if TYPE_CHECKING:
-    from codegen.rules.model import Rule
 
 
 @dataclass

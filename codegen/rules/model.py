@@ -19,57 +19,18 @@ or ``meta: custom`` (a hand-written meta function in csrc/meta/). docs/rules.md 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from codegen import dtypes
 from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType
 from codegen.rules.check import RuleError, check_rule
-from codegen.rules.ir import MetaIR
-from codegen.rules.syntax import Expr, Pattern, RuleSyntaxError, parse_expr, parse_pattern
+from codegen.rules.spec import Check, InputRule, OutputRule, Rule
+from codegen.rules.syntax import Expr, RuleSyntaxError, parse_expr, parse_pattern
 
 COMBINES = ("add",)
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
 KEYS = ("shape", "dtype", "layout", "allowed", "checks", "precomputed", "combine")
-
-
-@dataclass(frozen=True)
-class InputRule:
-    arg: str
-    kind: str  # tensor | tensors
-    pattern: Pattern
-    line: int
-
-
-@dataclass(frozen=True)
-class OutputRule:
-    arg: str
-    shape: Expr
-    dtype: Expr
-    layout: Expr | None  # None: contiguous; else like(...)
-    line: int  # of its meta.shape rule
-    dtype_line: int
-    layout_line: int
-    is_list: bool = False  # a Tensor(a!)[] output: its shape gives one shape per element (split)
-
-
-@dataclass(frozen=True)
-class Check:
-    expr: Expr
-    line: int
-
-
-@dataclass(frozen=True)
-class Rule:
-    args: tuple[tuple[str, str], ...]  # (argument name, rule kind) of the meta function's arguments
-    inputs: tuple[InputRule, ...]
-    outputs: tuple[OutputRule, ...]
-    checks: tuple[Check, ...]
-    allowed: tuple[tuple[str | None, tuple[str, ...]], ...]  # (argument or None: every tensor, dtypes)
-    precomputed: tuple[tuple[str, Expr, str, int], ...]  # name, rule, declared type, line
-    combine: str | None
-    ir: MetaIR | None = None  # the checked rule (rules/check.py), set by parse_rule
 
 
 def arg_kind(t) -> str | None:

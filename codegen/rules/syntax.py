@@ -14,7 +14,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from codegen.depth import MAX_DEPTH, tree_depth
+from codegen.limits import MAX_DEPTH, check_int64, tree_depth
 
 
 class RuleSyntaxError(ValueError):
@@ -222,13 +222,6 @@ class Pattern:
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(//|==|!=|<=|>=|[-+*%<>()\[\],:=]))")
 _KEYWORDS = {"and", "or", "not", "if", "else"}
-INT64_MAX = 2**63 - 1
-
-
-def check_int64(digits: str, col: int, error: type[ValueError]) -> None:
-    """The generated C++ holds integers in int64_t: a larger literal would be truncated."""
-    if int(digits) > INT64_MAX:
-        raise error(f"integer {digits} at column {col} is beyond the int64 range (at most {INT64_MAX})")
 
 
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
@@ -265,7 +258,7 @@ class _Parser:
 
     @contextmanager
     def nested(self):
-        """One level of parentheses, brackets, a call or a unary operator: bounded (codegen/depth.py)."""
+        """One level of parentheses, brackets, a call or a unary operator: bounded (codegen/limits.py)."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise RuleSyntaxError(

@@ -1,0 +1,47 @@
+"""A structured op's ``meta:`` rule as written: each part parsed (rules/syntax.py) and placed,
+with the line it came from, before the checker (rules/check.py) types it into the IR."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.rules.ir import MetaIR
+from codegen.rules.syntax import Expr, Pattern
+
+
+@dataclass(frozen=True)
+class InputRule:
+    arg: str
+    kind: str  # tensor | tensors
+    pattern: Pattern
+    line: int
+
+
+@dataclass(frozen=True)
+class OutputRule:
+    arg: str
+    shape: Expr
+    dtype: Expr
+    layout: Expr | None  # None: contiguous; else like(...)
+    line: int  # of its meta.shape rule
+    dtype_line: int
+    layout_line: int
+    is_list: bool = False  # a Tensor(a!)[] output: its shape gives one shape per element (split)
+
+
+@dataclass(frozen=True)
+class Check:
+    expr: Expr
+    line: int
+
+
+@dataclass(frozen=True)
+class Rule:
+    args: tuple[tuple[str, str], ...]  # (argument name, rule kind) of the meta function's arguments
+    inputs: tuple[InputRule, ...]
+    outputs: tuple[OutputRule, ...]
+    checks: tuple[Check, ...]
+    allowed: tuple[tuple[str | None, tuple[str, ...]], ...]  # (argument or None: every tensor, dtypes)
+    precomputed: tuple[tuple[str, Expr, str, int], ...]  # name, rule, declared type, line
+    combine: str | None
+    ir: MetaIR | None = None  # the checked rule (rules/check.py), set by parse_rule
