@@ -32,6 +32,7 @@ class PointwiseOp:
     functor: str  # the formula's struct
     fields: tuple[Field, ...]
     conditions: tuple[tuple[str, str], ...]  # (field, host C++ bool) computed once per call
+    scalars: tuple[str, ...]  # the Scalar and Scalar? arguments, in PointwiseLaunch::scalars order
     call_params: str  # "T self, T other"
     expr: str
     tensors: tuple[tuple[str, bool], ...]  # (C++ name, promoted)
@@ -116,6 +117,7 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         functor=f"{fn.func.name.unambiguous}_formula",
         fields=tuple(fields),
         conditions=tuple(conditions),
+        scalars=tuple(names.cpp_name(s) for s in low.scalars + low.optional_scalars),
         call_params=", ".join(f"{t} {names.cpp_name(n)}" for n, t in low.tensors),
         expr=low.expr,
         tensors=tensors,

@@ -50,6 +50,15 @@ class OpHeader:
 
 
 @dataclass(frozen=True)
+class ImplCall:
+    """The impl a wrapper runs: its function and the arguments before the outputs (the op's
+    arguments, precomputed values from so_meta, the compute dtype), each a C++ expression."""
+
+    function: str
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Wrapper:
     name: str
     op: str
@@ -63,7 +72,7 @@ class Wrapper:
     lists: tuple[str, ...]  # Tensor[] arguments, whose elements join the inputs at run time
     named: str  # the braced NamedTensor list of the single-tensor arguments
     outs: tuple[str, ...]  # out argument names, in order
-    impl_prefix: str | None  # "impl::add_out_cpu(self, other, alpha, " or None for Meta
+    impl: ImplCall | None  # None for Meta
     pointwise: bool
     out_dtype: str  # what prepare_out / check_inplace demand of a written tensor's dtype: castable | exact
     dtype_from: str | None = (
@@ -200,7 +209,7 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
     lists = tuple(
         names.cpp_name(a.name) for a in non_out if a.type == ListType(BaseType(BaseTy.Tensor), None)
     )
-    impl_prefix = None
+    impl = None
     kernel = group.impl_name(key)
     if kernel is not None:
         pre = group.out.precomputed
@@ -217,7 +226,7 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
             args.append("so_meta.common_dtype")
         elif group.out.rule is not None:
             args.append("so_meta.compute_dtype")
-        impl_prefix = f"impl::{kernel}(" + "".join(f"{x}, " for x in args)
+        impl = ImplCall(f"impl::{kernel}", tuple(args))
     return Wrapper(
         name=names.wrapper(key.value, fn.func.name.unambiguous),
         op=str(fn.func.name),
@@ -231,7 +240,7 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         lists=lists,
         named=_named_tensors(non_out),
         outs=tuple(names.cpp_name(o.name) for o in group.out.func.arguments.out),
-        impl_prefix=impl_prefix,
+        impl=impl,
         pointwise="pointwise" in group.out.tags,
         out_dtype="castable" if group.out.out_dtype == "castable" else "exact",
         dtype_from=_dtype_from(group, fn),
