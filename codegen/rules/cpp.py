@@ -177,17 +177,22 @@ def _mask(allowed: tuple[str, ...]) -> tuple[str, str]:
     return " | ".join(f"rules::bit({dtypes.scalar_type(d)})" for d in allowed), ", ".join(allowed)
 
 
-def pattern(p: ir.MatchPattern) -> list[str]:
-    """Match one input against its pattern: rank, literal dims, bindings and comparisons."""
+def pattern(p: ir.MatchPattern, checked: bool = True) -> list[str]:
+    """Match one input against its pattern: rank, literal dims, bindings and comparisons. With
+    ``checked`` False only the bindings: the meta function has matched the same call already
+    (the multi-kernel choosers, which run after it)."""
     c, arg, text = cpp_name(p.arg), p.arg, p.text
-    lines = [f"// {arg}: {text}"]
+    lines = [f"// {arg}: {text}" + ("" if checked else " (matched by the meta function)")]
     # Declared first; bindings happen inside the (possibly looped) block.
     for b in p.declares:
         if b.kind == "elems":
             lines.append(f"std::vector<c10::SymInt> d_{b.name};")
         else:
             lines.append(f"{'rules::Dims' if b.kind == 'ints' else 'c10::SymInt'} d_{b.name};")
-            lines.append(f"rules::Site d_{b.name}_site;")
+            if checked:
+                lines.append(f"rules::Site d_{b.name}_site;")
+    if not checked:
+        return lines + _bindings(p)
     if p.kind == "tensors":
         lines.append(f'rules::check_nonempty(op, "{arg}", {c});')
         lines.append(f"for (size_t i = 0; i < {c}.size(); ++i) {{")
@@ -265,6 +270,57 @@ def pattern(p: ir.MatchPattern) -> list[str]:
                 bind_or_check(it.name, it.first, value, site, "check_same_dims")
             lines.append(f"  at += {length};")
             after_free = after_free or it.free
+    lines.append("}")
+    return lines
+
+
+def _bindings(p: ir.MatchPattern) -> list[str]:
+    """The bindings of a pattern the meta function has checked: no rank or size checks, and the
+    first element of a Tensor[] binds."""
+    c = cpp_name(p.arg)
+    groups = [it for it in p.items if isinstance(it, ir.GroupItem)]
+    per_element = any(isinstance(it, ir.DimItem) and it.per_element for it in p.items)
+    if p.kind == "tensors" and per_element:
+        lines, tensor, first = [f"for (size_t i = 0; i < {c}.size(); ++i) {{"], f"{c}[i]", "i == 0"
+    elif p.kind == "tensors":
+        lines, tensor, first = ["{"], f"{c}[0]", "true"
+    elif p.kind == "tensor?":
+        lines, tensor, first = [f"if ({c}.has_value()) {{"], f"(*{c})", "true"
+    else:
+        lines, tensor, first = ["{"], c, "true"
+    lines.append(f"  const auto so_sizes = {tensor}.sym_sizes();")
+    fixed_len = str(len(p.items) - len(groups))
+    if groups:
+        lines.append("  const int64_t so_rank = so_sizes.size();")
+    for g in groups:
+        if g.argument is not None:
+            lines.append(f"  const int64_t len_{g.name} = static_cast<int64_t>({cpp_name(g.name)}.size());")
+            fixed_len += f" + len_{g.name}"
+        elif g.length is not None:
+            lines.append(
+                f'  const int64_t len_{g.name} = rules::group_length(op, "{p.arg}", -1, "{p.text}", '
+                f"{code(g.length)}, so_rank);"
+            )
+            fixed_len += f" + len_{g.name}"
+    free = next((g for g in groups if g.free), None)
+    if free:
+        lines.append(f"  const int64_t len_{free.name} = so_rank - ({fixed_len});")
+    lines.append("  int64_t at = 0;")
+    for it in p.items:
+        if isinstance(it, ir.DimItem) and it.per_element:
+            lines.append(f"  d_{it.name}.push_back(so_sizes[at]);")
+        elif isinstance(it, ir.DimItem) and it.first:
+            lines.append(
+                f"  if ({first}) d_{it.name} = so_sizes[at];"
+                if first != "true"
+                else f"  d_{it.name} = so_sizes[at];"
+            )
+        elif isinstance(it, ir.GroupItem) and it.first:
+            value = f"rules::Dims(so_sizes.begin() + at, so_sizes.begin() + at + len_{it.name})"
+            lines.append(
+                f"  if ({first}) d_{it.name} = {value};" if first != "true" else f"  d_{it.name} = {value};"
+            )
+        lines.append(f"  at += len_{it.name};" if isinstance(it, ir.GroupItem) else "  at += 1;")
     lines.append("}")
     return lines
 
@@ -380,4 +436,4 @@ def tuning(t: ir.TuningIR) -> TuningCode:
         f"({code(k)}).expect_int()" if k.kind == "int" else f"static_cast<int64_t>({code(k)})" for k in t.key
     )
     conditions = tuple(None if c is None else code(c) for c in t.conditions)
-    return TuningCode(tuple(line for p in t.patterns for line in pattern(p)), key, conditions)
+    return TuningCode(tuple(line for p in t.patterns for line in pattern(p, checked=False)), key, conditions)

@@ -24,42 +24,28 @@ const autotune::OpKernels& bmm_out_cpu_variants() {
 
 void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType compute_dtype, const at::Tensor& out) {
   [[maybe_unused]] constexpr std::string_view op = "bmm";
-  // self: [b, n, k]
+  // self: [b, n, k] (matched by the meta function)
   c10::SymInt d_b;
-  rules::Site d_b_site;
   c10::SymInt d_n;
-  rules::Site d_n_site;
   c10::SymInt d_k;
-  rules::Site d_k_site;
   {
     const auto so_sizes = self.sym_sizes();
-    const int64_t so_rank = so_sizes.size();
-    rules::check_rank(op, "self", -1, "[b, n, k]", so_rank, 3, /*at_least=*/false);
     int64_t at = 0;
     d_b = so_sizes[at];
-    d_b_site = rules::Site{"self", -1, at};
     at += 1;
     d_n = so_sizes[at];
-    d_n_site = rules::Site{"self", -1, at};
     at += 1;
     d_k = so_sizes[at];
-    d_k_site = rules::Site{"self", -1, at};
     at += 1;
   }
-  // mat2: [b, k, m]
+  // mat2: [b, k, m] (matched by the meta function)
   c10::SymInt d_m;
-  rules::Site d_m_site;
   {
     const auto so_sizes = mat2.sym_sizes();
-    const int64_t so_rank = so_sizes.size();
-    rules::check_rank(op, "mat2", -1, "[b, k, m]", so_rank, 3, /*at_least=*/false);
     int64_t at = 0;
-    rules::check_same(op, d_b_site, d_b, rules::Site{"mat2", -1, at}, so_sizes[at], "b");
     at += 1;
-    rules::check_same(op, d_k_site, d_k, rules::Site{"mat2", -1, at}, so_sizes[at], "k");
     at += 1;
     d_m = so_sizes[at];
-    d_m_site = rules::Site{"mat2", -1, at};
     at += 1;
   }
   const autotune::Key so_key{(rules::bucket_pow2((d_n * d_m))).expect_int(), static_cast<int64_t>(self.is_contiguous())};
