@@ -30,7 +30,7 @@ from codegen.model import (
     is_tensor_like,
 )
 from codegen.multi_kernel import MultiKernel, parse_kernels
-from codegen.pointwise.model import PointwiseKernel, parse_pointwise, with_default_meta
+from codegen.pointwise.model import PointwiseKernel, elementwise_defaults, parse_pointwise
 from codegen.rules.check import RuleError, check_tuning
 from codegen.rules.model import Rule, parse_rule
 from codegen.rules.syntax import PDim, PGroup
@@ -451,11 +451,11 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
                 "a pointwise op's meta function comes from its rule",
                 "remove 'meta: custom' (the elementwise defaults apply) or give a rule",
             )
-        entry = with_default_meta(entry, schema)
         kernel = schema.name.unambiguous
         dispatch = ((DispatchKey.CPU, f"{kernel}_cpu"), (DispatchKey.CUDA, f"{kernel}_cuda"))
     rule, custom = None, False
-    if "meta" in entry:
+    defaults = elementwise_defaults(schema, entry.line_of("pointwise")) if "pointwise" in entry else None
+    if "meta" in entry or defaults is not None:
         if not structured:
             raise _err(
                 path,
@@ -466,7 +466,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
                 "move the meta rule to the structured out= overload",
             )
         declared = tuple((a.name, str(a.type)) for a in precomputed.all_values) if precomputed else ()
-        rule = parse_rule(path, entry, raw_func, schema, declared)
+        rule = parse_rule(path, entry, raw_func, schema, declared, defaults)
         custom = rule is None
     fn = NativeFunction(
         func=schema,

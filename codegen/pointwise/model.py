@@ -24,7 +24,8 @@ from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, OptionalTy
 from codegen.pointwise.lower import FormulaError, Lowered, Operand, lower_formula
 from codegen.pointwise.syntax import FormulaSyntaxError, parse_formula
 from codegen.rules.model import Rule
-from codegen.rules.syntax import Call, Cond, Name
+from codegen.rules.spec import Defaults
+from codegen.rules.syntax import Call, Cond, Name, ShapeList, Star
 
 # Which formula category a dtype computes in: its group.
 CATEGORY = {d.name: d.group for d in dtype_table.DTYPES}
@@ -43,33 +44,14 @@ class PointwiseKernel:
     bool_result: bool  # ALWAYS_BOOL: written as bool whatever the common dtype
 
 
-def default_meta(entry: LineDict, schema: FunctionSchema) -> LineDict:
-    """The entry's ``meta`` with the elementwise defaults filled in (shape, layout)."""
-    given = entry.get("meta")
-    meta = LineDict(given) if isinstance(given, dict) else LineDict()
-    meta.line = given.line if isinstance(given, LineDict) else entry.line_of("pointwise")
-    meta.key_lines = dict(given.key_lines) if isinstance(given, LineDict) else {}
-    tensors = [a.name for a in schema.arguments.non_out if a.type == BaseType(BaseTy.Tensor)]
-    outs = [o.name for o in schema.arguments.out]
-    if tensors and len(outs) == 1:
-        shape = f"broadcast({', '.join(tensors)})" if len(tensors) > 1 else f"[*{tensors[0]}]"
-        for key, value in (("shape", shape), ("layout", f"like({', '.join(tensors)})")):
-            if key not in meta:
-                section = LineDict({outs[0]: value})
-                section.line = meta.line
-                section.key_lines = {}
-                meta[key] = section
-    return meta
-
-
-def with_default_meta(entry: LineDict, schema: FunctionSchema) -> LineDict:
-    """A copy of the entry whose ``meta`` has the elementwise defaults."""
-    copy = LineDict(entry)
-    copy.line = entry.line
-    copy.key_lines = dict(entry.key_lines)
-    copy.key_lines.setdefault("meta", entry.line_of("pointwise"))
-    copy["meta"] = default_meta(entry, schema)
-    return copy
+def elementwise_defaults(schema: FunctionSchema, line: int) -> Defaults | None:
+    """The meta rule a pointwise op may leave out: its one output broadcasts the tensor inputs
+    and takes their layout as TensorIterator does."""
+    tensors = tuple(Name(a.name) for a in schema.arguments.non_out if a.type == BaseType(BaseTy.Tensor))
+    if not tensors or len(schema.arguments.out) != 1:
+        return None
+    shape = Call("broadcast", tensors) if len(tensors) > 1 else ShapeList((Star(tensors[0]),))
+    return Defaults(shape, Call("like", tensors), line)
 
 
 def _operand_kind(a: Argument) -> str | None:

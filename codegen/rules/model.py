@@ -25,8 +25,8 @@ from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType
 from codegen.rules.check import RuleError, check_rule
-from codegen.rules.spec import Check, InputRule, OutputRule, Rule
-from codegen.rules.syntax import Expr, RuleSyntaxError, parse_expr, parse_pattern
+from codegen.rules.spec import Check, Defaults, InputRule, OutputRule, Rule
+from codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
 
 COMBINES = ("add",)
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
@@ -61,11 +61,20 @@ def arg_kind(t) -> str | None:
 
 
 def parse_rule(
-    path: str, entry: LineDict, op: str, schema: FunctionSchema, precomputed: tuple[tuple[str, str], ...]
+    path: str,
+    entry: LineDict,
+    op: str,
+    schema: FunctionSchema,
+    precomputed: tuple[tuple[str, str], ...],
+    defaults: Defaults | None = None,
 ) -> Rule | None:
-    """The ``meta:`` key of a structured entry: a Rule, or None for ``meta: custom``."""
+    """The ``meta:`` key of a structured entry: a Rule, or None for ``meta: custom``. With
+    ``defaults`` (pointwise ops) the key and its shape and layout may be left out."""
     raw = entry.get("meta")
-    line = entry.line_of("meta")
+    line = entry.line_of("meta") if "meta" in entry or defaults is None else defaults.line
+    if raw is None and defaults is not None:
+        raw = LineDict()
+        raw.line, raw.key_lines = line, {}
 
     def fail(problem: str, fix: str, at: int | None = None) -> SpecError:
         return SpecError(path, at or line, op, problem, fix)
@@ -137,6 +146,8 @@ def parse_rule(
                 at,
             )
     for o in out_names:
+        if o not in shapes and defaults is not None:
+            shapes[o] = (defaults.shape, raw.line_of("shape") if "shape" in raw else line)
         if o not in shapes:
             raise fail(
                 f"meta.shape has no rule for output '{o}'",
@@ -156,19 +167,22 @@ def parse_rule(
                 )
     outputs = []
     for o in out_names:
-        promoted = [n for n in all_names if kinds.get(n) in ("tensor", "tensors")]
-        default_dtype = f"promote({', '.join(promoted)})" if promoted else None
-        d_text = dtype.get(o, default_dtype)
+        promoted = tuple(Name(n) for n in all_names if kinds.get(n) in ("tensor", "tensors"))
         d_line = dtype.line_of(o) if o in dtype else shapes[o][1]
-        if d_text is None:
+        if o in dtype:
+            d_expr = parsed(parse_expr, text(dtype[o], f"meta.dtype.{o}", d_line), f"meta.dtype.{o}", d_line)
+        elif promoted:
+            d_expr = Call("promote", promoted)  # default: every tensor input takes part
+        else:
             raise fail(
                 f"meta.dtype has no rule for output '{o}' and the op has no tensor input to promote",
                 f"add 'dtype: {{{o}: <dtype expression>}}'",
             )
-        d_expr = parsed(parse_expr, text(d_text, f"meta.dtype.{o}", d_line), f"meta.dtype.{o}", d_line)
         l_expr = None
         l_line = shapes[o][1]
-        if o in layout:
+        if o not in layout and defaults is not None:
+            l_expr = defaults.layout
+        elif o in layout:
             l_line = layout.line_of(o)
             l_text = text(layout[o], f"meta.layout.{o}", l_line)
             if l_text != "contiguous":

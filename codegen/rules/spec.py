@@ -45,3 +45,13 @@ class Rule:
     precomputed: tuple[tuple[str, Expr, str, int], ...]  # name, rule, declared type, line
     combine: str | None
     ir: MetaIR | None = None  # the checked rule (rules/check.py), set by parse_rule
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """What an op kind's rule may leave out, already parsed (pointwise ops: the elementwise
+    shape and layout of their one output), and the line errors about them point at."""
+
+    shape: Expr
+    layout: Expr
+    line: int
