@@ -480,9 +480,9 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         tests=parse_tests(path, entry, raw_func, {a.name for a in schema.arguments.all}),
         rule=rule,
         meta_custom=custom,
-        pointwise=parse_pointwise(path, entry, raw_func, schema, rule)
-        if "pointwise" in entry and rule
-        else None,
+        pointwise=(
+            parse_pointwise(path, entry, raw_func, schema, rule) if "pointwise" in entry and rule else None
+        ),
         kernels=_parse_kernels(path, entry, raw_func, schema, rule, precomputed, dispatch, structured),
         out_dtype=_parse_out_dtype(path, entry, raw_func, schema, structured, tuple(tags)),
     )
@@ -641,7 +641,10 @@ def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
             else None
         )
         if clash is None and cpp_name(a.name) in cpp_names:
-            clash = f"'{a.name}' and '{cpp_names[cpp_name(a.name)]}' are both '{cpp_name(a.name)}' in C++ (a keyword gets a '_')"
+            clash = (
+                f"'{a.name}' and '{cpp_names[cpp_name(a.name)]}' are both '{cpp_name(a.name)}' in C++ (a"
+                " keyword gets a '_')"
+            )
         if clash:
             raise _err(path, entry, "func", op, f"argument name {clash}", "rename the argument")
         cpp_names[cpp_name(a.name)] = a.name
@@ -659,7 +662,8 @@ def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 entry,
                 "func",
                 op,
-                f"positional argument '{a.name}' has no default but follows '{defaulted.name}', which has one",
+                f"positional argument '{a.name}' has no default but follows '{defaulted.name}', which"
+                " has one",
                 f"give '{a.name}' a default, move it before '{defaulted.name}', or make it keyword-only "
                 "(after '*')",
             )
@@ -948,7 +952,8 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
                 path,
                 line,
                 op,
-                f"returns {len(fn.func.returns)} tensors but the delegate writes {len(target.func.arguments.out)}",
+                f"returns {len(fn.func.returns)} tensors but the delegate writes"
+                f" {len(target.func.arguments.out)}",
                 "return one Tensor per out argument",
             )
         slot = delegates.setdefault(str(target.func.name), {})
@@ -957,7 +962,8 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
                 path,
                 line,
                 op,
-                f"'{target.func.name}' already has a {kind.value} variant ('{slot[kind].func.name}', line {slot[kind].loc.line})",
+                f"'{target.func.name}' already has a {kind.value} variant ('{slot[kind].func.name}', line"
+                f" {slot[kind].loc.line})",
                 "keep one functional and one inplace variant per structured op",
             )
         slot[kind] = fn
@@ -983,7 +989,8 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
                 path,
                 g.out.loc.line,
                 str(g.out.func),
-                f"structured ops '{g.out.func.name}' and '{names[g.name].out.func.name}' both get the meta name '{g.name}'",
+                f"structured ops '{g.out.func.name}' and '{names[g.name].out.func.name}' both get the meta"
+                f" name '{g.name}'",
                 "rename one overload",
             )
         names[g.name] = g

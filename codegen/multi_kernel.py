@@ -75,7 +75,8 @@ def parse_kernels(
     if not isinstance(raw, dict):
         raise fail(
             "'kernels' must map 'key' and dispatch keys to variant lists",
-            "write e.g. 'kernels: {key: \"[bucket_pow2(numel(out))]\", CPU: [{name: a, kernel: a_cpu}, ...]}'",
+            'write e.g. \'kernels: {key: "[bucket_pow2(numel(out))]", CPU: [{name: a, kernel: a_cpu},'
+            " ...]}'",
         )
     for k in raw:
         if k not in KEYS:

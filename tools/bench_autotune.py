@@ -100,9 +100,13 @@ def main() -> None:
         return
 
     print(
-        f"torch {torch.__version__}, {device}, {torch.get_num_threads()} threads; cache {autotune.cache_dir()}"
+        f"torch {torch.__version__}, {device}, {torch.get_num_threads()} threads; cache"
+        f" {autotune.cache_dir()}"
     )
-    head = f"{'case':<28} {'first call':>10} {'tuning':>8}  {'variants (median us)':<52} {'pick':<17} {'to best':>7} {'torch/pick':>10}"
+    head = (
+        f"{'case':<28} {'first call':>10} {'tuning':>8}  {'variants (median us)':<52} {'pick':<17}"
+        f" {'to best':>7} {'torch/pick':>10}"
+    )
     print(head)
     distances, ratios = [], []
     for label, op, call_args, ours_fn, theirs_fn in cases(device, args.quick):
@@ -142,7 +146,8 @@ def main() -> None:
             else (decision or {}).get("source", "-")
         )
         print(
-            f"{label:<28} {first * 1e3:>8.2f}ms {tuning:>8}  {shown:<52} {pick:<17} {distance * 100:>6.1f}% {torch_us / ours_us:>10.2f}"
+            f"{label:<28} {first * 1e3:>8.2f}ms {tuning:>8}  {shown:<52} {pick:<17} {distance * 100:>6.1f}%"
+            f" {torch_us / ours_us:>10.2f}"
         )
     within = sum(d <= 0.03 for d in distances)
     print(

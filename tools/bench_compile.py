@@ -74,11 +74,12 @@ def main() -> None:
     torch.compiler.config.force_disable_caches = True  # the first call compiles from scratch
 
     print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads, dim {args.dim}, hidden {args.hidden}, "
-        f"{'dynamic' if args.dynamic else 'static'} shapes"
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, dim {args.dim}, hidden {args.hidden},"
+        f" {'dynamic' if args.dynamic else 'static'} shapes"
     )
     print(
-        f"{'model':10s} {'compile s':>10s} {'rows':>6s} {'eager us':>10s} {'compiled us':>12s} {'eager/compiled':>15s}"
+        f"{'model':10s} {'compile s':>10s} {'rows':>6s} {'eager us':>10s} {'compiled us':>12s}"
+        f" {'eager/compiled':>15s}"
     )
     models = {ops: Block(ops, args.dim, args.hidden).eval() for ops in ("aten", "structops")}
     for ops, model in models.items():

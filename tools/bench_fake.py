@@ -2,7 +2,8 @@
 one run (a script, not a test).
 
     .venv/bin/python tools/bench_fake.py             # static shapes
-    .venv/bin/python tools/bench_fake.py --dynamic   # symbolic shapes (a ShapeEnv), as torch.compile(dynamic=True)
+    .venv/bin/python tools/bench_fake.py --dynamic   # symbolic shapes (a ShapeEnv), as in
+                                                     # torch.compile(dynamic=True)
 
 Tracing (torch.compile, torch.export, opcheck) runs every op on fake tensors, so this per-call
 cost is what a model made of structops ops pays at compile time. Rounds alternate aten and
@@ -75,6 +76,7 @@ def main() -> None:
         def fake(t, k):
             ctx = StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC] * t.dim())
             return mode.from_tensor(t, symbolic_context=ctx, source=ConstantSource(f"t{k}"))
+
     else:
 
         def fake(t, k):

@@ -104,7 +104,8 @@ def main() -> None:
     sizes = ("small", "medium") if args.quick else ("small", "medium", "large")
     print(f"device=cpu threads={torch.get_num_threads()} torch={torch.__version__}")
     print(
-        f"{'op':<28} {'size':<7} {'torch us':>10} {'ours us':>10} {'ratio':>6} {'out= torch':>11} {'out= ours':>10} {'ratio':>6}"
+        f"{'op':<28} {'size':<7} {'torch us':>10} {'ours us':>10} {'ratio':>6} {'out= torch':>11}"
+        f" {'out= ours':>10} {'ratio':>6}"
     )
     ratios = []
     for size in sizes:

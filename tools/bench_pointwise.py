@@ -130,7 +130,10 @@ def main() -> None:
         f"device={device} threads={torch.get_num_threads()} torch={torch.__version__}"
         + (f" copy bandwidth={peak / 1e9:.0f} GB/s" if peak else "")
     )
-    header = f"{'op':<10} {'dtype':<9} {'layout':<10} {'numel':>9} {'torch us':>10} {'ours us':>10} {'ratio':>6} {'ratio out=':>10} {'GB/s':>7}"
+    header = (
+        f"{'op':<10} {'dtype':<9} {'layout':<10} {'numel':>9} {'torch us':>10} {'ours us':>10} {'ratio':>6}"
+        f" {'ratio out=':>10} {'GB/s':>7}"
+    )
     print(header + ("  %copy" if peak else ""))
     ratios, ratios_out = [], []
     for name in names:
@@ -154,15 +157,16 @@ def main() -> None:
                     ratios.append(t_torch / t_ours)
                     ratios_out.append(t_torch_out / t_ours_out)
                     line = (
-                        f"{name:<10} {str(dtype)[6:]:<9} {layout:<10} {expected.numel():>9} {t_torch * 1e6:>10.1f} "
-                        f"{t_ours * 1e6:>10.1f} {t_torch / t_ours:>6.2f} {t_torch_out / t_ours_out:>10.2f} {gbs:>7.1f}"
+                        f"{name:<10} {str(dtype)[6:]:<9} {layout:<10} {expected.numel():>9}"
+                        f" {t_torch * 1e6:>10.1f} {t_ours * 1e6:>10.1f} {t_torch / t_ours:>6.2f}"
+                        f" {t_torch_out / t_ours_out:>10.2f} {gbs:>7.1f}"
                     )
                     if peak:
                         line += f"  {100 * moved / t_ours_out / peak:5.0f}%"
                     print(line, flush=True)
     print(
-        f"median ratio torch/structops: functional {statistics.median(ratios):.2f}, out= {statistics.median(ratios_out):.2f} "
-        f"over {len(ratios)} cases"
+        f"median ratio torch/structops: functional {statistics.median(ratios):.2f}, out="
+        f" {statistics.median(ratios_out):.2f} over {len(ratios)} cases"
     )
 
 

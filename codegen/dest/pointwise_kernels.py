@@ -3,8 +3,8 @@ no torch) and its CUDA host glue per op with a ``pointwise:`` formula, sharded l
 
 Each op's formula becomes one functor template over the compute type T, emitted identically
 into the CPU and the CUDA translation units; the impl brings the promoted inputs to the common
-dtype, decides the host conditions once (the meta function checked the str modes), and dispatches on the common
-dtype to the loop (CPU) or the launcher (CUDA).
+dtype, decides the host conditions once (the meta function checked the str modes), and
+dispatches on the common dtype to the loop (CPU) or the launcher (CUDA).
 """
 
 from __future__ import annotations

@@ -335,7 +335,10 @@ class _Lowering:
 
 def _binary_fix(op: str) -> str:
     if op == "/":
-        return "'/' is true division: compute in floating point (kind=INT_TO_FLOAT in meta.dtype), or use // or trunc_div()"
+        return (
+            "'/' is true division: compute in floating point (kind=INT_TO_FLOAT in meta.dtype), or use // or"
+            " trunc_div()"
+        )
     if op in ("&", "|", "^"):
         return "bitwise operators take integral or bool values; use and/or for logic"
     if op == "-":
@@ -345,7 +348,10 @@ def _binary_fix(op: str) -> str:
 
 def _function_fix(categories: tuple[str, ...]) -> str:
     if "integral" not in categories:
-        return "compute in floating point: add kind=INT_TO_FLOAT to the promote() in meta.dtype, or restrict meta.allowed"
+        return (
+            "compute in floating point: add kind=INT_TO_FLOAT to the promote() in meta.dtype, or restrict"
+            " meta.allowed"
+        )
     return f"restrict meta.allowed to {', '.join(_WHAT[c] for c in categories)} dtypes"
 
 

@@ -14,9 +14,15 @@ MODE = "- func: f.out(Tensor self, *, str mode='a', Tensor(a!) out) -> Tensor(a!
 U = "f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
 B = "f.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
 M = "f.out(Tensor self, *, str mode='a', Tensor(a!) out) -> Tensor(a!)"
-OPT = "- func: f.out(Tensor self, Tensor other, *, str? mode, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+OPT = (
+    "- func: f.out(Tensor self, Tensor other, *, str? mode, Tensor(a!) out) -> Tensor(a!)\n  structured:"
+    " True\n"
+)
 O = "f.out(Tensor self, Tensor other, *, str? mode, Tensor(a!) out) -> Tensor(a!)"
-FLOAT_FIX = "compute in floating point: add kind=INT_TO_FLOAT to the promote() in meta.dtype, or restrict meta.allowed"
+FLOAT_FIX = (
+    "compute in floating point: add kind=INT_TO_FLOAT to the promote() in meta.dtype, or restrict"
+    " meta.allowed"
+)
 
 CASES = {
     "syntax": (
@@ -36,9 +42,10 @@ CASES = {
     "unknown_function": (
         UNARY + '  pointwise: "expp(self)"\n',
         (
-            f"native_functions.yaml:3: {U}: pointwise: unknown function 'expp' — use one of: abs, bool, "
-            "ceil, clamp, cos, erf, erfc, exp, exp2, expm1, floor, fma, isinf, isnan, log, log1p, log2, "
-            "max, min, pow, pow_scalar, round, rsqrt, select, sigmoid, sign, sin, sqrt, tan, tanh, trunc, trunc_div, where"
+            f"native_functions.yaml:3: {U}: pointwise: unknown function 'expp' — use one of: abs, bool, ceil,"
+            " clamp, cos, erf, erfc, exp, exp2, expm1, floor, fma, isinf, isnan, log, log1p, log2, max, min,"
+            " pow, pow_scalar, round, rsqrt, select, sigmoid, sign, sin, sqrt, tan, tanh, trunc, trunc_div,"
+            " where"
         ),
     ),
     "arity": (
@@ -48,59 +55,59 @@ CASES = {
     "float_function_on_integers": (
         UNARY + '  pointwise: "exp(self)"\n  meta: {allowed: [integral]}\n',
         (
-            f"native_functions.yaml:3: {U}: pointwise: exp() is not defined on integral values, and this op computes in "
-            f"an integral type for integral inputs — {FLOAT_FIX}"
+            f"native_functions.yaml:3: {U}: pointwise: exp() is not defined on integral values, and this op"
+            f" computes in an integral type for integral inputs — {FLOAT_FIX}"
         ),
     ),
     "true_division_of_integers": (
         BINARY + '  pointwise: "self / other"\n',
         (
-            f"native_functions.yaml:3: {B}: pointwise: '/' is not defined on integral values, and this op computes in an "
-            "integral type for integral inputs — '/' is true division: compute in floating point (kind=INT_TO_FLOAT in meta.dtype), "
-            "or use // or trunc_div()"
+            f"native_functions.yaml:3: {B}: pointwise: '/' is not defined on integral values, and this op"
+            " computes in an integral type for integral inputs — '/' is true division: compute in floating"
+            " point (kind=INT_TO_FLOAT in meta.dtype), or use // or trunc_div()"
         ),
     ),
     # The None branch is pruned on integers only where the dtype rule makes None give floats.
     "true_division_in_none_branch_without_conditional_dtype": (
-        OPT
-        + '  pointwise: "select(mode, None, self / other, \\"floor\\", self // other)"\n  meta: {allowed: [floating, integral]}\n',
+        OPT + '  pointwise: "select(mode, None, self / other, \\"floor\\", self // other)"\n  meta: {allowed:'
+        " [floating, integral]}\n",
         (
-            f"native_functions.yaml:3: {O}: pointwise: '/' is not defined on integral values, and this op computes in an "
-            "integral type for integral inputs — '/' is true division: compute in floating point (kind=INT_TO_FLOAT in meta.dtype), "
-            "or use // or trunc_div()"
+            f"native_functions.yaml:3: {O}: pointwise: '/' is not defined on integral values, and this op"
+            " computes in an integral type for integral inputs — '/' is true division: compute in floating"
+            " point (kind=INT_TO_FLOAT in meta.dtype), or use // or trunc_div()"
         ),
     ),
     "conditional_dtype_over_different_arguments": (
-        OPT
-        + '  pointwise: "self + other"\n  meta: {dtype: {out: "promote(self) if given(mode) else promote(self, other)"}}\n',
+        OPT + '  pointwise: "self + other"\n  meta: {dtype: {out: "promote(self) if given(mode) else'
+        ' promote(self, other)"}}\n',
         (
-            f"native_functions.yaml:3: {O}: pointwise: both branches of 'promote(self) if given(mode) else promote(self, "
-            "other)' must be promote() over the same arguments, with a bool result in both or neither — differ only in the "
-            "promotion kind, e.g. INT_TO_FLOAT vs DEFAULT"
+            f"native_functions.yaml:3: {O}: pointwise: both branches of 'promote(self) if given(mode) else"
+            " promote(self, other)' must be promote() over the same arguments, with a bool result in both or"
+            " neither — differ only in the promotion kind, e.g. INT_TO_FLOAT vs DEFAULT"
         ),
     ),
     "bitwise_on_floats": (
         BINARY + '  pointwise: "self & other"\n  meta: {allowed: [floating]}\n',
         (
-            f"native_functions.yaml:3: {B}: pointwise: '&' is not defined on floating-point values, and this op computes "
-            "in a floating-point type for floating-point inputs — bitwise operators take integral or bool values; use "
-            "and/or for logic"
+            f"native_functions.yaml:3: {B}: pointwise: '&' is not defined on floating-point values, and this"
+            " op computes in a floating-point type for floating-point inputs — bitwise operators take"
+            " integral or bool values; use and/or for logic"
         ),
     ),
     "ordering_complex": (
         BINARY
         + '  pointwise: "self < other"\n  meta: {dtype: {out: "promote(self, other, kind=ALWAYS_BOOL)"}}\n',
         (
-            f"native_functions.yaml:3: {B}: pointwise: '<' is not defined on complex values, and this op computes in a "
-            "complex type for complex inputs — compare complex values with == or != only"
+            f"native_functions.yaml:3: {B}: pointwise: '<' is not defined on complex values, and this op"
+            " computes in a complex type for complex inputs — compare complex values with == or != only"
         ),
     ),
     "fractional_literal_on_integers": (
         UNARY + '  pointwise: "self * 0.5"\n  meta: {allowed: [integral]}\n',
         (
-            f"native_functions.yaml:3: {U}: pointwise: the literal 0.5 is not defined on integral values, and this op "
-            f"computes in an integral type for integral inputs — compute in floating point (kind=INT_TO_FLOAT in "
-            "meta.dtype) or restrict meta.allowed"
+            f"native_functions.yaml:3: {U}: pointwise: the literal 0.5 is not defined on integral values, and"
+            " this op computes in an integral type for integral inputs — compute in floating point"
+            " (kind=INT_TO_FLOAT in meta.dtype) or restrict meta.allowed"
         ),
     ),
     "unused_tensor": (

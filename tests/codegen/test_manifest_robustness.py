@@ -24,21 +24,21 @@ CASES = {
     "entry_not_a_mapping": (
         NEG + "- 5\n",
         (
-            "native_functions.yaml:3: entry is a scalar, not a mapping — write each entry as '- func: <schema>' "
-            "followed by its keys"
+            "native_functions.yaml:3: entry is a scalar, not a mapping — write each entry as '- func:"
+            " <schema>' followed by its keys"
         ),
     ),
     "entry_is_a_list": (
         NEG + NEG + "- [a]\n",
         (
-            "native_functions.yaml:5: entry is a list, not a mapping — write each entry as '- func: <schema>' "
-            "followed by its keys"
+            "native_functions.yaml:5: entry is a list, not a mapping — write each entry as '- func: <schema>'"
+            " followed by its keys"
         ),
     ),
     "alias": (
         (
-            "- func: neg(Tensor self) -> Tensor\n  dispatch: &d {CPU: a}\n- func: neg.x(Tensor self) -> Tensor\n"
-            "  dispatch: *d\n"
+            "- func: neg(Tensor self) -> Tensor\n  dispatch: &d {CPU: a}\n- func: neg.x(Tensor self) ->"
+            " Tensor\n  dispatch: *d\n"
         ),
         "native_functions.yaml:4: YAML aliases are not supported — write the value out",
     ),
@@ -69,7 +69,10 @@ def test_long_values_are_cut_in_messages(tmp_path):
 
 # -- keys of the wrong type that raised AttributeError / TypeError
 
-NEG_OUT = "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU: neg_out_cpu}\n"
+NEG_OUT = (
+    "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: {CPU:"
+    " neg_out_cpu}\n"
+)
 NEG_OUT_OP = "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
 
 CASES.update(
@@ -77,22 +80,23 @@ CASES.update(
         "tests_tolerance_not_a_mapping": (
             NEG + "  tests: {reference: torch.neg, tolerance: 5}\n",
             (
-                "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'tests.tolerance' must map dtypes to [atol, rtol] — "
-                "write e.g. {float16: [1e-3, 1e-3]}"
+                "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'tests.tolerance' must map dtypes to"
+                " [atol, rtol] — write e.g. {float16: [1e-3, 1e-3]}"
             ),
         ),
         "tests_errors_not_a_list": (
             NEG + "  tests: {reference: torch.neg, errors: 5}\n",
             (
-                "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'tests.errors' must be a list of error cases — "
-                'write e.g. [{args: "torch.ones(2), torch.ones(3)", match: "size"}]'
+                "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'tests.errors' must be a list of"
+                ' error cases — write e.g. [{args: "torch.ones(2), torch.ones(3)", match: "size"}]'
             ),
         ),
         "kernels_without_value": (
             NEG_OUT + "  meta: {shape: {out: self}}\n  kernels:\n",
             (
-                f"native_functions.yaml:5: {NEG_OUT_OP}: 'kernels' must map 'key' and dispatch keys to variant lists — "
-                "write e.g. 'kernels: {key: \"[bucket_pow2(numel(out))]\", CPU: [{name: a, kernel: a_cpu}, ...]}'"
+                f"native_functions.yaml:5: {NEG_OUT_OP}: 'kernels' must map 'key' and dispatch keys to"
+                ' variant lists — write e.g. \'kernels: {key: "[bucket_pow2(numel(out))]", CPU: [{name:'
+                " a, kernel: a_cpu}, ...]}'"
             ),
         ),
     }
@@ -129,14 +133,16 @@ def _deep(text: str) -> str:
 def test_deep_nesting_is_a_message(tmp_path, where, line, template, fix):
     op = "e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)" if where == "pointwise" else NEG_OUT_OP
     parens = "(" * 400 + "self" + ")" * 400
-    assert str(load_error(tmp_path, template.replace("EXPR", parens))) == (
-        f"native_functions.yaml:{line}: {op}: {where}: cannot parse {_deep(parens)}: nested more than 64 levels deep "
-        f"at column 65 — {fix}"
+    assert (
+        str(load_error(tmp_path, template.replace("EXPR", parens)))
+        == f"native_functions.yaml:{line}: {op}: {where}: cannot parse {_deep(parens)}: nested more than 64"
+        f" levels deep at column 65 — {fix}"
     )
     chain = " + ".join(["self"] * 1000)
-    assert str(load_error(tmp_path, template.replace("EXPR", chain))) == (
-        f"native_functions.yaml:{line}: {op}: {where}: cannot parse {_deep(chain)}: nested more than 64 levels deep "
-        f"(each operator of a chain is a level) — {fix}"
+    assert (
+        str(load_error(tmp_path, template.replace("EXPR", chain)))
+        == f"native_functions.yaml:{line}: {op}: {where}: cannot parse {_deep(chain)}: nested more than 64"
+        f" levels deep (each operator of a chain is a level) — {fix}"
     )
 
 
@@ -177,136 +183,144 @@ CASES.update(
         "doc_control_character": (
             NEG + '  doc: "a\\0b"\n',
             (
-                "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'doc' contains the control character '\\x00' — "
-                "remove it (a docstring may hold newlines and tabs)"
+                "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'doc' contains the control character"
+                " '\\x00' — remove it (a docstring may hold newlines and tabs)"
             ),
         ),
         "argument_python_keyword": (
             _neg(", int lambda"),
             (
-                "native_functions.yaml:1: neg(Tensor self, int lambda) -> Tensor: argument name 'lambda' is a Python "
-                "keyword — rename the argument (structops.<op> takes it as a Python parameter)"
+                "native_functions.yaml:1: neg(Tensor self, int lambda) -> Tensor: argument name 'lambda' is a"
+                " Python keyword — rename the argument (structops.<op> takes it as a Python parameter)"
             ),
         ),
         "operator_python_keyword": (
             "- func: class(Tensor self) -> Tensor\n  dispatch: {CPU: class_cpu}\n",
             (
-                "native_functions.yaml:1: class(Tensor self) -> Tensor: operator name 'class' is a Python keyword — "
-                "rename the operator (structops.<name> must be a Python name)"
+                "native_functions.yaml:1: class(Tensor self) -> Tensor: operator name 'class' is a Python"
+                " keyword — rename the operator (structops.<name> must be a Python name)"
             ),
         ),
         "default_before_non_default": (
             _neg(", int a=1, int b"),
             (
-                "native_functions.yaml:1: neg(Tensor self, int a=1, int b) -> Tensor: positional argument 'b' has no "
-                "default but follows 'a', which has one — give 'b' a default, move it before 'a', or make it "
-                "keyword-only (after '*')"
+                "native_functions.yaml:1: neg(Tensor self, int a=1, int b) -> Tensor: positional argument 'b'"
+                " has no default but follows 'a', which has one — give 'b' a default, move it before 'a', or"
+                " make it keyword-only (after '*')"
             ),
         ),
         "kernel_cpp_keyword": (
             _neg("", kernel="and"),
             (
-                "native_functions.yaml:2: neg(Tensor self) -> Tensor: kernel name for CPU must be a C++ identifier, got "
-                "'and' (a C++ keyword) — name the function defined in csrc/, e.g. 'add_out_cpu'"
+                "native_functions.yaml:2: neg(Tensor self) -> Tensor: kernel name for CPU must be a C++"
+                " identifier, got 'and' (a C++ keyword) — name the function defined in csrc/, e.g."
+                " 'add_out_cpu'"
             ),
         ),
         "kernel_cpp20_keyword": (
             _neg("", kernel="co_await"),
             (
-                "native_functions.yaml:2: neg(Tensor self) -> Tensor: kernel name for CPU must be a C++ identifier, got "
-                "'co_await' (a C++ keyword) — name the function defined in csrc/, e.g. 'add_out_cpu'"
+                "native_functions.yaml:2: neg(Tensor self) -> Tensor: kernel name for CPU must be a C++"
+                " identifier, got 'co_await' (a C++ keyword) — name the function defined in csrc/, e.g."
+                " 'add_out_cpu'"
             ),
         ),
         "argument_is_a_generated_local": (
             _neg(", int op"),
             (
-                "native_functions.yaml:1: neg(Tensor self, int op) -> Tensor: argument name 'op' is a name the "
-                "generated C++ uses in the op's functions — rename the argument"
+                "native_functions.yaml:1: neg(Tensor self, int op) -> Tensor: argument name 'op' is a name"
+                " the generated C++ uses in the op's functions — rename the argument"
             ),
         ),
         "argument_with_generated_prefix": (
             _neg(", int so_meta"),
             (
-                "native_functions.yaml:1: neg(Tensor self, int so_meta) -> Tensor: argument name 'so_meta' starts with "
-                "'so_', which the generated code's own names do — rename the argument"
+                "native_functions.yaml:1: neg(Tensor self, int so_meta) -> Tensor: argument name 'so_meta'"
+                " starts with 'so_', which the generated code's own names do — rename the argument"
             ),
         ),
         "argument_is_a_derived_local": (
             (
-                "- func: neg.out(Tensor self, int out_shape, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
-                "  dispatch: {CPU: neg_out_cpu}\n  meta: custom\n"
+                "- func: neg.out(Tensor self, int out_shape, *, Tensor(a!) out) -> Tensor(a!)\n  structured:"
+                " True\n  dispatch: {CPU: neg_out_cpu}\n  meta: custom\n"
             ),
             (
-                "native_functions.yaml:1: neg.out(Tensor self, int out_shape, *, Tensor(a!) out) -> Tensor(a!): argument "
-                "name 'out_shape' is the name the generated C++ gives a value of 'out' — rename the argument"
+                "native_functions.yaml:1: neg.out(Tensor self, int out_shape, *, Tensor(a!) out) ->"
+                " Tensor(a!): argument name 'out_shape' is the name the generated C++ gives a value of 'out'"
+                " — rename the argument"
             ),
         ),
         "argument_is_a_generated_python_name": (
             _neg(", int _ops"),
             (
-                "native_functions.yaml:1: neg(Tensor self, int _ops) -> Tensor: argument name '_ops' is a name the "
-                "generated Python uses — rename the argument"
+                "native_functions.yaml:1: neg(Tensor self, int _ops) -> Tensor: argument name '_ops' is a"
+                " name the generated Python uses — rename the argument"
             ),
         ),
         "arguments_equal_after_keyword_rename": (
             _neg(", int new, int new_"),
             (
-                "native_functions.yaml:1: neg(Tensor self, int new, int new_) -> Tensor: argument name 'new_' and 'new' "
-                "are both 'new_' in C++ (a keyword gets a '_') — rename the argument"
+                "native_functions.yaml:1: neg(Tensor self, int new, int new_) -> Tensor: argument name 'new_'"
+                " and 'new' are both 'new_' in C++ (a keyword gets a '_') — rename the argument"
             ),
         ),
         "list_functional_of_single_out": (
             NEG_OUT_CUSTOM + "- func: neg(Tensor self) -> Tensor[]\n  structured_delegate: neg.out\n",
             (
-                "native_functions.yaml:5: neg(Tensor self) -> Tensor[]: returns a Tensor[] but 'neg.out' writes single "
-                "tensors — return one Tensor per out argument, or give the out= overload one 'Tensor(a!)[] out'"
+                "native_functions.yaml:5: neg(Tensor self) -> Tensor[]: returns a Tensor[] but 'neg.out'"
+                " writes single tensors — return one Tensor per out argument, or give the out= overload one"
+                " 'Tensor(a!)[] out'"
             ),
         ),
         # -- accepted, but wrong
         "shape_literal_beyond_int64": (
             NEG_OUT + '  meta: {shape: {out: "[99999999999999999999999]"}}\n',
             (
-                f"native_functions.yaml:4: {NEG_OUT_OP}: meta.shape.out: cannot parse '[99999999999999999999999]': "
-                "integer 99999999999999999999999 at column 2 is beyond the int64 range (at most 9223372036854775807) — "
-                "see docs/rules.md for the syntax"
+                f"native_functions.yaml:4: {NEG_OUT_OP}: meta.shape.out: cannot parse"
+                " '[99999999999999999999999]': integer 99999999999999999999999 at column 2 is beyond the"
+                " int64 range (at most 9223372036854775807) — see docs/rules.md for the syntax"
             ),
         ),
         "formula_literal_beyond_int64": (
             POINTWISE + '"self * 99999999999999999999"\n',
             (
-                "native_functions.yaml:3: e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): pointwise: cannot parse "
-                "'self * 99999999999999999999': integer 99999999999999999999 at column 8 is beyond the int64 range (at "
-                "most 9223372036854775807) — see docs/pointwise.md for the formula syntax"
+                "native_functions.yaml:3: e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): pointwise:"
+                " cannot parse 'self * 99999999999999999999': integer 99999999999999999999 at column 8 is"
+                " beyond the int64 range (at most 9223372036854775807) — see docs/pointwise.md for the"
+                " formula syntax"
             ),
         ),
         "delegate_positional_where_out_is_keyword_only": (
-            ADD_OUT
-            + "- func: add.Tensor(Tensor self, Tensor other, Scalar alpha=1) -> Tensor\n  structured_delegate: add.out\n",
+            ADD_OUT + "- func: add.Tensor(Tensor self, Tensor other, Scalar alpha=1) -> Tensor\n "
+            " structured_delegate: add.out\n",
             (
-                "native_functions.yaml:5: add.Tensor(Tensor self, Tensor other, Scalar alpha=1) -> Tensor: 'alpha' is "
-                "positional here but keyword-only in 'add.out' — put the '*' at the same place in both schemas"
+                "native_functions.yaml:5: add.Tensor(Tensor self, Tensor other, Scalar alpha=1) -> Tensor:"
+                " 'alpha' is positional here but keyword-only in 'add.out' — put the '*' at the same place in"
+                " both schemas"
             ),
         ),
         "delegate_drops_write_annotation": (
             (
-                "- func: bn.out(Tensor self, Tensor(a!) running, *, Tensor(b!) out) -> Tensor(b!)\n  structured: True\n"
-                "  dispatch: {CPU: bn_out_cpu}\n  meta: custom\n- func: bn(Tensor self, Tensor running) -> Tensor\n"
-                "  structured_delegate: bn.out\n"
+                "- func: bn.out(Tensor self, Tensor(a!) running, *, Tensor(b!) out) -> Tensor(b!)\n "
+                " structured: True\n  dispatch: {CPU: bn_out_cpu}\n  meta: custom\n- func: bn(Tensor self,"
+                " Tensor running) -> Tensor\n  structured_delegate: bn.out\n"
             ),
             (
-                "native_functions.yaml:5: bn(Tensor self, Tensor running) -> Tensor: 'running' is written (Tensor(a!)) in "
-                "'bn.out' but not here — annotate 'running' as written in every variant of the op"
+                "native_functions.yaml:5: bn(Tensor self, Tensor running) -> Tensor: 'running' is written"
+                " (Tensor(a!)) in 'bn.out' but not here — annotate 'running' as written in every variant of"
+                " the op"
             ),
         ),
         "out_drops_write_annotation": (
             (
-                "- func: bn.out(Tensor self, Tensor running, *, Tensor(b!) out) -> Tensor(b!)\n  structured: True\n"
-                "  dispatch: {CPU: bn_out_cpu}\n  meta: custom\n- func: bn(Tensor self, Tensor(a!) running) -> Tensor\n"
-                "  structured_delegate: bn.out\n"
+                "- func: bn.out(Tensor self, Tensor running, *, Tensor(b!) out) -> Tensor(b!)\n  structured:"
+                " True\n  dispatch: {CPU: bn_out_cpu}\n  meta: custom\n- func: bn(Tensor self, Tensor(a!)"
+                " running) -> Tensor\n  structured_delegate: bn.out\n"
             ),
             (
-                "native_functions.yaml:1: bn.out(Tensor self, Tensor running, *, Tensor(b!) out) -> Tensor(b!): 'running' "
-                "is written (Tensor(a!)) in 'bn' but not here — annotate 'running' as written in every variant of the op"
+                "native_functions.yaml:1: bn.out(Tensor self, Tensor running, *, Tensor(b!) out) ->"
+                " Tensor(b!): 'running' is written (Tensor(a!)) in 'bn' but not here — annotate 'running' as"
+                " written in every variant of the op"
             ),
         ),
     }

@@ -194,16 +194,16 @@ CASES = {
         entry('shape:\n  out: "broadcat(self, other)"\n'),
         at(
             6,
-            "unknown builtin 'broadcat' — use one of: broadcast, reduce, dims, matmul, cat, stack, split, index, "
-            "window, len, ndim, numel, sum, max, min, item, ones, given",
+            "unknown builtin 'broadcat' — use one of: broadcast, reduce, dims, matmul, cat, stack, split,"
+            " index, window, len, ndim, numel, sum, max, min, item, ones, given",
         ),
     ),
     "reduce_wrong_argument_kinds": (
         entry('shape:\n  out: "reduce(self, keepdim, dim)"\n'),
         at(
             6,
-            "reduce() takes (a Tensor, an int[]? or a list of dims or an int or an int?, a bool), got (a Tensor, a "
-            "bool, an int) — see reduce() in docs/rules.md",
+            "reduce() takes (a Tensor, an int[]? or a list of dims or an int or an int?, a bool), got (a"
+            " Tensor, a bool, an int) — see reduce() in docs/rules.md",
         ),
     ),
     "matmul_with_an_int": (
@@ -267,9 +267,9 @@ CASES = {
         entry('shape:\n  self: "[n, c]"\n  weight: "[c, k]"\n  out: "[n, c]"\n', func=NORM),
         at(
             7,
-            "pattern [c, k] of 'weight' binds 'k', but 'weight' is optional (Tensor?): its pattern is checked "
-            "only when it is given, so it cannot bind a dim — bind 'k' in a required tensor's pattern, or use "
-            "'_' here",
+            "pattern [c, k] of 'weight' binds 'k', but 'weight' is optional (Tensor?): its pattern is checked"
+            " only when it is given, so it cannot bind a dim — bind 'k' in a required tensor's pattern, or"
+            " use '_' here",
             func=NORM,
         ),
     ),
@@ -489,8 +489,8 @@ CASES = {
         ),
         at(
             10,
-            "dims() takes (a Tensor, an int[]? or a list of dims or an int or an int?), got (a Tensor, a bool) — see "
-            "dims() in docs/rules.md",
+            "dims() takes (a Tensor, an int[]? or a list of dims or an int or an int?), got (a Tensor, a"
+            " bool) — see dims() in docs/rules.md",
         ),
     ),
 }

@@ -77,12 +77,21 @@ def test_structure_matches_torchgen():
     [
         "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
         "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-        "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
+        (
+            "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values)"
+            " -> (Tensor(a!) values, Tensor(b!) indices)"
+        ),
         "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
         "_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()",
         "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
-        "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0) -> Tensor",
-        "to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
+        (
+            "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0)"
+            " -> Tensor"
+        ),
+        (
+            "to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool"
+            " copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"
+        ),
         "__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         "align_to(Tensor(a) self, Dimname[] names) -> Tensor(a)",
         'f(Tensor x, str mode="mean", bool[3] mask=[True,False,True]) -> Tensor out',
@@ -94,7 +103,8 @@ def test_round_trip_examples(text):
 
 def test_parsed_structure():
     s = FunctionSchema.parse(
-        "sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
+        "sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!)"
+        " out) -> Tensor(a!)"
     )
     assert s.kind() is SchemaKind.out
     assert [a.name for a in s.arguments.out] == ["out"]
