@@ -262,7 +262,7 @@ def names(context: str) -> tuple[str, ...]:
 
 def docs_table(context: str) -> str:
     """The Markdown table of ``context``'s builtins in docs/rules.md."""
-    rows = ["| builtin | arguments | result |", "|---|---|---|"]
+    rows = ["| builtin | meaning | result |", "|---|---|---|"]
     for b in BUILTINS:
         if b.context == context:
             rows.append(f"| `{b.usage}` | {b.doc} | {_KINDS.get(b.result, b.result)} |")
