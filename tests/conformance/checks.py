@@ -128,9 +128,13 @@ def assert_matches(actual, expected, spec: SuiteSpec, sample: Sample, what: str,
         )
 
 
+def _outputs(result) -> tuple:
+    """Every output of a result (ops like layer_norm return several)."""
+    return tuple(result) if isinstance(result, tuple | list) else (result,)
+
+
 def _first(result):
-    """The first output of a result (ops like layer_norm return several)."""
-    return result[0] if isinstance(result, tuple | list) else result
+    return _outputs(result)[0]
 
 
 def _outs(spec: SuiteSpec, result, device: str, first: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
@@ -138,9 +142,9 @@ def _outs(spec: SuiteSpec, result, device: str, first: torch.Tensor | None = Non
     ``first`` as the first output (the out= rules are checked on it; the others are just given)."""
     if spec.list_out:
         return {spec.outs[0]: [torch.empty(0, dtype=r.dtype, device=device) for r in result]}
-    results = result if isinstance(result, tuple | list) else (result,)
     outs = {
-        name: torch.empty(0, dtype=r.dtype, device=device) for name, r in zip(spec.outs, results, strict=True)
+        name: torch.empty(0, dtype=r.dtype, device=device)
+        for name, r in zip(spec.outs, _outputs(result), strict=True)
     }
     if first is not None:
         outs[spec.outs[0]] = first
@@ -184,11 +188,7 @@ def check_meta(spec: SuiteSpec, device: str, dtype: str) -> None:
     for s in samples(spec, device, dtype):
         real = s.call(functional(spec))
         meta = s.on_meta().call(functional(spec))
-        for r, m in zip(
-            real if isinstance(real, tuple | list) else (real,),
-            meta if isinstance(meta, tuple | list) else (meta,),
-            strict=True,
-        ):
+        for r, m in zip(_outputs(real), _outputs(meta), strict=True):
             assert m.device.type == "meta"
             ctx = f"{spec.name} meta vs real on {s!r}"
             assert (m.shape, m.dtype) == (r.shape, r.dtype), (
@@ -514,10 +514,7 @@ def check_opcheck(spec: SuiteSpec, device: str, dtype: str) -> None:
     """torch.library.opcheck, every test, one overload at a time, on real-device samples."""
 
     def has_nan(result) -> bool:  # opcheck compares eager and traced outputs without equal_nan
-        return any(
-            r.is_floating_point() and bool(r.isnan().any())
-            for r in (result if isinstance(result, tuple | list) else (result,))
-        )
+        return any(r.is_floating_point() and bool(r.isnan().any()) for r in _outputs(result))
 
     chosen = [
         s
@@ -575,9 +572,9 @@ def check_compile(spec: SuiteSpec, device: str, dtype: str) -> None:
                     given = [torch.empty(r.shape, dtype=r.dtype, device=r.device) for r in rs]
                     _op(*args, **kwargs, **{spec.outs[0]: given})
                     return given
-                rs = rs if isinstance(rs, tuple | list) else (rs,)
                 outs = {
-                    n: torch.empty(r.shape, dtype=r.dtype, device=r.device) for n, r in zip(spec.outs, rs)
+                    n: torch.empty(r.shape, dtype=r.dtype, device=r.device)
+                    for n, r in zip(spec.outs, _outputs(rs))
                 }
                 return _op(*args, **kwargs, **outs)
             if _name == spec.inplace:
@@ -718,9 +715,8 @@ def check_emulated_cuda(spec: SuiteSpec, device: str, dtype: str) -> None:
                     outs = _outs(spec, expected, "cpu")
                     s.clone().call(overload(emu, emu.out), **outs)
                     written = [outs[n] for n in spec.outs] if not spec.list_out else outs[spec.outs[0]]
-                    expected_outs = expected if isinstance(expected, tuple | list) else (expected,)
                     assert_matches(
-                        tuple(written), tuple(expected_outs), spec, s, f"{what}, out=", check_strides=False
+                        tuple(written), _outputs(expected), spec, s, f"{what}, out=", check_strides=False
                     )
 
 
