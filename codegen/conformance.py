@@ -1,4 +1,6 @@
-"""The manifest's ``tests:`` key: what the generated conformance suite needs to know about an op.
+"""The manifest's ``tests:`` key: what the conformance suite (tests/conformance) needs to know
+about an op. Its Python sources (reference, args, errors, samples) are evaluated by the suite with
+torch and over_dims (a reduction over one dim as one over a dim list) in scope.
 
 Everything has a default except the reference, so most ops need one line:
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from codegen.api import names
 from codegen.dest import (
-    conformance_suite,
     multi_kernel,
     pointwise_kernels,
     python_api,
@@ -94,41 +93,6 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
     missing = set(fixed_outputs(shards)) - set(fm.planned)
     if missing:
         raise RuntimeError(f"codegen bug: fixed outputs not rendered: {sorted(missing)}")
-
-
-CONFORMANCE_CHECKS = (
-    "reference",
-    "meta",
-    "variants",
-    "out_rules",
-    "inplace_rules",
-    "errors",
-    "opcheck",
-    "compile",
-    "property",
-    "backward_raises",
-    "cuda_matches_cpu",
-    "emulated_cuda",
-    "kernel_variants",
-)
-
-
-def generate_tests(manifest: Manifest, out_dir: Path, namespace: str = names.NAMESPACE) -> list[str]:
-    """The conformance suite: one test module per structured op (never committed)."""
-    fm = FileManager(
-        out_dir, Path(manifest.path).name, regenerate="pytest (tests/conftest.py renders the suite)"
-    )
-    for spec in conformance_suite.suite_specs(manifest):
-        fm.render(
-            f"test_{spec.name}.py",
-            "conformance_test.py.j2",
-            spec=spec,
-            checks=CONFORMANCE_CHECKS,
-            few=("opcheck", "compile", "errors"),
-            namespace=namespace,
-        )
-    written = fm.commit(owned_dirs=(".",))
-    return written
 
 
 def generate(manifest: Manifest, out_dir: Path, shards: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""Run the generated conformance suite and print the ops x checks matrix as Markdown.
+"""Run the conformance suite (tests/conformance) and print the ops x checks matrix as Markdown.
 
     python tools/conformance_matrix.py [extra pytest args]
 
@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_ID = re.compile(r"test_(?P<check>\w+)\[(?P<overload>[^-\]]+)-(?P<device>\w+)-(?P<dtype>\w+)\]")
+TEST_ID = re.compile(r"test_conformance\[(?P<op>[^-\]]+)-(?P<check>[^-\]]+)-(?P<device>\w+)-(?P<dtype>\w+)\]")
 
 
 def run_suite(extra: list[str]) -> ET.Element:
@@ -25,7 +25,7 @@ def run_suite(extra: list[str]) -> ET.Element:
                 sys.executable,
                 "-m",
                 "pytest",
-                "tests/generated",
+                "tests/conformance",
                 "-q",
                 "-p",
                 "no:logging",
@@ -44,7 +44,7 @@ def matrix(root: ET.Element) -> tuple[list[str], list[str], dict]:
         m = TEST_ID.match(case.get("name", ""))
         if not m:
             continue
-        cell = cells[(m["overload"], m["check"])]
+        cell = cells[(m["op"], m["check"])]
         skipped, failed = case.find("skipped"), case.find("failure") or case.find("error")
         if failed is not None:
             cell["fail"] += 1

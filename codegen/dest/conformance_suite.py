@@ -1,10 +1,16 @@
-"""Context for the generated conformance test modules: one OpSpec per structured op."""
+"""What the conformance suite (tests/conformance) knows about each structured op, as plain data.
+
+One SuiteSpec per op: overload and argument names, flags, dtypes with skip reasons, and the
+manifest's `tests:` sources (reference, samples, error cases, argument values) as strings. The
+suite loads the specs when pytest collects it and compiles the sources itself; the generator
+writes no test files and knows no check by name.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api import python
+from codegen.api import names, python
 from codegen.conformance import DTYPES
 from codegen.manifest import DispatchKey, Manifest, StructuredGroup
 from codegen.model import BaseTy, BaseType, ListType
@@ -20,30 +26,37 @@ DEFAULT_DTYPES = {
 
 @dataclass(frozen=True)
 class SuiteSpec:
-    name: str
-    kind: str
-    functional: str | None
+    name: str  # the generated files' name for the op: add_Tensor
+    kind: str  # pointwise | reduction | other
+    namespace: str  # the torch.ops namespace the overloads live in
+    functional: str | None  # "add.Tensor"
     inplace: str | None
     out: str | None
-    outs: tuple[str, ...]  # the out overload's output arguments
-    positional: tuple[str, ...]
+    outs: tuple[str, ...]  # the out overload's output arguments (layer_norm: out, mean, rstd)
+    positional: tuple[str, ...]  # the functional's positional argument names
     kwarg_only: tuple[str, ...]
     tensor_args: tuple[str, ...]
     defaults: tuple[tuple[str, str], ...]  # name -> Python source
     arg_values: tuple[tuple[str, str], ...]  # name -> Python source of a tuple
-    reference: str  # Python source of a callable, or "None"
+    reference: str | None  # Python source of a callable
     dtypes: tuple[str, ...]
     devices: tuple[str, ...]  # the devices the op has kernels for ("cpu", "cuda")
-    skips: tuple[tuple[str, str], ...]
+    skips: tuple[tuple[str, str], ...]  # dtype -> why it is not tested
     cuda_skips: tuple[tuple[str, str], ...]  # dtypes the CUDA kernels do not cover, with why
-    tolerance: tuple[tuple[str, float, float], ...]
-    domain: str
-    extremes: bool
+    tolerance: tuple[tuple[str, tuple[float, float]], ...]  # dtype -> (atol, rtol)
+    domain: str  # values to sample: any | positive | nonzero | unit
+    extremes: bool  # an inf/nan/-0.0/int-limits sample
     errors: tuple[tuple[str, str, bool], ...]  # (args source, match, raised from data)
     samples: tuple[str, ...]  # argument-list sources over t(*shape)
+    # The output size depends on data (masked_select): no meta kernel, a fake impl, and an out=
+    # overload no tracer can follow (it resizes `out` to a size only the data knows).
     dynamic_output_shape: bool
-    list_out: bool  # the one output is a Tensor(a!)[]
-    out_dtype: str  # the manifest's out_dtype: castable | exact | dtype_argument
+    # The one output is a Tensor(a!)[] (split_with_sizes_copy): the functional returns a list, the
+    # out= overload takes a list and returns nothing.
+    list_out: bool
+    # What an out= (or inplace self) of another dtype gets: castable, exact, or dtype_argument
+    # (its dtype stands for a missing dtype=).
+    out_dtype: str
     kernel_variants: tuple[tuple[str, tuple[str, ...]], ...] = ()  # device -> variant names (`kernels:`)
 
 
@@ -52,7 +65,7 @@ def _kind(group: StructuredGroup) -> str:
     return "pointwise" if "pointwise" in tags else "reduction" if "reduction" in tags else "other"
 
 
-def suite_spec(group: StructuredGroup) -> SuiteSpec:
+def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> SuiteSpec:
     args = group.out.func.arguments
     non_out = args.non_out
     tests = group.tests
@@ -66,6 +79,7 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
     return SuiteSpec(
         name=group.name,
         kind=kind,
+        namespace=namespace,
         functional=str(group.functional.func.name) if group.functional else None,
         inplace=str(group.inplace.func.name) if group.inplace else None,
         out=str(group.out.func.name),
@@ -77,7 +91,7 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
         arg_values=tuple((n, "(" + "".join(f"{v}, " for v in vals) + ")") for n, vals in tests.arg_values)
         if tests
         else (),
-        reference=tests.reference if tests else "None",
+        reference=tests.reference if tests else None,
         dtypes=dtypes,
         devices=tuple(
             key.value.lower()
@@ -91,7 +105,7 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
             if group.out.pointwise is not None and d not in CUDA_TYPES
         )
         + (tests.cuda_skip if tests else ()),
-        tolerance=tests.tolerance if tests else (),
+        tolerance=tuple((d, (atol, rtol)) for d, atol, rtol in tests.tolerance) if tests else (),
         domain=tests.domain if tests else "any",
         extremes=tests.extremes if tests else True,
         errors=tuple((e.args, e.match, e.data) for e in tests.errors) if tests else (),
@@ -105,5 +119,6 @@ def suite_spec(group: StructuredGroup) -> SuiteSpec:
     )
 
 
-def suite_specs(manifest: Manifest) -> list[SuiteSpec]:
-    return [suite_spec(g) for g in manifest.groups if g.functional is not None]
+def suite_specs(manifest: Manifest, namespace: str = names.NAMESPACE) -> list[SuiteSpec]:
+    """One spec per structured op that has a functional overload, in manifest order."""
+    return [suite_spec(g, namespace) for g in manifest.groups if g.functional is not None]

@@ -6,16 +6,17 @@ conversions round to nearest even."""
 import numpy as np
 import pytest
 import torch
-from structops import testing
+
+from tests.conformance.emulation import emulated_library
 
 pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(),
-    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, test_cuda_matches_cpu)",
+    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, the cuda_matches_cpu check)",
 )
 
 
 def run(name: str, buffer: torch.Tensor | None = None) -> str:
-    testing._emulated_library()
+    emulated_library()
     buffer = torch.zeros(16 * 1024, dtype=torch.int32) if buffer is None else buffer
     return torch.ops.structops_emu_checks.run(name, buffer)
 
@@ -89,7 +90,7 @@ def edge_floats() -> torch.Tensor:
 
 @pytest.mark.parametrize("bfloat16", [False, True], ids=["half", "bfloat16"])
 def test_float_to_16_bits_rounds_to_nearest_even(bfloat16):
-    testing._emulated_library()
+    emulated_library()
     x = edge_floats()
     got = torch.ops.structops_emu_checks.bits(x, bfloat16)
     expected = x.to(torch.bfloat16 if bfloat16 else torch.float16).view(torch.int16)
@@ -101,7 +102,7 @@ def test_float_to_16_bits_rounds_to_nearest_even(bfloat16):
 def test_double_to_half_rounds_once():
     """CUDA's double to half conversion rounds the double directly (numpy's does too); through
     float it would round twice."""
-    testing._emulated_library()
+    emulated_library()
     x = edge_floats().double()
     g = torch.Generator().manual_seed(1)
     x = torch.cat([x, x + torch.randn(x.shape, generator=g, dtype=torch.float64) * x.abs() * 2**-30])
@@ -113,7 +114,7 @@ def test_double_to_half_rounds_once():
 
 @pytest.mark.parametrize("bfloat16", [False, True], ids=["half", "bfloat16"])
 def test_16_bits_to_float_is_exact(bfloat16):
-    testing._emulated_library()
+    emulated_library()
     bits = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16)
     got = torch.ops.structops_emu_checks.values(bits, bfloat16)
     expected = bits.view(torch.bfloat16 if bfloat16 else torch.float16).float()
@@ -126,7 +127,7 @@ def test_launches_from_several_threads():
     """Each OS thread emulates on its own fiber stacks: ops called from several threads at once."""
     from concurrent.futures import ThreadPoolExecutor
 
-    testing._emulated_library()
+    emulated_library()
     xs = [torch.randn(64, 3000, generator=torch.Generator().manual_seed(i)) for i in range(8)]
 
     def emulated_sum(x):

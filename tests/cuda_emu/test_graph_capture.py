@@ -5,20 +5,19 @@ run here; tests/runtime/test_cuda.py captures real graphs on a GPU."""
 
 import pytest
 import torch
-from structops import testing
+
+from tests.conformance.emulation import emulated_library
+from tests.conformance.spec import op as ops
 
 pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(),
-    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, test_cuda_matches_cpu)",
+    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, the cuda_matches_cpu check)",
 )
-
-
-ops = testing.op
 
 
 @pytest.fixture
 def capturing():
-    testing._emulated_library()
+    emulated_library()
     torch.ops.structops_emu_checks.set_capturing(True)
     yield
     torch.ops.structops_emu_checks.set_capturing(False)
@@ -68,7 +67,7 @@ def test_bad_data_while_capturing_traps_in_the_kernel(case, capturing):
 @pytest.mark.parametrize("case", BAD)
 def test_bad_data_in_eager_mode_raises_the_cpu_message(case):
     (op, *args), _, message = BAD[case]
-    testing._emulated_library()
+    emulated_library()
     for namespace in ("structops_emu", "structops"):
         with pytest.raises((IndexError, RuntimeError), match=message):
             ops(namespace, op)(*args)

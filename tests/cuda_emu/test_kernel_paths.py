@@ -10,24 +10,24 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
-from structops import testing
+
+from tests.conformance.emulation import emulated_library
+from tests.conformance.spec import op as ops
 
 pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(),
-    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, test_cuda_matches_cpu)",
+    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, the cuda_matches_cpu check)",
 )
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 
-ops = testing.op
-
-
 def run_both(qualified: str, *args, **kwargs):
-    testing._emulated_library()
+    emulated_library()
     cpu = ops("structops", qualified)(*args, **kwargs)
     emulated = ops("structops_emu", qualified)(*args, **kwargs)
     return emulated, cpu
@@ -198,7 +198,7 @@ def test_batch_norm(shape, path, training):
     rm, rv = torch.zeros(c), torch.ones(c)
     rm2, rv2 = rm.clone(), rv.clone()
     cpu = ops("structops", "batch_norm")(x, w, b, rm, rv, training, 0.1, 1e-5)
-    testing._emulated_library()
+    emulated_library()
     emulated = ops("structops_emu", "batch_norm")(x, w, b, rm2, rv2, training, 0.1, 1e-5)
     assert_same(emulated, cpu, f"batch_norm {path}")
     assert_same((rm2, rv2), (rm, rv), f"batch_norm {path} running stats")
@@ -411,7 +411,7 @@ WIDE_CALLS = {
 
 @pytest.fixture
 def wide_indices():
-    testing._emulated_library()
+    emulated_library()
     torch.ops.structops_emu_checks.set_wide_indices(True)
     yield
     torch.ops.structops_emu_checks.set_wide_indices(False)
@@ -428,16 +428,20 @@ def test_wide_indices_switch_takes_the_64_bit_kernels(tmp_path):
     """The switch really reaches the launchers: the trace lists the 64-bit instantiations."""
     trace = tmp_path / "trace.txt"
     script = (
-        "import torch; from structops import testing; testing._emulated_library()\n"
+        "import torch\n"
+        "from tests.conformance.emulation import emulated_library\n"
+        "from tests.conformance.spec import op\n"
+        "emulated_library()\n"
         "torch.ops.structops_emu_checks.set_wide_indices(True)\n"
         "x = torch.randn(37, 41)\n"
-        "testing.op('structops_emu', 'add.Tensor')(x, x)\n"
-        "testing.op('structops_emu', 'add.Tensor')(x.t(), x[:1].t())\n"
-        "testing.op('structops_emu', 'batch_norm')(torch.randn(4, 3, 5), None, None, None, None, True, 0.1, 1e-5)\n"
+        "op('structops_emu', 'add.Tensor')(x, x)\n"
+        "op('structops_emu', 'add.Tensor')(x.t(), x[:1].t())\n"
+        "op('structops_emu', 'batch_norm')(torch.randn(4, 3, 5), None, None, None, None, True, 0.1, 1e-5)\n"
     )
     subprocess.run(
         [sys.executable, "-c", script],
         check=True,
+        cwd=Path(__file__).resolve().parents[2],  # the script imports tests.conformance
         env={**os.environ, "STRUCTOPS_EMU_TRACE": str(trace)},
     )
     ran = trace.read_text()

@@ -4,16 +4,18 @@ two blocks racing on one value, would show here (the GPU runs them in any order)
 
 import pytest
 import torch
-from structops import testing
+
+from tests.conformance.emulation import emulated_library
+from tests.conformance.spec import op
 
 pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(),
-    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, test_cuda_matches_cpu)",
+    reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, the cuda_matches_cpu check)",
 )
 
 
 def emu(qualified: str):
-    return testing.op("structops_emu", qualified)
+    return op("structops_emu", qualified)
 
 
 g = torch.Generator().manual_seed(0)
@@ -44,7 +46,7 @@ CALLS = {
 
 def test_the_reverse_schedule_runs_blocks_the_other_way():
     """A racy kernel (every block writes its index to one place) tells the two orders apart."""
-    testing._emulated_library()
+    emulated_library()
     buffer = torch.zeros(16 * 1024, dtype=torch.int32)
     torch.ops.structops_emu_checks.run("last_block_wins", buffer)
     assert buffer[0] == 2
@@ -58,7 +60,7 @@ def test_the_reverse_schedule_runs_blocks_the_other_way():
 
 @pytest.mark.parametrize("call", CALLS)
 def test_results_do_not_depend_on_the_schedule(call):
-    testing._emulated_library()
+    emulated_library()
     forward = CALLS[call]()
     torch.ops.structops_emu_checks.set_reverse_schedule(True)
     try:

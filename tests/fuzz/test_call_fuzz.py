@@ -15,26 +15,22 @@ from __future__ import annotations
 
 import faulthandler
 import functools
-import importlib.util
 import math
 import random
 import re
-import tempfile
 import time
 import types
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import torch
-from structops import testing as T
 
-from codegen.gen import generate_tests
-from codegen.manifest import load_manifest
+from codegen.dest.conformance_suite import SuiteSpec
+from tests.conformance import samples
+from tests.conformance.spec import compiled, load_specs, overload
 from tests.fuzz import settings
 
-ROOT = Path(__file__).resolve().parents[2]
 CI_CASES, LONG_CASES = 4000, 200_000
 HANG_SECONDS = 120  # a call that takes this long dumps every thread's stack and ends the process
 ACCEPTED_ERRORS = (RuntimeError, IndexError, ValueError, TypeError, NotImplementedError)
@@ -142,28 +138,14 @@ SUMMING = ("mm", "bmm", "matmul", "addmm", "linear", "cdist", "mse_loss", "cross
 
 @dataclass(frozen=True)
 class Target:
-    spec: T.OpSpec
+    spec: SuiteSpec
     variant: str  # functional | out | inplace
     name: str  # the structops overload, "add.out"
     torch_op: object
 
     @property
     def ours(self):
-        return self.spec.overload(self.name)
-
-
-@functools.cache
-def specs() -> list[T.OpSpec]:
-    """The conformance suite's OpSpecs, rendered from the manifest into a temporary folder."""
-    folder = Path(tempfile.mkdtemp(prefix="structops-fuzz-specs-"))
-    generate_tests(load_manifest(ROOT / "native_functions.yaml"), folder)
-    result = []
-    for path in sorted(folder.glob("test_*.py")):
-        module_spec = importlib.util.spec_from_file_location(f"structops_fuzz_{path.stem}", path)
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
-        result.append(module.SPEC)
-    return result
+        return overload(self.spec, self.name)
 
 
 def _signature(op) -> tuple:
@@ -178,8 +160,8 @@ def aten_counterpart(op, qualified: str):
     aten = getattr(torch.ops.aten, packet, None)
     if aten is None:
         return None
-    for overload in [name or "default", *sorted(aten.overloads())]:
-        candidate = getattr(aten, overload, None)
+    for aten_name in [name or "default", *sorted(aten.overloads())]:
+        candidate = getattr(aten, aten_name, None)
         if candidate is not None and _signature(candidate) == _signature(op):
             return candidate
     return None
@@ -189,14 +171,15 @@ def aten_counterpart(op, qualified: str):
 def targets() -> tuple[list[Target], dict[str, str]]:
     """The overloads fuzzed, and those not fuzzed with the reason."""
     fuzzed, skipped = [], {}
-    for spec in specs():
+    # By op name: a case index (KNOWN_DEFECTS, a failure's reproduce line) picks from this order.
+    for spec in sorted(load_specs(), key=lambda spec: spec.name):
         for variant in ("functional", "out", "inplace"):
             name = getattr(spec, variant)
             if name is None:
                 continue
-            torch_op = aten_counterpart(spec.overload(name), name)
+            torch_op = aten_counterpart(overload(spec, name), name)
             if torch_op is None and variant == "functional":
-                torch_op = spec.reference
+                torch_op = compiled(spec).reference
             if torch_op is None:
                 skipped[name] = "no aten overload with the same arguments"
             elif spec.kind not in ("pointwise", "reduction") and not spec.samples:
@@ -216,7 +199,7 @@ def _dtype(rng: random.Random) -> torch.dtype:
 
 
 def _tensor(rng, gen, shape, dtype, domain) -> torch.Tensor:
-    x = T._values(tuple(shape), dtype, "cpu", domain, gen)
+    x = samples.values(tuple(shape), dtype, "cpu", domain, gen)
     if x.numel() and rng.random() < 0.15 and dtype != torch.bool:
         if dtype.is_floating_point or dtype.is_complex:
             special = rng.choice([math.inf, -math.inf, math.nan, -0.0, 1e30])
@@ -232,7 +215,7 @@ def _tensor(rng, gen, shape, dtype, domain) -> torch.Tensor:
         return buf[3:].view(x.shape).copy_(x)
     if layout == "channels_last" and x.dim() != 4:
         return x
-    return T._laid_out(x, layout)
+    return samples.laid_out(x, layout)
 
 
 def _shape(rng) -> list[int]:
@@ -267,8 +250,8 @@ def _perturb(value, rng):
     return value
 
 
-def _scalars(spec: T.OpSpec, rng) -> dict:
-    choices = list(T._scalar_choices(spec))
+def _scalars(spec: SuiteSpec, rng) -> dict:
+    choices = list(samples.scalar_choices(spec))
     return dict(rng.choice(choices))
 
 
@@ -288,22 +271,27 @@ def _pointwise(spec, rng, gen, dtype, domain) -> dict:
 def _reduction(spec, rng, gen, dtype, domain) -> dict:
     shape = _shape(rng)
     (name,) = spec.tensor_args
-    values = {**spec.defaults, name: _tensor(rng, gen, shape, dtype, domain), "keepdim": rng.random() < 0.5}
-    listed = spec.arg_values.get("dim", (None, []))
+    sources = compiled(spec)
+    values = {
+        **sources.defaults,
+        name: _tensor(rng, gen, shape, dtype, domain),
+        "keepdim": rng.random() < 0.5,
+    }
+    listed = sources.arg_values.get("dim", (None, []))
     rank = max(len(shape), 1)
     if any(isinstance(d, int) for d in listed):
         values["dim"] = rng.choice([None, rng.randint(-rank - 1, rank)])
     else:
         dims = [rng.randint(-rank - 1, rank) for _ in range(rng.randint(0, 3))]
         values["dim"] = rng.choice([None, dims, dims, dims])
-    for arg, vals in spec.arg_values.items():
+    for arg, vals in sources.arg_values.items():
         if arg != "dim":
             values[arg] = rng.choice(vals)
     return values
 
 
 def _from_samples(spec, rng, gen, dtype, domain) -> tuple[list, dict]:
-    make = rng.choice(spec.samples)
+    make = rng.choice(compiled(spec).samples)
     try:
         args, kwargs = make(lambda *shape: _tensor(rng, gen, shape, dtype, domain))
     except (RuntimeError, NotImplementedError):  # the sample itself needs another dtype (where's t() > 0)
@@ -370,7 +358,7 @@ def build(target: Target, seed: int) -> tuple[list, dict, str]:
         args, kwargs = _from_samples(spec, rng, gen, dtype, domain)
     else:
         values = (_pointwise if spec.kind == "pointwise" else _reduction)(spec, rng, gen, dtype, domain)
-        sample = T._call_args(spec, values, "")
+        sample = samples.call_args(spec, values, "")
         args, kwargs = sample.args, sample.kwargs
     if rng.random() < 0.25:  # one argument changed to a nearby or invalid value
         where = rng.randrange(len(args) + len(kwargs))
@@ -412,11 +400,11 @@ def tolerance(target: Target, dtype: torch.dtype, args, kwargs, expected: torch.
     if summed and sums and expected.is_floating_point() and expected.element_size() > 1 and expected.numel():
         eps = max(torch.finfo(d).eps for d in summed)
         largest = float(expected.detach().double().abs().nan_to_num(0, 0, 0).max())
-        atol, rtol = target.spec.tolerance.get(str(dtype).removeprefix("torch."), (1e-5, 1.3e-6))
+        atol, rtol = dict(target.spec.tolerance).get(str(dtype).removeprefix("torch."), (1e-5, 1.3e-6))
         return {"atol": max(atol, 8 * eps * largest), "rtol": max(rtol, 2 * eps)}
     name = str(dtype).removeprefix("torch.")
-    if name in target.spec.tolerance:
-        atol, rtol = target.spec.tolerance[name]
+    if name in dict(target.spec.tolerance):
+        atol, rtol = dict(target.spec.tolerance)[name]
         return {"atol": atol, "rtol": rtol}
     # A wider out= than the computation: torch rounds to the computation's dtype first, and the
     # comparison is as close as that dtype allows.
@@ -444,7 +432,7 @@ def documented(
     theirs: Exception | None = None,
 ) -> str | None:
     """The documented deviation that explains a difference, if one does."""
-    skip = target.spec.skips.get(str(dtype).removeprefix("torch."))
+    skip = dict(target.spec.skips).get(str(dtype).removeprefix("torch."))
     if ours is not None and skip:
         return f"manifest skip: {skip}"
     if ours is not None and OVERLAP_ERROR.search(str(ours)):
@@ -457,7 +445,7 @@ def documented(
     names = {str(t.dtype).removeprefix("torch.") for t in _tensors((args, kwargs))}
     if ours is not None and UNDECLARED_ERROR.search(str(ours)) and not names <= set(target.spec.dtypes):
         return UNDECLARED_DTYPE
-    # A Python reference from the manifest (a lambda, T.over_dims) is written for the op's declared
+    # A Python reference from the manifest (a lambda, over_dims) is written for the op's declared
     # dtypes and valid dims; elsewhere it does not speak for torch.
     python_reference = not isinstance(target.torch_op, torch._ops.OpOverload | types.BuiltinFunctionType)
     invalid_dims = isinstance(ours, IndexError) or "multiple times" in str(ours)

@@ -1,16 +1,15 @@
 """The conformance suite must be able to fail: each planted bug is caught by the check meant for it.
 
-The suite is generated from tests/mutation/native_functions.yaml exactly as the real one is from
-the repository's manifest; the kernels (mutants.py) are torch.add with one defect each.
+The specs come from tests/mutation/native_functions.yaml exactly as the real suite's come from the
+repository's manifest; the kernels (mutants.py) are torch.add with one defect each.
 """
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-from codegen.gen import generate_tests
-from codegen.manifest import load_manifest
+from tests.conformance.checks import CHECKS
+from tests.conformance.spec import load_specs
 
 from . import mutants
 
@@ -27,26 +26,21 @@ PLANTED = {
 
 
 @pytest.fixture(scope="module")
-def suites(tmp_path_factory):
+def specs():
     mutants.register()
-    out = tmp_path_factory.mktemp("mutation_suite")
-    generate_tests(load_manifest(HERE / "native_functions.yaml"), out, namespace=mutants.NAMESPACE)
-    modules = {}
-    for path in out.glob("test_*.py"):
-        spec = importlib.util.spec_from_file_location(f"mutation_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        modules[path.stem.removeprefix("test_").split("_Tensor")[0]] = module
-    return modules
+    return {
+        spec.name.removesuffix("_Tensor"): spec
+        for spec in load_specs(HERE / "native_functions.yaml", mutants.NAMESPACE)
+    }
 
 
 @pytest.mark.parametrize("check", CHECKS_THAT_MUST_PASS)
 @pytest.mark.parametrize("dtype", ["float32", "int64"])
-def test_correct_op_passes(suites, check, dtype):
-    getattr(suites["good"], f"test_{check}")("cpu", dtype)
+def test_correct_op_passes(specs, check, dtype):
+    CHECKS[check].run(specs["good"], "cpu", dtype)
 
 
 @pytest.mark.parametrize("mutant, check", [(m, c) for m, checks in PLANTED.items() for c in checks])
-def test_planted_bug_is_caught(suites, mutant, check):
+def test_planted_bug_is_caught(specs, mutant, check):
     with pytest.raises((AssertionError, pytest.fail.Exception)):
-        getattr(suites[mutant], f"test_{check}")("cpu", "int64" if mutant == "no_dtype_check" else "float32")
+        CHECKS[check].run(specs[mutant], "cpu", "int64" if mutant == "no_dtype_check" else "float32")

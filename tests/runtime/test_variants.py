@@ -5,7 +5,8 @@ import warnings
 import pytest
 import structops
 import torch
-from structops import testing as T
+
+from tests.conformance.checks import opcheck
 
 RESIZE_WARNING = (
     r"An output with one or more elements was resized since it had shape \[3\], which does not "
@@ -463,7 +464,7 @@ def pointwise_samples():
 def test_opcheck(name, args, kwargs):
     packet, overload = name.split(".")
     op = getattr(getattr(torch.ops.structops, packet), overload)
-    result = T.opcheck(op, args, kwargs)
+    result = opcheck(op, args, kwargs)
     assert set(result.values()) == {"SUCCESS"}, result
 
 

@@ -1,0 +1,347 @@
+"""Inputs for one op: the shapes, layouts, dtypes, scalar arguments and extreme values the checks
+run it on, seeded per op and dtype so that a failing sample reproduces."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import torch
+
+from codegen.dest.conformance_suite import SuiteSpec
+from tests.conformance.spec import compiled, functional
+
+
+@dataclass
+class Sample:
+    args: list[Any]
+    kwargs: dict[str, Any]
+    desc: str
+
+    def map_tensors(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Sample:
+        def f(x):
+            if isinstance(x, list | tuple) and x and all(isinstance(e, torch.Tensor) for e in x):
+                return [fn(e) for e in x]  # a Tensor[] argument
+            return fn(x) if isinstance(x, torch.Tensor) else x
+
+        return Sample([f(a) for a in self.args], {k: f(v) for k, v in self.kwargs.items()}, self.desc)
+
+    def on_meta(self) -> Sample:
+        """The same call on meta tensors, strides kept (to("meta") copies an expanded tensor contiguous)."""
+        return self.map_tensors(
+            lambda t: torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+        )
+
+    def clone(self) -> Sample:
+        return self.map_tensors(lambda t: t.clone())
+
+    def call(self, fn, **extra):
+        return fn(*self.args, **self.kwargs, **extra)
+
+    @property
+    def first_tensor(self) -> torch.Tensor:
+        """The first tensor argument (the first element of a leading Tensor[] argument)."""
+        first = self.args[0]
+        return first[0] if isinstance(first, list | tuple) else first
+
+    def __repr__(self) -> str:
+        def show(x):
+            if isinstance(x, torch.Tensor):
+                return f"Tensor(shape={tuple(x.shape)}, stride={x.stride()}, dtype={x.dtype})"
+            return repr(x)
+
+        args = ", ".join([show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()])
+        return f"[{self.desc}] ({args})"
+
+
+def dtype_of(name: str) -> torch.dtype:
+    return getattr(torch, name)
+
+
+def is_integral(dtype: torch.dtype) -> bool:
+    return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
+
+
+def values(shape, dtype, device, domain, gen) -> torch.Tensor:
+    """Random values of ``domain`` (any, positive, nonzero, unit)."""
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=gen).bool().to(device)
+    if dtype.is_floating_point or dtype.is_complex:
+        lo, hi = {"any": (-5, 5), "positive": (0.1, 5), "nonzero": (0.5, 5), "unit": (-1, 1)}[domain]
+        real_dtype = torch.float64
+        x = torch.rand(shape, generator=gen, dtype=real_dtype) * (hi - lo) + lo
+        if domain == "nonzero":
+            x = x * (torch.randint(0, 2, shape, generator=gen) * 2 - 1)
+        if dtype.is_complex:
+            x = torch.complex(x, torch.rand(shape, generator=gen, dtype=real_dtype) * (hi - lo) + lo)
+        return x.to(dtype).to(device)
+    info = torch.iinfo(dtype)
+    lo, hi = {"any": (-9, 10), "positive": (1, 10), "nonzero": (1, 10), "unit": (-1, 2)}[domain]
+    lo, hi = max(lo, info.min), min(hi, info.max)
+    x = torch.randint(lo, hi, shape, generator=gen, dtype=torch.int64)
+    if domain == "nonzero" and info.min < 0:
+        x = x * (torch.randint(0, 2, shape, generator=gen) * 2 - 1)
+    return x.to(dtype).to(device)
+
+
+def laid_out(x: torch.Tensor, layout: str) -> torch.Tensor:
+    """The same values in another memory layout."""
+    if layout == "contiguous" or x.dim() == 0:
+        return x
+    if layout == "transposed":
+        return x.permute(*reversed(range(x.dim()))).contiguous().permute(*reversed(range(x.dim())))
+    if layout == "strided":  # every other element of a buffer twice as long in the last dim
+        buf = torch.empty((*x.shape[:-1], x.shape[-1] * 2), dtype=x.dtype, device=x.device)
+        view = buf[..., ::2]
+        view.copy_(x)
+        return view
+    if layout == "expanded":  # size-1 first dim broadcast
+        return x[:1].expand(x.shape) if x.shape[0] > 0 else x
+    if layout == "channels_last":
+        return x.contiguous(memory_format=torch.channels_last)
+    raise ValueError(layout)
+
+
+def _extremes(dtype, device, shape=(8,)) -> torch.Tensor | None:
+    if dtype.is_floating_point:
+        vals = [float("inf"), float("-inf"), float("nan"), -0.0, 0.0, 3.5, -2.25, 1e-3]
+    elif dtype == torch.bool or dtype.is_complex:
+        return None
+    else:
+        info = torch.iinfo(dtype)
+        vals = [info.min, info.max, 0, 1, -1 if info.min < 0 else 2, info.max - 1, 7, info.min + 1]
+    return torch.tensor(vals, dtype=dtype, device=device).reshape(shape)
+
+
+POINTWISE_SHAPES = {
+    1: [((),), ((0,),), ((7,),), ((3, 4),), ((2, 3, 4),), ((2, 3, 4, 5),)],
+    2: [
+        ((3, 4), (3, 4)),
+        ((3, 4), (4,)),
+        ((4, 1, 3), (2, 1)),
+        ((), (3, 4)),
+        ((3, 4), ()),
+        ((0, 4), (4,)),
+        ((2, 0), (1, 0)),
+        ((2, 3, 4, 5), (2, 3, 4, 5)),
+        ((5, 7, 9), (5, 7, 9)),
+    ],
+}
+
+
+def _pointwise_shapes(n: int) -> list[tuple]:
+    if n in POINTWISE_SHAPES:
+        return POINTWISE_SHAPES[n]
+    return [((3, 4),) * n, ((3, 4), (4,), (3, 1)) + ((3, 4),) * (n - 3), (((),) * n)]
+
+
+def scalar_choices(spec: SuiteSpec) -> Iterator[dict[str, Any]]:
+    """Non-tensor arguments: the defaults with the first listed value of each argument (so an
+    argument without a default, or one whose default is not a valid call, gets a value), then
+    each other listed value in turn."""
+    sources = compiled(spec)
+    base = {k: v for k, v in sources.defaults.items() if k not in spec.tensor_args}
+    base |= {name: listed[0] for name, listed in sources.arg_values.items()}
+    yield base
+    for name, listed in sources.arg_values.items():
+        for v in listed:
+            if base.get(name, object()) != v:
+                yield {**base, name: v}
+
+
+def call_args(spec: SuiteSpec, named: dict[str, Any], desc: str) -> Sample:
+    """A sample from argument values by name, positional and keyword-only as the functional takes them."""
+    args = [named[n] for n in spec.positional if n in named]
+    kwargs = {n: named[n] for n in spec.kwarg_only if n in named}
+    return Sample(args, kwargs, desc)
+
+
+def with_tensors(
+    spec: SuiteSpec, tensors: list[torch.Tensor], desc: str, scalars: dict | None = None
+) -> Sample:
+    """A sample from the op's tensor arguments, in order, and its scalar arguments (default: defaults)."""
+    scalars = next(scalar_choices(spec)) if scalars is None else scalars
+    return call_args(spec, dict(zip(spec.tensor_args, tensors, strict=True)) | scalars, desc)
+
+
+def rejected_by_both(spec: SuiteSpec, sample: Sample) -> bool:
+    """True when the reference rejects a promotion sample and structops rejects it too (some
+    ops, e.g. lerp, require equal dtypes); an input only one of them rejects fails the suite."""
+    reference = compiled(spec).reference
+    if reference is None:
+        return False
+    try:
+        sample.call(reference)
+    except (RuntimeError, IndexError):
+        try:
+            sample.call(functional(spec))
+        except (RuntimeError, IndexError):
+            return True
+        raise AssertionError(
+            f"{spec.name}: the reference rejects {sample!r} but structops accepts it"
+        ) from None
+    return False
+
+
+def samples(spec: SuiteSpec, device: str, dtype_name: str) -> list[Sample]:
+    """Inputs for one (device, dtype); never empty, so no check passes vacuously."""
+    dtype = dtype_of(dtype_name)
+    # crc32, not hash(): str hashes change per process, and a failing sample must reproduce.
+    gen = torch.Generator().manual_seed(zlib.crc32(f"{spec.name}/{dtype_name}".encode()))
+    if spec.samples:
+        result = _manifest_samples(spec, device, dtype, gen)
+    elif spec.kind == "pointwise":
+        result = _pointwise_samples(spec, device, dtype, gen)
+    elif spec.kind == "reduction":
+        result = _reduction_samples(spec, device, dtype, gen)
+    else:
+        pytest.skip(
+            f"no sample generator for '{spec.kind}' ops: tag the op pointwise or reduction, or give tests.samples"
+        )
+    assert result, f"no samples for {spec.name} on {device}/{dtype_name}"
+    return result
+
+
+def _manifest_samples(spec: SuiteSpec, device, dtype, gen) -> list[Sample]:
+    """The manifest's samples as written, then with every 2-D+ tensor transposed in memory."""
+    result = []
+    for layout in ("contiguous", "transposed"):
+        for make in compiled(spec).samples:
+
+            def t(*shape, _layout=layout):
+                return laid_out(
+                    values(shape, dtype, device, spec.domain, gen),
+                    _layout if len(shape) >= 2 else "contiguous",
+                )
+
+            args, kwargs = make(t)
+            sample = Sample(list(args), dict(kwargs), f"{layout} sample")
+            result.append(sample.map_tensors(lambda x: x.to(device)))
+    return result
+
+
+def _pointwise_samples(spec: SuiteSpec, device, dtype, gen) -> list[Sample]:
+    result = []
+    n = len(spec.tensor_args)
+    for shapes in _pointwise_shapes(n):
+        for layout in ("contiguous", "transposed", "strided", "expanded", "channels_last"):
+            if layout != "contiguous" and len(shapes[0]) < (4 if layout == "channels_last" else 1):
+                continue
+            if layout == "channels_last" and len(shapes[0]) != 4:
+                continue
+            tensors = [values(s, dtype, device, spec.domain, gen) for s in shapes]
+            tensors[0] = laid_out(tensors[0], layout)
+            for scalars in scalar_choices(spec):
+                result.append(
+                    with_tensors(spec, tensors, f"{layout} {shapes} {scalars or ''}".strip(), scalars)
+                )
+    if n >= 2:
+        # Type promotion: a tensor of another dtype, and a 0-dim tensor of another kind.
+        other = torch.float32 if not (dtype.is_floating_point or dtype.is_complex) else torch.int64
+        for shape, desc in (((3, 4), "mixed dtypes"), ((), "0-dim of another kind")):
+            tensors = [values((3, 4), dtype, device, spec.domain, gen)]
+            tensors += [values(shape, other, device, spec.domain, gen) for _ in range(n - 1)]
+            sample = with_tensors(spec, tensors, f"{desc}: other is {other}")
+            if not rejected_by_both(spec, sample):
+                result.append(sample)
+        if is_integral(dtype) and spec.domain == "any":
+            # A 0-dim tensor of the same kind does not promote: int8 + tensor(1000) stays int8.
+            tensors = [values((3, 4), dtype, device, spec.domain, gen)]
+            tensors += [torch.tensor(1000, device=device) for _ in range(n - 1)]
+            result.append(with_tensors(spec, tensors, "0-dim int64 of the same kind, value 1000"))
+    ext = _extremes(dtype, device) if spec.extremes else None
+    if ext is not None and spec.domain == "any":
+        tensors = [ext] + [values((8,), dtype, device, spec.domain, gen) for _ in range(n - 1)]
+        result.append(with_tensors(spec, tensors, "extreme values"))
+        if n >= 2:
+            result.append(with_tensors(spec, [ext] * n, "extreme values, all operands"))
+    return result
+
+
+def _reduction_samples(spec: SuiteSpec, device, dtype, gen) -> list[Sample]:
+    result = []
+    (tensor_arg,) = spec.tensor_args
+    sources = compiled(spec)
+    dims = sources.arg_values.get("dim", (None, [], [0], [-1], [0, 2], [2, 0]))
+    # Other listed arguments (var's correction, norm's p) take their values in turn.
+    others = [(name, listed) for name, listed in sources.arg_values.items() if name != "dim"]
+    turn = 0
+    for shape in [(), (7,), (3, 4), (2, 3, 4), (5, 0, 3)]:
+        for layout in ("contiguous", "transposed", "strided"):
+            if layout != "contiguous" and len(shape) < 2:
+                continue
+            x = laid_out(values(shape, dtype, device, spec.domain, gen), layout)
+            for dim in dims:
+                listed = [dim] if isinstance(dim, int) else dim  # argmax takes int? dim
+                if dim is not None and any(
+                    d >= max(len(shape), 1) or d < -max(len(shape), 1) for d in listed
+                ):
+                    continue
+                for keepdim in (False, True):
+                    turn += 1
+                    named = {
+                        **sources.defaults,
+                        tensor_arg: x,
+                        "dim": dim,
+                        "keepdim": keepdim,
+                        **{name: vals[turn % len(vals)] for name, vals in others},
+                    }
+                    sample = call_args(spec, named, f"{layout} {shape} dim={dim} keepdim={keepdim}")
+                    # amax over an empty dim: torch and structops must both raise; not a value sample.
+                    if not rejected_by_both(spec, sample):
+                        result.append(sample)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Random inputs for the property check (hypothesis draws)
+
+
+def draw_pointwise(draw, spec: SuiteSpec, dtype: torch.dtype, device: str) -> Sample:
+    from hypothesis import strategies as st
+
+    ndim = draw(st.integers(0, 4))
+    shape = draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim))
+    tensors = []
+    seed = draw(st.integers(0, 2**16))
+    for i in range(len(spec.tensor_args)):
+        keep = draw(st.integers(0, ndim))  # broadcast: drop leading dims, set some to 1
+        own = [1 if draw(st.booleans()) and i > 0 else s for s in shape[ndim - keep :]]
+        layout = draw(st.sampled_from(["contiguous", "transposed", "strided", "expanded"]))
+        t = values(tuple(own), dtype, device, spec.domain, torch.Generator().manual_seed(seed + i))
+        tensors.append(laid_out(t, layout) if own else t)
+    return with_tensors(spec, tensors, "hypothesis")
+
+
+def draw_reduction(draw, spec: SuiteSpec, dtype: torch.dtype, device: str) -> Sample:
+    from hypothesis import strategies as st
+
+    ndim = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim)))
+    layout = draw(st.sampled_from(["contiguous", "transposed", "strided"]))
+    x = values(shape, dtype, device, spec.domain, torch.Generator().manual_seed(draw(st.integers(0, 2**16))))
+    x = laid_out(x, layout) if ndim else x
+    sources = compiled(spec)
+    listed = sources.arg_values.get("dim", (None, []))
+    # [] and None only where the op's tests.args list them (logsumexp's [] differs from torch's).
+    dim_lists = st.lists(
+        st.integers(-max(ndim, 1), max(ndim, 1) - 1),
+        min_size=0 if [] in listed else 1,
+        max_size=max(ndim, 1),
+        unique_by=lambda d: d % max(ndim, 1),
+    )
+    if any(isinstance(d, int) for d in listed):  # argmax's int? dim
+        dim_lists = st.integers(-max(ndim, 1), max(ndim, 1) - 1)
+    dims = draw(st.one_of(st.none(), dim_lists) if None in listed else dim_lists)
+    others = {name: draw(st.sampled_from(vals)) for name, vals in sources.arg_values.items() if name != "dim"}
+    named = {
+        **sources.defaults,
+        spec.tensor_args[0]: x,
+        "dim": dims,
+        "keepdim": draw(st.booleans()),
+        **others,
+    }
+    return call_args(spec, named, "hypothesis")

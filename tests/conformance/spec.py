@@ -1,0 +1,108 @@
+"""An op under test: codegen's SuiteSpec, the one definition of what the suite knows about an op.
+
+The generator reads each structured op of the manifest into a frozen SuiteSpec of plain data
+(codegen/dest/conformance_suite.py): overload and argument names, flags, dtypes with skip
+reasons, and the `tests:` key's Python sources (reference, samples, error cases, argument
+values). The suite loads the specs when pytest collects it; nothing is rendered to files, and no
+second dataclass copies the fields: the checks read a SuiteSpec as it is, and its sources through
+compiled(spec), which evaluates each one once with torch and over_dims in scope.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structops  # noqa: F401 (registers torch.ops.structops, which op() resolves in)
+import torch
+
+from codegen.api import names
+from codegen.dest.conformance_suite import SuiteSpec, suite_specs
+from codegen.manifest import load_manifest
+
+MANIFEST = Path(__file__).resolve().parents[2] / "native_functions.yaml"
+
+
+@functools.cache
+def load_specs(manifest: Path = MANIFEST, namespace: str = names.NAMESPACE) -> tuple[SuiteSpec, ...]:
+    """One spec per structured op with a functional overload, in manifest order."""
+    return tuple(suite_specs(load_manifest(manifest), namespace))
+
+
+def op(namespace: str, qualified: str):
+    """The OpOverload ``qualified`` ("add.Tensor", "mm") names in torch.ops.<namespace>."""
+    packet, _, name = qualified.partition(".")
+    return getattr(getattr(getattr(torch.ops, namespace), packet), name or "default")
+
+
+def overload(spec: SuiteSpec, qualified: str):
+    return op(spec.namespace, qualified)
+
+
+def functional(spec: SuiteSpec):
+    return overload(spec, spec.functional)
+
+
+def over_dims(fn: Callable) -> Callable:
+    """A torch reduction over one int dim (torch.prod) as one over a dim list (None or [] = every
+    dim), for references of structops ops that take int[1]? dim."""
+
+    def reference(x, dim=None, keepdim=False, **kwargs):
+        if x.dim() == 0:
+            return fn(x, 0, keepdim=keepdim, **kwargs)
+        dims = sorted({d % x.dim() for d in dim} if dim else range(x.dim()), reverse=True)
+        out = x
+        for d in dims:
+            out = fn(out, d, keepdim=True, **kwargs)
+        return out if keepdim else out.reshape([s for i, s in enumerate(x.shape) if i not in dims])
+
+    return reference
+
+
+def arguments(*args, **kwargs) -> tuple[tuple, dict]:
+    """Capture a call's arguments (the manifest writes samples and error cases as argument lists)."""
+    return args, kwargs
+
+
+@dataclass(frozen=True)
+class ErrorCase:
+    make_args: Callable[[], tuple[tuple, dict]]  # () -> (args, kwargs)
+    match: str
+    source: str  # the manifest's argument list, to tell the cases apart when one fails
+    data: bool = False  # raised from values (index checks): meta tensors cannot raise it
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A SuiteSpec's Python sources, evaluated."""
+
+    reference: Callable | None
+    defaults: dict[str, Any]
+    arg_values: dict[str, tuple]
+    # Each takes t(*shape) -> tensor of the tested dtype and device, and returns (args, kwargs).
+    samples: tuple[Callable[[Callable[..., torch.Tensor]], tuple[tuple, dict]], ...]
+    errors: tuple[ErrorCase, ...]
+
+
+# What the manifest's `tests:` sources may name.
+SOURCE_SCOPE = {"torch": torch, "over_dims": over_dims, "arguments": arguments}
+
+
+@functools.cache
+def compiled(spec: SuiteSpec) -> Compiled:
+    def value(source: str):
+        return eval(source, dict(SOURCE_SCOPE))  # the manifest is the project's own code
+
+    return Compiled(
+        reference=None if spec.reference is None else value(spec.reference),
+        defaults={name: value(source) for name, source in spec.defaults},
+        arg_values={name: value(source) for name, source in spec.arg_values},
+        samples=tuple(value(f"lambda t: arguments({source})") for source in spec.samples),
+        errors=tuple(
+            ErrorCase(value(f"lambda: arguments({source})"), match, source, data)
+            for source, match, data in spec.errors
+        ),
+    )
