@@ -58,6 +58,7 @@ class SuiteSpec:
     # (its dtype stands for a missing dtype=).
     out_dtype: str
     kernel_variants: tuple[tuple[str, tuple[str, ...]], ...] = ()  # device -> variant names (`kernels:`)
+    described: bool = False  # a meta rule: structops.describe() gives its index space
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -113,6 +114,7 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
         dynamic_output_shape=group.dynamic_output_shape,
         list_out=any(isinstance(o.type, ListType) for o in args.out),
         out_dtype=group.out.out_dtype,
+        described=group.out.rule is not None,
         kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)
         if group.out.kernels
         else (),

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pytest
+import structops
 import torch
 from structops import autotune
 from structops._dispatch import call
@@ -195,6 +196,30 @@ def check_meta(spec: SuiteSpec, device: str, dtype: str) -> None:
                 f"{ctx}: {m.shape}/{m.dtype} != {r.shape}/{r.dtype}"
             )
             assert same_layout(m, r), f"{ctx}: strides {m.stride()} != {r.stride()}"
+
+
+@check(few_dtypes=True, applies=lambda spec: spec.described)
+def check_describe(spec: SuiteSpec, device: str, dtype: str) -> None:
+    """structops.describe() gives the real call's outputs, its generated index-space function
+    agrees with the C++ meta function (describe() raises otherwise), and the whole index space
+    reads every input and writes every output whole through the IPFs."""
+    if device != "cpu":
+        pytest.skip("describe() runs the meta function and Python only: the cpu case covers it")
+    for s in samples(spec, device, dtype):
+        d = structops.describe(spec.functional, *s.args, **s.kwargs)
+        real = _outputs(s.call(functional(spec)))  # a Tensor[] output: its elements
+        ctx = f"{spec.name} describe() on {s!r}"
+        assert [(o[1], o[2]) for o in d.outputs] == [
+            (tuple(r.shape), str(r.dtype).removeprefix("torch.")) for r in real
+        ], f"{ctx}: outputs {d.outputs}"
+        lo, hi = [0] * len(d.index_space), [i.size for i in d.index_space]
+        if any(size == 0 for size in hi):
+            continue  # an empty index space reads nothing
+        for ipf in d.ipfs:
+            whole = tuple(slice(0, n) for n in ipf.shape)
+            assert ipf.region(lo, hi) in (whole, None if ipf.select else whole), (
+                f"{ctx}: the whole index space maps {ipf.tensor} to {ipf.region(lo, hi)}, not all of it"
+            )
 
 
 @check()
