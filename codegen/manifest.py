@@ -263,18 +263,25 @@ def _parse_arg_list(text: str) -> tuple[Argument, ...]:
     return tuple(args)
 
 
-def _parse_dispatch(path: str, entry: LineDict, op: str) -> tuple[tuple[DispatchKey, str], ...]:
+def _parse_dispatch(
+    path: str, entry: LineDict, op: str, schema: FunctionSchema
+) -> tuple[tuple[DispatchKey, str], ...]:
+    """``dispatch: [CPU, CUDA]``: kernels named ``<overload>_cpu``, ``<overload>_cuda`` (the
+    out= overload's unambiguous name); or PyTorch's mapping of keys to kernel names."""
     raw = entry.get("dispatch")
     if raw is None:
         return ()
+    if isinstance(raw, list) and all(isinstance(k, str) for k in raw):
+        raw = {k: f"{schema.name.unambiguous}_{k.strip().lower()}" for k in raw}
     if not isinstance(raw, dict):
         raise _err(
             path,
             entry,
             "dispatch",
             op,
-            "'dispatch' must map dispatch keys to kernel names",
-            "write e.g. 'dispatch: {CPU: my_kernel}'",
+            "'dispatch' must list dispatch keys or map them to kernel names",
+            "write e.g. 'dispatch: [CPU, CUDA]' (kernels <overload>_cpu, <overload>_cuda) or "
+            "'dispatch: {CPU: my_kernel}'",
         )
     pairs: list[tuple[DispatchKey, str]] = []
     for keys, kernel in raw.items():
@@ -422,7 +429,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         )
 
     precomputed = _parse_precomputed(path, entry, raw_func, schema)
-    dispatch = _parse_dispatch(path, entry, raw_func)
+    dispatch = _parse_dispatch(path, entry, raw_func, schema)
     if "pointwise" in entry:
         if not structured:
             raise _err(

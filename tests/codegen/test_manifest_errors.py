@@ -495,3 +495,21 @@ def test_bad_manifest_leaves_previous_output_untouched(tmp_path):
     with pytest.raises(SpecError):
         generate(load_manifest(bad), out, shards=2)
     assert {p: p.read_text() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_dispatch_list_names_the_impls_after_the_out_overload(tmp_path):
+    text = (
+        "- func: scale.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+        "  dispatch: [CPU, CUDA]\n  meta: custom\n"
+    )
+    (fn,) = load_manifest(write_manifest(tmp_path, text)).functions
+    assert [(k.value, name) for k, name in fn.dispatch] == [
+        ("CPU", "scale_out_cpu"),
+        ("CUDA", "scale_out_cuda"),
+    ]
+
+
+def test_dispatch_list_with_an_unknown_key(tmp_path):
+    text = "- func: scale.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: [GPU]\n"
+    error = load_error(tmp_path, text)
+    assert (error.line, error.problem) == (3, "unknown dispatch key 'GPU'")
