@@ -118,11 +118,13 @@ class Precomputed:
     """PyTorch's ``precomputed:``: values the meta function computes and the impl receives.
 
     ``replace`` maps an argument name to the arguments that stand for it in the impl signature;
-    ``add`` are extra values appended after all arguments.
+    ``add`` are extra values appended after all arguments; ``rules`` is each value's rule
+    (``- dim -> int[] reduced_dims = dims(self, dim)``), for ops whose meta function is a rule.
     """
 
     replace: tuple[tuple[str, tuple[Argument, ...]], ...]
     add: tuple[Argument, ...]
+    rules: tuple[tuple[str, str], ...] = ()  # (value name, rule text)
 
     @property
     def all_values(self) -> tuple[Argument, ...]:
@@ -219,14 +221,21 @@ def _parse_precomputed(path: str, entry: LineDict, op: str, schema: FunctionSche
             "precomputed",
             op,
             "'precomputed' must be a list of strings",
-            "write e.g. '- dim -> int dim' or '- bool is_contiguous'",
+            "write e.g. '- dim -> int[] reduced_dims = dims(self, dim)' or '- bool is_contiguous'",
         )
     arg_names = {a.name for a in schema.arguments.all}
     replace: list[tuple[str, tuple[Argument, ...]]] = []
     add: list[Argument] = []
+    rules: list[tuple[str, str]] = []
     for item in raw:
+        item, assign, rule = item.partition("=")  # a declaration has no default, so no '='
         lhs, arrow, rhs = item.partition("->")
         try:
+            if assign:
+                declared = _parse_arg_list((rhs if arrow else lhs).strip())
+                if len(declared) != 1:
+                    raise SchemaSyntaxError(f"'{item.strip()} = {rule.strip()}' gives one rule to several values")
+                rules.append((declared[0].name, rule.strip()))
             if arrow:
                 name = lhs.strip()
                 if name not in arg_names:
@@ -248,9 +257,9 @@ def _parse_precomputed(path: str, entry: LineDict, op: str, schema: FunctionSche
                 "precomputed",
                 op,
                 f"bad precomputed value '{item}': {e}",
-                "write values as '<type> <name>', e.g. 'int dim'",
+                "write values as '<type> <name>', e.g. 'int[] reduced_dims', each with its rule after '='",
             ) from None
-    return Precomputed(tuple(replace), tuple(add))
+    return Precomputed(tuple(replace), tuple(add), tuple(rules))
 
 
 def _parse_arg_list(text: str) -> tuple[Argument, ...]:
@@ -472,8 +481,19 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
                 "'meta' needs 'structured: True'",
                 "move the meta rule to the structured out= overload",
             )
-        declared = tuple((a.name, str(a.type)) for a in precomputed.all_values) if precomputed else ()
+        rules = dict(precomputed.rules) if precomputed else {}
+        declared = tuple((a.name, str(a.type), rules.get(a.name)) for a in precomputed.all_values) if precomputed else ()
         rule = parse_rule(path, entry, raw_func, schema, declared, defaults)
+        if rule is None and rules:
+            raise _err(
+                path,
+                entry,
+                "precomputed",
+                raw_func,
+                f"precomputed value '{next(iter(rules))}' has a rule, but the meta function is hand-written "
+                "(meta: custom), which computes it",
+                "remove the '= ...' rule",
+            )
         custom = rule is None
     fn = NativeFunction(
         func=schema,

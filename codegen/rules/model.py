@@ -10,7 +10,6 @@
       allowed: [floating, complex]              # dtypes the tensor inputs may have, or per
                                                 # argument: {indices: [int32, int64]}
       checks: ["alpha_check(alpha, out)"]       # more conditions, each an expression
-      precomputed: {reduced_dims: "dims(self, dim)"}
       combine: add                              # how partial results over split reduced dims merge
 
 or ``meta: custom`` (a hand-written meta function in csrc/meta/). docs/rules.md is the reference.
@@ -30,7 +29,7 @@ from codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, 
 
 COMBINES = ("add",)
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
-KEYS = ("shape", "dtype", "layout", "allowed", "checks", "precomputed", "combine")
+KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine")
 
 
 def arg_kind(t) -> str | None:
@@ -65,7 +64,7 @@ def parse_rule(
     entry: LineDict,
     op: str,
     schema: FunctionSchema,
-    precomputed: tuple[tuple[str, str], ...],
+    precomputed: tuple[tuple[str, str, str | None], ...],
     defaults: Defaults | None = None,
 ) -> Rule | None:
     """The ``meta:`` key of a structured entry: a Rule, or None for ``meta: custom``. With
@@ -85,6 +84,12 @@ def parse_rule(
         raise fail(
             f"'meta' must be a rule mapping or 'custom', got {raw!r}",
             "write 'meta: {shape: {out: \"broadcast(self, other)\"}}' or 'meta: custom'",
+        )
+    if "precomputed" in raw:
+        raise fail(
+            "meta.precomputed is written where each value is declared",
+            "write '- dim -> int[] reduced_dims = dims(self, dim)' in the entry's 'precomputed' list",
+            raw.line_of("precomputed"),
         )
     for key in raw:
         if key not in KEYS:
@@ -236,34 +241,17 @@ def parse_rule(
         at = raw.line_of("checks")
         checks.append(Check(parsed(parse_expr, text(item, "meta.checks", at), "meta.checks", at), at))
 
-    pre = section("precomputed")
-    declared = dict(precomputed)
-    precomputed_names = tuple(declared)
     rules_pre = []
-    for name, value in pre.items():
-        at = pre.line_of(name)
-        if name not in precomputed_names:
-            raise fail(
-                f"meta.precomputed.{name}: '{name}' is not declared in 'precomputed'",
-                f"declare it in 'precomputed' (declared: {', '.join(precomputed_names) or 'none'})",
-                at,
-            )
-        rules_pre.append(
-            (
-                name,
-                parsed(
-                    parse_expr, text(value, f"meta.precomputed.{name}", at), f"meta.precomputed.{name}", at
-                ),
-                declared[name],
-                at,
-            )
-        )
-    for name in precomputed_names:
-        if name not in pre:
+    at = entry.line_of("precomputed")
+    for name, declared, rule_text in precomputed:
+        if rule_text is None:
             raise fail(
                 f"precomputed value '{name}' has no rule",
-                f"add 'precomputed: {{{name}: <expression>}}' under 'meta'",
+                f"write it after the declaration: '... {name} = <expression>' (e.g. dims(self, dim))",
+                at,
             )
+        where = f"precomputed {name}"
+        rules_pre.append((name, parsed(parse_expr, rule_text, where, at), declared, at))
 
     combine = raw.get("combine")
     if combine is not None and combine not in COMBINES:

@@ -28,6 +28,12 @@ CAT = "mycat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)"
 NORM = "mynorm.out(Tensor self, Tensor? weight, *, Tensor(a!) out) -> Tensor(a!)"
 NEG = "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
 PRECOMPUTED = "  precomputed:\n  - dim -> int[] reduced_dims\n"  # two lines: meta moves to line 6
+
+
+def precomputed_with(rule: str) -> str:
+    return f"  precomputed:\n  - dim -> int[] reduced_dims = {rule}\n"
+
+
 DTYPES = (
     "float16, half, bfloat16, float32, float, float64, double, complex64, complex128, uint8, int8, int16, "
     "int32, int64, long, bool"
@@ -391,20 +397,20 @@ CASES = {
         at(7, "'and' needs bools, got an int and a bool — use 'or' between dtypes only in meta.dtype"),
     ),
     # -- meta.precomputed --------------------------------------------------------------------------
-    "precomputed_rule_for_undeclared_value": (
+    "meta_precomputed_is_written_where_declared": (
         entry('shape:\n  out: "[*self]"\nprecomputed:\n  reduced: "dims(self, dim)"\n'),
         at(
-            8,
-            "meta.precomputed.reduced: 'reduced' is not declared in 'precomputed' — declare it in "
-            "'precomputed' (declared: none)",
+            7,
+            "meta.precomputed is written where each value is declared — write '- dim -> int[] "
+            "reduced_dims = dims(self, dim)' in the entry's 'precomputed' list",
         ),
     ),
     "precomputed_value_without_rule": (
         entry('shape:\n  out: "[*self]"\n', precomputed=PRECOMPUTED),
         at(
-            6,
-            "precomputed value 'reduced_dims' has no rule — add 'precomputed: {reduced_dims: "
-            "<expression>}' under 'meta'",
+            4,
+            "precomputed value 'reduced_dims' has no rule — write it after the declaration: "
+            "'... reduced_dims = <expression>' (e.g. dims(self, dim))",
         ),
     ),
     # -- the meta key itself -----------------------------------------------------------------------
@@ -412,8 +418,7 @@ CASES = {
         entry('shape:\n  out: "[*self]"\nshapes:\n  out: "[*self]"\n'),
         at(
             7,
-            "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, precomputed, "
-            "combine",
+            "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, combine",
         ),
     ),
     "meta_on_non_structured_entry": (
@@ -483,12 +488,9 @@ CASES = {
         at(8, "like() takes tensor arguments, got an int 'dim' — name tensor inputs"),
     ),
     "precomputed_error_points_at_precomputed_line": (
-        entry(
-            'shape:\n  out: "[*self]"\nprecomputed:\n  reduced_dims: "dims(self, keepdim)"\n',
-            precomputed=PRECOMPUTED,
-        ),
+        entry('shape:\n  out: "[*self]"\n', precomputed=precomputed_with("dims(self, keepdim)")),
         at(
-            10,
+            4,
             "dims() takes (a Tensor, an int[]? or a list of dims or an int or an int?), got (a Tensor, a"
             " bool) — see dims() in docs/rules.md",
         ),
@@ -531,9 +533,9 @@ def test_bad_rule_message_known_wrong(tmp_path, name):
 
 
 def test_precomputed_rule_must_match_declared_type(tmp_path):
-    text = entry('shape:\n  out: "[*self]"\nprecomputed:\n  reduced_dims: "True"\n', precomputed=PRECOMPUTED)
+    text = entry('shape:\n  out: "[*self]"\n', precomputed=precomputed_with("True"))
     error = load_error(tmp_path, text)
-    assert error.line == 10
+    assert error.line == 4
     assert "reduced_dims" in error.problem and "int[]" in error.problem
 
 
@@ -612,3 +614,13 @@ def test_cat_like_pattern_generates_per_element_loop(tmp_path):
     assert "const int64_t len_post = so_rank - (1 + len_pre);" in meta
     assert "rules::Dims{rules::sum(d_c)}" in meta
     assert "rules::promote(op, {}, {tensors}, {}, rules::Promotion::DEFAULT)" in meta
+
+
+def test_precomputed_rule_of_a_hand_written_meta_function(tmp_path):
+    error = load_error(tmp_path, entry_custom(precomputed_with("dims(self, dim)")))
+    assert error.line == 4
+    assert "hand-written (meta: custom)" in error.problem and error.fix == "remove the '= ...' rule"
+
+
+def entry_custom(precomputed: str) -> str:
+    return f"- func: {OP}\n  structured: True\n  dispatch: {{CPU: kernel_out_cpu}}\n{precomputed}  meta: custom\n"
