@@ -14,7 +14,7 @@ from codegen.dest import (
     structured,
 )
 from codegen.files import FileManager
-from codegen.manifest import DispatchKey, Manifest
+from codegen.native import DispatchKey, Manifest
 
 # Keys with wrapper shards, and the file stem of each. CUDA shards are compiled only when the
 # installed torch has CUDA (ARCHITECTURE decision 6).

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from codegen.api import names, python
 from codegen.conformance import DTYPES
-from codegen.manifest import DispatchKey, Manifest, StructuredGroup
 from codegen.model import BaseTy, BaseType, ListType
+from codegen.native import DispatchKey, Manifest, StructuredGroup
 from codegen.pointwise.model import CUDA_TYPES
 
 # What an op kind is tested with when the manifest names no dtypes.

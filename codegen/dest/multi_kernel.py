@@ -17,8 +17,8 @@ from pathlib import Path
 from codegen import dtypes
 from codegen.api import names
 from codegen.dest.structured import _impl_params, _params, shard_of
-from codegen.manifest import DispatchKey, Manifest, StructuredGroup
 from codegen.multi_kernel import KernelVariant
+from codegen.native import DispatchKey, Manifest, StructuredGroup
 from codegen.rules import cpp as rules_cpp
 
 

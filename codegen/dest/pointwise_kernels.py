@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from codegen import dtypes
 from codegen.api import names
 from codegen.dest.structured import op_header, shard_of
-from codegen.manifest import DispatchKey, Manifest, StructuredGroup
+from codegen.native import DispatchKey, Manifest, StructuredGroup
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.api import python
-from codegen.manifest import Manifest, NativeFunction, same_arguments
+from codegen.manifest import same_arguments
 from codegen.model import ListType, SchemaKind
+from codegen.native import Manifest, NativeFunction
 
 
 @dataclass(frozen=True)

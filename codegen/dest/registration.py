@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.manifest import Manifest, StructuredGroup
 from codegen.model import SchemaKind
+from codegen.native import Manifest, StructuredGroup
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.manifest import Manifest, StructuredGroup
+from codegen.native import Manifest, StructuredGroup
 from codegen.rules import python
 
 

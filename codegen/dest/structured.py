@@ -11,8 +11,8 @@ import zlib
 from dataclasses import dataclass
 
 from codegen.api import cpp, names
-from codegen.manifest import DispatchKey, Manifest, NativeFunction, StructuredGroup
 from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
+from codegen.native import DispatchKey, Manifest, NativeFunction, StructuredGroup
 from codegen.rules import cpp as rules_cpp
 
 

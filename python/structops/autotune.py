@@ -39,7 +39,8 @@ def report(file=None) -> str:
         )
         key = "[" + ", ".join(str(k) for k in d["key"]) + "]"
         lines.append(
-            f"{d['op']:<24} {d['device']:<7} {d['dtype']:<12} {key:<26} {d['pick']:<12} {d['source']:<13} {times}"
+            f"{d['op']:<24} {d['device']:<7} {d['dtype']:<12} {key:<26} {d['pick']:<12} {d['source']:<13}"
+            f" {times}"
         )
     text = "\n".join(lines)
     if file is not None:

@@ -38,8 +38,8 @@ def _masked_select(self: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     torch._check(
         mask.dtype == torch.bool,
         lambda: (
-            f"masked_select: 'mask' has dtype {_dtype_name(mask.dtype)}, which masked_select does not support "
-            "(supported: bool)"
+            f"masked_select: 'mask' has dtype {_dtype_name(mask.dtype)}, which masked_select does not support"
+            " (supported: bool)"
         ),
     )
     shape = _broadcast_shape("masked_select", "self", self, "mask", mask)

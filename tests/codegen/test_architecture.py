@@ -17,12 +17,14 @@ LAYERS = (
     ("rules.check",),  # a rule as written -> its IR
     ("rules.model", "conformance", "multi_kernel"),  # manifest keys
     ("pointwise.model",),
-    ("manifest",),  # the checker: a manifest in, a typed model out
+    ("native",),  # the typed model of a checked manifest
+    ("entry",),  # the checker: one entry
+    ("manifest",),  # the checker: the whole manifest
     ("dest.*",),  # template contexts from the model
     ("gen",),
     ("__main__",),
 )
-CHECKING = {m for layer in LAYERS[:7] for m in layer}
+CHECKING = {m for layer in LAYERS[:9] for m in layer}
 
 
 def _module(path: Path) -> str:

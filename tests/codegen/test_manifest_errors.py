@@ -510,6 +510,9 @@ def test_dispatch_list_names_the_impls_after_the_out_overload(tmp_path):
 
 
 def test_dispatch_list_with_an_unknown_key(tmp_path):
-    text = "- func: scale.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch: [GPU]\n"
+    text = (
+        "- func: scale.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  dispatch:"
+        " [GPU]\n"
+    )
     error = load_error(tmp_path, text)
     assert (error.line, error.problem) == (3, "unknown dispatch key 'GPU'")

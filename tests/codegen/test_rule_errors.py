@@ -623,4 +623,7 @@ def test_precomputed_rule_of_a_hand_written_meta_function(tmp_path):
 
 
 def entry_custom(precomputed: str) -> str:
-    return f"- func: {OP}\n  structured: True\n  dispatch: {{CPU: kernel_out_cpu}}\n{precomputed}  meta: custom\n"
+    return (
+        f"- func: {OP}\n  structured: True\n  dispatch: {{CPU: kernel_out_cpu}}\n{precomputed}  meta:"
+        " custom\n"
+    )

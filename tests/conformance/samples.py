@@ -199,7 +199,8 @@ def samples(spec: SuiteSpec, device: str, dtype_name: str) -> list[Sample]:
         result = _reduction_samples(spec, device, dtype, gen)
     else:
         pytest.skip(
-            f"no sample generator for '{spec.kind}' ops: tag the op pointwise or reduction, or give tests.samples"
+            f"no sample generator for '{spec.kind}' ops: tag the op pointwise or reduction, or give"
+            " tests.samples"
         )
     assert result, f"no samples for {spec.name} on {device}/{dtype_name}"
     return result

@@ -43,7 +43,10 @@ def run(name: str, buffer: torch.Tensor | None = None) -> str:
         ),
         (
             "too_much_shared",
-            r"block \(0,0,0\), thread \(0,0,0\): more than 48 KiB of shared memory in one block \(50176 bytes\)",
+            (
+                r"block \(0,0,0\), thread \(0,0,0\): more than 48 KiB of shared memory in one block \(50176"
+                r" bytes\)"
+            ),
         ),
     ],
 )

@@ -75,14 +75,16 @@ PYTHON_REFERENCE = "the manifest's Python reference covers only the declared dty
 # an out= that is also an input of another shape, which structops refuses for every op.
 OVERLAP = "design.md decision 2: overlap rules on every written argument, where torch skips them"
 OVERLAP_ERROR = re.compile(
-    r"unsupported operation: .* refer(s)? to a single memory location|doesn't match the broadcast shape .*\('[^']+' is also the input"
+    r"unsupported operation: .* refer(s)? to a single memory location|doesn't match the broadcast shape"
+    r" .*\('[^']+' is also the input"
 )
 # Deliberate: torch skips some dtype checks when an operand is empty (bmm of int32 and bfloat16
 # batches of size 0, gather with an empty bfloat16 index); structops checks dtypes before sizes, so a
 # call that is wrong for non-empty operands is wrong for empty ones too.
 EMPTY_OPERAND = "torch skips this dtype check for empty operands; structops checks dtypes whatever the sizes"
 DTYPE_CHECK_ERROR = re.compile(
-    r"must have the same dtype|which \w+ does not support \(supported: |not implemented for '|class indices must be Long"
+    r"must have the same dtype|which \w+ does not support \(supported: |not implemented for '|class indices"
+    r" must be Long"
 )
 # Deliberate: structops computes dtypes and layouts torch's kernel lacks, with torch's semantics
 # where torch has them: avg_pool2d on int32..uint8 truncates as on int64, data movement (take,
@@ -109,15 +111,24 @@ WHERE_UINT8 = "torch deprecates a uint8 condition (it warns); structops takes bo
 LINEAR_BIAS = (
     "docs/design.md: linear's bias has the input's dtype at every rank (torch's 2-D path demands it too)"
 )
-CROSS_ENTROPY_ARGS = "cross_entropy_loss checks label_smoothing in [0, 1] and reduction in 0..2 (torch lets NaN, -1, 64 through)"
+CROSS_ENTROPY_ARGS = (
+    "cross_entropy_loss checks label_smoothing in [0, 1] and reduction in 0..2 (torch lets NaN, -1, 64"
+    " through)"
+)
 COMPLEX_TO_REAL = (
     "a complex result is not cast into a real out= (torch's mean.out alone drops the imaginary part)"
 )
 TRUTH_OUT = "docs/design.md: all/any take an out of their result dtype only (torch: bool or uint8)"
 MSE_HALF = "mse_loss squares float16/bfloat16 differences in float (torch rounds each square: inf past 65504)"
 LAYER_NORM_INF = "layer_norm with an infinity: a row's mean is it, an infinite weight gives ±inf (torch: NaN)"
-LERP_OUT = "lerp's out= takes the result dtype only (torch casts into any out, even a narrower one, when weight is 0-dim)"
-BATCH_NORM_INF = "batch_norm computes (x - mean) * scale + bias: an infinite scale gives ±inf where torch's x * scale + (bias - mean * scale) gives NaN"
+LERP_OUT = (
+    "lerp's out= takes the result dtype only (torch casts into any out, even a narrower one, when weight is"
+    " 0-dim)"
+)
+BATCH_NORM_INF = (
+    "batch_norm computes (x - mean) * scale + bias: an infinite scale gives ±inf where torch's x * scale +"
+    " (bias - mean * scale) gives NaN"
+)
 CDIST_INF_NAN = (
     "cdist with p=inf propagates a NaN coordinate (torch's CPU kernel drops a NaN that follows a number)"
 )
@@ -708,19 +719,25 @@ def compare(target: Target, seed: int) -> tuple[str | None, str | None]:
 KNOWN_DEFECTS = [
     (
         r"structops raises .*layer_norm: '(weight|bias)' has dtype Float but 'input' has (BFloat16|Half)",
-        "layer_norm with float32 weight/bias for a bfloat16/float16 input (torch's mixed-precision path) is refused",
+        (
+            "layer_norm with float32 weight/bias for a bfloat16/float16 input (torch's mixed-precision path)"
+            " is refused"
+        ),
         165210,
     ),
     (
         r"structops raises .*div: .*(has dtype|promote to) Complex\w+, which div does not support",
-        "div with an explicit rounding_mode=None refuses complex operands (div without the argument takes them)",
+        (
+            "div with an explicit rounding_mode=None refuses complex operands (div without the argument takes"
+            " them)"
+        ),
         16664,
     ),
     (
         r"structops raises .*(no CPU kernel for dtype ComplexHalf|promote to ComplexHalf)",
         (
-            "a float16 tensor with a complex 0-dim promotes to ComplexHalf, which torch computes and structops "
-            "has no kernel for (addcmul)"
+            "a float16 tensor with a complex 0-dim promotes to ComplexHalf, which torch computes and"
+            " structops has no kernel for (addcmul)"
         ),
         3520,
     ),
@@ -734,13 +751,23 @@ REGRESSIONS = {
     35102: "max_pool3d_with_indices.out into an expanded indices: torch corrupts its heap, structops raises",
     2195: "cdist in bfloat16: one unit in the last place from torch's mm form (the manifest's tolerance)",
     839: "binary_cross_entropy.out: torch's out= reduces wrongly, structops' out= matches torch's functional",
-    272: "max_pool3d on a 4-D input with channels-last strides: torch raises, structops computes (documented)",
-    589: "bmm of empty int32 and bfloat16 batches: torch skips the dtype check, structops keeps it (documented)",
+    272: (
+        "max_pool3d on a 4-D input with channels-last strides: torch raises, structops computes (documented)"
+    ),
+    589: (
+        "bmm of empty int32 and bfloat16 batches: torch skips the dtype check, structops keeps it"
+        " (documented)"
+    ),
     398: "an out= that is also an input and must be resized: a documented refusal (design.md decision 2)",
-    641: "out=/inplace dtype: an out of another dtype was cast into where torch's op demands its result dtype",
+    641: (
+        "out=/inplace dtype: an out of another dtype was cast into where torch's op demands its result dtype"
+    ),
     2989: "sum(out=) of another dtype was rejected where torch sums in the out's dtype",
     3955: "int ** negative int Scalar was computed where torch raises",
-    1898: "a bool operand torch promotes away (addcmul of int32 and bool) was rejected by a per-input dtype check",
+    1898: (
+        "a bool operand torch promotes away (addcmul of int32 and bool) was rejected by a per-input dtype"
+        " check"
+    ),
     3236: "sub with a bool operand: torch refuses it even when the promoted dtype is not bool",
     14922: "pow(bfloat16 -inf, 0.5) was +inf (std::pow) where torch takes sqrt: NaN",
     46667: "pow(complex -inf, 0.5) was (inf, NaN) where torch takes sqrt: (0, inf)",
@@ -748,10 +775,15 @@ REGRESSIONS = {
     48984: "cumsum of bool into a uint32 out= had no unsigned kernel",
     6941: "cumsum into a complex out= (its dtype is the computation's) had no complex kernel",
     94783: "cdist with p=0 counted a NaN coordinate as 1 where torch propagates NaN",
-    107151: "batch_norm in evaluation computed x * scale + (bias - mean * scale), which cancels for a large scale",
+    107151: (
+        "batch_norm in evaluation computed x * scale + (bias - mean * scale), which cancels for a large scale"
+    ),
     106213: "cross_entropy_loss with class probabilities and ignore_index=1 computed where torch raises",
     87813: "cross_entropy_loss with class probabilities and ignore_index=-101 raised where torch computes",
-    3565: "cross_entropy_loss with float64 class probabilities for float32 logits: torch promotes, structops refused",
+    3565: (
+        "cross_entropy_loss with float64 class probabilities for float32 logits: torch promotes, structops"
+        " refused"
+    ),
     4641: "lerp with a 0-dim weight of another dtype: torch promotes it as a number, structops refused",
 }
 

@@ -119,14 +119,13 @@ def test_both_kernels_pinned(kernel):
     """Each kernel on its own: mm's and addmm's variants pinned (structops.autotune reads its pins
     once per process: a subprocess)."""
     code = (
-        "import torch, structops\n"
-        "g = torch.Generator().manual_seed(0)\n"
-        "for m, k, n in [(3, 5, 4), (1, 700, 1), (130, 300, 70), (40, 40, 500)]:\n"
-        "    a, b, c = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g), torch.randn(m, n, generator=g)\n"
-        "    torch.testing.assert_close(structops.mm(a, b), a @ b, atol=1e-4, rtol=1e-4)\n"
-        "    torch.testing.assert_close(structops.addmm(c, a, b, beta=0.5, alpha=3), torch.addmm(c, a, b, beta=0.5, alpha=3),"
-        " atol=1e-3, rtol=1e-4)\n"
-        "    torch.testing.assert_close(structops.mm(a.bfloat16(), b.bfloat16()), (a.bfloat16() @ b.bfloat16()), atol=5e-2, rtol=3e-2)\n"
+        "import torch, structops\ng = torch.Generator().manual_seed(0)\nfor m, k, n in [(3, 5, 4), (1, 700,"
+        " 1), (130, 300, 70), (40, 40, 500)]:\n    a, b, c = torch.randn(m, k, generator=g), torch.randn(k,"
+        " n, generator=g), torch.randn(m, n, generator=g)\n    torch.testing.assert_close(structops.mm(a, b),"
+        " a @ b, atol=1e-4, rtol=1e-4)\n    torch.testing.assert_close(structops.addmm(c, a, b, beta=0.5,"
+        " alpha=3), torch.addmm(c, a, b, beta=0.5, alpha=3), atol=1e-3, rtol=1e-4)\n   "
+        " torch.testing.assert_close(structops.mm(a.bfloat16(), b.bfloat16()), (a.bfloat16() @ b.bfloat16()),"
+        " atol=5e-2, rtol=3e-2)\n"
     )
     run_pinned(code, kernel, ("mm.out", "addmm.out"))
 
@@ -178,23 +177,17 @@ def test_empty_inner_dim_gives_zeros_as_torch(kernel):
     """k == 0: every product is an empty sum, 0 (plus the bias), with and without batch dims; the
     out= tensor starts as NaN so a kernel that skips the write is seen. Both GEMMs, pinned."""
     code = (
-        "import torch, structops\n"
-        "cases = [\n"
-        "    (structops.matmul, torch.matmul, (torch.ones(2, 3, 0), torch.ones(0, 4))),\n"
-        "    (structops.matmul, torch.matmul, (torch.ones(3, 0), torch.ones(2, 0, 4))),\n"
-        "    (structops.matmul, torch.matmul, (torch.ones(2, 3, 0), torch.ones(2, 0, 4))),\n"
-        "    (structops.matmul, torch.matmul, (torch.ones(0), torch.ones(0, 4))),\n"
-        "    (structops.mm, torch.mm, (torch.ones(3, 0), torch.ones(0, 4))),\n"
-        "    (structops.bmm, torch.bmm, (torch.ones(2, 3, 0), torch.ones(2, 0, 4))),\n"
-        "    (structops.linear, torch.nn.functional.linear, (torch.ones(2, 3, 0), torch.ones(5, 0))),\n"
-        "    (structops.linear, torch.nn.functional.linear, (torch.ones(2, 3, 0), torch.ones(5, 0), torch.arange(5.0))),\n"
-        "    (structops.addmm, torch.addmm, (torch.arange(4.0), torch.ones(3, 0), torch.ones(0, 4))),\n"
-        "]\n"
-        "for ours, theirs, args in cases:\n"
-        "    expected = theirs(*args)\n"
-        "    torch.testing.assert_close(ours(*args), expected)\n"
-        "    out = torch.full(expected.shape, float('nan'))\n"
-        "    ours(*args, out=out)\n"
-        "    torch.testing.assert_close(out, expected)\n"
+        "import torch, structops\ncases = [\n    (structops.matmul, torch.matmul, (torch.ones(2, 3, 0),"
+        " torch.ones(0, 4))),\n    (structops.matmul, torch.matmul, (torch.ones(3, 0), torch.ones(2, 0,"
+        " 4))),\n    (structops.matmul, torch.matmul, (torch.ones(2, 3, 0), torch.ones(2, 0, 4))),\n   "
+        " (structops.matmul, torch.matmul, (torch.ones(0), torch.ones(0, 4))),\n    (structops.mm, torch.mm,"
+        " (torch.ones(3, 0), torch.ones(0, 4))),\n    (structops.bmm, torch.bmm, (torch.ones(2, 3, 0),"
+        " torch.ones(2, 0, 4))),\n    (structops.linear, torch.nn.functional.linear, (torch.ones(2, 3, 0),"
+        " torch.ones(5, 0))),\n    (structops.linear, torch.nn.functional.linear, (torch.ones(2, 3, 0),"
+        " torch.ones(5, 0), torch.arange(5.0))),\n    (structops.addmm, torch.addmm, (torch.arange(4.0),"
+        " torch.ones(3, 0), torch.ones(0, 4))),\n]\nfor ours, theirs, args in cases:\n    expected ="
+        " theirs(*args)\n    torch.testing.assert_close(ours(*args), expected)\n    out ="
+        " torch.full(expected.shape, float('nan'))\n    ours(*args, out=out)\n   "
+        " torch.testing.assert_close(out, expected)\n"
     )
     run_pinned(code, kernel, ("mm.out", "addmm.out", "linear.out"))

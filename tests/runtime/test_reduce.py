@@ -1,6 +1,7 @@
 """The CPU reduction loops (structops/cpu_reduce.h; var/std, norm, logsumexp and any ride on them
-too) on shapes the conformance suite's small samples do not reach: the outer loop (>= 16 kept elements outside contiguous reduced dims), the split full
-reduction (more than one chunk), NaN propagation in every loop, and thread-count independence."""
+too) on shapes the conformance suite's small samples do not reach: the outer loop (>= 16 kept
+elements outside contiguous reduced dims), the split full reduction (more than one chunk), NaN
+propagation in every loop, and thread-count independence."""
 
 import subprocess
 import sys

@@ -26,8 +26,8 @@ ERRORS = [
         "matmul",
         (torch.ones(2, 2, 3), torch.ones(3, 3, 4)),
         (
-            "matmul: the size of 'other' (3) must match the size of 'self' (2) at non-singleton dimension -1; "
-            "shapes: self=[2], other=[3]"
+            "matmul: the size of 'other' (3) must match the size of 'self' (2) at non-singleton dimension -1;"
+            " shapes: self=[2], other=[3]"
         ),
     ),
     (
@@ -56,14 +56,17 @@ ERRORS = [
     (
         "add",
         (torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64), {"alpha": 1.5}),
-        "add: for integral inputs alpha must not be a floating point number, got alpha=1.5 with result type Long",
+        (
+            "add: for integral inputs alpha must not be a floating point number, got alpha=1.5 with result"
+            " type Long"
+        ),
     ),
     (
         "neg",
         (torch.ones(2, dtype=torch.bool),),
         (
-            "neg: 'self' has dtype Bool, which neg does not support (supported: float16, bfloat16, float32, float64, "
-            "complex64, complex128, uint8, int8, int16, int32, int64)"
+            "neg: 'self' has dtype Bool, which neg does not support (supported: float16, bfloat16, float32,"
+            " float64, complex64, complex128, uint8, int8, int16, int32, int64)"
         ),
     ),
     ("sum", (torch.ones(2, 3), [0, -2]), "sum: dim 0 appears multiple times in the list of dims"),
@@ -117,8 +120,8 @@ ERRORS = [
         "layer_norm",
         (torch.ones(2, 4), [4], torch.ones(4, dtype=torch.int64)),
         (
-            "layer_norm: 'weight' has dtype Long, which layer_norm does not support (supported: float16, bfloat16, "
-            "float32, float64)"
+            "layer_norm: 'weight' has dtype Long, which layer_norm does not support (supported: float16,"
+            " bfloat16, float32, float64)"
         ),
     ),
 ]

@@ -1,0 +1,773 @@
+"""One manifest entry (``- func:``), every key checked, into a NativeFunction.
+
+The keys mean what they mean in PyTorch's native_functions.yaml; ``doc``, ``meta``, ``pointwise``,
+``kernels``, ``tests`` and ``out_dtype`` are ours. Each problem is a SpecError naming the file,
+the line of the offending key and the entry's schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import keyword
+
+from codegen.api import cpp, python
+from codegen.api.names import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
+from codegen.conformance import parse_tests
+from codegen.errors import SpecError
+from codegen.load import LineDict
+from codegen.model import (
+    Argument,
+    FunctionSchema,
+    ListType,
+    OperatorName,
+    SchemaKind,
+    SchemaSyntaxError,
+    is_tensor_like,
+)
+from codegen.multi_kernel import MultiKernel, parse_kernels
+from codegen.native import DispatchKey, Location, NativeFunction, Precomputed
+from codegen.pointwise.model import elementwise_defaults, parse_pointwise
+from codegen.rules.check import RuleError, check_tuning
+from codegen.rules.model import parse_rule
+from codegen.rules.spec import Rule
+from codegen.rules.syntax import PDim, PGroup
+
+# Keys of PyTorch's manifest that structops implements, plus its own additions.
+SUPPORTED_KEYS = (
+    "func",
+    "structured",
+    "structured_delegate",
+    "precomputed",
+    "dispatch",
+    "tags",
+    "variants",
+    "doc",
+    "tests",
+    "meta",
+    "pointwise",
+    "kernels",
+    "out_dtype",
+)
+# What an out= (or inplace self) of another dtype than the result's gets (`out_dtype:`):
+# castable: the result is cast into it when torch.can_cast allows (TensorIterator's rule);
+# exact: it must have the result dtype; dtype_argument: its dtype stands for a missing `dtype=`
+# (torch.sum(x, out=t) sums in t's dtype), a given one must equal it.
+OUT_DTYPE_RULES = ("castable", "exact", "dtype_argument")
+# Keys PyTorch knows that structops does not implement yet: named so the error can say so.
+PYTORCH_ONLY_KEYS = (
+    "structured_inherits",
+    "autogen",
+    "python_module",
+    "category_override",
+    "manual_kernel_registration",
+    "manual_cpp_binding",
+    "device_guard",
+    "device_check",
+    "cpp_no_default_args",
+    "use_const_ref_for_mutable_tensors",
+    "ufunc_inner_loop",
+    "has_composite_implicit_autograd_kernel",
+    "abstract",
+)
+
+# at::Tag values of torch 2.11..2.13 (torchgen/packaged/ATen/native/tags.yaml); a test keeps
+# this list in step with the installed torch. "inplace" and "out" (torch 2.12+) are named only so
+# the error can say that structops does not use them: written overloads get Functionalize kernels
+# instead (csrc/functionalize.cpp), which torch.compile needs on every torch version.
+KNOWN_TAGS = (
+    "inplace_view",
+    "pt2_compliant_tag",
+    "view_copy",
+    "dynamic_output_shape",
+    "data_dependent_output",
+    "generated",
+    "nondeterministic_seeded",
+    "nondeterministic_bitwise",
+    "needs_exact_strides",
+    "needs_contiguous_strides",
+    "needs_fixed_stride_order",
+    "flexible_layout",
+    "maybe_aliasing_or_mutating",
+    "core",
+    "pointwise",
+    "reduction",
+    "cudagraph_unsafe",
+    "inplace",
+    "out",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Single entries
+
+
+def _err(path: str, entry: LineDict, key: str | None, op: str | None, problem: str, fix: str) -> SpecError:
+    line = entry.line_of(key) if key else entry.line
+    return SpecError(path, line, op, problem, fix)
+
+
+def _parse_precomputed(path: str, entry: LineDict, op: str, schema: FunctionSchema) -> Precomputed | None:
+    raw = entry.get("precomputed")
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise _err(
+            path,
+            entry,
+            "precomputed",
+            op,
+            "'precomputed' must be a list of strings",
+            "write e.g. '- dim -> int[] reduced_dims = dims(self, dim)' or '- bool is_contiguous'",
+        )
+    arg_names = {a.name for a in schema.arguments.all}
+    replace: list[tuple[str, tuple[Argument, ...]]] = []
+    add: list[Argument] = []
+    rules: list[tuple[str, str]] = []
+    for item in raw:
+        item, assign, rule = item.partition("=")  # a declaration has no default, so no '='
+        lhs, arrow, rhs = item.partition("->")
+        try:
+            if assign:
+                declared = _parse_arg_list((rhs if arrow else lhs).strip())
+                if len(declared) != 1:
+                    raise SchemaSyntaxError(
+                        f"'{item.strip()} = {rule.strip()}' gives one rule to several values"
+                    )
+                rules.append((declared[0].name, rule.strip()))
+            if arrow:
+                name = lhs.strip()
+                if name not in arg_names:
+                    raise _err(
+                        path,
+                        entry,
+                        "precomputed",
+                        op,
+                        f"precomputed replaces '{name}', which is not an argument",
+                        f"use one of: {', '.join(sorted(arg_names))}",
+                    )
+                replace.append((name, _parse_arg_list(rhs.strip())))
+            else:
+                add.extend(_parse_arg_list(item.strip()))
+        except SchemaSyntaxError as e:
+            raise _err(
+                path,
+                entry,
+                "precomputed",
+                op,
+                f"bad precomputed value '{item}': {e}",
+                "write values as '<type> <name>', e.g. 'int[] reduced_dims', each with its rule after '='",
+            ) from None
+    return Precomputed(tuple(replace), tuple(add), tuple(rules))
+
+
+def _parse_arg_list(text: str) -> tuple[Argument, ...]:
+    args = []
+    for part in text.split(","):
+        arg = Argument.parse(part.strip())
+        if arg.default is not None:
+            raise SchemaSyntaxError(f"'{part.strip()}' is not '<type> <name>'")
+        args.append(arg)
+    return tuple(args)
+
+
+def _parse_dispatch(
+    path: str, entry: LineDict, op: str, schema: FunctionSchema
+) -> tuple[tuple[DispatchKey, str], ...]:
+    """``dispatch: [CPU, CUDA]``: kernels named ``<overload>_cpu``, ``<overload>_cuda`` (the
+    out= overload's unambiguous name); or PyTorch's mapping of keys to kernel names."""
+    raw = entry.get("dispatch")
+    if raw is None:
+        return ()
+    if isinstance(raw, list) and all(isinstance(k, str) for k in raw):
+        raw = {k: f"{schema.name.unambiguous}_{k.strip().lower()}" for k in raw}
+    if not isinstance(raw, dict):
+        raise _err(
+            path,
+            entry,
+            "dispatch",
+            op,
+            "'dispatch' must list dispatch keys or map them to kernel names",
+            "write e.g. 'dispatch: [CPU, CUDA]' (kernels <overload>_cpu, <overload>_cuda) or "
+            "'dispatch: {CPU: my_kernel}'",
+        )
+    pairs: list[tuple[DispatchKey, str]] = []
+    for keys, kernel in raw.items():
+        for key in str(keys).split(","):  # PyTorch's "CPU, CUDA: kernel" shorthand
+            key = key.strip()
+            try:
+                dk = DispatchKey(key)
+            except ValueError:
+                raise _err(
+                    path,
+                    entry,
+                    "dispatch",
+                    op,
+                    f"unknown dispatch key '{key}'",
+                    f"use one of: {', '.join(k.value for k in DispatchKey)}",
+                ) from None
+            keyword = isinstance(kernel, str) and kernel in CPP_KEYWORDS
+            if not isinstance(kernel, str) or not kernel.isidentifier() or keyword:
+                raise _err(
+                    path,
+                    entry,
+                    "dispatch",
+                    op,
+                    f"kernel name for {key} must be a C++ identifier, got {kernel!r}"
+                    + (" (a C++ keyword)" if keyword else ""),
+                    "name the function defined in csrc/, e.g. 'add_out_cpu'",
+                )
+            if dk in dict(pairs):
+                raise _err(
+                    path,
+                    entry,
+                    "dispatch",
+                    op,
+                    f"dispatch key '{key}' is given twice",
+                    "keep one kernel per dispatch key",
+                )
+            pairs.append((dk, kernel))
+    return tuple(pairs)
+
+
+def parse_entry(path: str, entry: LineDict) -> NativeFunction:
+    raw_func = entry.get("func")
+    op = raw_func if isinstance(raw_func, str) else None
+    for key in entry:
+        if key in SUPPORTED_KEYS:
+            continue
+        if key in PYTORCH_ONLY_KEYS:
+            raise _err(
+                path, entry, key, op, f"'{key}' is a PyTorch key that structops does not support", "remove it"
+            )
+        raise _err(path, entry, key, op, f"unknown key '{key}'", f"use only: {', '.join(SUPPORTED_KEYS)}")
+    if raw_func is None:
+        raise _err(
+            path, entry, None, None, "entry has no 'func'", "add 'func: name.overload(args) -> returns'"
+        )
+    if not isinstance(raw_func, str):
+        raise _err(
+            path,
+            entry,
+            "func",
+            None,
+            "'func' must be a schema string",
+            "write e.g. 'func: neg(Tensor self) -> Tensor'",
+        )
+    try:
+        schema = FunctionSchema.parse(raw_func)
+    except SchemaSyntaxError as e:
+        raise _err(
+            path,
+            entry,
+            "func",
+            op,
+            f"invalid schema: {e}",
+            "follow PyTorch's schema syntax (see native_functions.yaml in PyTorch)",
+        ) from None
+
+    structured = entry.get("structured", False)
+    if not isinstance(structured, bool):
+        raise _err(
+            path,
+            entry,
+            "structured",
+            op,
+            f"'structured' must be true or false, got {structured!r}",
+            "write 'structured: True'",
+        )
+    delegate_raw = entry.get("structured_delegate")
+    delegate = None
+    if delegate_raw is not None:
+        try:
+            delegate = OperatorName.parse(str(delegate_raw))
+        except SchemaSyntaxError:
+            raise _err(
+                path,
+                entry,
+                "structured_delegate",
+                op,
+                f"'structured_delegate: {delegate_raw}' is not an operator name",
+                "name the out= overload, e.g. 'structured_delegate: add.out'",
+            ) from None
+
+    tags = entry.get("tags", [])
+    if isinstance(tags, str):
+        tags = [t.strip() for t in tags.split(",")]
+    if not isinstance(tags, list):
+        raise _err(path, entry, "tags", op, "'tags' must be a list", "write e.g. 'tags: [pointwise]'")
+    for tag in tags:
+        if tag not in KNOWN_TAGS:
+            raise _err(
+                path, entry, "tags", op, f"unknown tag '{tag}'", f"use torch's tags: {', '.join(KNOWN_TAGS)}"
+            )
+    if any(t in ("inplace", "out") for t in tags):
+        raise _err(
+            path,
+            entry,
+            "tags",
+            op,
+            "tags 'inplace' and 'out' are not used: the schema says which arguments are written",
+            "remove them from 'tags'",
+        )
+
+    variants = entry.get("variants", "function")
+    if variants != "function":
+        raise _err(
+            path,
+            entry,
+            "variants",
+            op,
+            f"variants '{variants}' is not supported",
+            "structops ops are functions only; write 'variants: function' or omit it",
+        )
+
+    doc = entry.get("doc", "")
+    if not isinstance(doc, str):
+        raise _err(path, entry, "doc", op, "'doc' must be a string", "write the docstring as text")
+    control = next((c for c in doc if (c < " " and c not in "\n\t") or c == "\x7f"), None)
+    if control is not None:
+        raise _err(
+            path,
+            entry,
+            "doc",
+            op,
+            f"'doc' contains the control character {control!r}",
+            "remove it (a docstring may hold newlines and tabs)",
+        )
+
+    precomputed = _parse_precomputed(path, entry, raw_func, schema)
+    dispatch = _parse_dispatch(path, entry, raw_func, schema)
+    if "pointwise" in entry:
+        if not structured:
+            raise _err(
+                path,
+                entry,
+                "pointwise",
+                raw_func,
+                "'pointwise' needs 'structured: True'",
+                "put the formula on the structured out= overload",
+            )
+        if dispatch:
+            raise _err(
+                path,
+                entry,
+                "dispatch",
+                raw_func,
+                "the kernels of a pointwise op are generated from its formula",
+                "remove 'dispatch'",
+            )
+        if entry.get("meta") == "custom":
+            raise _err(
+                path,
+                entry,
+                "meta",
+                raw_func,
+                "a pointwise op's meta function comes from its rule",
+                "remove 'meta: custom' (the elementwise defaults apply) or give a rule",
+            )
+        kernel = schema.name.unambiguous
+        dispatch = ((DispatchKey.CPU, f"{kernel}_cpu"), (DispatchKey.CUDA, f"{kernel}_cuda"))
+    rule, custom = None, False
+    defaults = elementwise_defaults(schema, entry.line_of("pointwise")) if "pointwise" in entry else None
+    if "meta" in entry or defaults is not None:
+        if not structured:
+            raise _err(
+                path,
+                entry,
+                "meta",
+                raw_func,
+                "'meta' needs 'structured: True'",
+                "move the meta rule to the structured out= overload",
+            )
+        rules = dict(precomputed.rules) if precomputed else {}
+        declared = (
+            tuple((a.name, str(a.type), rules.get(a.name)) for a in precomputed.all_values)
+            if precomputed
+            else ()
+        )
+        rule = parse_rule(path, entry, raw_func, schema, declared, defaults)
+        if rule is None and rules:
+            raise _err(
+                path,
+                entry,
+                "precomputed",
+                raw_func,
+                f"precomputed value '{next(iter(rules))}' has a rule, but the meta function is hand-written "
+                "(meta: custom), which computes it",
+                "remove the '= ...' rule",
+            )
+        custom = rule is None
+    fn = NativeFunction(
+        func=schema,
+        loc=Location(path, entry.line),
+        structured=structured,
+        structured_delegate=delegate,
+        precomputed=precomputed,
+        dispatch=dispatch,
+        tags=tuple(tags),
+        doc=doc.strip(),
+        tests=parse_tests(path, entry, raw_func, {a.name for a in schema.arguments.all}),
+        rule=rule,
+        meta_custom=custom,
+        pointwise=(
+            parse_pointwise(path, entry, raw_func, schema, rule) if "pointwise" in entry and rule else None
+        ),
+        kernels=_parse_kernels(path, entry, raw_func, schema, rule, precomputed, dispatch, structured),
+        out_dtype=_parse_out_dtype(path, entry, raw_func, schema, structured, tuple(tags)),
+    )
+    _check_entry(path, entry, fn)
+    return fn
+
+
+def _parse_out_dtype(
+    path: str, entry: LineDict, op: str, schema: FunctionSchema, structured: bool, tags: tuple[str, ...]
+) -> str:
+    """Default: TensorIterator's castable outs for pointwise and reduction ops, exact elsewhere
+    (torch's mm, gather, softmax, pooling, ... demand their own result dtype)."""
+    if "out_dtype" not in entry:
+        return "castable" if {"pointwise", "reduction"} & set(tags) else "exact"
+    rule = entry["out_dtype"]
+    if not structured:
+        raise _err(
+            path,
+            entry,
+            "out_dtype",
+            op,
+            "'out_dtype' needs 'structured: True'",
+            "put it on the structured out= overload",
+        )
+    if rule not in OUT_DTYPE_RULES:
+        raise _err(
+            path,
+            entry,
+            "out_dtype",
+            op,
+            f"unknown out_dtype {rule!r}",
+            f"use one of: {', '.join(OUT_DTYPE_RULES)}",
+        )
+    if rule == "dtype_argument":
+        if not any(a.name == "dtype" and str(a.type) == "ScalarType?" for a in schema.arguments.all):
+            raise _err(
+                path,
+                entry,
+                "out_dtype",
+                op,
+                "'out_dtype: dtype_argument' needs a 'ScalarType? dtype' argument",
+                "add '*, ScalarType? dtype=None' to the schema, or use 'castable' or 'exact'",
+            )
+        if len(schema.arguments.out) != 1 or isinstance(schema.arguments.out[0].type, ListType):
+            raise _err(
+                path,
+                entry,
+                "out_dtype",
+                op,
+                "'out_dtype: dtype_argument' needs exactly one Tensor output",
+                "use 'castable' or 'exact'",
+            )
+    return rule
+
+
+def _parse_kernels(
+    path: str,
+    entry: LineDict,
+    op: str,
+    schema: FunctionSchema,
+    rule: Rule | None,
+    precomputed: Precomputed | None,
+    dispatch: tuple[tuple[DispatchKey, str], ...],
+    structured: bool,
+) -> MultiKernel | None:
+    if "kernels" not in entry:
+        return None
+    line = entry.line_of("kernels")
+    if not structured or rule is None:
+        raise SpecError(
+            path,
+            line,
+            op,
+            "'kernels' needs a structured op with a meta rule (its tuning key is "
+            "written in the rule language)",
+            "put 'kernels' on the structured out= overload, which needs 'meta:'",
+        )
+    if any(isinstance(o.type, ListType) for o in schema.arguments.out):
+        raise SpecError(
+            path, line, op, "'kernels' does not support Tensor(a!)[] outputs yet", "give the op one kernel"
+        )
+    written = [a.name for a in schema.arguments.non_out if a.is_write]
+    if written:
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"'kernels' does not support ops that write inputs ({', '.join(written)}) yet: "
+            "timing would need clones of them",
+            "give the op one kernel",
+        )
+    mk = parse_kernels(
+        path,
+        entry,
+        op,
+        tuple(k.value for k, _ in dispatch if k is not DispatchKey.Meta),
+        "pointwise" in entry,
+    )
+    replaced = {name for name, _ in precomputed.replace} if precomputed else set()
+    values = tuple((a.name, str(a.type)) for a in precomputed.all_values) if precomputed else ()
+    outs = tuple(o.name for o in schema.arguments.out)
+    tuning = []
+    try:
+        for device, variants in mk.devices:
+            conditions = tuple((v.when, v.line) for v in variants)
+            tuning.append(
+                (device, check_tuning(rule, replaced, values, outs, mk.key, conditions, mk.key_line))
+            )
+    except RuleError as e:
+        raise SpecError(path, e.line or line, op, e.problem, e.fix) from None
+    return dataclasses.replace(mk, tuning=tuple(tuning))
+
+
+# Names the generated Python module (ops.py.j2) uses in its functions' bodies.
+PYTHON_LOCALS = ("_ops", "_call")
+
+
+def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    """Argument names become Python and C++ names in the generated code: each must be one both
+    languages accept there, and the defaults must be in an order Python (and torch) accept."""
+    op = str(fn.func)
+    args = fn.func.arguments
+    base = str(fn.func.name.name)
+    if keyword.iskeyword(base):
+        raise _err(
+            path,
+            entry,
+            "func",
+            op,
+            f"operator name '{base}' is a Python keyword",
+            "rename the operator (structops.<name> must be a Python name)",
+        )
+    outs = tuple(o.name for o in args.out)
+    pre = fn.precomputed.all_values if fn.precomputed else ()
+    dims = tuple(
+        it.name
+        for inp in (fn.rule.inputs if fn.rule else ())
+        for it in inp.pattern.items
+        if isinstance(it, PDim | PGroup)
+    )
+    derived = generated_names(outs, tuple(a.name for a in pre), dims, tuple(a.name for a in args.all))
+    cpp_names: dict[str, str] = {}
+    for a in args.all:
+        if keyword.iskeyword(a.name):
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                f"argument name '{a.name}' is a Python keyword",
+                "rename the argument (structops.<op> takes it as a Python parameter)",
+            )
+        clash = _generated_clash(a.name, derived) or (
+            f"'{a.name}' is a name the generated Python uses"
+            if a.name in PYTHON_LOCALS or (a.name == "out" and a.name not in outs)
+            else None
+        )
+        if clash is None and cpp_name(a.name) in cpp_names:
+            clash = (
+                f"'{a.name}' and '{cpp_names[cpp_name(a.name)]}' are both '{cpp_name(a.name)}' in C++ (a"
+                " keyword gets a '_')"
+            )
+        if clash:
+            raise _err(path, entry, "func", op, f"argument name {clash}", "rename the argument")
+        cpp_names[cpp_name(a.name)] = a.name
+    for a in pre:
+        clash = _generated_clash(a.name, derived)
+        if clash:
+            raise _err(path, entry, "precomputed", op, f"precomputed name {clash}", "rename it")
+    defaulted = None
+    for a in args.positional:
+        if a.default is not None:
+            defaulted = defaulted or a
+        elif defaulted is not None:
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                f"positional argument '{a.name}' has no default but follows '{defaulted.name}', which"
+                " has one",
+                f"give '{a.name}' a default, move it before '{defaulted.name}', or make it keyword-only "
+                "(after '*')",
+            )
+
+
+def _generated_clash(name: str, derived: dict[str, str]) -> str | None:
+    """Why ``name`` would clash with a name of the generated C++ (None: it would not)."""
+    if name.startswith(GENERATED_PREFIX):
+        return f"'{name}' starts with '{GENERATED_PREFIX}', which the generated code's own names do"
+    if name in GENERATED_LOCALS:
+        return f"'{name}' is a name the generated C++ uses in the op's functions"
+    if name in derived:
+        return f"'{name}' is the name the generated C++ gives a value of '{derived[name]}'"
+    return None
+
+
+def _check_types(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    """Every argument, return and precomputed value maps to C++, and every default to Python:
+    accepting the entry is a promise that its generated code builds."""
+    op = str(fn.func)
+    values = fn.precomputed.all_values if fn.precomputed else ()
+    try:
+        cpp.kernel_signature(fn.func)
+        cpp.arguments(values)
+        for a in values:
+            cpp.value_type(a.type)
+    except cpp.UnsupportedType as e:
+        raise _err(
+            path, entry, None, op, str(e), "use a type structops maps to C++ (see codegen/api/cpp.py)"
+        ) from None
+    for a in fn.func.arguments.all:
+        if a.default is not None and python.default(a.default) is None:
+            raise _err(
+                path,
+                entry,
+                None,
+                op,
+                f"default '{a.default}' of '{a.name}' has no Python equivalent",
+                "use a number, bool, None, string or list default",
+            )
+
+
+def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    op = str(fn.func)
+    schema = fn.func
+    kind = fn.kind
+    _check_names(path, entry, fn)
+    _check_types(path, entry, fn)
+    looks_out = schema.name.overload_name == "out" or schema.name.overload_name.endswith("_out")
+    if (looks_out or fn.structured) and kind is not SchemaKind.out:
+        raise _err(
+            path,
+            entry,
+            "func",
+            op,
+            "an out= overload must take its outputs as keyword-only 'Tensor(a!)' arguments",
+            "end the arguments with ', *, Tensor(a!) out' and return 'Tensor(a!)'",
+        )
+    if kind is SchemaKind.out and any(isinstance(o.type, ListType) for o in schema.arguments.out):
+        outs = schema.arguments.out
+        if len(outs) != 1:
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                f"a Tensor(a!)[] output must be the op's only output, got {len(outs)} outputs",
+                "split the op, or return the other results in the list",
+            )
+        if schema.returns:
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                "an out= overload with a Tensor(a!)[] output returns nothing (PyTorch's convention)",
+                "write '-> ()'",
+            )
+    elif kind is SchemaKind.out:
+        outs = schema.arguments.out
+        if len(schema.returns) != len(outs) or any(
+            r.annotation != o.annotation or not r.is_write for r, o in zip(schema.returns, outs)
+        ):
+            want = ", ".join(f"Tensor({o.annotation})" for o in outs)
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                "an out= overload must return its out arguments",
+                f"write '-> {want if len(outs) == 1 else '(' + want + ')'}'",
+            )
+    if schema.name.name.inplace:
+        self_arg = schema.arguments.self_arg
+        if self_arg is None or not self_arg.is_write or not is_tensor_like(self_arg.type):
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                f"inplace overload '{schema.name.name}' must take 'Tensor(a!) self'",
+                "annotate self as written-to: 'Tensor(a!) self'",
+            )
+        if len(schema.returns) != 1 or schema.returns[0].annotation != self_arg.annotation:
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                "an inplace overload must return self",
+                f"write '-> Tensor({self_arg.annotation})'",
+            )
+    if fn.structured and fn.structured_delegate is not None:
+        raise _err(
+            path,
+            entry,
+            "structured_delegate",
+            op,
+            "an entry is either structured or delegates to one, not both",
+            "keep 'structured: True' on the out= overload and 'structured_delegate' on the others",
+        )
+    if fn.structured:
+        keys = dict(fn.dispatch)
+        if DispatchKey.Meta in keys:
+            raise _err(
+                path,
+                entry,
+                "dispatch",
+                op,
+                "the Meta kernel of a structured op is generated from its meta function",
+                "remove 'Meta' from dispatch",
+            )
+        if not (DispatchKey.CPU in keys or DispatchKey.CUDA in keys):
+            raise _err(
+                path,
+                entry,
+                "structured",
+                op,
+                "a structured op needs an impl for CPU or CUDA",
+                "add e.g. 'dispatch: {CPU: <name>_out_cpu}' and define it in csrc/cpu/",
+            )
+        if fn.rule is None and not fn.meta_custom:
+            raise _err(
+                path,
+                entry,
+                None,
+                op,
+                "a structured op needs a meta rule",
+                "add 'meta: {shape: {out: ...}}' (see docs/rules.md) or 'meta: custom' and define "
+                "the meta function in csrc/meta/",
+            )
+    elif fn.precomputed is not None:
+        raise _err(
+            path,
+            entry,
+            "precomputed",
+            op,
+            "'precomputed' needs 'structured: True'",
+            "move it to the structured out= overload",
+        )
+    if fn.structured_delegate is not None and fn.dispatch:
+        raise _err(
+            path,
+            entry,
+            "dispatch",
+            op,
+            "an entry with 'structured_delegate' gets its kernels from the delegate",
+            "remove 'dispatch' here",
+        )
+    if not fn.structured and fn.structured_delegate is None and not fn.dispatch:
+        raise _err(
+            path,
+            entry,
+            None,
+            op,
+            "entry has no kernel",
+            "add 'structured: True' + 'dispatch', 'structured_delegate: <op>.out', or 'dispatch'",
+        )

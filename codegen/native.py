@@ -1,0 +1,114 @@
+"""The typed model of a checked manifest: entries (NativeFunction), structured ops
+(StructuredGroup) and the manifest. entry.py and manifest.py build it, checking every key once;
+everything after them reads it and raises no SpecError."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from codegen.conformance import TestSpec
+from codegen.model import Argument, FunctionSchema, OperatorName, SchemaKind
+from codegen.multi_kernel import MultiKernel
+from codegen.pointwise.model import PointwiseKernel
+from codegen.rules.spec import Rule
+
+
+class DispatchKey(enum.Enum):
+    CPU = "CPU"
+    CUDA = "CUDA"
+    Meta = "Meta"
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Precomputed:
+    """PyTorch's ``precomputed:``: values the meta function computes and the impl receives.
+
+    ``replace`` maps an argument name to the arguments that stand for it in the impl signature;
+    ``add`` are extra values appended after all arguments; ``rules`` is each value's rule
+    (``- dim -> int[] reduced_dims = dims(self, dim)``), for ops whose meta function is a rule.
+    """
+
+    replace: tuple[tuple[str, tuple[Argument, ...]], ...]
+    add: tuple[Argument, ...]
+    rules: tuple[tuple[str, str], ...] = ()  # (value name, rule text)
+
+    @property
+    def all_values(self) -> tuple[Argument, ...]:
+        return tuple(a for _, args in self.replace for a in args) + self.add
+
+
+@dataclass(frozen=True)
+class NativeFunction:
+    func: FunctionSchema
+    loc: Location
+    structured: bool
+    structured_delegate: OperatorName | None
+    precomputed: Precomputed | None
+    dispatch: tuple[tuple[DispatchKey, str], ...]
+    tags: tuple[str, ...]
+    doc: str
+    tests: TestSpec | None
+    # Structured entries: the meta rule, or None with meta_custom (a hand-written meta function).
+    rule: Rule | None = None
+    meta_custom: bool = False
+    # Pointwise entries: the formula their CPU and CUDA kernels are generated from.
+    pointwise: PointwiseKernel | None = None
+    # Several kernels per device, one picked per call by measurement (codegen/multi_kernel.py).
+    kernels: MultiKernel | None = None
+    # Structured entries: one of OUT_DTYPE_RULES.
+    out_dtype: str = "exact"
+
+    @property
+    def kind(self) -> SchemaKind:
+        return self.func.kind()
+
+
+@dataclass(frozen=True)
+class StructuredGroup:
+    """One structured kernel: the out= entry that owns meta + impl, and its delegating variants."""
+
+    out: NativeFunction
+    functional: NativeFunction | None
+    inplace: NativeFunction | None
+
+    @property
+    def name(self) -> str:
+        """The name of the meta function and generated files: the functional's, else out's."""
+        if self.functional is not None:
+            return self.functional.func.name.unambiguous
+        return self.out.func.name.unambiguous
+
+    @property
+    def members(self) -> tuple[NativeFunction, ...]:
+        return tuple(f for f in (self.functional, self.inplace, self.out) if f is not None)
+
+    def impl_name(self, key: DispatchKey) -> str | None:
+        return dict(self.out.dispatch).get(key)
+
+    @property
+    def tests(self) -> TestSpec | None:
+        return next((f.tests for f in self.members if f.tests is not None), None)
+
+    @property
+    def dynamic_output_shape(self) -> bool:
+        """Output sizes that depend on input data (masked_select): no Meta kernel, a fake impl."""
+        return "dynamic_output_shape" in self.out.tags
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: str
+    functions: tuple[NativeFunction, ...]
+    groups: tuple[StructuredGroup, ...]
+    # Entries that name their kernels directly (no meta function): registered as they are.
+    unstructured: tuple[NativeFunction, ...]
+    # The folder whose csrc/ holds the hand-written kernels ("" when unknown): kernel variants'
+    # source hashes read it (dest/multi_kernel.py).
+    root: str = ""
