@@ -44,11 +44,11 @@ def make_environment() -> jinja2.Environment:
     return env
 
 
-def banner(path: str, template: str, source: str, regenerate: str = REGENERATE) -> str:
+def banner(path: str, template: str, source: str) -> str:
     mark = _COMMENT[Path(path).suffix]
     return (
         f"{mark} @generated from {source} by codegen/templates/{template} — DO NOT EDIT.\n"
-        f"{mark} Regenerate with: {regenerate}\n"
+        f"{mark} Regenerate with: {REGENERATE}\n"
     )
 
 
@@ -56,7 +56,6 @@ def banner(path: str, template: str, source: str, regenerate: str = REGENERATE) 
 class FileManager:
     out_dir: Path
     source: str  # the manifest's name, for the banner
-    regenerate: str = REGENERATE  # how to regenerate, for the banner
     env: jinja2.Environment = field(default_factory=make_environment)
     planned: dict[str, str] = field(default_factory=dict)
 
@@ -64,7 +63,7 @@ class FileManager:
         if path in self.planned:
             raise RuntimeError(f"codegen bug: {path} rendered twice")
         body = self.env.get_template(template).render(**context)
-        self.planned[path] = banner(path, template, self.source, self.regenerate) + body
+        self.planned[path] = banner(path, template, self.source) + body
 
     def commit(self, owned_dirs: tuple[str, ...] = ()) -> list[str]:
         """Write changed files; delete stale files in ``owned_dirs``. Returns what was written."""
