@@ -43,7 +43,7 @@ _HINT = {
     BaseTy.float: "float",
     BaseTy.bool: "bool",
     BaseTy.str: "str",
-    BaseTy.Scalar: "Number",
+    BaseTy.Scalar: "int | float | bool | complex",  # torch's Scalar: any Python number
     BaseTy.ScalarType: "torch.dtype",
     BaseTy.Layout: "torch.layout",
     BaseTy.Device: "torch.device | str",

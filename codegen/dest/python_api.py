@@ -27,6 +27,8 @@ class PyFunction:
     out_op: str | None
     out_names: tuple[str, ...]
     op_writes_out: bool = False  # `op` itself is an out= overload (it can warn on resizing)
+    # An op of several overloads: one typing.overload stub (parameters, return) per overload.
+    stub_overloads: tuple[tuple[str, str], ...] = ()
 
 
 def _doc(fns: list[NativeFunction]) -> str:
@@ -44,6 +46,23 @@ def _overload(fn: NativeFunction) -> str:
     return f"{fn.func.name.name}.{fn.func.name.overload_name or 'default'}"
 
 
+def _signature(fn: NativeFunction, out: NativeFunction | None, with_hint: bool) -> str:
+    """The Python parameters of ``fn``, and ``out=`` when an out= overload takes its arguments."""
+    args = fn.func.arguments
+    positional = [python.parameter(a, with_hint) for a in args.positional]
+    keyword = [python.parameter(a, with_hint) for a in args.kwarg_only]
+    if out is not None:
+        outs = out.func.arguments.out
+        if with_hint:
+            kind = "Tensor" if len(outs) == 1 else "tuple[" + ", ".join("Tensor" for _ in outs) + "]"
+            if len(outs) == 1 and isinstance(outs[0].type, ListType):
+                kind = "Sequence[Tensor]"
+            keyword.append(f"out: {kind} | None = None")
+        else:
+            keyword.append("out=None")
+    return ", ".join(positional + (["*"] + keyword if keyword else []))
+
+
 def _direct(
     name: str, fn: NativeFunction, out: NativeFunction | None, fns: list[NativeFunction]
 ) -> PyFunction:
@@ -51,18 +70,7 @@ def _direct(
     call = [a.name for a in args.positional] + [f"{a.name}={a.name}" for a in args.kwarg_only]
 
     def sig(with_hint: bool) -> str:
-        positional = [python.parameter(a, with_hint) for a in args.positional]
-        keyword = [python.parameter(a, with_hint) for a in args.kwarg_only]
-        if out is not None:
-            outs = out.func.arguments.out
-            if with_hint:
-                kind = "Tensor" if len(outs) == 1 else "tuple[" + ", ".join("Tensor" for _ in outs) + "]"
-                if len(outs) == 1 and isinstance(outs[0].type, ListType):
-                    kind = "Sequence[Tensor]"
-                keyword.append(f"out: {kind} | None = None")
-            else:
-                keyword.append("out=None")
-        return ", ".join(positional + (["*"] + keyword if keyword else []))
+        return _signature(fn, out, with_hint)
 
     return PyFunction(
         name=name,
@@ -79,6 +87,13 @@ def _direct(
 
 
 def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
+    """Several overloads: the call resolves among them as torch.ops does; the stub lists each."""
+    non_out = [f for f in fns if f.kind is not SchemaKind.out]
+    outs = [f for f in fns if f.kind is SchemaKind.out]
+    overloads = []
+    for fn in non_out:
+        out = next((o for o in outs if same_arguments(fn.func.arguments.all, o.func.arguments.non_out)), None)
+        overloads.append((_signature(fn, out, True), python.return_hint(fn.func.returns)))
     return PyFunction(
         name=name,
         params="*args, **kwargs",
@@ -89,6 +104,7 @@ def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
         op=None,
         out_op=None,
         out_names=(),
+        stub_overloads=tuple(overloads),
     )
 
 
