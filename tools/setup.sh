@@ -20,8 +20,9 @@ else
     pytest hypothesis expecttest numpy "ruff==0.17.6" "mypy==1.19.1"
 fi
 
-# STRUCTOPS_CUDA_CHECK=ON: the CUDA kernels must compile with nvcc (sm_75 + PTX, sm_80, sm_90) even when
-# torch has no CUDA; set it to AUTO (skip without nvcc) on a machine with no CUDA toolkit.
+# The CUDA kernels are compile-checked with nvcc (sm_75 + PTX, sm_80, sm_90) even when torch has no
+# CUDA, wherever nvcc exists (AUTO; without it the build says so in one line and goes on).
+# STRUCTOPS_CUDA_CHECK=ON demands it (CI), OFF skips it.
 "$py" -m pip install --quiet --no-build-isolation -e . \
-  --config-settings=cmake.define.STRUCTOPS_CUDA_CHECK="${STRUCTOPS_CUDA_CHECK:-ON}"
+  --config-settings=cmake.define.STRUCTOPS_CUDA_CHECK="${STRUCTOPS_CUDA_CHECK:-AUTO}"
 "$py" tools/demo.py
