@@ -7,6 +7,7 @@ import structops
 import torch
 
 from tests.conformance.checks import opcheck
+from tests.conformance.spec import load_specs
 
 RESIZE_WARNING = (
     r"An output with one or more elements was resized since it had shape \[3\], which does not "
@@ -468,13 +469,20 @@ def test_opcheck(name, args, kwargs):
     assert set(result.values()) == {"SUCCESS"}, result
 
 
-def test_every_overload_has_an_opcheck_sample():
+def test_every_overload_is_opchecked():
+    """By the conformance suite (check_opcheck: each structured op's functional, out= and
+    inplace overloads, on generated samples) or by a sample here (what the suite does not
+    reach: ops without a functional overload, and cases worth their own sample). A new op
+    added as the README says needs nothing here."""
     covered = {name for name, _, _ in samples()}
+    for spec in load_specs():
+        names = (spec.functional, spec.out, spec.inplace)
+        covered |= {n if "." in n else f"{n}.default" for n in names if n}
     registered = set()
     for packet_name in structops._ops.__all__:
         packet = getattr(torch.ops.structops, packet_name)
         registered |= {f"{packet_name}.{o}" for o in packet.overloads()}
-    assert registered == covered
+    assert registered <= covered, f"never opchecked: {sorted(registered - covered)}"
 
 
 # out= overloads whose out is also an input and would have to grow: (overload, torch function,
