@@ -1,4 +1,9 @@
-"""python -m codegen: generate the extension's sources from a manifest.
+"""python -m codegen: check a manifest, generate the extension's sources, or print the hooks an
+op's hand-written code must define.
+
+    python -m codegen                       check native_functions.yaml (writes nothing)
+    python -m codegen --out-dir DIR         generate into DIR (what the CMake build runs)
+    python -m codegen signature OP          the C++ functions to define for OP
 
 Exit status 2 on a manifest error, printed as file:line: op: problem — fix; nothing is written.
 """
@@ -10,15 +15,43 @@ import sys
 import time
 from pathlib import Path
 
+from codegen.dest.structured import hooks
 from codegen.errors import SpecError
 from codegen.gen import all_outputs, generate
 from codegen.manifest import load_manifest
 
 
+def signature(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen signature", description="the hooks to define")
+    parser.add_argument("op", help="an op's name (sum), overload (sum.dim_IntList) or structured name")
+    parser.add_argument("--manifest", type=Path, default=Path("native_functions.yaml"))
+    args = parser.parse_args(argv)
+    try:
+        manifest = load_manifest(args.manifest)
+    except SpecError as e:
+        print(e, file=sys.stderr)
+        return 2
+    ops = hooks(manifest, args.op)
+    if not ops:
+        print(f"{args.op}: no such op in {args.manifest}", file=sys.stderr)
+        return 1
+    for op in ops:
+        if not op.hooks:
+            print(f"// {args.op}: every kernel is generated ({op.header})")
+            continue
+        print(f"#include <{op.header}>")
+        for h in op.hooks:
+            print(f"\n// {h.what}\n{h.declaration}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["signature"]:
+        return signature(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
     parser.add_argument("--manifest", type=Path, default=Path("native_functions.yaml"))
-    parser.add_argument("--out-dir", type=Path, default=Path("build/generated"))
+    parser.add_argument("--out-dir", type=Path, help="write the generated sources here (default: check only)")
     parser.add_argument("--shards", type=int, default=4, help="translation units per dispatch key")
     parser.add_argument(
         "--list-outputs",
@@ -33,14 +66,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         manifest = load_manifest(args.manifest)
         if args.list_outputs:
-            print(";".join(str(args.out_dir / f) for f in all_outputs(manifest, args.shards)))
+            out_dir = args.out_dir or Path("generated")
+            print(";".join(str(out_dir / f) for f in all_outputs(manifest, args.shards)))
             return 0
-        written = generate(manifest, args.out_dir, args.shards)
+        written = generate(manifest, args.out_dir, args.shards) if args.out_dir else []
     except SpecError as e:
         print(e, file=sys.stderr)
         return 2
-    if args.verbose:
-        took = time.perf_counter() - start
+    took = time.perf_counter() - start
+    if args.out_dir is None:
+        entries, ops = len(manifest.functions), len(manifest.groups)
+        print(f"{args.manifest}: {entries} entries, {ops} structured ops: ok ({took:.2f}s)")
+    elif args.verbose:
         print(f"codegen: {len(manifest.functions)} functions, {len(written)} files changed, {took:.2f}s")
         for f in written:
             print(f"  wrote {f}")

@@ -338,3 +338,58 @@ def meta_shards(manifest: Manifest, shards: int) -> list[MetaShard]:
         if group.out.rule is not None:
             buckets[shard_of(group.name, shards)].append(meta_def(group))
     return [MetaShard(tuple(b)) for b in buckets]
+
+
+@dataclass(frozen=True)
+class Hook:
+    """A function hand-written code must define for an op (python -m codegen signature)."""
+
+    what: str  # "CPU impl of sum.IntList_out", "meta function of gather, gather.out"
+    declaration: str  # the C++ declaration, as the generated header has it
+
+
+@dataclass(frozen=True)
+class OpHooks:
+    header: str  # what to include: structops/ops/<op>.h
+    hooks: tuple[Hook, ...]  # empty: every kernel of the op is generated
+
+
+def hooks(manifest: Manifest, name: str) -> list[OpHooks]:
+    """The hand-written hooks of the op ``name`` (its base name, an overload, or the structured
+    op's name), per op it names; generated impls (pointwise kernels, multi-kernel choosers) are
+    not listed."""
+    result = []
+    for group in manifest.groups:
+        if name not in {
+            group.name,
+            group.out.func.name.name.base,
+            *(str(f.func.name) for f in group.members),
+        }:
+            continue
+        found: list[Hook] = []
+        header = op_header(group)
+        if header.meta is not None and not header.meta.from_rule:
+            decl = f"{header.meta.struct} {header.meta.function}({header.meta.params});"
+            found.append(Hook(f"meta function (namespace structops::meta) of {header.meta.describes}", decl))
+        for k in header.kernels:
+            if k.chooser or group.out.pointwise is not None:
+                continue  # generated
+            if k.variant is not None and k.name == names.variant_kernel(
+                group.impl_name(DispatchKey(k.key)), k.variant
+            ):
+                continue  # a generated variant (kernels: ... params)
+            what = f"{k.key} impl" + (f" variant '{k.variant}'" if k.variant else "") + f" of {k.op}"
+            found.append(Hook(f"{what} (namespace structops::impl)", f"{k.returns} {k.name}({k.params});"))
+        result.append(OpHooks(names.group_header(group.name), tuple(found)))
+    for fn in manifest.unstructured:
+        if name in {fn.func.name.name.base, str(fn.func.name)}:
+            kernels = unstructured_header(fn).kernels
+            found = [
+                Hook(
+                    f"{k.key} kernel of {k.op} (namespace structops::impl)",
+                    f"{k.returns} {k.name}({k.params});",
+                )
+                for k in kernels
+            ]
+            result.append(OpHooks(names.group_header(fn.func.name.unambiguous), tuple(found)))
+    return result

@@ -1,0 +1,50 @@
+"""python -m codegen as an op author uses it: a check that writes nothing, and `signature OP`,
+which prints the functions to define exactly as the generated header declares them."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from codegen.gen import generate
+from codegen.manifest import load_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "codegen" / "fixtures" / "native_functions.yaml"
+
+
+def _codegen(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "codegen", *args],
+        cwd=cwd,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_plain_run_checks_and_writes_nothing(tmp_path):
+    proc = _codegen("--manifest", str(FIXTURE), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "structured ops: ok" in proc.stdout
+    assert list(tmp_path.iterdir()) == [], "a check writes no file"
+
+
+def test_signature_prints_what_the_generated_header_declares(tmp_path):
+    generate(load_manifest(FIXTURE), tmp_path, shards=2)
+    proc = _codegen("signature", "bmm", "--manifest", str(FIXTURE))
+    assert proc.returncode == 0, proc.stderr
+    declarations = [line for line in proc.stdout.splitlines() if line.endswith(");")]
+    assert declarations, proc.stdout
+    header = (
+        tmp_path / "include" / proc.stdout.splitlines()[0].removeprefix("#include <").rstrip(">")
+    ).read_text()
+    for d in declarations:
+        assert d in header, f"{d} is not what the generated header declares"
+
+
+def test_signature_of_a_generated_op_and_of_an_unknown_one():
+    generated = _codegen("signature", "scaled_act", "--manifest", str(FIXTURE))
+    assert generated.returncode == 0 and "every kernel is generated" in generated.stdout
+    unknown = _codegen("signature", "nope", "--manifest", str(FIXTURE))
+    assert unknown.returncode == 1 and "nope: no such op" in unknown.stderr
