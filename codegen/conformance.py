@@ -8,7 +8,8 @@ Everything has a default except the reference, so most ops need one line:
       reference: torch.add              # a callable, or a lambda over the functional's arguments
       domain: positive                  # values to sample: any (default), positive, nonzero, unit
       args: {alpha: [1, 2.5]}           # values to try for non-tensor arguments
-      dtypes: [float32, int64]          # what to test (default: every dtype the op kind allows)
+      dtypes: [float32, int64]          # what to test (default: every dtype the op kind, or
+                                        # the rule's `allowed` for the first tensor, allows)
       skip: {bool: "torch.neg rejects bool"}   # dtypes not tested, each with its reason
       cuda_skip: {complex64: "no CUDA kernel"} # dtypes not tested on CUDA, each with its reason
       tolerance: {float16: [1e-3, 1e-3]}       # [atol, rtol] per dtype
@@ -17,8 +18,10 @@ Everything has a default except the reference, so most ops need one line:
       - {args: "torch.ones(2), torch.ones(3)", match: "must match the size"}
       - {args: "torch.ones(3), torch.tensor([5])", match: "index 5", data: true}   # raised by the
                                         # kernel from values (index checks): not on meta tensors
-      samples: ["t(2, 3), t(3, 4)"]     # inputs for ops that are neither pointwise nor reductions;
-                                        # t(*shape) makes a tensor of the tested dtype and device
+      samples: ["t(2, 3), t(3, 4)"]     # inputs, where the default does not fit: t(*shape) makes a
+                                        # tensor of the tested dtype and device. Default: pointwise
+                                        # and reduction ops have generators; other ops get inputs
+                                        # drawn from their rule's patterns (tests/conformance/drawn.py)
 """
 
 from __future__ import annotations

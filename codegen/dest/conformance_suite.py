@@ -15,12 +15,13 @@ from codegen.conformance import DTYPES
 from codegen.model import BaseTy, BaseType, ListType
 from codegen.native import DispatchKey, Manifest, StructuredGroup
 from codegen.pointwise.model import CUDA_TYPES
+from codegen.rules.model import arg_kind
 
-# What an op kind is tested with when the manifest names no dtypes.
+# What an op kind is tested with when the manifest names no dtypes; other ops: every dtype
+# their rule allows their first tensor (_allowed_dtypes).
 DEFAULT_DTYPES = {
     "pointwise": DTYPES,
     "reduction": ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"),
-    "other": ("float32",),
 }
 
 
@@ -59,6 +60,12 @@ class SuiteSpec:
     out_dtype: str
     kernel_variants: tuple[tuple[str, tuple[str, ...]], ...] = ()  # device -> variant names (`kernels:`)
     described: bool = False  # a meta rule: structops.describe() gives its index space
+    # The rule, for samples drawn from it when the manifest gives none: each tensor input's
+    # pattern (argument, kind, pattern text), each argument's rule kind (int, ints, tensor, ...)
+    # and the dtypes `allowed` gives single arguments (indices: int32, int64).
+    patterns: tuple[tuple[str, str, str], ...] = ()
+    arg_kinds: tuple[tuple[str, str], ...] = ()
+    arg_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -66,7 +73,18 @@ def _kind(group: StructuredGroup) -> str:
     return "pointwise" if "pointwise" in tags else "reduction" if "reduction" in tags else "other"
 
 
+def _allowed_dtypes(group: StructuredGroup) -> tuple[str, ...]:
+    """Every dtype the suite knows that the rule's `allowed` lets the first tensor input have."""
+    rule = group.out.rule
+    tensors = [a.name for a in group.out.func.arguments.non_out if a.type == BaseType(BaseTy.Tensor)]
+    allowed = dict(rule.allowed) if rule else {}
+    own = allowed.get(tensors[0]) if tensors else None
+    permitted = own or allowed.get(None) or DTYPES
+    return tuple(d for d in DTYPES if d in permitted)
+
+
 def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> SuiteSpec:
+    rule = group.out.rule
     args = group.out.func.arguments
     non_out = args.non_out
     tests = group.tests
@@ -76,7 +94,7 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
             defaults.append((a.name, python.default(a.default) or "None"))
     kind = _kind(group)
     tensor_args = tuple(a.name for a in non_out if a.type == BaseType(BaseTy.Tensor))
-    dtypes = tests.dtypes if tests and tests.dtypes else DEFAULT_DTYPES[kind]
+    dtypes = tests.dtypes if tests and tests.dtypes else DEFAULT_DTYPES.get(kind) or _allowed_dtypes(group)
     return SuiteSpec(
         name=group.name,
         kind=kind,
@@ -115,6 +133,9 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
         list_out=any(isinstance(o.type, ListType) for o in args.out),
         out_dtype=group.out.out_dtype,
         described=group.out.rule is not None,
+        patterns=tuple((i.arg, i.kind, str(i.pattern)) for i in rule.inputs) if rule else (),
+        arg_kinds=tuple((a.name, arg_kind(a.type) or "other") for a in non_out),
+        arg_dtypes=tuple((a, d) for a, d in rule.allowed if a is not None) if rule else (),
         kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)
         if group.out.kernels
         else (),

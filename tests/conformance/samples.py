@@ -4,105 +4,15 @@ run it on, seeded per op and dtype so that a failing sample reproduces."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import torch
 
 from codegen.dest.conformance_suite import SuiteSpec
+from tests.conformance import drawn
 from tests.conformance.spec import compiled, functional
-
-
-@dataclass
-class Sample:
-    args: list[Any]
-    kwargs: dict[str, Any]
-    desc: str
-
-    def map_tensors(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Sample:
-        def f(x):
-            if isinstance(x, list | tuple) and x and all(isinstance(e, torch.Tensor) for e in x):
-                return [fn(e) for e in x]  # a Tensor[] argument
-            return fn(x) if isinstance(x, torch.Tensor) else x
-
-        return Sample([f(a) for a in self.args], {k: f(v) for k, v in self.kwargs.items()}, self.desc)
-
-    def on_meta(self) -> Sample:
-        """The same call on meta tensors, strides kept (to("meta") copies an expanded tensor contiguous)."""
-        return self.map_tensors(
-            lambda t: torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
-        )
-
-    def clone(self) -> Sample:
-        return self.map_tensors(lambda t: t.clone())
-
-    def call(self, fn, **extra):
-        return fn(*self.args, **self.kwargs, **extra)
-
-    @property
-    def first_tensor(self) -> torch.Tensor:
-        """The first tensor argument (the first element of a leading Tensor[] argument)."""
-        first = self.args[0]
-        return first[0] if isinstance(first, list | tuple) else first
-
-    def __repr__(self) -> str:
-        def show(x):
-            if isinstance(x, torch.Tensor):
-                return f"Tensor(shape={tuple(x.shape)}, stride={x.stride()}, dtype={x.dtype})"
-            return repr(x)
-
-        args = ", ".join([show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()])
-        return f"[{self.desc}] ({args})"
-
-
-def dtype_of(name: str) -> torch.dtype:
-    return getattr(torch, name)
-
-
-def is_integral(dtype: torch.dtype) -> bool:
-    return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
-
-
-def values(shape, dtype, device, domain, gen) -> torch.Tensor:
-    """Random values of ``domain`` (any, positive, nonzero, unit)."""
-    if dtype == torch.bool:
-        return torch.randint(0, 2, shape, generator=gen).bool().to(device)
-    if dtype.is_floating_point or dtype.is_complex:
-        lo, hi = {"any": (-5, 5), "positive": (0.1, 5), "nonzero": (0.5, 5), "unit": (-1, 1)}[domain]
-        real_dtype = torch.float64
-        x = torch.rand(shape, generator=gen, dtype=real_dtype) * (hi - lo) + lo
-        if domain == "nonzero":
-            x = x * (torch.randint(0, 2, shape, generator=gen) * 2 - 1)
-        if dtype.is_complex:
-            x = torch.complex(x, torch.rand(shape, generator=gen, dtype=real_dtype) * (hi - lo) + lo)
-        return x.to(dtype).to(device)
-    info = torch.iinfo(dtype)
-    lo, hi = {"any": (-9, 10), "positive": (1, 10), "nonzero": (1, 10), "unit": (-1, 2)}[domain]
-    lo, hi = max(lo, info.min), min(hi, info.max)
-    x = torch.randint(lo, hi, shape, generator=gen, dtype=torch.int64)
-    if domain == "nonzero" and info.min < 0:
-        x = x * (torch.randint(0, 2, shape, generator=gen) * 2 - 1)
-    return x.to(dtype).to(device)
-
-
-def laid_out(x: torch.Tensor, layout: str) -> torch.Tensor:
-    """The same values in another memory layout."""
-    if layout == "contiguous" or x.dim() == 0:
-        return x
-    if layout == "transposed":
-        return x.permute(*reversed(range(x.dim()))).contiguous().permute(*reversed(range(x.dim())))
-    if layout == "strided":  # every other element of a buffer twice as long in the last dim
-        buf = torch.empty((*x.shape[:-1], x.shape[-1] * 2), dtype=x.dtype, device=x.device)
-        view = buf[..., ::2]
-        view.copy_(x)
-        return view
-    if layout == "expanded":  # size-1 first dim broadcast
-        return x[:1].expand(x.shape) if x.shape[0] > 0 else x
-    if layout == "channels_last":
-        return x.contiguous(memory_format=torch.channels_last)
-    raise ValueError(layout)
+from tests.conformance.tensors import Sample, call_args, dtype_of, is_integral, laid_out, values
 
 
 def _extremes(dtype, device, shape=(8,)) -> torch.Tensor | None:
@@ -152,13 +62,6 @@ def scalar_choices(spec: SuiteSpec) -> Iterator[dict[str, Any]]:
                 yield {**base, name: v}
 
 
-def call_args(spec: SuiteSpec, named: dict[str, Any], desc: str) -> Sample:
-    """A sample from argument values by name, positional and keyword-only as the functional takes them."""
-    args = [named[n] for n in spec.positional if n in named]
-    kwargs = {n: named[n] for n in spec.kwarg_only if n in named}
-    return Sample(args, kwargs, desc)
-
-
 def with_tensors(
     spec: SuiteSpec, tensors: list[torch.Tensor], desc: str, scalars: dict | None = None
 ) -> Sample:
@@ -198,9 +101,11 @@ def samples(spec: SuiteSpec, device: str, dtype_name: str) -> list[Sample]:
     elif spec.kind == "reduction":
         result = _reduction_samples(spec, device, dtype, gen)
     else:
-        pytest.skip(
-            f"no sample generator for '{spec.kind}' ops: tag the op pointwise or reduction, or give"
-            " tests.samples"
+        seed = zlib.crc32(f"{spec.name}/{dtype_name}/drawn".encode())
+        result = drawn.rule_samples(spec, device, dtype, seed)
+        assert result, (
+            f"{spec.name}: no input drawn from its schema and rule was accepted by the op or its "
+            "reference: give tests.samples (codegen/conformance.py)"
         )
     assert result, f"no samples for {spec.name} on {device}/{dtype_name}"
     return result

@@ -53,6 +53,33 @@ def _inplace_kernel(functional, check_dtype=True):
     return inplace_kernel
 
 
+def _flip(self):
+    return torch.flip(self, [-1])
+
+
+def _flip_floats_only(self):
+    if not self.dtype.is_floating_point:  # planted: a dtype the kernel forgot
+        raise NotImplementedError(f"flip_dtype_gap: no kernel for {self.dtype}")
+    return _flip(self)
+
+
+def _flip_wrong_at_rank4(self):
+    return torch.flip(self, [0 if self.dim() >= 4 else -1])  # planted: a bug only rank >= 4 shows
+
+
+def _flip_out(kernel):
+    def out_kernel(self, *, out):
+        result = kernel(self)
+        if out.shape != result.shape:  # resized to the meta layout, as structops' out= wrappers do
+            out.resize_(result.shape).as_strided_(result.shape, result.stride())
+        return out.copy_(result)
+
+    return out_kernel
+
+
+FLIPS = {"flip_good": _flip, "flip_dtype_gap": _flip_floats_only, "flip_rank4": _flip_wrong_at_rank4}
+
+
 def register() -> None:
     global _lib
     if _lib is not None:
@@ -75,3 +102,9 @@ def register() -> None:
         if inplace_kernel is not None:
             _lib.define(f"{name}_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
             _lib.impl(f"{name}_.Tensor", inplace_kernel, "CPU")
+    for name, kernel in FLIPS.items():
+        _lib.define(f"{name}(Tensor self) -> Tensor")
+        _lib.define(f"{name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+        _lib.impl(name, kernel, "CPU")
+        _lib.impl(name, _flip, "Meta")
+        _lib.impl(f"{name}.out", _flip_out(kernel), "CPU")

@@ -44,3 +44,32 @@ def test_correct_op_passes(specs, check, dtype):
 def test_planted_bug_is_caught(specs, mutant, check):
     with pytest.raises((AssertionError, pytest.fail.Exception)):
         CHECKS[check].run(specs[mutant], "cpu", "int64" if mutant == "no_dtype_check" else "float32")
+
+
+# A hand-written op with no tests.dtypes and no tests.samples: checked on every dtype its rule
+# allows, on inputs drawn from its rule (tests/conformance/drawn.py), ranks 0 to 5.
+DRAWN = {
+    "flip_dtype_gap": ("reference", (NotImplementedError,)),  # a kernel without integer dtypes
+    "flip_rank4": ("property", (AssertionError,)),  # a bug only rank >= 4 inputs show
+}
+
+
+@pytest.mark.parametrize("check", ["reference", "meta", "variants", "property"])
+def test_a_correct_new_op_passes_on_every_dtype(specs, check):
+    spec = specs["flip_good"]
+    assert len(spec.dtypes) >= 10, f"default dtypes: {spec.dtypes}"
+    for dtype in spec.dtypes:
+        CHECKS[check].run(spec, "cpu", dtype)
+
+
+@pytest.mark.parametrize("mutant", DRAWN)
+def test_a_new_op_gets_tests_that_catch(specs, mutant):
+    check, errors = DRAWN[mutant]
+    spec = specs[mutant]
+    caught = []
+    for dtype in spec.dtypes:
+        try:
+            CHECKS[check].run(spec, "cpu", dtype)
+        except (*errors, pytest.fail.Exception):
+            caught.append(dtype)
+    assert caught, f"the planted bug in {mutant} passed '{check}' on {spec.dtypes}"
