@@ -4,6 +4,7 @@ op's hand-written code must define.
     python -m codegen                       check native_functions.yaml (writes nothing)
     python -m codegen --out-dir DIR         generate into DIR (what the CMake build runs)
     python -m codegen signature OP          the C++ functions to define for OP
+    python -m codegen new-op NAME --kind pointwise|structured    scaffold a new op
 
 Exit status 2 on a manifest error, printed as file:line: op: problem — fix; nothing is written.
 """
@@ -15,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from codegen import new_op
 from codegen.dest.structured import hooks
 from codegen.errors import SpecError
 from codegen.gen import all_outputs, generate
@@ -45,10 +47,30 @@ def signature(argv: list[str]) -> int:
     return 0
 
 
+def scaffold(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen new-op", description=new_op.__doc__)
+    parser.add_argument("name")
+    parser.add_argument("--kind", choices=["pointwise", "structured"], required=True)
+    parser.add_argument("--manifest", type=Path, default=Path("native_functions.yaml"))
+    args = parser.parse_args(argv)
+    try:
+        made = new_op.new_op(args.name, args.kind, args.manifest, args.manifest.resolve().parent)
+    except (ValueError, SpecError) as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(f"{made.manifest}: added {args.name}.out, {args.name}" + ("" if made.impl else f", {args.name}_"))
+    if made.impl:
+        print(f"{made.impl}: its CPU impl (an identity to start from)")
+    print("next: bash tools/setup.sh (rebuild), then bash tools/test.sh tests/conformance -k " + args.name)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["signature"]:
         return signature(argv[1:])
+    if argv[:1] == ["new-op"]:
+        return scaffold(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
     parser.add_argument("--manifest", type=Path, default=Path("native_functions.yaml"))
     parser.add_argument("--out-dir", type=Path, help="write the generated sources here (default: check only)")

@@ -21,7 +21,7 @@ LAYERS = (
     ("entry",),  # the checker: one entry
     ("manifest",),  # the checker: the whole manifest
     ("dest.*",),  # template contexts from the model
-    ("gen",),
+    ("gen", "new_op"),
     ("__main__",),
 )
 CHECKING = {m for layer in LAYERS[:9] for m in layer}

@@ -48,3 +48,30 @@ def test_signature_of_a_generated_op_and_of_an_unknown_one():
     assert generated.returncode == 0 and "every kernel is generated" in generated.stdout
     unknown = _codegen("signature", "nope", "--manifest", str(FIXTURE))
     assert unknown.returncode == 1 and "nope: no such op" in unknown.stderr
+
+
+def test_new_op_scaffolds_entries_that_load_and_an_impl_of_the_exact_signature(tmp_path):
+    manifest = tmp_path / "native_functions.yaml"
+    manifest.write_text(FIXTURE.read_text())
+    for name, kind in (("flipx", "structured"), ("softplusx", "pointwise")):
+        proc = _codegen("new-op", name, "--kind", kind, "--manifest", str(manifest))
+        assert proc.returncode == 0, proc.stderr
+    loaded = load_manifest(manifest)
+    assert {"flipx.out", "flipx", "softplusx.out", "softplusx", "softplusx_"} <= {
+        str(f.func.name) for f in loaded.functions
+    }
+    generate(loaded, tmp_path / "generated", shards=2)
+    header = (tmp_path / "generated" / "include" / "structops" / "ops" / "flipx.h").read_text()
+    impl = (tmp_path / "csrc" / "ops" / "flipx" / "cpu.cpp").read_text()
+    definition = next(line for line in impl.splitlines() if line.startswith("void flipx_out_cpu("))
+    assert definition.removesuffix(" {") + ";" in header
+
+
+def test_new_op_refuses_a_taken_or_bad_name_and_writes_nothing(tmp_path):
+    manifest = tmp_path / "native_functions.yaml"
+    manifest.write_text(FIXTURE.read_text())
+    for name in ("bmm", "class", "so_x", "x_"):
+        proc = _codegen("new-op", name, "--kind", "structured", "--manifest", str(manifest))
+        assert proc.returncode == 2 and proc.stderr, name
+    assert manifest.read_text() == FIXTURE.read_text()
+    assert not (tmp_path / "csrc").exists()
