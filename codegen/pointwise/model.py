@@ -59,7 +59,7 @@ CUDA_TYPES = {
     "bool": "bool",
 }
 KINDS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "BOOL_TO_LONG")
-MAX_TENSORS = 3  # csrc/include/structops/cpu_pointwise.h kMaxOperands - 1
+MAX_TENSORS = 3  # csrc/include/structops/cpu/pointwise.h kMaxOperands - 1
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ std::string cache_dir();
 int64_t timed_count();
 int64_t disk_hits();
 
-// The CUDA host glue (csrc/cuda/autotune_host.cpp, CUDA torch only) registers what only it can
+// The CUDA host glue (csrc/runtime/autotune/cuda_host.cpp, CUDA torch only) registers what only it can
 // ask: whether the current stream is capturing a graph, the device name, the CUDA version.
 struct DeviceHooks {
   bool (*capturing)(at::Device) = nullptr;
