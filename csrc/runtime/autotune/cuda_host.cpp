@@ -1,8 +1,8 @@
-// What structops' autotune runtime (autotune.cpp) can only ask CUDA torch: whether the
-// current stream is capturing a CUDA graph (no timing then), the device's name and the CUDA
-// version (both part of the cache key), and timing with CUDA events. Registered when
-// the library loads. Compiled only when the installed torch has CUDA.
-#include <structops/autotune.h>
+// What structops' autotune runtime can only ask CUDA torch (device.h): whether the current stream
+// is capturing a CUDA graph (no timing then), the device's name and the CUDA version (both part of
+// the cache key), and timing with CUDA events. Registered when the library loads. Compiled only
+// when the installed torch has CUDA.
+#include <runtime/autotune/device.h>
 
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGraphsC10Utils.h>
