@@ -41,7 +41,7 @@ constexpr double kTie = 0.03;
 
 struct Variant {
   std::string name;
-  std::string source_hash;  // of the kernel's code, from the generator
+  std::string source_hash;  // of its manifest entry and its code, from the build (build_info.h)
 };
 
 // One op's variants on one device type; generated code builds one per (op, key) as a static.

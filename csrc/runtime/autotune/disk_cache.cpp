@@ -2,6 +2,7 @@
 #include <runtime/autotune/device.h>
 #include <runtime/autotune/disk_cache.h>
 #include <runtime/autotune/json.h>
+#include <runtime/autotune/build_info.h>
 
 #include <c10/util/Exception.h>
 
@@ -17,14 +18,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-// What the kernels were built with (CMakeLists.txt defines them for this file).
-#ifndef STRUCTOPS_TORCH_VERSION
-#define STRUCTOPS_TORCH_VERSION "unknown"
-#endif
-#ifndef STRUCTOPS_COMPILE_FLAGS
-#define STRUCTOPS_COMPILE_FLAGS "unknown"
-#endif
 
 namespace structops::autotune {
 namespace {
@@ -84,8 +77,8 @@ Fingerprint Fingerprint::of(const OpKernels& op, at::Device device, at::ScalarTy
       {"key_text", quoted(op.key_text)},
       {"key", key_json(key)},
       {"variants", variants},
-      {"compile_flags", quoted(STRUCTOPS_COMPILE_FLAGS)},
-      {"torch", quoted(STRUCTOPS_TORCH_VERSION)},
+      {"compile_flags", quoted(build_info::compile_flags)},
+      {"torch", quoted(build_info::torch_version)},
       {"cuda", quoted(device.is_cuda() && hooks.runtime_version ? hooks.runtime_version() : "")},
   }};
 }
