@@ -522,6 +522,16 @@ def _parse_kernels(
             )
     except RuleError as e:
         raise SpecError(path, e.line or line, op, e.problem, e.fix) from None
+    if any(v.kernel for _, variants in mk.devices for v in variants) and not mk.sources:
+        raise SpecError(
+            path,
+            line,
+            op,
+            "'kernels' with hand-written variants needs 'sources': the files or folders under csrc/ "
+            "their code is in (each variant's source hash, the autotune cache key, covers them)",
+            "add e.g. 'sources: [ops/<family>]' (the family folder: cpu* files count for CPU "
+            "variants, cuda* files for CUDA ones, the rest for both)",
+        )
     return dataclasses.replace(mk, tuning=tuple(tuning))
 
 

@@ -51,11 +51,13 @@ def _header_file(header: structured.OpHeader) -> str:
 def all_outputs(manifest: Manifest, shards: int) -> list[str]:
     """Every generated file. CMake declares them all as byproducts of the codegen step, so
     ninja re-checks each one after codegen runs and recompiles exactly their dependents."""
-    return fixed_outputs(shards) + op_headers(manifest) + [OUTPUTS_CMAKE]
+    return fixed_outputs(shards) + op_headers(manifest) + [OUTPUTS_CMAKE, VARIANT_SOURCES_CMAKE]
 
 
 # Written only when the set of outputs changes; CMake re-configures when it does.
 OUTPUTS_CMAKE = "outputs.cmake"
+# What the build hashes into each kernel variant's source hash (cmake/autotune_build.cmake).
+VARIANT_SOURCES_CMAKE = "variant_sources.cmake"
 
 
 def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
@@ -81,6 +83,9 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         fm.render(f"src/kernels_cpu_{i}.cpp", "kernels_cpu.cpp.j2", shard=kernel_shard)
         fm.render(f"src/kernels_cuda_{i}.cu", "kernels_cuda.cu.j2", shard=kernel_shard)
         fm.render(f"src/kernels_cuda_host_{i}.cpp", "kernels_cuda_host.cpp.j2", shard=kernel_shard)
+    fm.render(
+        VARIANT_SOURCES_CMAKE, "variant_sources.cmake.j2", variants=multi_kernel.variant_sources(manifest)
+    )
     for key in (DispatchKey.CPU, DispatchKey.CUDA):
         for i, chooser_shard in enumerate(multi_kernel.chooser_shards(manifest, key, shards)):
             fm.render(

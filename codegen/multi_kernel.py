@@ -7,6 +7,12 @@
       - {name: columns, kernel: sum_out_cpu_columns, when: "numel(out) > 1", dtypes: [floating]}
       CUDA:                                                              # a pointwise op's variants
       - {name: b256u2, params: {block: 256, unroll: 2}}                  # are generated: parameters
+      sources: [ops/reduce, include/structops/cpu/reduce.h]              # the code the variants run
+
+``sources`` lists the files and folders under csrc/ that the variants' code is in (required when a
+variant is hand-written). The generator never reads them: it forwards them to the build
+(variant_sources.cmake), which hashes them into each variant's source hash, the autotune cache
+key (cmake/autotune_build.cmake; docs/multi_kernel.md).
 
 Every variant has the impl's signature (what ``dispatch:`` names, or the generated pointwise
 impl); the generator writes that impl as a chooser (structops/autotune.h). ``key`` and ``when``
@@ -25,7 +31,7 @@ from codegen.load import LineDict
 from codegen.rules.ir import TuningIR
 from codegen.rules.syntax import Expr, RuleSyntaxError, ShapeList, parse_expr
 
-KEYS = ("key", "CPU", "CUDA")
+KEYS = ("key", "CPU", "CUDA", "sources")
 VARIANT_KEYS = ("name", "kernel", "params", "when", "dtypes")
 # The parameters of generated (pointwise) kernels per device, with the values each may take.
 PARAMS = {
@@ -52,6 +58,7 @@ class MultiKernel:
     line: int
     key_line: int
     devices: tuple[tuple[str, tuple[KernelVariant, ...]], ...]  # ("CPU" | "CUDA", variants)
+    sources: tuple[str, ...] = ()  # paths under csrc/ (cmake/autotune_build.cmake reads them)
     # Per device, the checked key and variant conditions (set by the manifest, which has the rule).
     tuning: tuple[tuple[str, TuningIR], ...] = ()
 
@@ -102,6 +109,7 @@ def parse_kernels(
             key_line,
         )
 
+    sources = _sources(raw, fail)
     out_devices = []
     for device in ("CPU", "CUDA"):
         if device not in raw:
@@ -130,7 +138,41 @@ def parse_kernels(
         out_devices.append((device, tuple(variants)))
     if not out_devices:
         raise fail("'kernels' lists no variants", f"add variant lists under {' or '.join(devices)}")
-    return MultiKernel(tuple(key.items), key_text, line, key_line, tuple(out_devices))
+    return MultiKernel(tuple(key.items), key_text, line, key_line, tuple(out_devices), sources)
+
+
+def _sources(raw: LineDict, fail) -> tuple[str, ...]:
+    """``sources``: relative paths under csrc/, checked for form only (the build checks they exist)."""
+    if "sources" not in raw:
+        return ()
+    at = raw.line_of("sources")
+    items = raw["sources"]
+    example = "write e.g. 'sources: [ops/reduce, include/structops/cpu/reduce.h]'"
+    if not isinstance(items, list) or not items:
+        raise fail(
+            "kernels.sources must list the files or folders under csrc/ the variants' code is in", example, at
+        )
+    out = []
+    for item in items:
+        if not isinstance(item, str) or not item:
+            raise fail(f"kernels.sources: {item!r} is not a path", example, at)
+        parts = item.split("/")
+        if item.startswith("csrc/"):
+            raise fail(
+                f"kernels.sources: '{item}' starts with csrc/; paths are under csrc/ already",
+                f"write '{item.removeprefix('csrc/')}'",
+                at,
+            )
+        if item.startswith("/") or "\\" in item or any(p in ("", ".", "..") for p in parts):
+            raise fail(f"kernels.sources: '{item}' is not a plain relative path under csrc/", example, at)
+        if not all(c.isalnum() or c in "._-/" for c in item):
+            raise fail(
+                f"kernels.sources: '{item}' has characters a build path should not have",
+                "use letters, digits and . _ - / only",
+                at,
+            )
+        out.append(item)
+    return tuple(out)
 
 
 def _variant(item: object, device: str, generated: bool, fail, at: int) -> KernelVariant:
@@ -194,7 +236,7 @@ def _variant(item: object, device: str, generated: bool, fail, at: int) -> Kerne
         if not isinstance(kernel, str) or not kernel.isidentifier():
             raise fail(
                 f"{where}: a variant needs 'kernel', the hand-written function it runs, got {kernel!r}",
-                "name a function with the impl's signature, defined in csrc/",
+                "name a function with the impl's signature, defined in csrc/ops/<family>/",
                 at,
             )
     when = None

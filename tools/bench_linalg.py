@@ -3,7 +3,7 @@
     .venv/bin/python tools/bench_linalg.py                # every case, torch's thread count
     .venv/bin/python tools/bench_linalg.py --threads 1    # one thread
 
-For mm it times both CPU kernels of structops/cpu_mm.h on their own (`blocked`: our GEMM,
+For mm it times both CPU kernels of csrc/ops/linalg/gemm.h on their own (`blocked`: our GEMM,
 `aten`: ATen/BLAS through structops; each pinned in a subprocess, as the pins are read once)
 and the default (`auto`: structops.autotune's pick per shape bucket, tuned in the warm-up call),
 against torch.mm; then addmm and linear (also autotuned). It prints

@@ -3,8 +3,13 @@
 a function that computes the tuning key and each variant's eligibility and runs what
 structops::autotune::choose picks.
 
-A variant's source hash covers its manifest entry (and formula) and the hand-written code it may
-run (see source_hash), so editing a kernel invalidates its cached timings.
+A variant's source hash covers its manifest entry (and formula) and the hand-written files its
+``kernels: sources:`` declare, so editing a kernel invalidates its cached timings. The generator
+hashes the manifest part only and never reads csrc/: it writes each variant's declaration to
+variant_sources.cmake, and the build (cmake/autotune_build.cmake) hashes the files into one small
+translation unit, where the choosers find each hash by name (source_hash::<impl>__<variant>).
+Editing a kernel then recompiles that unit alone, and editing code no variant declares
+regenerates nothing.
 """
 
 from __future__ import annotations
@@ -26,8 +31,19 @@ from codegen.rules import cpp as rules_cpp
 class ChooserVariant:
     name: str
     function: str
-    source_hash: str
+    hash_symbol: str  # structops::autotune::source_hash::<this>, defined by the build
     eligible: str  # C++ bool
+
+
+@dataclass(frozen=True)
+class VariantSources:
+    """One line of variant_sources.cmake: what the build hashes into the variant's source hash."""
+
+    symbol: str
+    device: str  # CPU | CUDA
+    manifest_hash: str
+    where: str  # "native_functions.yaml: sum.IntList_out", for the build's errors
+    sources: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -57,37 +73,21 @@ def variant_function(impl: str, v: KernelVariant) -> str:
     return v.kernel or names.variant_kernel(impl, v.name)
 
 
-def _sources(root: str) -> dict[Path, str]:
-    csrc = Path(root) / "csrc" if root else None
-    if csrc is None or not csrc.is_dir():
-        return {}
-    return {
-        p: p.read_text(errors="replace")
-        for p in sorted(csrc.rglob("*"))
-        if p.suffix in (".h", ".cuh", ".cpp", ".cu") and p.is_file()
-    }
+def hash_symbol(impl: str, v: KernelVariant) -> str:
+    """The C++ name of the variant's source hash: unique per (op, device, variant)."""
+    return names.variant_kernel(impl, v.name)
 
 
-def source_hash(
-    v: KernelVariant, device: str, group: StructuredGroup, sources: dict[Path, str], root: str
-) -> str:
-    """The variant's manifest entry and formula, and every hand-written file its code may reach:
-    the device's kernel folder (csrc/cpu/ or csrc/cuda/: a hook may call into any file there),
-    the shared headers (csrc/include/) and the runtime (csrc/*.cpp)."""
+def manifest_hash(v: KernelVariant, group: StructuredGroup) -> str:
+    """The manifest's part of the variant's source hash: its entry, the op's schema and formula."""
     h = hashlib.sha256(v.text.encode())
     h.update(str(group.out.func).encode())
     if group.out.pointwise is not None:
         h.update(group.out.pointwise.lowered.expr.encode())
-    reached = ("include", device.lower())
-    for path, text in sources.items():
-        parts = path.relative_to(Path(root) / "csrc").parts
-        if len(parts) == 1 or parts[0] in reached:
-            h.update("/".join(parts).encode())
-            h.update(text.encode())
-    return h.hexdigest()[:16]
+    return h.hexdigest()
 
 
-def chooser(group: StructuredGroup, key: DispatchKey, sources: dict[Path, str], root: str) -> Chooser:
+def chooser(group: StructuredGroup, key: DispatchKey) -> Chooser:
     fn = group.out
     mk = fn.kernels
     assert mk is not None and fn.rule is not None
@@ -107,7 +107,7 @@ def chooser(group: StructuredGroup, key: DispatchKey, sources: dict[Path, str], 
             ChooserVariant(
                 v.name,
                 variant_function(impl, v),
-                source_hash(v, key.value, group, sources, root),
+                hash_symbol(impl, v),
                 " && ".join(f"({p})" for p in parts) or "true",
             )
         )
@@ -131,10 +131,29 @@ def chooser(group: StructuredGroup, key: DispatchKey, sources: dict[Path, str], 
 
 
 def chooser_shards(manifest: Manifest, key: DispatchKey, shards: int) -> list[ChooserShard]:
-    sources = _sources(manifest.root)
     buckets: list[list[Chooser]] = [[] for _ in range(shards)]
     for group in manifest.groups:
         mk = group.out.kernels
         if mk is not None and mk.variants(key.value):
-            buckets[shard_of(group.name, shards)].append(chooser(group, key, sources, manifest.root))
+            buckets[shard_of(group.name, shards)].append(chooser(group, key))
     return [ChooserShard(key.value, tuple(b)) for b in buckets]
+
+
+def variant_sources(manifest: Manifest) -> list[VariantSources]:
+    """Every variant's declaration for the build (entry.py made sure hand-written variants
+    declare their sources)."""
+    out = []
+    for group in manifest.groups:
+        fn = group.out
+        mk = fn.kernels
+        if mk is None:
+            continue
+        where = f"{Path(fn.loc.path).name}: {fn.func.name}"  # no line: an edit above must not rewrite it
+        for device, variants in mk.devices:
+            impl = group.impl_name(DispatchKey(device))
+            assert impl is not None
+            for v in variants:
+                out.append(
+                    VariantSources(hash_symbol(impl, v), device, manifest_hash(v, group), where, mk.sources)
+                )
+    return out

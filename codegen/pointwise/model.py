@@ -32,7 +32,7 @@ CATEGORY = {d.name: d.group for d in dtype_table.DTYPES}
 # The dtypes generated CUDA kernels take (CUDA's own types; no complex in device code).
 CUDA_TYPES = {d.name: d.cuda_type for d in dtype_table.DTYPES if d.cuda_type is not None}
 KINDS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "BOOL_TO_LONG")
-MAX_TENSORS = 3  # csrc/include/structops/cpu_pointwise.h kMaxOperands - 1
+MAX_TENSORS = 3  # csrc/include/structops/cpu/pointwise.h kMaxOperands - 1
 
 
 @dataclass(frozen=True)

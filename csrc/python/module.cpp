@@ -58,7 +58,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("call_with_warnings", &call_with_warnings, py::arg("fn"), py::arg("args"), py::arg("kwargs"),
         "Call fn(*args, **kwargs), turning C++ warnings raised inside into Python warnings.");
 
-  // structops.autotune's native half (csrc/autotune.cpp).
+  // structops.autotune's native half (csrc/runtime/autotune/).
   namespace at_ = structops::autotune;
   m.def("_autotune_decisions", [] {
     py::list out;

@@ -7,7 +7,7 @@ output shapes the size is a new unbacked SymInt, otherwise ``ctx.new_dynamic_siz
 DynamicOutputShapeException, which torch.compile turns into a graph break. On plain meta tensors
 the Meta kernel torch.library derives from a fake impl raises, as torch's masked_select does.
 
-The argument checks repeat the hand-written C++ meta functions' (csrc/meta/), with their messages.
+The argument checks repeat the hand-written C++ meta functions' (csrc/ops/*/meta.cpp), with their messages.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import torch
 
 
 def _broadcast_shape(op: str, a_name: str, a: torch.Tensor, b_name: str, b: torch.Tensor) -> list:
-    """rules::broadcast's shape and message for two tensors (csrc/rules.cpp)."""
+    """rules::broadcast's shape and message for two tensors (csrc/runtime/rules.cpp)."""
     rank = max(a.dim(), b.dim())
     shape = []
     for i in range(-rank, 0):

@@ -1,6 +1,6 @@
 // Kernels that check the CPU emulator itself (tests/cuda_emu/test_emulator.py): each fault the
 // emulator must report, each launch limit it must enforce, and the warp ops, atomics, shared
-// memory and 16-bit conversions the real kernels rely on. Device code only, like csrc/cuda/.
+// memory and 16-bit conversions the real kernels rely on. Device code only, like csrc/ops/*/cuda.cu.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

@@ -1,7 +1,7 @@
 """Every path of the hand-written and generated CUDA kernels, run by the CPU emulator.
 
 The conformance suite's samples are small; these shapes cross each kernel's path boundaries
-(csrc/cuda/*.cu, structops/cuda/pointwise.cuh) with STRUCTOPS_EMU_SMS=2 multiprocessors. Each
+(csrc/ops/*/cuda.cu, structops/cuda/pointwise.cuh) with STRUCTOPS_EMU_SMS=2 multiprocessors. Each
 case runs the CUDA path (torch.ops.structops_emu) and the CPU impl (torch.ops.structops) on the
 same CPU tensors and compares (docs/cuda_emulation.md).
 """

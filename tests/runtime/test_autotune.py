@@ -1,4 +1,4 @@
-"""Multi-kernel autotuning (structops.autotune, csrc/autotune.cpp): decisions, the on-disk cache
+"""Multi-kernel autotuning (structops.autotune, csrc/runtime/autotune/): decisions, the on-disk cache
 and its failure modes, and the pin / disable / log switches. Each scenario runs in a fresh
 process, because the library reads its environment once and keeps decisions in memory."""
 

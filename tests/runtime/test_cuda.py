@@ -219,7 +219,7 @@ def test_over_2_pow_31_elements_use_64_bit_indexing():
 
 
 # ---------------------------------------------------------------------------------------------
-# Hand-written CUDA kernels of issue 6 (csrc/cuda/{scan,normalization,index,shape,linalg,pool,loss}.cu)
+# Hand-written CUDA kernels of issue 6 (csrc/ops/{scan,normalization,index,shape,cdist,pool,loss}/cuda.cu)
 # on the paths the conformance suite's small samples do not reach, against torch's CUDA ops.
 
 F = torch.nn.functional

@@ -1,7 +1,8 @@
-"""The CUDA host glue (csrc/cuda/*.cpp and the generated wrappers_cuda_* / kernels_cuda_host_*) is
-compiled only against a CUDA build of torch, which CI does not have; nvcc checks the device code,
-and this test parses the host glue with g++ -fsyntax-only against the installed torch's headers
-and the CUDA toolkit's, so a host-glue mistake fails here rather than on the first GPU machine.
+"""The CUDA host glue (csrc/ops/*/cuda_host.cpp, csrc/runtime/autotune/cuda_host.cpp and the
+generated wrappers_cuda_* / kernels_cuda_host_*) is compiled only against a CUDA build of torch,
+which CI does not have; nvcc checks the device code, and this test parses the host glue with
+g++ -fsyntax-only against the installed torch's headers and the CUDA toolkit's, so a host-glue
+mistake fails here rather than on the first GPU machine.
 
 A CPU wheel ships c10/cuda but not its generated c10/cuda/impl/cuda_cmake_macros.h; a stand-in
 defining what a shared-library build defines is put on the include path."""
@@ -55,7 +56,7 @@ def glue(tmp_path_factory) -> tuple[list[str], Path]:
         "#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n"
     )
     torch_includes = torch.utils.cpp_extension.include_paths()
-    flags = [f"-I{ROOT / 'csrc/include'}", f"-I{gen / 'include'}"]
+    flags = [f"-I{ROOT / 'csrc/include'}", f"-I{ROOT / 'csrc'}", f"-I{gen / 'include'}"]
     flags += [f"-I{p}" for p in torch_includes] + [
         f"-I{stub}",
         f"-I{cuda}",
@@ -67,7 +68,7 @@ def glue(tmp_path_factory) -> tuple[list[str], Path]:
 def test_host_glue_compiles(glue):
     flags, gen_src = glue
     files = (
-        sorted(ROOT.glob("csrc/cuda/*.cpp"))
+        sorted(ROOT.glob("csrc/**/cuda_host*.cpp"))
         + sorted(gen_src.glob("wrappers_cuda_*.cpp"))
         + sorted(gen_src.glob("kernels_cuda_host_*.cpp"))
         + sorted(gen_src.glob("multi_kernel_cuda_*.cpp"))

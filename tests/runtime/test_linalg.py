@@ -1,5 +1,5 @@
 """mm/addmm/linear on what the conformance samples do not reach: both CPU kernels of
-structops/cpu_mm.h (blocked GEMM and ATen, each pinned in a subprocess),
+csrc/ops/linalg/gemm.h (blocked GEMM and ATen, each pinned in a subprocess),
 sizes crossing the KC/MC/NC blocks and the parallel threshold, every operand layout, the
 B-in-place path for few rows, float16/bfloat16/integer paths, and beta/alpha edge values."""
 

@@ -1,4 +1,4 @@
-"""The CPU reduction loops (structops/cpu_reduce.h; var/std, norm, logsumexp and any ride on them
+"""The CPU reduction loops (structops/cpu/reduce.h; var/std, norm, logsumexp and any ride on them
 too) on shapes the conformance suite's small samples do not reach: the outer loop (>= 16 kept
 elements outside contiguous reduced dims), the split full reduction (more than one chunk), NaN
 propagation in every loop, and thread-count independence."""
@@ -181,7 +181,7 @@ def test_sum_variants_match_torch(variant, shape, dim, dtype):
 
 @pytest.mark.parametrize("n", [2**24 + 2**20, 5 * 10**7])
 def test_float32_sum_of_many_ones_is_exact_as_torch(n):
-    """Partials merged pairwise (cpu_reduce.h Cascade): 1e8 ones summed to 99,999,920 when the
+    """Partials merged pairwise (structops/cpu/reduce.h Cascade): 1e8 ones summed to 99,999,920 when the
     64 chunk partials were added one after another."""
     x = torch.ones(n)
     assert structops.sum(x, [0]).item() == torch.sum(x).item() == n

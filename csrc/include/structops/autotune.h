@@ -14,6 +14,10 @@
 // by the variants' source hashes, compile flags, torch/CUDA versions, device name, variant list
 // and tuning key; the file holds every variant's timing. A corrupt file warns once and is
 // re-tuned; an unwritable cache dir warns once and keeps decisions in memory.
+//
+// The runtime is csrc/runtime/autotune/: choose.cpp (pins, tuning), measure.cpp (timing),
+// memory_cache.cpp and disk_cache.cpp (decisions, the files' JSON in json.cpp), config.cpp (the
+// environment), device.cpp and cuda_host.cpp (what CUDA torch answers), test_hooks.cpp.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -23,7 +27,6 @@
 #include <c10/util/SmallVector.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +41,7 @@ constexpr double kTie = 0.03;
 
 struct Variant {
   std::string name;
-  std::string source_hash;  // of the kernel's code, from the generator
+  std::string source_hash;  // of its manifest entry and its code, from the build (build_info.h)
 };
 
 // One op's variants on one device type; generated code builds one per (op, key) as a static.
@@ -93,17 +96,5 @@ std::string cache_dir();
 // Counted since load: variants timed, decisions read from disk; for tests and the benchmark.
 int64_t timed_count();
 int64_t disk_hits();
-
-// The CUDA host glue (csrc/cuda/autotune_host.cpp, CUDA torch only) registers what only it can
-// ask: whether the current stream is capturing a graph, the device name, the CUDA version.
-struct DeviceHooks {
-  bool (*capturing)(at::Device) = nullptr;
-  std::string (*device_name)(at::Device) = nullptr;
-  std::string (*runtime_version)() = nullptr;
-  void (*synchronize)(at::Device) = nullptr;
-  // One call of run, timed with CUDA events on the current stream, in microseconds.
-  double (*time_once)(at::Device, c10::function_ref<void()> run) = nullptr;
-};
-void register_cuda_hooks(const DeviceHooks& hooks);
 
 }  // namespace structops::autotune

@@ -1,4 +1,4 @@
-// Block- and warp-level reductions shared by the hand-written CUDA kernels (csrc/cuda/*.cu):
+// Block- and warp-level reductions shared by the hand-written CUDA kernels (csrc/ops/*/cuda.cu):
 // accumulator types (float for half/bfloat16), sum and NaN-propagating max/min, shuffles, and grid
 // sizing by the device's multiprocessor count. CUDA headers only, no torch.
 #pragma once
@@ -12,7 +12,7 @@
 #include <limits>
 
 #include <structops/cuda/opmath.cuh>
-#include <structops/pointwise_launch.h>  // Dtype
+#include <structops/pointwise/launch.h>  // Dtype
 
 namespace structops::cuda_kernels {
 

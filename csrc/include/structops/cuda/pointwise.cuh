@@ -22,8 +22,8 @@
 
 #include <structops/cuda/launch.cuh>
 #include <structops/cuda/opmath.cuh>
-#include <structops/pointwise_launch.h>
-#include <structops/pointwise_math.h>
+#include <structops/pointwise/launch.h>
+#include <structops/pointwise/math.h>
 
 namespace structops::cuda_kernels {
 

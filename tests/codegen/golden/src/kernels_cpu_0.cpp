@@ -2,8 +2,8 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // CPU kernels of the pointwise ops in this shard, generated from their formulas: the impl
 // brings promoted inputs to the common dtype and runs the formula through cpu::run
-// (csrc/include/structops/cpu_pointwise.h) for the dtype it dispatches to.
-#include <structops/cpu_pointwise.h>
+// (csrc/include/structops/cpu/pointwise.h) for the dtype it dispatches to.
+#include <structops/cpu/pointwise.h>
 #include <structops/ops/scaled_act.h>
 
 #include <ATen/OpMathType.h>

@@ -3,8 +3,8 @@
 // CUDA host glue of the pointwise ops in this shard: device guard, current stream, inputs
 // brought to the common dtype and device, then the torch-free launcher in kernels_cuda_*.cu.
 // Compiled only when the installed torch has CUDA.
-#include <structops/cpu_pointwise.h>
-#include <structops/pointwise_launch.h>
+#include <structops/cpu/pointwise.h>
+#include <structops/pointwise/launch.h>
 
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>

@@ -10,13 +10,20 @@
 #include <array>
 #include <string_view>
 
+// Each variant's source hash, defined by the build (cmake/autotune_build.cmake hashes the files the
+// manifest's `kernels: sources:` name), so editing a kernel recompiles that one file, not this one.
+namespace structops::autotune::source_hash {
+extern const char bmm_out_cpu__loop[];
+extern const char bmm_out_cpu__blas[];
+}  // namespace structops::autotune::source_hash
+
 namespace structops::impl {
 
 namespace {
 const autotune::OpKernels& bmm_out_cpu_variants() {
   static const autotune::OpKernels kernels{"bmm.out", c10::DeviceType::CPU, "[bucket_pow2(n * m), contiguous(self)]", {
-      {"loop", "30ecc225cec5f6f7"},
-      {"blas", "3c491993623b28af"},
+      {"loop", autotune::source_hash::bmm_out_cpu__loop},
+      {"blas", autotune::source_hash::bmm_out_cpu__blas},
   }};
   return kernels;
 }

@@ -10,13 +10,20 @@
 #include <array>
 #include <string_view>
 
+// Each variant's source hash, defined by the build (cmake/autotune_build.cmake hashes the files the
+// manifest's `kernels: sources:` name), so editing a kernel recompiles that one file, not this one.
+namespace structops::autotune::source_hash {
+extern const char scaled_act_out_cuda__wide[];
+extern const char scaled_act_out_cuda__narrow[];
+}  // namespace structops::autotune::source_hash
+
 namespace structops::impl {
 
 namespace {
 const autotune::OpKernels& scaled_act_out_cuda_variants() {
   static const autotune::OpKernels kernels{"scaled_act.out", c10::DeviceType::CUDA, "[bucket_pow2(numel(out))]", {
-      {"wide", "f4839823a71d6afa"},
-      {"narrow", "593947d55ce345c0"},
+      {"wide", autotune::source_hash::scaled_act_out_cuda__wide},
+      {"narrow", autotune::source_hash::scaled_act_out_cuda__narrow},
   }};
   return kernels;
 }

@@ -16,7 +16,7 @@ struct aminmax_meta {
   TensorSpec max;
 };
 
-// Checks the arguments and computes the outputs; reads no data. Defined in csrc/meta/.
+// Checks the arguments and computes the outputs; reads no data. Defined in csrc/ops/<family>/meta.cpp.
 aminmax_meta aminmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim);
 
 }  // namespace meta

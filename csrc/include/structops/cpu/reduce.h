@@ -1,0 +1,398 @@
+// The CPU loop of structops' reductions (sum, mean, amax, ...: csrc/ops/reduce/cpu.cpp; var and
+// std: csrc/ops/normalization/cpu.cpp).
+//
+// A reduction is a small struct over an accumulator type:
+//   acc_t identity() const;               the value of an empty reduction
+//   acc_t step(acc_t a, in_t x) const;    fold one input element in
+//   acc_t merge(acc_t a, acc_t b) const;  combine two partial results
+//   out_t finish(acc_t a, int64_t n) const;  the result of n folded elements (mean divides)
+// `reduce` views the input as [kept..., reduced...] and picks one of two loops:
+//   - rows: each output folds its reduced elements; when they are contiguous (reducing the last
+//     dims of a contiguous tensor) 32 independent accumulators per row, which gcc vectorises
+//     without reassociating floating-point sums (so results do not depend on the vector width);
+//   - columns: the outputs lie along one dim, the inner one in memory (reducing dim 0 of a
+//     matrix): the accumulators run along the outputs, one vector each, while reduced rows pass.
+// Neither copies the input. Reduced elements that are not contiguous (a transposed, sliced or
+// expanded input) are walked in memory order and gathered through their strides, stride 0
+// included, kCascade at a time into a thread's buffer, then folded exactly as a contiguous row
+// would be: summing 2^32 elements of an expanded tensor takes no memory (issue 17; a contiguous
+// copy took 16 GiB).
+// Threads: outputs are split across threads when there are enough of them; a full reduction
+// (one output) splits the reduced range into size-determined chunks and merges them in order.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/SmallVector.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include <structops/cpu/pointwise.h>
+#include <structops/parallel.h>
+
+namespace structops::cpu {
+
+namespace detail {
+
+constexpr int kLanes = 32;  // independent accumulators: two AVX-512 vectors of float in flight
+
+// Elements per first-level partial of a row: float accumulators stay accurate over a row of any
+// length because each lane sums at most kCascade / kLanes elements before partials are merged
+// (a cascade, like torch's float sums).
+constexpr int64_t kCascade = 4096;
+constexpr int64_t kCascadeRows = 64;  // the outer loop's blocks of reduced rows
+
+// Partials merged pairwise, in order, as they come (a binary counter: two partials of a level
+// merge into the next), so a float sum's rounding error grows with log(partials), not their count
+// (float32 sum of 1e8 ones: exact, was 99,999,920). Merges keep order: the earlier partial first.
+template <typename R, typename acc_t>
+class Cascade {
+ public:
+  explicit Cascade(const R& r) : r_(r) {}
+  void push(acc_t v) {
+    int l = 0;
+    for (; (count_ >> l) & 1; ++l) v = r_.merge(level_[l], v);
+    level_[l] = v;
+    ++count_;
+  }
+  acc_t total() const {
+    acc_t t = r_.identity();
+    bool first = true;
+    for (int l = 63; l >= 0; --l) {
+      if ((count_ >> l) & 1) {
+        t = first ? level_[l] : r_.merge(t, level_[l]);
+        first = false;
+      }
+    }
+    return t;
+  }
+
+ private:
+  const R& r_;
+  std::array<acc_t, 64> level_;
+  uint64_t count_ = 0;
+};
+
+// One first-level partial: n <= kCascade elements folded by kLanes lanes, then a fixed tree.
+// Always inlined, so each clone of reduce_row compiles it for its own target.
+template <typename R, typename in_t>
+[[gnu::always_inline]] inline auto reduce_block(const R& r, const in_t* __restrict x, int64_t n) {
+  using acc_t = decltype(r.identity());
+  std::array<acc_t, kLanes> lanes;
+  lanes.fill(r.identity());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] = r.step(lanes[l], x[i + l]);
+  }
+  for (; i < n; ++i) lanes[0] = r.step(lanes[0], x[i]);
+  for (int w = kLanes / 2; w > 0; w /= 2) {  // a fixed tree: the same order for every row
+    for (int l = 0; l < w; ++l) lanes[l] = r.merge(lanes[l], lanes[l + w]);
+  }
+  return lanes[0];
+}
+
+template <typename R, typename in_t>
+SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
+  using acc_t = decltype(r.identity());
+  if (n < kLanes) {  // short rows: the lanes would only add identities (the same result, 8x the work)
+    acc_t total = r.identity();
+    for (int64_t i = 0; i < n; ++i) total = r.step(total, x[i]);
+    return total;
+  }
+  if (n <= kCascade) return reduce_block(r, x, n);  // one block: no cascade state to set up per row
+  Cascade<R, acc_t> blocks(r);
+  for (int64_t lo = 0; lo < n; lo += kCascade) blocks.push(reduce_block(r, x + lo, std::min(kCascade, n - lo)));
+  return blocks.total();
+}
+
+// acc[k] = step(acc[k], x[row[j] + k * stride]) for j < rows, k < width.
+template <typename R, typename in_t, typename acc_t>
+SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, const int64_t* row, int64_t rows,
+                                  int64_t width, int64_t stride, acc_t* __restrict acc) {
+  for (int64_t j = 0; j < rows; ++j) {
+    const in_t* __restrict xs = x + row[j];
+    if (stride == 1) {  // the vectorised loop: contiguous outputs
+      for (int64_t k = 0; k < width; ++k) acc[k] = r.step(acc[k], xs[k]);
+    } else {
+      for (int64_t k = 0; k < width; ++k) acc[k] = r.step(acc[k], xs[k * stride]);
+    }
+  }
+}
+
+// Narrow columns (width w dividing kLanes): x holds len elements, whole rows of w; lane l folds
+// column l % w, so the loop is the vectorisable one of reduce_row. acc[c] = step(...) over column c.
+template <typename R, typename in_t, typename acc_t>
+SO_CPU_CLONES void reduce_narrow_columns(const R& r, const in_t* __restrict x, int64_t len, int64_t w,
+                                         acc_t* __restrict acc) {
+  for (int64_t lo = 0; lo < len; lo += kCascade) {  // kCascade is a multiple of kLanes, so of w
+    const int64_t hi = std::min(len, lo + kCascade);
+    std::array<acc_t, kLanes> lanes;
+    lanes.fill(r.identity());
+    int64_t i = lo;
+    for (; i + kLanes <= hi; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lanes[l] = r.step(lanes[l], x[i + l]);
+    }
+    for (int64_t j = i; j < hi; ++j) lanes[j - i] = r.step(lanes[j - i], x[j]);  // i is a multiple of w
+    for (int64_t c = 0; c < w; ++c) {
+      acc_t column = lanes[c];
+      for (int64_t l = c + w; l < kLanes; l += w) column = r.merge(column, lanes[l]);
+      acc[c] = r.merge(acc[c], column);
+    }
+  }
+}
+
+// A view's elements in the row-major order of `dims`, read through their strides (0 included):
+// how `reduce` reads a transposed, sliced or expanded input without copying it. Dims of size 1
+// are dropped and dims that step through memory as one are merged, so a contiguous run is a
+// single dim of stride 1 (`is_dense`). In memory order the dims are first sorted by decreasing
+// stride (stride 0 outermost, so an expanded dim re-reads what is already in cache): the order
+// for elements folded into one result, where any order is the reduction's.
+class Walk {
+ public:
+  Walk(const at::Tensor& t, c10::ArrayRef<int64_t> dims, bool memory_order = false) {
+    c10::SmallVector<int64_t, 8> order(dims.begin(), dims.end());
+    if (memory_order) {
+      auto outer = [&](int64_t a, int64_t b) {
+        const uint64_t sa = t.stride(a) - 1, sb = t.stride(b) - 1;  // stride 0 wraps to the largest
+        return sa > sb;
+      };
+      std::stable_sort(order.begin(), order.end(), outer);
+    }
+    for (int64_t d : order) {
+      const int64_t size = t.size(d), stride = t.stride(d);
+      if (size == 1) continue;
+      if (!sizes_.empty() && strides_.back() == size * stride) {
+        sizes_.back() *= size;
+        strides_.back() = stride;
+      } else {
+        sizes_.push_back(size);
+        strides_.push_back(stride);
+      }
+    }
+    if (sizes_.empty()) sizes_.push_back(1), strides_.push_back(1);
+  }
+  // Whether the elements are consecutive `stride` apart.
+  bool is_dense(int64_t stride) const { return sizes_.size() == 1 && (strides_[0] == stride || sizes_[0] == 1); }
+  // The stride of a walk along one dim, or -1 when it has several.
+  int64_t single_stride() const { return sizes_.size() == 1 ? strides_[0] : -1; }
+  // The smallest nonzero stride (0 when every dim is expanded): how far apart consecutive loads are.
+  int64_t innermost_stride() const {
+    int64_t least = 0;
+    for (size_t d = 0; d < sizes_.size(); ++d) {
+      if (strides_[d] != 0 && (least == 0 || strides_[d] < least)) least = strides_[d];
+    }
+    return least;
+  }
+  // Where element `flat` lies, in elements from the first.
+  int64_t offset(int64_t flat) const {
+    if (sizes_.size() == 1) return flat * strides_[0];
+    int64_t at = 0;
+    for (size_t d = sizes_.size(); d-- > 0;) {
+      at += flat % sizes_[d] * strides_[d];
+      flat /= sizes_[d];
+    }
+    return at;
+  }
+  // dst[i] = element flat + i of the view starting at x, for i < count: a run along the
+  // innermost dim at a time.
+  template <typename T>
+  void gather(const T* x, int64_t flat, int64_t count, T* __restrict dst) const {
+    const size_t inner = sizes_.size() - 1;
+    c10::SmallVector<int64_t, 8> index(sizes_.size());
+    int64_t at = 0;
+    for (size_t d = sizes_.size(); d-- > 0;) {
+      index[d] = flat % sizes_[d];
+      at += index[d] * strides_[d];
+      flat /= sizes_[d];
+    }
+    const int64_t step = strides_[inner];
+    while (count > 0) {
+      const int64_t run = std::min(count, sizes_[inner] - index[inner]);
+      const T* src = x + at;
+      if (step == 1) std::copy_n(src, run, dst);
+      else if (step == 0) std::fill_n(dst, run, *src);
+      else for (int64_t i = 0; i < run; ++i) dst[i] = src[i * step];
+      dst += run, count -= run, index[inner] += run, at += run * step;
+      for (size_t d = inner; d > 0 && index[d] == sizes_[d]; --d) {  // carry into the outer dims
+        at += strides_[d - 1] - sizes_[d] * strides_[d];
+        index[d] = 0;
+        ++index[d - 1];
+      }
+    }
+  }
+
+ private:
+  c10::SmallVector<int64_t, 8> sizes_, strides_;
+};
+
+// A thread's gather buffer of kCascade elements, or none when the input is read in place
+// (std::vector<bool> would have no data()).
+template <typename T>
+std::unique_ptr<T[]> gather_buffer(bool needed) {
+  return needed ? std::make_unique<T[]>(kCascade) : nullptr;
+}
+
+// reduce_row over elements lo..lo+n of `walk` from x: each kCascade block gathered into buf, then
+// folded exactly as reduce_row folds the same block of a contiguous input.
+template <typename R, typename in_t>
+SO_CPU_CLONES auto reduce_gathered(const R& r, const in_t* x, const Walk& walk, int64_t lo, int64_t n,
+                                   in_t* __restrict buf) {
+  using acc_t = decltype(r.identity());
+  if (n <= kCascade) {
+    walk.gather(x, lo, n, buf);
+    if (n >= kLanes) return reduce_block(r, buf, n);
+    acc_t total = r.identity();
+    for (int64_t i = 0; i < n; ++i) total = r.step(total, buf[i]);
+    return total;
+  }
+  Cascade<R, acc_t> blocks(r);
+  for (int64_t b = 0; b < n; b += kCascade) {
+    const int64_t m = std::min(kCascade, n - b);
+    walk.gather(x, lo + b, m, buf);
+    blocks.push(reduce_block(r, buf, m));
+  }
+  return blocks.total();
+}
+
+}  // namespace detail
+
+// `self` as rows: the reduced dims moved last, in order (so a full reduction runs over the
+// flattened tensor, as argmax's index needs), made contiguous; `n` elements per row. For the
+// reductions that need whole rows (argmax, logsumexp, var on CUDA) rather than cpu::reduce's folds.
+struct ReducedRows {
+  at::Tensor data;
+  int64_t n;
+};
+inline ReducedRows reduced_rows(const at::Tensor& self, at::IntArrayRef reduced_dims) {
+  c10::SmallVector<int64_t, 8> order;
+  int64_t n = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (std::find(reduced_dims.begin(), reduced_dims.end(), d) == reduced_dims.end()) order.push_back(d);
+  }
+  for (int64_t d : reduced_dims) order.push_back(d), n *= self.size(d);
+  return {self.permute(order).contiguous(), n};
+}
+
+// How `reduce` walks the input: see the header comment. `automatic` takes columns when the outputs
+// lie along one dim whose stride is smaller than every reduced dim's (the outputs are the inner
+// loop in memory) and there are at least 16 of them, rows otherwise. The two others are sum's
+// kernel variants, timed by structops::autotune: `rows` always folds rows; `columns` takes the
+// columns loop when the input is rows of contiguous outputs one after another (its layout, where
+// the narrow loop needs no vector per output) and is `automatic` elsewhere, so timing it on an
+// input it does not fit costs no more than the automatic choice. Neither copies the input.
+enum class ReduceLayout { automatic, rows, columns };
+
+// out[kept] = finish(reduce over reduced_dims of self), out contiguous with numel = prod(kept).
+// reduced_dims are the meta function's dims(self, dim): None or [] already expanded to every dim.
+// `self` holds in_t elements; `out` holds out_t.
+template <typename in_t, typename out_t, typename R>
+void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
+            ReduceLayout layout = ReduceLayout::automatic) {
+  using acc_t = decltype(r.identity());
+  const int64_t ndim = self.dim();
+  c10::SmallVector<bool, 8> is_reduced(ndim, false);
+  for (int64_t d : reduced_dims) is_reduced[d] = true;
+  c10::SmallVector<int64_t, 8> kept, reduced;
+  int64_t n_out = 1, n_red = 1;
+  for (int64_t d = 0; d < ndim; ++d) {
+    (is_reduced[d] ? reduced : kept).push_back(d);
+    (is_reduced[d] ? n_red : n_out) *= self.size(d);
+  }
+  if (n_out == 0) return;
+  out_t* const o = out.data_ptr<out_t>();
+  if (n_red == 0) {
+    for (int64_t k = 0; k < n_out; ++k) o[k] = r.finish(r.identity(), 0);
+    return;
+  }
+  const in_t* const x = self.const_data_ptr<in_t>();
+  const detail::Walk outputs(self, kept);  // where each output's first element lies
+  const detail::Walk elements(self, reduced, /*memory_order=*/true);  // one output's elements
+
+  const int64_t out_stride = outputs.single_stride(), inner = elements.innermost_stride();
+  const bool columns_layout = out_stride == 1 && elements.is_dense(n_out);  // [reduced..., kept...] contiguous
+  const bool outputs_inner = n_out >= 16 && out_stride > 0 && (inner == 0 || out_stride < inner);
+  const bool columns = !kept.empty() && !reduced.empty() &&
+                       (layout == ReduceLayout::columns ? columns_layout || outputs_inner
+                                                        : layout == ReduceLayout::automatic && outputs_inner);
+  if (columns) {
+    if (n_out < 16 && detail::kLanes % n_out == 0 && columns_layout) {
+      // Too narrow for a vector per row: fold the flat input with lanes of period n_out, in
+      // size-determined chunks of rows (threads), their partials merged in order.
+      const int64_t chunks = std::clamp<int64_t>(n_red * n_out / kGrainSize, 1, 64);
+      const int64_t per = (n_red + chunks - 1) / chunks;
+      c10::SmallVector<acc_t, 64> partial(chunks * n_out, r.identity());
+      structops::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+          const int64_t lo = c * per, hi = std::min(n_red, lo + per);
+          if (lo < hi) detail::reduce_narrow_columns(r, x + lo * n_out, (hi - lo) * n_out, n_out, &partial[c * n_out]);
+        }
+      });
+      for (int64_t k = 0; k < n_out; ++k) {
+        detail::Cascade<R, acc_t> merged(r);
+        for (int64_t c = 0; c < chunks; ++c) merged.push(partial[c * n_out + k]);
+        o[k] = r.finish(merged.total(), n_red);
+      }
+      return;
+    }
+    // Tiles of kColumnTile outputs, whose accumulators stay in L1 while every reduced row passes;
+    // a cascade along the reduced rows too: blocks of detail::kCascadeRows rows, then their partials.
+    constexpr int64_t kColumnTile = std::max<int64_t>(64, 16384 / sizeof(acc_t));  // 16 KiB of accumulators
+    structops::parallel_for(0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
+      std::array<acc_t, kColumnTile> acc, block;
+      std::array<int64_t, detail::kCascadeRows> row;  // where each reduced row of the block starts
+      for (int64_t t0 = begin; t0 < end; t0 += kColumnTile) {
+        const int64_t w = std::min(kColumnTile, end - t0);
+        std::fill(acc.begin(), acc.begin() + w, r.identity());
+        for (int64_t j = 0; j < n_red; j += detail::kCascadeRows) {
+          const int64_t rows = std::min(detail::kCascadeRows, n_red - j);
+          for (int64_t i = 0; i < rows; ++i) row[i] = elements.offset(j + i) + t0 * out_stride;
+          if (j == 0) {  // the first block folds straight into acc
+            detail::reduce_columns(r, x, row.data(), rows, w, out_stride, acc.data());
+            continue;
+          }
+          std::fill(block.begin(), block.begin() + w, r.identity());
+          detail::reduce_columns(r, x, row.data(), rows, w, out_stride, block.data());
+          for (int64_t k = 0; k < w; ++k) acc[k] = r.merge(acc[k], block[k]);
+        }
+        for (int64_t k = 0; k < w; ++k) o[t0 + k] = r.finish(acc[k], n_red);
+      }
+    });
+    return;
+  }
+
+  // Rows: each output folds its n_red elements, read in place when contiguous, else gathered
+  // kCascade at a time (the same blocks in the same order, so the same result).
+  const bool dense = elements.is_dense(1);
+  if (n_out == 1) {  // full reduction: split the reduced range, merge per-chunk partials in order
+    // The chunking depends on the size alone, so the result does not depend on the thread count.
+    const int64_t chunks = std::clamp<int64_t>(n_red / kGrainSize, 1, 64);
+    c10::SmallVector<acc_t, 64> partial(chunks, r.identity());
+    const int64_t per = (n_red + chunks - 1) / chunks;
+    structops::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+      const auto buf = detail::gather_buffer<in_t>(!dense);
+      for (int64_t c = begin; c < end; ++c) {
+        const int64_t lo = c * per, hi = std::min(n_red, lo + per);
+        if (lo >= hi) continue;
+        partial[c] = dense ? detail::reduce_row(r, x + lo, hi - lo)
+                           : detail::reduce_gathered(r, x, elements, lo, hi - lo, buf.get());
+      }
+    });
+    detail::Cascade<R, acc_t> merged(r);
+    for (int64_t c = 0; c < chunks; ++c) merged.push(partial[c]);
+    o[0] = r.finish(merged.total(), n_red);
+    return;
+  }
+  structops::parallel_for(0, n_out, std::max<int64_t>(1, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
+    const auto buf = detail::gather_buffer<in_t>(!dense);
+    for (int64_t k = begin; k < end; ++k) {
+      const in_t* const first = x + outputs.offset(k);
+      o[k] = r.finish(dense ? detail::reduce_row(r, first, n_red)
+                            : detail::reduce_gathered(r, first, elements, 0, n_red, buf.get()),
+                      n_red);
+    }
+  });
+}
+
+}  // namespace structops::cpu

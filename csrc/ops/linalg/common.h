@@ -1,0 +1,43 @@
+// What the CPU impls (cpu.cpp) and the CUDA host glue (cuda_host.cpp) of matmul share: the product
+// through ATen's mm/bmm on views.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/mm.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace structops::linalg {
+
+// out = self @ other with torch.matmul's 1-D and batch-broadcast cases. A 1-D operand is a [1, k]
+// row or a [k, 1] column whose unit dim the output does not have; out is contiguous (the meta
+// layout), so unit dims are viewed in and batches flattened.
+inline void matmul_by_aten(const at::Tensor& self, const at::Tensor& other, const at::Tensor& out) {
+  const at::Tensor a = self.dim() == 1 ? self.unsqueeze(0) : self;
+  const at::Tensor b = other.dim() == 1 ? other.unsqueeze(-1) : other;
+  const int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
+  if (a.dim() == 2 && b.dim() == 2) {
+    at::Tensor o = out.view({n, m});
+    at::mm_out(o, a, b);
+    return;
+  }
+  std::vector<int64_t> batch(out.sizes().begin(), out.sizes().end() - (self.dim() > 1) - (other.dim() > 1));
+  int64_t batches = 1;
+  for (int64_t s : batch) batches *= s;
+  auto with = [&](int64_t r, int64_t c) {
+    std::vector<int64_t> s = batch;
+    s.push_back(r);
+    s.push_back(c);
+    return s;
+  };
+  // Explicit batch counts: a -1 cannot be inferred when a tensor has no elements (k == 0), and
+  // bmm then writes the zeros an empty inner dim sums to.
+  const at::Tensor a3 = a.expand(with(n, k)).reshape({batches, n, k});
+  const at::Tensor b3 = b.expand(with(k, m)).reshape({batches, k, m});
+  at::Tensor o = out.view({batches, n, m});
+  at::bmm_out(o, a3, b3);
+}
+
+}  // namespace structops::linalg

@@ -1,0 +1,241 @@
+// CPU impls of mse_loss, binary_cross_entropy and cross_entropy_loss (at the end). The meta
+// function has broadcast the shapes (for reduction=none) and checked dtypes and the reduction
+// code; these compute, and check what only data (BCE's input range, class indices) or a Tensor?
+// (BCE's weight broadcast) can reveal.
+//
+// The element loss is computed in opmath (float for float16/bfloat16) over the broadcast operands;
+// mean/sum accumulate per thread chunk in double and combine, so the result does not depend on
+// the thread count beyond rounding.
+#include <structops/cpu/pointwise.h>  // SO_CPU_CLONES, exp/log
+#include <structops/ops/binary_cross_entropy.h>
+#include <structops/ops/cross_entropy_loss.h>
+#include <structops/ops/mse_loss.h>
+#include <structops/parallel.h>
+
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/ExpandUtils.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace structops::impl {
+namespace {
+
+constexpr int64_t kNone = 0, kMean = 1;
+constexpr int64_t kGrain = 16384;
+
+// Operands expanded to `shape` and made contiguous in `dtype` (a copy only where needed).
+at::Tensor operand(const at::Tensor& t, at::IntArrayRef shape, at::ScalarType dtype) {
+  at::Tensor x = t.scalar_type() == dtype ? t : t.to(dtype);
+  return x.expand(shape).contiguous();
+}
+
+template <typename scalar_t>
+SO_CPU_CLONES void mse_row(const scalar_t* __restrict a, const scalar_t* __restrict b, int64_t n,
+                           scalar_t* __restrict o) {
+  using acc_t = at::opmath_type<scalar_t>;
+  for (int64_t i = 0; i < n; ++i) {
+    const acc_t d = static_cast<acc_t>(a[i]) - static_cast<acc_t>(b[i]);
+    o[i] = static_cast<scalar_t>(d * d);
+  }
+}
+
+// 16 double lanes, so the sum vectorises without reassociating one accumulator (gcc will not).
+template <typename scalar_t>
+SO_CPU_CLONES double mse_sum(const scalar_t* __restrict a, const scalar_t* __restrict b, int64_t n) {
+  using acc_t = at::opmath_type<scalar_t>;
+  constexpr int64_t kLanes = 16;
+  double lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const acc_t d = static_cast<acc_t>(a[i + j]) - static_cast<acc_t>(b[i + j]);
+      lanes[j] += static_cast<double>(d * d);
+    }
+  for (; i < n; ++i) {
+    const acc_t d = static_cast<acc_t>(a[i]) - static_cast<acc_t>(b[i]);
+    lanes[0] += static_cast<double>(d * d);
+  }
+  double total = 0;
+  for (double l : lanes) total += l;
+  return total;
+}
+
+// Sum of f(begin, end) over [0, n) in parallel chunks, combined in chunk order.
+template <typename F>
+double chunked_sum(int64_t n, const F& f) {
+  const int64_t chunks = std::max<int64_t>(1, (n + kGrain - 1) / kGrain);
+  std::vector<double> partial(chunks, 0.0);
+  structops::parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) partial[c] = f(c * kGrain, std::min(n, (c + 1) * kGrain));
+  });
+  double total = 0;
+  for (double p : partial) total += p;
+  return total;
+}
+
+void finish(const at::Tensor& out, double total, int64_t n, int64_t reduction) {
+  const double v = reduction == kMean ? total / static_cast<double>(n) : total;  // mean of none: NaN
+  const_cast<at::Tensor&>(out).fill_(v);
+}
+
+template <typename scalar_t>
+scalar_t bce(scalar_t x, scalar_t t, scalar_t w) {
+  using acc_t = at::opmath_type<scalar_t>;
+  const acc_t xi = x, ti = t;
+  const acc_t log_x = std::max(std::log(xi), acc_t(-100));
+  const acc_t log_1mx = std::max(std::log1p(-xi), acc_t(-100));
+  return static_cast<scalar_t>(static_cast<acc_t>(w) * ((ti - acc_t(1)) * log_1mx - ti * log_x));
+}
+
+}  // namespace
+
+void mse_loss_out_cpu(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
+                      at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const std::vector<int64_t> shape = at::infer_size(self.sizes(), target.sizes());
+  const at::Tensor a = operand(self, shape, out.scalar_type()), b = operand(target, shape, out.scalar_type());
+  const int64_t n = a.numel();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "mse_loss", [&] {
+    const scalar_t* ap = a.const_data_ptr<scalar_t>();
+    const scalar_t* bp = b.const_data_ptr<scalar_t>();
+    if (reduction == kNone) {
+      scalar_t* op = out.mutable_data_ptr<scalar_t>();
+      structops::parallel_for(0, n, kGrain, [&](int64_t i0, int64_t i1) { mse_row(ap + i0, bp + i0, i1 - i0, op + i0); });
+      return;
+    }
+    finish(out, chunked_sum(n, [&](int64_t i0, int64_t i1) { return mse_sum(ap + i0, bp + i0, i1 - i0); }), n, reduction);
+  });
+}
+
+void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& target,
+                                  const std::optional<at::Tensor>& weight, int64_t reduction,
+                                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const std::vector<int64_t> shape = at::infer_size(self.sizes(), target.sizes());
+  const at::ScalarType dtype = self.scalar_type();
+  const at::Tensor x = operand(self, shape, dtype), t = operand(target, shape, dtype);
+  const bool weighted = weight.has_value() && weight->defined();
+  // expand() raises torch's message when weight does not broadcast to the loss's shape.
+  const at::Tensor w = weighted ? operand(*weight, shape, dtype) : at::Tensor();
+  const int64_t n = x.numel();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "binary_cross_entropy", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* xp = x.const_data_ptr<scalar_t>();
+    const scalar_t* tp = t.const_data_ptr<scalar_t>();
+    const scalar_t* wp = weighted ? w.const_data_ptr<scalar_t>() : nullptr;
+    std::atomic<bool> bad{false}, bad_target{false};
+    auto loss = [&](int64_t i) {
+      const acc_t xi = xp[i], ti = tp[i];
+      if (!(xi >= acc_t(0) && xi <= acc_t(1))) bad.store(true, std::memory_order_relaxed);  // NaN too, as torch
+      if (!(ti >= acc_t(0) && ti <= acc_t(1))) bad_target.store(true, std::memory_order_relaxed);
+      return bce<scalar_t>(xp[i], tp[i], wp ? wp[i] : scalar_t(1));
+    };
+    if (reduction == kNone) {
+      scalar_t* op = out.mutable_data_ptr<scalar_t>();
+      structops::parallel_for(0, n, kGrain, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) op[i] = loss(i);
+      });
+    } else {
+      const double total = chunked_sum(n, [&](int64_t i0, int64_t i1) {
+        double s = 0;
+        for (int64_t i = i0; i < i1; ++i) s += static_cast<double>(static_cast<acc_t>(loss(i)));
+        return s;
+      });
+      if (!bad.load() && !bad_target.load()) finish(out, total, n, reduction);
+    }
+    TORCH_CHECK(!bad.load(), "binary_cross_entropy: all elements of input should be between 0 and 1");
+    TORCH_CHECK(!bad_target.load(), "binary_cross_entropy: all elements of target should be between 0 and 1");
+  });
+}
+
+// --- cross_entropy_loss ---------------------------------------------------------------------
+// Its meta function (meta.cpp) has checked the shapes, dtypes, reduction and
+// label_smoothing; this checks the one thing only data reveals (class indices in range) and
+// computes.
+//
+// self is viewed as [N, C, S] (S: the trailing spatial dims; a 1-D self is N = 1, S = 1). Each
+// sample (n, s) is one log-softmax over the C classes (stride S): its log-sum-exp, then
+//   class index t:  loss = (1 - eps) * w[t] * (lse - x[t]) + eps / C * sum_c w[c] * (lse - x[c]),
+//                   counted with weight w[t] in the mean (0 and not counted when t == ignore_index);
+//   probabilities:  loss = sum_c w[c] * p'[c] * (lse - x[c]), p' = p * (1 - eps) + eps / C,
+//                   the mean over the N * S samples,
+// as torch's cross_entropy_loss. Per-sample losses go to a buffer in double and are summed in
+// sample order, so the result does not depend on the thread count.
+void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target,
+                                const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
+                                double label_smoothing, const at::Tensor& out) {
+  const bool batched = self.dim() >= 2;
+  const int64_t N = batched ? self.size(0) : 1, C = self.size(batched ? 1 : 0);
+  const int64_t S = batched ? self.numel() / std::max<int64_t>(N * C, 1) : 1;
+  const int64_t samples = N * S;
+  const bool probabilities = at::isFloatingType(target.scalar_type());
+  const int64_t ignore = ignore_index.expect_int();
+  const double eps = label_smoothing;
+  // Everything in the result dtype (class probabilities promote: the meta function).
+  const at::ScalarType dtype = out.scalar_type();
+  const at::Tensor x = self.to(dtype).contiguous(), t = probabilities ? target.to(dtype).contiguous() : target.contiguous();
+  const at::Tensor w = weight.has_value() ? weight->to(dtype).contiguous() : at::Tensor();
+
+  std::vector<double> loss(samples), counted(samples);
+  if (!probabilities) {  // the data check: every index is a class or ignore_index
+    const int64_t* ti = t.const_data_ptr<int64_t>();
+    for (int64_t i = 0; i < samples; ++i) {
+      TORCH_CHECK_INDEX(ti[i] == ignore || (0 <= ti[i] && ti[i] < C), "cross_entropy_loss: target ", ti[i],
+                        " is out of bounds for ", C, " classes (at flat position ", i, " of 'target')");
+    }
+  }
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "cross_entropy_loss", [&] {
+    const scalar_t* px = x.const_data_ptr<scalar_t>();
+    const scalar_t* pw = w.defined() ? w.const_data_ptr<scalar_t>() : nullptr;
+    auto wt = [&](int64_t c) { return pw ? static_cast<double>(pw[c]) : 1.0; };
+    structops::parallel_for(0, samples, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
+                            [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t n = i / S, s = i % S;
+        const scalar_t* xi = px + n * C * S + s;  // class c at xi[c * S]
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t c = 0; c < C; ++c) m = std::max(m, static_cast<double>(xi[c * S]));
+        const double shift = std::isinf(m) ? 0.0 : m;
+        double sum = 0;
+        for (int64_t c = 0; c < C; ++c) sum += std::exp(static_cast<double>(xi[c * S]) - shift);
+        const double lse = shift + std::log(sum);
+        if (probabilities) {
+          const scalar_t* pt = t.const_data_ptr<scalar_t>() + n * C * S + s;
+          double l = 0;
+          for (int64_t c = 0; c < C; ++c) {
+            const double p = static_cast<double>(pt[c * S]) * (1 - eps) + eps / static_cast<double>(C);
+            l += wt(c) * p * (lse - static_cast<double>(xi[c * S]));
+          }
+          loss[i] = l, counted[i] = 1;
+          continue;
+        }
+        const int64_t k = t.const_data_ptr<int64_t>()[i];
+        if (k == ignore) {
+          loss[i] = 0, counted[i] = 0;
+          continue;
+        }
+        double l = (1 - eps) * wt(k) * (lse - static_cast<double>(xi[k * S]));
+        if (eps > 0) {
+          double smooth = 0;
+          for (int64_t c = 0; c < C; ++c) smooth += wt(c) * (lse - static_cast<double>(xi[c * S]));
+          l += eps / static_cast<double>(C) * smooth;
+        }
+        loss[i] = l, counted[i] = wt(k);
+      }
+    });
+    scalar_t* o = out.data_ptr<scalar_t>();
+    if (reduction == 0) {
+      for (int64_t i = 0; i < samples; ++i) o[i] = static_cast<scalar_t>(loss[i]);
+      return;
+    }
+    double total = 0, denominator = 0;
+    for (int64_t i = 0; i < samples; ++i) total += loss[i], denominator += counted[i];
+    // mean over no counted target: 0 / 0 = NaN, as torch
+    o[0] = static_cast<scalar_t>(reduction == 1 ? total / denominator : total);
+  });
+}
+
+}  // namespace structops::impl

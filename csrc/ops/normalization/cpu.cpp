@@ -1,0 +1,481 @@
+// CPU impls of softmax, log_softmax, logsumexp (it shares softmax's row passes), layer_norm,
+// batch_norm, var and std (Welford on structops/cpu/reduce.h's loops; their CUDA kernels share
+// layer_norm's row statistics). The meta functions (from the rules) have checked shapes and
+// dtypes, wrapped `dim` and allocated contiguous outputs; these compute.
+//
+// softmax views the input as [outer, n, inner] (n along `dim`). With inner == 1 each row is
+// contiguous: three passes over it (max; exp(x - max) and its sum; scale), plain loops gcc
+// vectorises (exp: softmax_exp below); half/bfloat16 rows are widened to float first. With
+// inner > 1 the same passes run over blocks of contiguous columns, so the vector loop runs along
+// `inner` instead of striding. Threads split rows (or column blocks).
+#include <structops/cpu/pointwise.h>
+#include <structops/cpu/reduce.h>
+#include <structops/ops/batch_norm.h>
+#include <structops/ops/layer_norm.h>
+#include <structops/ops/log_softmax_int.h>
+#include <structops/ops/logsumexp.h>
+#include <structops/ops/softmax_int.h>
+#include <structops/ops/std_correction.h>
+#include <structops/ops/var_correction.h>
+#include <structops/parallel.h>
+
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include <c10/util/SmallVector.h>
+
+namespace structops::impl {
+namespace {
+
+constexpr int kLanes = 16;
+constexpr int64_t kColumnBlock = 64;  // columns of one inner>1 block: 4 cache lines of float
+
+// exp for the softmax family, as a formula gcc vectorises inline (libmvec's expf call costs ~2x
+// here): x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two so n ln2 is exact), exp(r) by its
+// degree-6 Taylor polynomial (relative error < 2e-7, about 1 ulp), 2^n put into the exponent bits.
+// x < -87.3 gives 0 (exp(-inf) = 0), x > 88.7 inf (logsumexp of +inf shifts by 0), NaN stays NaN;
+// (88.38, 88.7] also overflows to inf, a range softmax (x - max <= 0) never reaches.
+// Double keeps std::exp.
+inline float softmax_exp(float x) {
+  const float clamped = std::min(std::max(x, -87.3f), 88.7f);
+  const float n = (clamped * 1.44269504f + 12582912.0f) - 12582912.0f;  // round to nearest
+  const float r = (clamped - n * 0.693359375f) + n * 2.12194440e-4f;
+  float p = 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  const float y = p * scale;
+  return x != x ? x : (x < -87.3f ? 0.0f : (x > 88.7f ? std::numeric_limits<float>::infinity() : y));
+}
+inline double softmax_exp(double x) { return std::exp(x); }
+
+// y = float(x): bfloat16 by its bit pattern (a shift gcc vectorises), the rest by conversion.
+template <typename scalar_t, typename acc_t>
+SO_CPU_CLONES void widen(const scalar_t* __restrict x, acc_t* __restrict y, int64_t n) {
+  if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::bit_cast<float>(static_cast<uint32_t>(x[i].x) << 16);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<acc_t>(x[i]);
+  }
+}
+
+template <typename acc_t, typename scalar_t>
+SO_CPU_CLONES acc_t row_max(const scalar_t* __restrict x, int64_t n) {
+  std::array<acc_t, kLanes> m;
+  m.fill(-std::numeric_limits<acc_t>::infinity());
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) m[l] = std::max(m[l], static_cast<acc_t>(x[i + l]));
+  }
+  for (; i < n; ++i) m[0] = std::max(m[0], static_cast<acc_t>(x[i]));
+  acc_t r = m[0];
+  for (int l = 1; l < kLanes; ++l) r = std::max(r, m[l]);
+  return r;
+}
+
+// e[i] = exp(x[i] - shift); returns their sum (16 lanes, a fixed merge order). Two plain loops:
+// fused into the lanes loop, gcc vectorised the exp across interleaved lanes with permutes.
+template <typename acc_t, typename scalar_t>
+SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t* __restrict e, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) e[i] = softmax_exp(static_cast<acc_t>(x[i]) - shift);
+  std::array<acc_t, kLanes> s{};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) s[l] += e[i + l];
+  }
+  for (; i < n; ++i) s[0] += e[i];
+  acc_t r = 0;
+  for (int l = 0; l < kLanes; ++l) r += s[l];
+  return r;
+}
+
+// float -> scalar_t as torch rounds (bfloat16: to nearest even, NaN to a quiet NaN), written as bit
+// arithmetic for bfloat16 so the store loops below vectorise (c10's conversion does not).
+template <typename scalar_t, typename acc_t>
+inline scalar_t narrow(acc_t v) {
+  if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    const uint32_t u = std::bit_cast<uint32_t>(v);
+    const uint32_t r = v != v ? 0x7fc00000u : u + 0x7fffu + ((u >> 16) & 1u);
+    return c10::BFloat16(static_cast<uint16_t>(r >> 16), c10::BFloat16::from_bits());
+  } else {
+    return static_cast<scalar_t>(v);
+  }
+}
+
+// The last pass of a row: o = e * inv (softmax) or o = x - shift (log_softmax).
+template <bool kLog, typename scalar_t, typename acc_t>
+SO_CPU_CLONES void store_row(const acc_t* __restrict v, acc_t c, scalar_t* __restrict o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = narrow<scalar_t>(kLog ? v[i] - c : v[i] * c);
+}
+
+template <bool kLog, typename scalar_t>
+void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
+  using acc_t = at::opmath_type<scalar_t>;
+  structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+                          [&](int64_t begin, int64_t end) {
+    std::vector<acc_t> e(n), staged(std::is_same_v<scalar_t, acc_t> ? 0 : n);
+    for (int64_t r = begin; r < end; ++r) {
+      // half/bfloat16 rows are widened once, so the three passes run on float vectors
+      const acc_t* xr = reinterpret_cast<const acc_t*>(x + r * n);
+      if constexpr (!std::is_same_v<scalar_t, acc_t>) {
+        widen(x + r * n, staged.data(), n);
+        xr = staged.data();
+      }
+      scalar_t* orow = o + r * n;
+      const acc_t m = row_max<acc_t>(xr, n);
+      const acc_t sum = exp_and_sum<acc_t>(xr, m, e.data(), n);
+      if constexpr (kLog) {
+        store_row<true>(xr, m + std::log(sum), orow, n);
+      } else {
+        store_row<false>(e.data(), acc_t(1) / sum, orow, n);
+      }
+    }
+  });
+}
+
+// Softmax along the middle dim of [outer, n, inner], inner > 1: blocks of contiguous columns.
+template <bool kLog, typename scalar_t>
+SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
+                                 int64_t width, at::opmath_type<scalar_t>* __restrict e) {
+  using acc_t = at::opmath_type<scalar_t>;
+  std::array<acc_t, kColumnBlock> m, s;
+  for (int64_t k = 0; k < width; ++k) m[k] = -std::numeric_limits<acc_t>::infinity(), s[k] = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < width; ++k) m[k] = std::max(m[k], static_cast<acc_t>(x[j * inner + k]));
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < width; ++k) {
+      e[j * width + k] = softmax_exp(static_cast<acc_t>(x[j * inner + k]) - m[k]);
+      s[k] += e[j * width + k];
+    }
+  }
+  for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < width; ++k) {
+      o[j * inner + k] = narrow<scalar_t>(kLog ? static_cast<acc_t>(x[j * inner + k]) - s[k] : e[j * width + k] * s[k]);
+    }
+  }
+}
+
+template <bool kLog>
+void softmax(const at::Tensor& self, int64_t dim, const at::Tensor& out) {
+  if (out.numel() == 0) return;
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device()).contiguous();  // dtype= casts first
+  const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
+  const int64_t outer = x.numel() / (n * inner);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), kLog ? "log_softmax" : "softmax", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    scalar_t* o = out.data_ptr<scalar_t>();
+    if (inner == 1) {
+      softmax_rows<kLog>(in, o, outer, n);
+      return;
+    }
+    const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
+    structops::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * kColumnBlock)),
+                            [&](int64_t begin, int64_t end) {
+      std::vector<acc_t> e(n * kColumnBlock);
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
+        const int64_t offset = b * n * inner + k0;
+        softmax_block<kLog>(in + offset, o + offset, n, inner, std::min(kColumnBlock, inner - k0), e.data());
+      }
+    });
+  });
+}
+
+// (x - mean) * rstd * w + b over rows of n elements; mean and rstd per row (biased variance).
+template <typename scalar_t>
+SO_CPU_CLONES void layer_norm_row(const scalar_t* __restrict x, const scalar_t* __restrict w,
+                                  const scalar_t* __restrict b, scalar_t* __restrict o, int64_t n, double eps,
+                                  at::opmath_type<scalar_t>& mean_out, at::opmath_type<scalar_t>& rstd_out) {
+  using acc_t = at::opmath_type<scalar_t>;
+  std::array<acc_t, kLanes> s{};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) s[l] += static_cast<acc_t>(x[i + l]);
+  }
+  for (; i < n; ++i) s[0] += static_cast<acc_t>(x[i]);
+  acc_t total = 0;
+  for (int l = 0; l < kLanes; ++l) total += s[l];
+  const acc_t mean = total / static_cast<acc_t>(n);
+  // Two passes: the variance of (x - mean) does not cancel catastrophically like E[x^2] - mean^2.
+  s.fill(0);
+  for (i = 0; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const acc_t d = static_cast<acc_t>(x[i + l]) - mean;
+      s[l] += d * d;
+    }
+  }
+  for (; i < n; ++i) {
+    const acc_t d = static_cast<acc_t>(x[i]) - mean;
+    s[0] += d * d;
+  }
+  acc_t sq = 0;
+  for (int l = 0; l < kLanes; ++l) sq += s[l];
+  const acc_t rstd = acc_t(1) / std::sqrt(sq / static_cast<acc_t>(n) + static_cast<acc_t>(eps));
+  const acc_t shift = -mean * rstd;
+  for (i = 0; i < n; ++i) {
+    acc_t y = static_cast<acc_t>(x[i]) * rstd + shift;
+    if (w) y *= static_cast<acc_t>(w[i]);
+    if (b) y += static_cast<acc_t>(b[i]);
+    o[i] = static_cast<scalar_t>(y);
+  }
+  mean_out = mean;
+  rstd_out = rstd;
+}
+
+// Per-channel sums over [N, C, S] (S contiguous): sum of x, or of (x - shift[c])^2. Columns when
+// S == 1 (a [N, C] input: vectors along C), otherwise rows of S per (n, c) with 16 lanes.
+template <typename scalar_t>
+void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const double* shift, double* sums) {
+  if (S == 1) {
+    structops::parallel_for(0, C, std::max<int64_t>(16, cpu::kGrainSize / std::max<int64_t>(N, 1)),
+                            [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) sums[c] = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t c = begin; c < end; ++c) {
+          const double v = static_cast<double>(x[n * C + c]) - (shift ? shift[c] : 0.0);
+          sums[c] += shift ? v * v : v;
+        }
+      }
+    });
+    return;
+  }
+  structops::parallel_for(0, C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * S, 1)),
+                          [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      std::array<double, kLanes> lanes{};
+      const double m = shift ? shift[c] : 0.0;
+      for (int64_t n = 0; n < N; ++n) {
+        const scalar_t* row = x + (n * C + c) * S;
+        int64_t i = 0;
+        for (; i + kLanes <= S; i += kLanes) {
+          for (int l = 0; l < kLanes; ++l) {
+            const double v = static_cast<double>(row[i + l]) - m;
+            lanes[l] += shift ? v * v : v;
+          }
+        }
+        for (; i < S; ++i) {
+          const double v = static_cast<double>(row[i]) - m;
+          lanes[0] += shift ? v * v : v;
+        }
+      }
+      double total = 0;
+      for (int l = 0; l < kLanes; ++l) total += lanes[l];
+      sums[c] = total;
+    }
+  });
+}
+
+// Welford's running mean and sum of squared deviations, in double; merge is Chan's formula.
+struct Moments {
+  double mean = 0, m2 = 0;
+  int64_t n = 0;
+};
+
+template <typename scalar_t, bool kStd>
+struct Variance {
+  double correction;
+  Moments identity() const { return {}; }
+  Moments step(Moments a, scalar_t x) const {
+    const double v = static_cast<double>(x);
+    a.n += 1;
+    const double d = v - a.mean;
+    a.mean += d / static_cast<double>(a.n);
+    a.m2 += d * (v - a.mean);
+    return a;
+  }
+  Moments merge(Moments a, Moments b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    const double n = static_cast<double>(a.n + b.n), d = b.mean - a.mean;
+    return {a.mean + d * static_cast<double>(b.n) / n,
+            a.m2 + b.m2 + d * d * static_cast<double>(a.n) * static_cast<double>(b.n) / n, a.n + b.n};
+  }
+  scalar_t finish(Moments a, int64_t n) const {
+    // Divide by max(0, N - correction): N <= correction gives inf or NaN, as torch.var; nothing
+    // to reduce is NaN whatever the correction (its mean is undefined), as torch and the CUDA impl.
+    const double v = n == 0 ? std::numeric_limits<double>::quiet_NaN()
+                            : a.m2 / std::max(0.0, static_cast<double>(n) - correction);
+    return static_cast<scalar_t>(kStd ? std::sqrt(v) : v);
+  }
+};
+
+template <bool kStd>
+void variance(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
+              const at::Tensor& out) {
+  const double c = correction.has_value() ? correction->toDouble() : 1.0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), kStd ? "std" : "var", [&] {
+    cpu::reduce<scalar_t, scalar_t>(Variance<scalar_t, kStd>{c}, self, reduced_dims, out);
+  });
+}
+
+}  // namespace
+
+// dtype: torch casts the input to it before the operation (not the result after it).
+void softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> dtype,
+                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  // a 0-dim self reduces no dim
+  softmax<false>(dtype ? self.to(*dtype) : self, softmax_dim.empty() ? 0 : softmax_dim[0], out);
+}
+
+void log_softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> dtype,
+                         at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  softmax<true>(dtype ? self.to(*dtype) : self, softmax_dim.empty() ? 0 : softmax_dim[0], out);
+}
+
+void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                       at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const int64_t rows = out.numel();
+  if (rows == 0) return;
+  // Reduced dims last and contiguous: one row per output; integers are computed as float32.
+  const auto [x, n] = cpu::reduced_rows(cpu::operand(self, out.scalar_type(), self.device()), reduced_dims);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "logsumexp", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    scalar_t* o = out.data_ptr<scalar_t>();
+    structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+                            [&](int64_t begin, int64_t end) {
+      std::vector<acc_t> e(n);
+      for (int64_t r = begin; r < end; ++r) {
+        const acc_t m = n == 0 ? -std::numeric_limits<acc_t>::infinity() : row_max<acc_t>(in + r * n, n);
+        const acc_t shift = std::isinf(m) ? acc_t(0) : m;  // all -inf: -inf; any +inf: +inf (as torch)
+        o[r] = static_cast<scalar_t>(shift + std::log(exp_and_sum<acc_t>(in + r * n, shift, e.data(), n)));
+      }
+    });
+  });
+}
+
+void var_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
+                 bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  variance<false>(self, reduced_dims, correction, out);
+}
+
+void std_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
+                 bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  variance<true>(self, reduced_dims, correction, out);
+}
+
+void layer_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
+                        const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps,
+                        at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& mean,
+                        const at::Tensor& rstd) {
+  int64_t n = 1;
+  for (const auto& s : normalized_shape) n *= s.expect_int();
+  const int64_t rows = n == 0 ? mean.numel() : input.numel() / n;
+  if (rows == 0) return;
+  const at::Tensor x = input.contiguous();
+  const at::Tensor w = weight.has_value() ? weight->contiguous() : at::Tensor();
+  const at::Tensor b = bias.has_value() ? bias->contiguous() : at::Tensor();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "layer_norm", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    const scalar_t* wp = w.defined() ? w.const_data_ptr<scalar_t>() : nullptr;
+    const scalar_t* bp = b.defined() ? b.const_data_ptr<scalar_t>() : nullptr;
+    scalar_t* o = out.data_ptr<scalar_t>();
+    scalar_t* mp = mean.data_ptr<scalar_t>();  // [*batch, 1, ...]: contiguous, one per row
+    scalar_t* rp = rstd.data_ptr<scalar_t>();
+    if (n == 0) {  // nothing to normalise: torch gives NaN statistics
+      for (int64_t r = 0; r < rows; ++r) mp[r] = rp[r] = std::numeric_limits<scalar_t>::quiet_NaN();
+      return;
+    }
+    structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        acc_t m, s;
+        layer_norm_row(in + r * n, wp, bp, o + r * n, n, eps, m, s);
+        mp[r] = static_cast<scalar_t>(m);
+        rp[r] = static_cast<scalar_t>(s);
+      }
+    });
+  });
+}
+
+void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>& weight,
+                        const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
+                        const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps,
+                        at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& save_mean,
+                        const at::Tensor& save_invstd) {
+  const int64_t N = input.size(0), C = input.size(1), S = input.numel() / std::max<int64_t>(N * C, 1);
+  const at::Tensor x = input.contiguous();
+  // Per channel: y = (x - mean[c]) * scale[c] + b[c], from the batch's or the running statistics
+  // (x * scale + (b - mean * scale) cancels where scale is large: a running_var of 0 scales by 316).
+  std::vector<double> mean(C), var(C), scale(C);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "batch_norm", [&] {
+    const scalar_t* in = x.const_data_ptr<scalar_t>();
+    auto values = [&](const std::optional<at::Tensor>& t, double fallback) {
+      std::vector<double> v(C, fallback);
+      if (t.has_value()) {
+        const at::Tensor tc = t->contiguous();
+        const scalar_t* p = tc.const_data_ptr<scalar_t>();
+        for (int64_t c = 0; c < C; ++c) v[c] = static_cast<double>(p[c]);
+      }
+      return v;
+    };
+    const int64_t count = N * S;
+    if (training) {
+      channel_sums(in, N, C, S, nullptr, mean.data());
+      for (int64_t c = 0; c < C; ++c) mean[c] /= static_cast<double>(count);  // count 0: NaN, as torch
+      channel_sums(in, N, C, S, mean.data(), var.data());  // two passes: no cancellation
+      for (int64_t c = 0; c < C; ++c) var[c] /= static_cast<double>(count);
+    } else {
+      mean = values(running_mean, 0.0);
+      var = values(running_var, 1.0);
+    }
+    const std::vector<double> w = values(weight, 1.0), b = values(bias, 0.0);
+    for (int64_t c = 0; c < C; ++c) {
+      const double invstd = 1.0 / std::sqrt(var[c] + eps);
+      scale[c] = invstd * w[c];
+      if (training) {
+        save_mean.data_ptr<scalar_t>()[c] = static_cast<scalar_t>(mean[c]);
+        save_invstd.data_ptr<scalar_t>()[c] = static_cast<scalar_t>(invstd);
+      }
+    }
+    if (training) {  // running = (1 - momentum) * running + momentum * batch (variance unbiased)
+      const double unbias = count > 1 ? static_cast<double>(count) / static_cast<double>(count - 1)
+                                      : std::numeric_limits<double>::infinity();
+      for (auto [t, batch, factor] : {std::tuple{&running_mean, &mean, 1.0}, std::tuple{&running_var, &var, unbias}}) {
+        if (!t->has_value()) continue;
+        const at::Tensor& r = **t;  // the caller's tensor, updated in place (any strides)
+        const std::vector<double> now = values(*t, 0.0);
+        at::Tensor dense = r.is_contiguous() ? r : r.contiguous();
+        scalar_t* p = dense.data_ptr<scalar_t>();
+        for (int64_t c = 0; c < C; ++c) {
+          p[c] = static_cast<scalar_t>((1 - momentum) * now[c] + momentum * (*batch)[c] * factor);
+        }
+        if (!dense.is_same(r)) r.copy_(dense);
+      }
+    }
+    scalar_t* o = out.data_ptr<scalar_t>();  // contiguous: the meta layout
+    structops::parallel_for(0, N * C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(S, 1)),
+                            [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t c = r % C;
+        using acc_t = at::opmath_type<scalar_t>;
+        const acc_t sc = static_cast<acc_t>(scale[c]), mu = static_cast<acc_t>(mean[c]), shift = static_cast<acc_t>(b[c]);
+        const scalar_t* xr = in + r * S;
+        scalar_t* orow = o + r * S;
+        for (int64_t i = 0; i < S; ++i) {
+          orow[i] = static_cast<scalar_t>((static_cast<acc_t>(xr[i]) - mu) * sc + shift);
+        }
+      }
+    });
+  });
+}
+
+}  // namespace structops::impl

@@ -1,0 +1,491 @@
+// Device side of the CUDA row kernels: softmax, log_softmax and layer_norm over contiguous rows,
+// and the row reductions that share their statistics (logsumexp; var and std from layer_norm's
+// mean and squared deviations) (ops/normalization/launch.h RowLaunch). CUDA and our own headers
+// only, no torch.
+//
+// One group of threads per row reduces the row's statistics (max and sum of exp; or mean and the
+// sum of squared deviations, two passes so large means do not cancel), then writes the row: a warp
+// for rows up to kWarpRowMax elements (8 rows a block, shuffles only), else the whole block.
+// Few long rows (fewer than 2 per SM, at least kChunk elements each) take the multi-block path:
+// each block reduces one chunk of a row to partial statistics in the workspace, then every block
+// combines its row's partials (in a fixed order) and writes its own chunk.
+// half and bfloat16 compute in float.
+//
+// batch_norm (BatchNormLaunch), at the end: three kernels over a contiguous
+// [N, C, S] input. Statistics: block (k, c) reduces chunk k of channel c's N * S elements to
+// (mean, sum of squared deviations, count), two passes over the chunk; there are more chunks per
+// channel the fewer channels there are, so every SM works. An [N, C] input (S == 1) takes the
+// columns variant instead: a block reduces a chunk of rows for 32 adjacent channels, so the loads
+// of a warp are one contiguous run rather than 32 values C apart. Finish: a thread per channel merges its
+// chunks (Chan's formula, in a fixed order, in double), writes save_mean / save_invstd, updates
+// the running statistics and leaves y = x * scale[c] + shift[c] in the workspace (evaluation:
+// from the running statistics alone). Normalise: one thread per element, grid-stride, 64-bit.
+#include <cmath>
+#include <cstdint>
+
+#include <structops/cuda/launch.cuh>
+#include <structops/cuda/block_reduce.cuh>
+#include <ops/normalization/launch.h>
+
+namespace structops::cuda_kernels {
+namespace {
+
+constexpr int64_t kChunk = 16384;
+constexpr int64_t kWarpRowMax = 256;  // rows up to this length take one warp each
+
+// The threads that share one row. All members get each reduction's result.
+struct BlockGroup {  // the whole block; `shared` holds kWarp + 1 values
+  __device__ int rank() const { return threadIdx.x; }
+  __device__ int size() const { return blockDim.x; }
+  template <typename A, typename Op>
+  __device__ A all_reduce(A v, const Op& op, A* shared) const {
+    v = block_reduce(v, op, shared);
+    if (threadIdx.x == 0) shared[kWarp] = v;
+    __syncthreads();
+    return shared[kWarp];  // rewritten only after the next block_reduce's barrier: all have read it
+  }
+};
+
+struct WarpGroup {  // one warp; no shared memory, no block barrier (warps take different rows)
+  __device__ int rank() const { return threadIdx.x % kWarp; }
+  __device__ int size() const { return kWarp; }
+  template <typename A, typename Op>
+  __device__ A all_reduce(A v, const Op& op, A*) const {
+    return __shfl_sync(0xffffffffu, warp_reduce(v, op), 0);
+  }
+};
+
+// Partial statistics of a chunk: softmax (max, sum of exp(x - max)); layer_norm (count, mean, m2).
+struct Partial {
+  double a = 0, b = 0, c = 0;
+};
+
+// Ops whose statistics are (mean, sum of squared deviations); the others use (max, sum of exp).
+__host__ __device__ inline bool moments(RowOp op) {
+  return op == RowOp::LayerNorm || op == RowOp::Var || op == RowOp::Std;
+}
+// Ops that write one value per row instead of a row.
+__host__ __device__ inline bool per_row(RowOp op) {
+  return op == RowOp::LogSumExp || op == RowOp::Var || op == RowOp::Std;
+}
+
+template <typename A>
+struct MaxOp {
+  __device__ A identity() const { return -std::numeric_limits<A>::infinity(); }
+  __device__ A combine(A x, A y) const { return x > y ? x : y; }
+};
+
+template <typename T>
+__device__ acc_t<T> load(const T* p, int64_t i) {
+  return static_cast<acc_t<T>>(p[i]);
+}
+
+// Statistics of x[lo, hi) by group g: softmax (max, sum exp(x - max)), layer_norm (mean, sum of
+// squared deviations). Every member gets the result.
+template <typename T, typename G>
+__device__ void row_stats(G g, const T* x, int64_t lo, int64_t hi, RowOp op, acc_t<T>& s0, acc_t<T>& s1,
+                          acc_t<T>* shared) {
+  using A = acc_t<T>;
+  if (moments(op)) {
+    A sum = 0;
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) sum += load(x, i);
+    const A mean = g.all_reduce(sum, SumOp<A>{}, shared) / static_cast<A>(hi - lo);
+    A sq = 0;
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) {
+      const A d = load(x, i) - mean;
+      sq += d * d;
+    }
+    s0 = mean, s1 = g.all_reduce(sq, SumOp<A>{}, shared);
+  } else {
+    A m = -std::numeric_limits<A>::infinity();
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) m = fmax(m, load(x, i));
+    m = g.all_reduce(m, MaxOp<A>{}, shared);
+    // The max, as torch, so a row holding +inf gives NaN; 0 for an all -inf chunk (its sum is 0:
+    // the merge skips it) and for logsumexp's infinite max (torch: a +inf element gives +inf).
+    const bool no_shift = m == -std::numeric_limits<A>::infinity() || (op == RowOp::LogSumExp && isinf(m));
+    const A shift = no_shift ? A(0) : m;
+    A sum = 0;
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) sum += exp(load(x, i) - shift);
+    s0 = shift, s1 = g.all_reduce(sum, SumOp<A>{}, shared);
+  }
+}
+
+// Writes x[lo, hi) of one row given the row's final statistics (s0, s1).
+template <typename T, typename G>
+__device__ void write_row(G g, const RowLaunch& p, const T* x, T* o, int64_t lo, int64_t hi, acc_t<T> s0,
+                          acc_t<T> s1) {
+  using A = acc_t<T>;
+  if (p.op == RowOp::Softmax) {
+    const A inv = A(1) / s1;
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>(exp(load(x, i) - s0) * inv);
+  } else if (p.op == RowOp::LogSoftmax) {
+    const A shift = s0 + log(s1);
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>(load(x, i) - shift);
+  } else {
+    const A rstd = A(1) / sqrt(s1 / static_cast<A>(p.n) + static_cast<A>(p.eps));
+    const T* w = static_cast<const T*>(p.weight);
+    const T* b = static_cast<const T*>(p.bias);
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) {
+      A y = (load(x, i) - s0) * rstd;
+      if (w) y *= load(w, i);
+      if (b) y += load(b, i);
+      o[i] = static_cast<T>(y);
+    }
+  }
+}
+
+template <typename T, typename G>
+__device__ void write_stats(G g, const RowLaunch& p, int64_t row, acc_t<T> mean, acc_t<T> m2) {
+  if (p.op != RowOp::LayerNorm || g.rank() != 0) return;
+  using A = acc_t<T>;
+  static_cast<T*>(p.mean)[row] = static_cast<T>(mean);
+  static_cast<T*>(p.rstd)[row] = static_cast<T>(A(1) / sqrt(m2 / static_cast<A>(p.n) + static_cast<A>(p.eps)));
+}
+
+// logsumexp = shift + log(sum); var = m2 / max(0, n - correction); std its root (rank 0).
+template <typename T, typename G>
+__device__ void write_result(G g, const RowLaunch& p, int64_t row, acc_t<T> s0, acc_t<T> s1) {
+  if (g.rank() != 0) return;
+  using A = acc_t<T>;
+  A r;
+  if (p.op == RowOp::LogSumExp) {
+    r = s0 + log(s1);
+  } else {
+    r = s1 / static_cast<A>(fmax(0.0, static_cast<double>(p.n) - p.correction));
+    if (p.op == RowOp::Std) r = sqrt(r);
+  }
+  static_cast<T*>(p.out)[row] = static_cast<T>(r);
+}
+
+// Rows taken by groups in a grid-stride loop: a block per row (BlockGroup) or a warp (WarpGroup).
+template <typename T, typename G>
+__global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
+  using A = acc_t<T>;
+  SO_SHARED(A, shared, [kWarp + 1]);
+  const G g;
+  const int64_t per_block = kBlock / g.size();
+  const T* in = static_cast<const T*>(p.in);
+  T* out = static_cast<T*>(p.out);
+  for (int64_t row = blockIdx.x * per_block + threadIdx.x / g.size(); row < p.rows; row += gridDim.x * per_block) {
+    const T* x = in + row * p.n;
+    A s0, s1;
+    row_stats(g, x, 0, p.n, p.op, s0, s1, shared);
+    if (per_row(p.op)) {
+      write_result<T>(g, p, row, s0, s1);
+    } else {
+      write_row(g, p, x, out + row * p.n, 0, p.n, s0, s1);
+      write_stats<T>(g, p, row, s0, s1);
+    }
+  }
+}
+
+// Multi-block path, pass 1: partial statistics of chunk `c` of row `r` (block (c, r)).
+template <typename T>
+__global__ void __launch_bounds__(kBlock) chunk_stats_kernel(RowLaunch p, int chunks) {
+  using A = acc_t<T>;
+  SO_SHARED(A, shared, [kWarp + 1]);
+  const int64_t row = blockIdx.y, chunk = (p.n + chunks - 1) / chunks;
+  const int64_t lo = blockIdx.x * chunk, hi = min(p.n, lo + chunk);
+  A s0 = 0, s1 = 0;
+  if (lo < hi) row_stats(BlockGroup{}, static_cast<const T*>(p.in) + row * p.n, lo, hi, p.op, s0, s1, shared);
+  if (threadIdx.x == 0) {
+    static_cast<Partial*>(p.workspace)[row * chunks + blockIdx.x] =
+        Partial{static_cast<double>(s0), static_cast<double>(s1), static_cast<double>(hi > lo ? hi - lo : 0)};
+  }
+}
+
+// Pass 2: each block merges its row's partials (same order in every block) and writes its chunk.
+template <typename T>
+__global__ void __launch_bounds__(kBlock) chunk_write_kernel(RowLaunch p, int chunks) {
+  using A = acc_t<T>;
+  const int64_t row = blockIdx.y, chunk = (p.n + chunks - 1) / chunks;
+  const int64_t lo = blockIdx.x * chunk, hi = min(p.n, lo + chunk);
+  const Partial* part = static_cast<const Partial*>(p.workspace) + row * chunks;
+  double s0 = 0, s1 = 0;
+  if (moments(p.op)) {  // Chan's merge of (mean, m2, count)
+    double count = 0;
+    for (int c = 0; c < chunks; ++c) {
+      if (part[c].c == 0) continue;
+      const double n = count + part[c].c, d = part[c].a - s0;
+      s0 += d * part[c].c / n;
+      s1 += part[c].b + d * d * count * part[c].c / n;
+      count = n;
+    }
+  } else {  // max of the chunks' shifts, sums rescaled to it; all -inf chunks (sum 0) add nothing
+    double m = -INFINITY;
+    for (int c = 0; c < chunks; ++c) {
+      if (part[c].c > 0 && part[c].b != 0) m = fmax(m, part[c].a);
+    }
+    if (m == -INFINITY) m = 0;  // the whole row is -inf: sum 0, as one block computes it
+    for (int c = 0; c < chunks; ++c) {
+      if (part[c].c > 0 && part[c].b != 0) s1 += part[c].b * exp(part[c].a - m);
+    }
+    s0 = m;
+  }
+  if (per_row(p.op)) {
+    if (blockIdx.x == 0) write_result<T>(BlockGroup{}, p, row, static_cast<A>(s0), static_cast<A>(s1));
+    return;
+  }
+  const T* x = static_cast<const T*>(p.in) + row * p.n;
+  write_row(BlockGroup{}, p, x, static_cast<T*>(p.out) + row * p.n, lo, hi, static_cast<A>(s0), static_cast<A>(s1));
+  if (blockIdx.x == 0) write_stats<T>(BlockGroup{}, p, row, static_cast<A>(s0), static_cast<A>(s1));
+}
+
+int chunks_for(const RowLaunch& p) {
+  if (p.rows >= 2 * static_cast<int64_t>(sm_count()) || p.n < 2 * kChunk) return 1;
+  return static_cast<int>(std::min<int64_t>(p.n / kChunk, 1024));
+}
+
+template <typename T>
+void launch(const RowLaunch& p) {
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  const int chunks = chunks_for(p);
+  if (chunks == 1 && p.n <= kWarpRowMax) {
+    SO_LAUNCH(grid_for((p.rows + kBlock / kWarp - 1) / (kBlock / kWarp), 8), kBlock, 0, stream,
+              row_kernel<T, WarpGroup>)(p);
+    return;
+  }
+  if (chunks == 1) {
+    SO_LAUNCH(grid_for(p.rows, 8), kBlock, 0, stream, row_kernel<T, BlockGroup>)(p);
+    return;
+  }
+  const dim3 grid(chunks, static_cast<unsigned>(p.rows));
+  SO_LAUNCH(grid, kBlock, 0, stream, chunk_stats_kernel<T>)(p, chunks);
+  const dim3 write_grid(per_row(p.op) ? 1 : chunks, static_cast<unsigned>(p.rows));  // one value per row
+  SO_LAUNCH(write_grid, kBlock, 0, stream, chunk_write_kernel<T>)(p, chunks);
+}
+
+}  // namespace
+
+int64_t row_workspace_bytes(const RowLaunch& p) {
+  const int chunks = chunks_for(p);
+  return chunks > 1 ? p.rows * chunks * static_cast<int64_t>(sizeof(Partial)) : 0;
+}
+
+const char* rows(const RowLaunch& p) {
+  if (p.rows == 0 || p.n == 0) return nullptr;
+  return launch_for_dtype<false>(p.dtype, "dtype not supported by the CUDA normalisation kernels",
+                                 [&](auto tag) { launch<decltype(tag)>(p); });
+}
+
+}  // namespace structops::cuda_kernels
+
+// --- batch_norm ---------------------------------------------------------------------------------
+namespace structops::cuda_kernels {
+namespace {
+
+constexpr int64_t kBatchNormChunk = 4096;  // fewest elements of a channel one statistics block reduces
+constexpr int kBatchNormMaxChunks = 1024;
+
+constexpr int kColumnChannels = kWarp;             // columns path: channels per block (threadIdx.x)
+constexpr int kColumnRows = kBlock / kColumnChannels;  // rows of threads (threadIdx.y) splitting a chunk
+constexpr int64_t kColumnChunk = 256;              // fewest rows of a column chunk
+
+// [N, C] (S == 1): a channel's values are C apart, so blocks take 32 adjacent channels (coalesced).
+bool batch_norm_columns(const BatchNormLaunch& p) { return p.S == 1; }
+
+int batch_norm_chunks(const BatchNormLaunch& p) {
+  if (!p.training || p.C == 0) return 0;
+  const int64_t count = p.N * p.S;
+  const int64_t channel_blocks = batch_norm_columns(p) ? (p.C + kColumnChannels - 1) / kColumnChannels : p.C;
+  const int64_t wanted = (4 * static_cast<int64_t>(sm_count()) + channel_blocks - 1) / channel_blocks;  // fill the GPU
+  const int64_t most = std::max<int64_t>(1, count / (batch_norm_columns(p) ? kColumnChunk : kBatchNormChunk));
+  return static_cast<int>(std::clamp<int64_t>(std::min(wanted, most), 1, kBatchNormMaxChunks));
+}
+
+// Columns path: block (x, k) reduces rows chunk k of channels 32x .. 32x + 31 of an [N, C] input,
+// thread (tx, ty) one channel's every kColumnRows-th row; two passes (mean, squared deviations).
+template <typename T>
+__global__ void __launch_bounds__(kBlock) batch_norm_column_stats_kernel(BatchNormLaunch p, int chunks,
+                                                                         Partial* partials) {
+  using A = acc_t<T>;
+  SO_SHARED(A, shared, [kColumnRows][kColumnChannels + 1]);
+  SO_SHARED(A, means, [kColumnChannels]);
+  const T* x = static_cast<const T*>(p.in);
+  const int tx = threadIdx.x % kColumnChannels, ty = threadIdx.x / kColumnChannels;
+  const int64_t len = (p.N + chunks - 1) / chunks, lo = blockIdx.y * len, hi = min(p.N, lo + len);
+  for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * kColumnChannels; c0 < p.C;
+       c0 += static_cast<int64_t>(gridDim.x) * kColumnChannels) {  // uniform across the block
+    const int64_t c = c0 + tx;
+    A sum = 0;
+    if (c < p.C) {
+      for (int64_t r = lo + ty; r < hi; r += kColumnRows) sum += load(x, r * p.C + c);
+    }
+    shared[ty][tx] = sum;
+    __syncthreads();
+    if (ty == 0) {
+      A total = 0;
+      for (int k = 0; k < kColumnRows; ++k) total += shared[k][tx];
+      means[tx] = hi > lo ? total / static_cast<A>(hi - lo) : A(0);
+    }
+    __syncthreads();
+    const A mean = means[tx];
+    A sq = 0;
+    if (c < p.C) {
+      for (int64_t r = lo + ty; r < hi; r += kColumnRows) {
+        const A d = load(x, r * p.C + c) - mean;
+        sq += d * d;
+      }
+    }
+    shared[ty][tx] = sq;
+    __syncthreads();
+    if (ty == 0 && c < p.C) {
+      A total = 0;
+      for (int k = 0; k < kColumnRows; ++k) total += shared[k][tx];
+      partials[c * chunks + blockIdx.y] =
+          Partial{static_cast<double>(mean), static_cast<double>(total), static_cast<double>(hi > lo ? hi - lo : 0)};
+    }
+    __syncthreads();  // shared and means are rewritten for the next channels
+  }
+}
+
+// Element j of channel c's N * S elements. I: uint32_t where every offset fits (cheaper division).
+template <typename I>
+__device__ inline I channel_offset(I j, I c, I C, I S) {
+  return (j / S * C + c) * S + j % S;
+}
+
+template <typename T, typename I>
+__global__ void __launch_bounds__(kBlock) batch_norm_stats_kernel(BatchNormLaunch p, int chunks, Partial* partials) {
+  using A = acc_t<T>;
+  SO_SHARED(A, shared, [kWarp + 1]);
+  const T* x = static_cast<const T*>(p.in);
+  const int64_t count = p.N * p.S, len = (count + chunks - 1) / chunks;
+  const int64_t lo = blockIdx.x * len, hi = min(count, lo + len);
+  const I C = static_cast<I>(p.C), S = static_cast<I>(p.S);
+  for (int64_t c = blockIdx.y; c < p.C; c += gridDim.y) {  // uniform across the block
+    A sum = 0;
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+      sum += load(x, channel_offset<I>(static_cast<I>(j), static_cast<I>(c), C, S));
+    }
+    sum = block_reduce(sum, SumOp<A>{}, shared);
+    if (threadIdx.x == 0) shared[kWarp] = hi > lo ? sum / static_cast<A>(hi - lo) : A(0);
+    __syncthreads();
+    const A mean = shared[kWarp];
+    A sq = 0;
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {  // two passes: no cancellation
+      const A d = load(x, channel_offset<I>(static_cast<I>(j), static_cast<I>(c), C, S)) - mean;
+      sq += d * d;
+    }
+    sq = block_reduce(sq, SumOp<A>{}, shared);
+    if (threadIdx.x == 0) {
+      partials[c * chunks + blockIdx.x] =
+          Partial{static_cast<double>(mean), static_cast<double>(sq), static_cast<double>(hi > lo ? hi - lo : 0)};
+    }
+    __syncthreads();  // shared[kWarp] is rewritten for the next channel
+  }
+}
+
+template <typename T>
+__device__ double value_or(const void* p, int64_t c, double fallback) {
+  return p ? static_cast<double>(static_cast<acc_t<T>>(static_cast<const T*>(p)[c])) : fallback;
+}
+
+// One thread per channel: the channel's statistics, the saved and running ones, scale and shift.
+template <typename T>
+__global__ void __launch_bounds__(kBlock) batch_norm_finish_kernel(BatchNormLaunch p, int chunks,
+                                                                   const Partial* partials, acc_t<T>* scale,
+                                                                   acc_t<T>* shift) {
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < p.C;
+       c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double mean, var;
+    if (p.training) {
+      double count = 0, m2 = 0;
+      mean = 0;
+      for (int k = 0; k < chunks; ++k) {  // Chan's merge of (mean, m2, count), in chunk order
+        const Partial q = partials[c * chunks + k];
+        if (q.c == 0) continue;
+        const double n = count + q.c, d = q.a - mean;
+        mean += d * q.c / n;
+        m2 += q.b + d * d * count * q.c / n;
+        count = n;
+      }
+      if (count == 0) mean = NAN;  // an empty batch: NaN statistics, as torch
+      var = m2 / count;
+      const double invstd = 1.0 / sqrt(var + p.eps);
+      static_cast<T*>(p.save_mean)[c] = static_cast<T>(static_cast<acc_t<T>>(mean));
+      static_cast<T*>(p.save_invstd)[c] = static_cast<T>(static_cast<acc_t<T>>(invstd));
+      // running = (1 - momentum) * running + momentum * batch, the variance unbiased
+      const double unbias = count > 1 ? count / (count - 1) : INFINITY;
+      if (p.running_mean) {
+        T* r = static_cast<T*>(p.running_mean);
+        r[c] = static_cast<T>(static_cast<acc_t<T>>((1 - p.momentum) * value_or<T>(r, c, 0) + p.momentum * mean));
+      }
+      if (p.running_var) {
+        T* r = static_cast<T*>(p.running_var);
+        r[c] = static_cast<T>(
+            static_cast<acc_t<T>>((1 - p.momentum) * value_or<T>(r, c, 0) + p.momentum * var * unbias));
+      }
+    } else {
+      mean = value_or<T>(p.running_mean, c, 0);
+      var = value_or<T>(p.running_var, c, 1);
+    }
+    const double s = value_or<T>(p.weight, c, 1) / sqrt(var + p.eps);
+    scale[c] = static_cast<acc_t<T>>(s);
+    shift[c] = static_cast<acc_t<T>>(value_or<T>(p.bias, c, 0) - mean * s);
+  }
+}
+
+template <typename T, typename I>
+__global__ void __launch_bounds__(kBlock) batch_norm_apply_kernel(BatchNormLaunch p, const acc_t<T>* scale,
+                                                                  const acc_t<T>* shift) {
+  const T* x = static_cast<const T*>(p.in);
+  T* o = static_cast<T*>(p.out);
+  const I numel = static_cast<I>(p.N * p.C * p.S), C = static_cast<I>(p.C), S = static_cast<I>(p.S);
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
+    const I c = i / S % C;
+    o[i] = static_cast<T>(load(x, i) * scale[c] + shift[c]);
+  }
+}
+
+// Workspace: per-channel scale and shift (acc_t, in double-sized slots), then the partials.
+template <typename T>
+void launch_batch_norm(const BatchNormLaunch& p) {
+  using A = acc_t<T>;
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  auto* scale = static_cast<A*>(p.workspace);
+  auto* shift = reinterpret_cast<A*>(static_cast<char*>(p.workspace) + p.C * sizeof(double));
+  auto* partials = reinterpret_cast<Partial*>(static_cast<char*>(p.workspace) + 2 * p.C * sizeof(double));
+  const int chunks = batch_norm_chunks(p);
+  const int64_t numel = p.N * p.C * p.S;
+  // uint32 index math needs every offset and the grid-stride step below 2^32
+  const bool narrow = index_fits(numel + static_cast<int64_t>(sm_count()) * 8 * kBlock, int64_t{1} << 32);
+  if (p.training && batch_norm_columns(p)) {
+    const int64_t channel_blocks = (p.C + kColumnChannels - 1) / kColumnChannels;
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>(channel_blocks, 1 << 30)), chunks);
+    SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_column_stats_kernel<T>)(p, chunks, partials);
+  } else if (p.training) {
+    const dim3 grid(chunks, static_cast<unsigned>(std::min<int64_t>(p.C, 65535)));
+    if (narrow) {
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_stats_kernel<T, uint32_t>)(p, chunks, partials);
+    } else {
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_stats_kernel<T, int64_t>)(p, chunks, partials);
+    }
+  }
+  SO_LAUNCH(grid_for((p.C + kBlock - 1) / kBlock, 4), kBlock, 0, stream, batch_norm_finish_kernel<T>)(p, chunks, partials,
+                                                                                              scale, shift);
+  if (numel > 0) {
+    const int grid = grid_for((numel + kBlock - 1) / kBlock, 8);
+    if (narrow) {
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_apply_kernel<T, uint32_t>)(p, scale, shift);
+    } else {
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_apply_kernel<T, int64_t>)(p, scale, shift);
+    }
+  }
+}
+
+}  // namespace
+
+int64_t batch_norm_workspace_bytes(const BatchNormLaunch& p) {
+  return 2 * p.C * static_cast<int64_t>(sizeof(double)) +
+         p.C * batch_norm_chunks(p) * static_cast<int64_t>(sizeof(Partial));
+}
+
+const char* batch_norm(const BatchNormLaunch& p) {
+  if (p.C == 0) return nullptr;
+  return launch_for_dtype<false>(p.dtype, "dtype not supported by the CUDA batch_norm kernels",
+                                 [&](auto tag) { launch_batch_norm<decltype(tag)>(p); });
+}
+
+}  // namespace structops::cuda_kernels

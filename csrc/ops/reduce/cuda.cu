@@ -1,0 +1,347 @@
+// Device side of the CUDA reductions (sum, mean, prod, amax, amin, all, any, vector norms;
+// argmax/argmin at the end): CUDA and our own headers only, no
+// torch (ARCHITECTURE decision 6). The host glue (cuda_host.cpp) lays the input out as
+// [outer, n, inner] (ops/reduce/launch.h); three kernels cover it:
+//   warp_rows:  inner == 1, short rows (n <= kWarpRowMax): one warp per row, shuffles only;
+//   block_rows: inner == 1, long rows: one block per row (or per row chunk: the two-pass path for
+//               few long rows, whose per-chunk partials a second warp_rows-style pass merges);
+//               256 threads, or 128/512 for sum's kernel variants (ReduceLaunch::block);
+//               4 independent accumulators per thread, warp shuffles, one shared-memory step;
+//   columns:    inner > 1 (the reduced dims between or outside kept ones, read in place): a block
+//               takes W = min(inner, 32) adjacent columns and 256 / W rows at a time, so a warp
+//               loads one contiguous run (32 columns of a row, or whole narrow rows); few columns
+//               split n over several blocks, and a second columns pass merges the partials.
+// half and bfloat16 accumulate in float, float in float, double in double, int64 in int64.
+// The merge order depends only on the shape and the SM count, so results are reproducible.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include <structops/cuda/launch.cuh>
+#include <structops/cuda/block_reduce.cuh>
+#include <ops/reduce/launch.h>
+
+namespace structops::cuda_kernels {
+namespace {
+
+constexpr int kWarpRowMax = 256;        // rows up to this length take one warp each
+constexpr int64_t kSplitMinChunk = 32768;  // two-pass rows: at least this many elements per chunk
+constexpr int64_t kColumnMinChunk = 256;   // two-pass columns: at least this many rows per chunk
+
+// any(): a logical or of values that are 0 or 1.
+template <typename A>
+struct OrOp {
+  __device__ A identity() const { return A(0); }
+  __device__ A combine(A a, A b) const { return a > b ? a : b; }
+};
+
+// What is folded per element (load) and how rows end (finish) beyond combine: norms fold |x|,
+// x^2 or |x|^p and take the root at the end; mean divides.
+template <typename A, typename Op>
+struct Folded {
+  Op op;
+  int kind;  // 0: x, 1: |x|, 2: x^2, 3: |x|^p, 4: x != 0
+  A p;
+  __device__ A identity() const { return op.identity(); }
+  __device__ A combine(A a, A b) const { return op.combine(a, b); }
+  __device__ A load(A x) const {
+    const A ax = x < A(0) ? -x : x;
+    switch (kind) {
+      case 1: return ax;
+      case 2: return x * x;
+      case 3:
+        if constexpr (std::is_floating_point_v<A>) return pow(ax, p);
+        return ax;
+      case 4: return x != A(0) ? A(1) : A(0);
+      default: return x;
+    }
+  }
+};
+
+// The second pass of the two-pass path folds partials, which are already loaded.
+template <typename A, typename Op>
+struct MergeOnly {
+  Op op;
+  A p;  // finish still needs NormP's exponent
+  __device__ A identity() const { return op.identity(); }
+  __device__ A combine(A a, A b) const { return op.combine(a, b); }
+  __device__ A load(A x) const { return x; }
+};
+
+template <typename T, typename A, typename Op>
+__device__ T finish(A a, ReduceOp kind, int64_t n, const Op& op) {
+  if (kind == ReduceOp::Mean) return static_cast<T>(a / static_cast<A>(n));  // n == 0: NaN, as torch
+  if constexpr (std::is_floating_point_v<A>) {
+    if (kind == ReduceOp::Norm2) return static_cast<T>(sqrt(a));
+    if (kind == ReduceOp::NormP) return static_cast<T>(pow(a, A(1) / op.p));
+  }
+  return static_cast<T>(a);
+}
+
+// One warp per row of `n` elements of `in`: the input (In = T), or in the two-pass path the
+// chunk partials (In = acc_t<T>); results are finished as means of `count` elements.
+template <typename T, typename In, typename Op>
+__global__ void __launch_bounds__(kBlock)
+    warp_rows_kernel(const In* __restrict__ in, T* __restrict__ out, int64_t rows, int64_t n, int64_t count,
+                     ReduceOp kind, Op op) {
+  using A = acc_t<T>;
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; row < rows;
+       row += warps) {
+    const In* x = in + row * n;
+    A acc = op.identity();
+    for (int64_t i = lane; i < n; i += kWarp) acc = op.combine(acc, op.load(static_cast<A>(x[i])));
+    acc = warp_reduce(acc, op);
+    if (lane == 0) out[row] = finish<T>(acc, kind, count, op);
+  }
+}
+
+// One block per (row, chunk): with splits == 1 it writes the row's result, otherwise the chunk's
+// partial accumulator into `partial[row * splits + chunk]`.
+template <int Block, typename T, typename Op>
+__global__ void __launch_bounds__(Block)
+    block_rows_kernel(const T* __restrict__ in, T* __restrict__ out, acc_t<T>* __restrict__ partial, int64_t rows,
+                      int64_t n, int splits, ReduceOp kind, Op op) {
+  using A = acc_t<T>;
+  SO_SHARED(A, shared, [kWarp]);
+  const int64_t chunk = (n + splits - 1) / splits;
+  for (int64_t task = blockIdx.x; task < rows * splits; task += gridDim.x) {
+    const int64_t row = task / splits, lo = (task % splits) * chunk, hi = min(n, lo + chunk);
+    const T* x = in + row * n;
+    A a0 = op.identity(), a1 = a0, a2 = a0, a3 = a0;  // independent chains: loads overlap
+    const int64_t step = blockDim.x;
+    int64_t i = lo + threadIdx.x;
+    for (; i + 3 * step < hi; i += 4 * step) {
+      a0 = op.combine(a0, op.load(static_cast<A>(x[i])));
+      a1 = op.combine(a1, op.load(static_cast<A>(x[i + step])));
+      a2 = op.combine(a2, op.load(static_cast<A>(x[i + 2 * step])));
+      a3 = op.combine(a3, op.load(static_cast<A>(x[i + 3 * step])));
+    }
+    for (; i < hi; i += step) a0 = op.combine(a0, op.load(static_cast<A>(x[i])));
+    const A acc = block_reduce(op.combine(op.combine(a0, a1), op.combine(a2, a3)), op, shared);
+    if (threadIdx.x == 0) {
+      if (splits == 1) {
+        out[row] = finish<T>(acc, kind, n, op);
+      } else {
+        partial[task] = acc;
+      }
+    }
+  }
+}
+
+// [outer, n, inner] with inner > 1, in `width`-column tiles: thread t takes column t % width of
+// the tile and every (kBlock / width)-th row from t / width, so consecutive threads read
+// consecutive addresses. Task (o, s, tile) folds rows chunk s of n; with splits == 1 it writes
+// the result, else the partial accumulator at partial[(o * splits + s) * inner + column], which a
+// second launch (In = acc_t<T>, MergeOnly, n = splits) folds in chunk order. `count`: mean's n.
+template <typename T, typename In, typename Op>
+__global__ void __launch_bounds__(kBlock)
+    columns_kernel(const In* __restrict__ in, T* __restrict__ out, acc_t<T>* __restrict__ partial, int64_t outer,
+                   int64_t n, int64_t inner, int width, int splits, int64_t count, ReduceOp kind, Op op) {
+  using A = acc_t<T>;
+  SO_SHARED(A, shared, [kBlock]);
+  const int rows_per_step = kBlock / width, c = threadIdx.x % width, r = threadIdx.x / width;
+  const int64_t tiles = (inner + width - 1) / width, chunk = (n + splits - 1) / splits;
+  for (int64_t task = blockIdx.x; task < outer * splits * tiles; task += gridDim.x) {
+    const int64_t tile = task % tiles, s = task / tiles % splits, o = task / tiles / splits;
+    const int64_t col = tile * width + c, lo = s * chunk, hi = min(n, lo + chunk);
+    A acc = op.identity();
+    if (r < rows_per_step && col < inner) {
+      const In* x = in + o * n * inner + col;
+      for (int64_t j = lo + r; j < hi; j += rows_per_step) acc = op.combine(acc, op.load(static_cast<A>(x[j * inner])));
+    }
+    shared[threadIdx.x] = acc;
+    __syncthreads();
+    if (r == 0 && col < inner) {
+      for (int k = 1; k < rows_per_step; ++k) acc = op.combine(acc, shared[k * width + c]);
+      if (splits == 1) {
+        out[o * inner + col] = finish<T>(acc, kind, count, op);
+      } else {
+        partial[(o * splits + s) * inner + col] = acc;
+      }
+    }
+    __syncthreads();  // shared is rewritten by the next task
+  }
+}
+
+int column_width(const ReduceLaunch& p) { return static_cast<int>(std::min<int64_t>(p.inner, kWarp)); }
+
+// Few column tiles cannot fill the GPU one block each: split n into chunks (two passes).
+int column_splits(const ReduceLaunch& p) {
+  const int64_t sms = sm_count(), tiles = (p.inner + column_width(p) - 1) / column_width(p);
+  const int64_t blocks = p.outer * tiles;
+  if (blocks >= 2 * sms || p.n < 2 * kColumnMinChunk) return 1;
+  const int64_t to_fill = (4 * sms + blocks - 1) / blocks, by_size = p.n / kColumnMinChunk;
+  return static_cast<int>(std::clamp<int64_t>(std::min(to_fill, by_size), 1, 1024));
+}
+
+// Few long rows cannot fill the GPU one block per row: split each into chunks (two passes).
+int splits_for(const ReduceLaunch& p) {
+  const int64_t sms = sm_count();
+  using Passes = ReduceLaunch::Passes;
+  if (p.inner > 1 || p.n <= kWarpRowMax || p.passes == Passes::OnePass) return 1;
+  if (p.outer >= 2 * sms && p.passes == Passes::Auto) return 1;
+  const int64_t by_size = std::max<int64_t>(p.n / kSplitMinChunk, p.passes == Passes::TwoPass ? 2 : 1);
+  const int64_t to_fill = std::max<int64_t>((4 * sms + p.outer - 1) / p.outer, p.passes == Passes::TwoPass ? 2 : 1);
+  return static_cast<int>(std::clamp<int64_t>(std::min(by_size, to_fill), 1, 1024));
+}
+
+template <typename T, typename Op>
+void launch(const ReduceLaunch& p, Op op) {
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  const T* in = static_cast<const T*>(p.in);
+  T* out = static_cast<T*>(p.out);
+  if (p.inner > 1) {
+    const int width = column_width(p), splits = column_splits(p);
+    const int64_t tiles = (p.inner + width - 1) / width;
+    auto* partial = static_cast<acc_t<T>*>(p.workspace);
+    SO_LAUNCH(grid_for(p.outer * splits * tiles, 8), kBlock, 0, stream, columns_kernel<T, T>)(
+        in, out, partial, p.outer, p.n, p.inner, width, splits, p.n, p.op, op);
+    if (splits > 1) {  // second pass: the chunks' partials, [outer, splits, inner], folded in order
+      SO_LAUNCH(grid_for(p.outer * tiles, 8), kBlock, 0, stream, columns_kernel<T, acc_t<T>>)(
+          partial, out, nullptr, p.outer, splits, p.inner, width, 1, p.n, p.op,
+          MergeOnly<acc_t<T>, decltype(op.op)>{op.op, op.p});
+    }
+    return;
+  }
+  if (p.n <= kWarpRowMax) {
+    const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
+    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, warp_rows_kernel<T>)(in, out, p.outer, p.n, p.n, p.op,
+                                                                                  op);
+    return;
+  }
+  const int splits = splits_for(p);
+  auto* partial = static_cast<acc_t<T>*>(p.workspace);
+  auto rows = [&]<int Block>() {
+    SO_LAUNCH(grid_for(p.outer * splits, 8), Block, 0, stream, block_rows_kernel<Block, T>)(in, out, partial, p.outer, p.n,
+                                                                                      splits, p.op, op);
+  };
+  // Other block sizes only for the sum-like folds (sum's kernel variants; mean and norms share the type).
+  if constexpr (std::is_same_v<Op, Folded<acc_t<T>, SumOp<acc_t<T>>>>) {
+    if (p.block == 128) rows.template operator()<128>();
+    else if (p.block == 512) rows.template operator()<512>();
+    else rows.template operator()<kBlock>();
+  } else {
+    rows.template operator()<kBlock>();
+  }
+  if (splits > 1) {  // second pass: one warp merges a row's partials in a fixed order
+    const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
+    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, warp_rows_kernel<T>)(partial, out, p.outer, splits, p.n,
+                                                                    p.op, MergeOnly<acc_t<T>, decltype(op.op)>{op.op, op.p});
+  }
+}
+
+template <typename T>
+void run(const ReduceLaunch& p) {
+  using A = acc_t<T>;
+  const A power = static_cast<A>(p.p);
+  switch (p.op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Mean:
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 0, power});
+      break;
+    case ReduceOp::Prod:
+      launch<T>(p, Folded<A, ProdOp<A>>{{}, 0, power});
+      break;
+    case ReduceOp::Max:
+      launch<T>(p, Folded<A, ExtremeOp<A, true>>{{}, 0, power});
+      break;
+    case ReduceOp::Min:
+      launch<T>(p, Folded<A, ExtremeOp<A, false>>{{}, 0, power});
+      break;
+    case ReduceOp::Norm0:  // the count of nonzeros
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 4, power});
+      break;
+    case ReduceOp::Any:  // the max of (x != 0): 0 or 1 in any dtype (a count wraps in uint8); 0 when empty
+      launch<T>(p, Folded<A, OrOp<A>>{{}, 4, power});
+      break;
+    case ReduceOp::All:  // the product of (x != 0): 1 for an empty reduction
+      launch<T>(p, Folded<A, ProdOp<A>>{{}, 4, power});
+      break;
+    case ReduceOp::Norm1:
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 1, power});
+      break;
+    case ReduceOp::Norm2:
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 2, power});
+      break;
+    case ReduceOp::NormP:
+      launch<T>(p, Folded<A, SumOp<A>>{{}, 3, power});
+      break;
+    case ReduceOp::NormInf:
+      launch<T>(p, Folded<A, ExtremeOp<A, true>>{{}, 1, power});
+      break;
+    case ReduceOp::NormNegInf:
+      launch<T>(p, Folded<A, ExtremeOp<A, false>>{{}, 1, power});
+      break;
+  }
+}
+
+// argmax/argmin: one warp per row; a lane keeps (value, index), lanes merge by shuffles. A NaN
+// beats every number and the first index wins ties, as torch.argmax/argmin.
+template <typename A, bool kMax>
+__device__ bool better(A v, int64_t i, A best, int64_t at) {
+  const bool v_nan = v != v, best_nan = best != best;
+  if (v_nan || best_nan) return v_nan && (!best_nan || i < at);
+  if (kMax ? v > best : v < best) return true;
+  return v == best && i < at;
+}
+
+template <typename T, bool kMax>
+__global__ void __launch_bounds__(kBlock)
+    arg_rows_kernel(const T* __restrict__ in, int64_t* __restrict__ out, int64_t rows, int64_t n) {
+  using A = acc_t<T>;
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; row < rows;
+       row += warps) {
+    const T* x = in + row * n;
+    A best = static_cast<A>(x[0]);  // rows are never empty (the meta function's nonempty check)
+    int64_t at = 0;
+    for (int64_t i = lane; i < n; i += kWarp) {
+      const A v = static_cast<A>(x[i]);
+      if (better<A, kMax>(v, i, best, at)) best = v, at = i;
+    }
+#pragma unroll
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      const A v = __shfl_down_sync(0xffffffffu, best, offset);
+      const int64_t i = __shfl_down_sync(0xffffffffu, at, offset);
+      if (better<A, kMax>(v, i, best, at)) best = v, at = i;
+    }
+    if (lane == 0) out[row] = at;
+  }
+}
+
+template <typename T>
+void launch_arg(const ReduceLaunch& p) {
+  const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
+  auto stream = static_cast<cudaStream_t>(p.stream);
+  const T* in = static_cast<const T*>(p.in);
+  auto* out = static_cast<int64_t*>(p.out);
+  if (p.op == ReduceOp::Max) {
+    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, arg_rows_kernel<T, true>)(in, out, p.outer, p.n);
+  } else {
+    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, arg_rows_kernel<T, false>)(in, out, p.outer, p.n);
+  }
+}
+
+}  // namespace
+
+const char* arg_reduce(const ReduceLaunch& p) {
+  if (p.outer == 0) return nullptr;
+  return launch_for_dtype<true>(p.dtype, "dtype not supported by the CUDA argmax/argmin kernel",
+                                 [&](auto tag) { launch_arg<decltype(tag)>(p); });
+}
+
+int64_t reduce_workspace_bytes(const ReduceLaunch& p) {
+  const int splits = p.inner > 1 ? column_splits(p) : splits_for(p);
+  return splits > 1 ? p.outer * splits * p.inner * static_cast<int64_t>(sizeof(double)) : 0;  // the widest acc_t
+}
+
+const char* reduce(const ReduceLaunch& p) {
+  if (p.outer * p.inner == 0) return nullptr;
+  return launch_for_dtype<true>(p.dtype, "dtype not supported by the CUDA reduction kernels",
+                                 [&](auto tag) { run<decltype(tag)>(p); });
+}
+
+}  // namespace structops::cuda_kernels

@@ -1,0 +1,176 @@
+// CUDA host glue of sum, mean, prod, amax, amin, all, any, norm, argmax and argmin: device guard, current stream, the input cast to
+// the result dtype and laid out as [outer, n, inner] for the torch-free kernels of cuda.cu.
+// Compiled only when the installed torch has CUDA (CMakeLists.txt).
+#include <structops/cpu/pointwise.h>  // cpu::operand
+#include <structops/cpu/reduce.h>     // cpu::reduced_rows
+#include <structops/ops/all_dims.h>
+#include <structops/ops/amax.h>
+#include <structops/ops/amin.h>
+#include <structops/ops/any_dims.h>
+#include <structops/ops/argmax.h>
+#include <structops/ops/argmin.h>
+#include <structops/ops/mean_dim.h>
+#include <structops/ops/norm_ScalarOpt_dim.h>
+#include <structops/ops/prod_dim.h>
+#include <structops/ops/sum_dim_IntList.h>
+#include <ops/reduce/launch.h>
+
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/util/SmallVector.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace structops::impl {
+namespace {
+
+bool has_kernel(at::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16 || t == at::kLong;
+}
+
+void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
+                 const at::Tensor& out, double p_norm = 2, ReduceLaunch::Passes passes = ReduceLaunch::Passes::Auto,
+                 int block = 256) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  if (out.numel() == 0) return;
+  TORCH_CHECK(!at::isComplexType(out.scalar_type()) && !at::isComplexType(self.scalar_type()), name,
+              ": no CUDA kernel for complex dtypes");
+  // Small integers and bool (amax/amin) are reduced as int64, exactly, and cast back; all/any
+  // reduce the input's own values (x != 0) and cast the 0/1 result to bool.
+  const bool truth = op == ReduceOp::All || op == ReduceOp::Any;
+  const at::ScalarType source = truth ? self.scalar_type() : out.scalar_type();
+  const at::ScalarType t = has_kernel(source) ? source : at::kLong;
+  at::Tensor x = cpu::operand(self, t, out.device());
+
+  c10::SmallVector<int64_t, 8> kept, reduced;
+  int64_t n_out = 1, n_red = 1;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    const bool r = std::find(reduced_dims.begin(), reduced_dims.end(), d) != reduced_dims.end();
+    (r ? reduced : kept).push_back(d);
+    (r ? n_red : n_out) *= x.size(d);
+  }
+  ReduceLaunch p;
+  p.outer = n_out, p.n = n_red, p.inner = 1;
+  // In place when memory holds [kept before, reduced, kept after] (each group in order): rows when
+  // nothing is kept after, else columns. Otherwise rows of a permuted copy.
+  bool in_place = false;
+  for (size_t before = 0; before <= kept.size() && !in_place && !reduced.empty(); ++before) {
+    c10::SmallVector<int64_t, 8> order(kept.begin(), kept.begin() + before);
+    order.append(reduced.begin(), reduced.end());
+    order.append(kept.begin() + before, kept.end());
+    if (x.permute(order).is_contiguous()) {
+      in_place = true;
+      p.outer = 1;
+      for (size_t k = 0; k < before; ++k) p.outer *= x.size(kept[k]);
+      p.inner = n_out / p.outer;
+    }
+  }
+  if (!in_place) {
+    c10::SmallVector<int64_t, 8> rows_order(kept.begin(), kept.end());
+    rows_order.append(reduced.begin(), reduced.end());
+    x = x.permute(rows_order).contiguous();
+  }
+  const at::Tensor result = t == out.scalar_type() ? out : at::empty(out.sizes(), out.options().dtype(t));
+  p.dtype = static_cast<Dtype>(t);
+  p.op = op;
+  p.p = p_norm;
+  p.passes = passes;
+  p.block = block;
+  p.in = x.const_data_ptr();
+  p.out = result.data_ptr();
+  at::Tensor workspace;
+  if (const int64_t bytes = cuda_kernels::reduce_workspace_bytes(p); bytes > 0) {
+    workspace = at::empty({bytes}, out.options().dtype(at::kByte));
+    p.workspace = workspace.data_ptr();
+  }
+  p.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::reduce(p);
+  TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", t, ": ", error);
+  if (!result.is_same(out)) out.copy_(result);
+}
+
+void arg_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
+                     const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  if (out.numel() == 0) return;
+  const at::ScalarType t = has_kernel(self.scalar_type()) ? self.scalar_type() : at::kLong;  // exact for ints
+  const auto [x, n] = cpu::reduced_rows(cpu::operand(self, t, out.device()), reduced_dims);
+  ReduceLaunch p;
+  p.dtype = static_cast<Dtype>(t);
+  p.op = op;
+  p.outer = out.numel(), p.n = n, p.inner = 1;
+  p.in = x.const_data_ptr();
+  p.out = out.data_ptr();  // int64, contiguous: the meta layout
+  p.stream = c10::cuda::getCurrentCUDAStream().stream();
+  const char* error = cuda_kernels::arg_reduce(p);
+  TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", t, ": ", error);
+}
+
+}  // namespace
+
+void argmax_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  arg_reduce_cuda("argmax", ReduceOp::Max, self, reduced_dims, out);
+}
+
+void argmin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  arg_reduce_cuda("argmin", ReduceOp::Min, self, reduced_dims, out);
+}
+
+// sum's CUDA kernel variants (the manifest's `kernels:`; structops::autotune times them per shape
+// bucket): each row in one pass (a warp per short row, a block of 128, 256 or 512 threads per
+// long row), or long rows split over several blocks and merged in a second pass. Column
+// reductions run the same kernel in all of them.
+#define STRUCTOPS_SUM_CUDA_VARIANT(name, passes, block)                                                        \
+  void name(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,                             \
+            std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) { \
+    reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out, 2, ReduceLaunch::Passes::passes, block);         \
+  }
+STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_one_pass, OnePass, 256)
+STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_one_pass_b128, OnePass, 128)
+STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_one_pass_b512, OnePass, 512)
+STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_two_pass, TwoPass, 256)
+#undef STRUCTOPS_SUM_CUDA_VARIANT
+
+void mean_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("mean", ReduceOp::Mean, self, reduced_dims, out);
+}
+
+void amax_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                   at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("amax", ReduceOp::Max, self, reduced_dims, out);
+}
+
+void amin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                   at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("amin", ReduceOp::Min, self, reduced_dims, out);
+}
+
+void prod_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("prod", ReduceOp::Prod, self, reduced_dims, out);
+}
+
+void all_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("all", ReduceOp::All, self, reduced_dims, out);
+}
+
+void any_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  reduce_cuda("any", ReduceOp::Any, self, reduced_dims, out);
+}
+
+void norm_out_cuda(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef reduced_dims,
+                   bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const double pv = p.has_value() ? p->toDouble() : 2.0;
+  const ReduceOp op = pv == 0 ? ReduceOp::Norm0 : pv == 1 ? ReduceOp::Norm1 : pv == 2 ? ReduceOp::Norm2
+                      : std::isinf(pv) ? (pv > 0 ? ReduceOp::NormInf : ReduceOp::NormNegInf) : ReduceOp::NormP;
+  reduce_cuda("norm", op, self, reduced_dims, out, pv);
+}
+
+}  // namespace structops::impl

@@ -1,0 +1,188 @@
+// Which variant runs: pins, then the decision in memory or on disk, else timing the eligible
+// variants (structops/autotune.h says in what order and why).
+#include <runtime/autotune/config.h>
+#include <runtime/autotune/device.h>
+#include <runtime/autotune/disk_cache.h>
+#include <runtime/autotune/json.h>
+#include <runtime/autotune/memory_cache.h>
+#include <runtime/autotune/test_hooks.h>
+#include <structops/autotune.h>
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+
+namespace structops::autotune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// structops.autotune.pin(): op or op@device -> variant, over STRUCTOPS_AUTOTUNE_PIN's.
+struct Pins {
+  std::shared_mutex mutex;
+  std::map<std::string, std::string> by_op;
+  std::atomic<bool> any{false};  // lets unpinned calls skip the lookup
+};
+
+Pins& pins() {
+  static Pins p;
+  return p;
+}
+
+// One tuning at a time (timings must not overlap); recursive: a variant may itself call a tuned op.
+std::recursive_mutex& tuning_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
+std::optional<int> pinned(const OpKernels& op, c10::ArrayRef<bool> eligible) {
+  if (config().pins.empty() && !pins().any.load(std::memory_order_relaxed)) return std::nullopt;
+  // "op@cuda" pins one device type's variant, "op" every device's.
+  const std::string qualified = op.op + "@" + c10::DeviceTypeName(op.device_type, /*lower_case=*/true);
+  std::string name;
+  {
+    std::shared_lock lock(pins().mutex);
+    for (const std::string& k : {qualified, op.op}) {
+      if (auto it = pins().by_op.find(k); name.empty() && it != pins().by_op.end()) name = it->second;
+    }
+  }
+  for (const std::string& k : {qualified, op.op}) {
+    if (auto it = config().pins.find(k); name.empty() && it != config().pins.end()) name = it->second;
+  }
+  if (name.empty()) return std::nullopt;
+  for (size_t i = 0; i < op.variants.size(); ++i) {
+    if (op.variants[i].name == name) {
+      if (eligible[i]) return static_cast<int>(i);
+      return std::nullopt;  // not eligible for this call: chosen as if unpinned
+    }
+  }
+  std::string known;
+  for (const auto& v : op.variants) known += (known.empty() ? "" : ", ") + v.name;
+  TORCH_CHECK(false, "structops.autotune: ", op.op, " has no variant '", name, "' on ",
+              c10::DeviceTypeName(op.device_type), " (pinned by STRUCTOPS_AUTOTUNE_PIN or autotune.pin()); its variants: ",
+              known);
+}
+
+int first_eligible(const OpKernels& op, c10::ArrayRef<bool> eligible) {
+  for (size_t i = 0; i < eligible.size(); ++i) {
+    if (eligible[i]) return static_cast<int>(i);
+  }
+  TORCH_CHECK(false, "structops.autotune: none of ", op.op, "'s ", c10::DeviceTypeName(op.device_type),
+              " kernel variants is eligible for this call (see the manifest's `kernels:` conditions and dtypes)");
+}
+
+void log_decision(const Decision& d) {
+  if (!config().log) return;
+  std::string line = "structops.autotune: " + d.op + " " + d.device + " " + d.dtype + " key=" + key_json(d.key) +
+                     " -> " + d.pick + " (" + d.source;
+  for (const Timing& t : d.timings) {
+    line += "; " + t.variant + " " + (t.us >= 0 ? json::number(t.us) + " us" : t.error);
+  }
+  if (d.source == "tuned") line += "; tuning " + json::number(d.tuning_ms) + " ms";
+  std::fprintf(stderr, "%s)\n", line.c_str());
+}
+
+// Times every eligible variant into d.timings; the first declared within kTie of the fastest, or
+// nullopt when every variant raised.
+std::optional<int> tune(const OpKernels& op, c10::ArrayRef<bool> eligible,
+                        c10::function_ref<double(int)> time_variant, Decision& d) {
+  const auto start = std::chrono::steady_clock::now();
+  double best = -1;
+  std::vector<double> us(op.variants.size(), -1);
+  for (size_t i = 0; i < op.variants.size(); ++i) {
+    if (!eligible[i]) {
+      d.timings.push_back({op.variants[i].name, -1, "not eligible"});
+      continue;
+    }
+    try {
+      raise_if_injected(op, i);
+      us[i] = time_variant(static_cast<int>(i));
+      count_timed();
+      d.timings.push_back({op.variants[i].name, us[i], ""});
+      best = best < 0 ? us[i] : std::min(best, us[i]);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      if (auto* c10e = dynamic_cast<const c10::Error*>(&e)) what = c10e->what_without_backtrace();
+      d.timings.push_back({op.variants[i].name, -1, "raised: " + what.substr(0, what.find('\n'))});
+    }
+  }
+  d.tuning_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (best < 0) return std::nullopt;
+  for (size_t i = 0; i < op.variants.size(); ++i) {
+    if (us[i] >= 0 && us[i] <= best * (1 + kTie)) return static_cast<int>(i);
+  }
+  return std::nullopt;  // unreachable: the fastest is within the band
+}
+
+}  // namespace
+
+int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const Key& key,
+           c10::ArrayRef<bool> eligible, c10::function_ref<double(int)> time_variant) {
+  if (auto p = pinned(op, eligible)) return *p;
+  if (!config().enabled) return first_eligible(op, eligible);
+  const MemoryKey mkey = memory_key(op, device, dtype, key, eligible);
+  if (auto pick = remembered(mkey)) return *pick;
+  const int n_eligible = static_cast<int>(std::count(eligible.begin(), eligible.end(), true));
+  if (n_eligible > 1 && device.is_cuda() && cuda_hooks().capturing && cuda_hooks().capturing(device)) {
+    return first_eligible(op, eligible);  // timing would record into the graph: decide after capture
+  }
+
+  std::lock_guard tuning(tuning_mutex());
+  if (auto pick = remembered(mkey)) return *pick;  // tuned meanwhile
+  Decision d{op.op, device.str(), c10::toString(dtype), key, op.key_text, "", "", 0, {}};
+  int pick = first_eligible(op, eligible);
+  if (n_eligible == 1) {
+    d.source = "only eligible";
+  } else {
+    const Fingerprint fp = Fingerprint::of(op, device, dtype, key, eligible);
+    const DecisionName name = decision_name(op, device, dtype, fp);
+    const fs::path path = fs::path(config().cache_dir) / name.file();
+    const bool on_disk = !config().cache_dir.empty();
+    std::optional<TuningLock> across_processes;
+    if (on_disk) across_processes.emplace(config().cache_dir);
+    if (on_disk) remove_stale(config().cache_dir, name);
+    if (auto cached = on_disk ? read_decision(path, op, fp, eligible, d.timings) : std::nullopt) {
+      pick = *cached;
+      d.source = "disk";
+      count_disk_hit();
+      std::error_code ec;  // in use: not stale for another kStaleDays
+      fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
+    } else {
+      d.timings.clear();
+      d.source = "tuned";
+      const std::optional<int> fastest = tune(op, eligible, time_variant, d);
+      if (!fastest) {
+        // Every variant raised: an error of the call itself (bad data), not of one kernel. Decide
+        // nothing; the real call raises it.
+        log_decision({op.op, device.str(), c10::toString(dtype), key, op.key_text, op.variants[pick].name,
+                      "every variant raised", d.tuning_ms, d.timings});
+        return pick;
+      }
+      pick = *fastest;
+      d.pick = op.variants[pick].name;
+      if (on_disk) write_decision(path, fp, d);
+    }
+  }
+  d.pick = op.variants[pick].name;
+  log_decision(d);
+  remember(mkey, pick, std::move(d));
+  return pick;
+}
+
+void set_pin(const std::string& op, const std::string& name) {
+  std::unique_lock lock(pins().mutex);
+  if (name.empty()) {
+    pins().by_op.erase(op);
+  } else {
+    pins().by_op[op] = name;
+  }
+  pins().any = !pins().by_op.empty();
+}
+
+}  // namespace structops::autotune

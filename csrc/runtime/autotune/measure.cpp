@@ -1,0 +1,55 @@
+// Timing one variant: the median of repeated calls, on CUDA with events on the current stream.
+#include <runtime/autotune/device.h>
+#include <structops/autotune.h>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty_strided.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace structops::autotune {
+namespace {
+
+constexpr double kBudgetMs = 20;
+constexpr int kMinRepeats = 5;
+constexpr int kMaxRepeats = 25;
+
+}  // namespace
+
+double measure(at::Device device, c10::function_ref<void()> run) {
+  auto sync = [&] {
+    if (device.is_cuda() && cuda_hooks().synchronize) cuda_hooks().synchronize(device);
+  };
+  using clock = std::chrono::steady_clock;
+  sync();
+  for (int i = 0; i < 2; ++i) run();  // warm-up: caches, lazy initialisation, first-touch pages of
+  sync();                             // the scratch outputs and of the allocator's big blocks
+  std::vector<double> times;
+  const auto begin = clock::now();
+  const auto time_once = device.is_cuda() ? cuda_hooks().time_once : nullptr;
+  while (static_cast<int>(times.size()) < kMaxRepeats) {
+    const auto t0 = clock::now();
+    if (time_once != nullptr) {
+      times.push_back(time_once(device, run));  // device time, not launch overhead plus a sync
+    } else {
+      run();
+      sync();
+      times.push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+    }
+    const auto t1 = clock::now();
+    if (static_cast<int>(times.size()) >= kMinRepeats &&
+        std::chrono::duration<double, std::milli>(t1 - begin).count() >= kBudgetMs) {
+      break;
+    }
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+at::Tensor scratch_like(const at::Tensor& t) {
+  return at::empty_strided(t.sizes(), t.strides(), t.options());
+}
+
+}  // namespace structops::autotune

@@ -1,0 +1,24 @@
+#include <runtime/autotune/config.h>
+#include <runtime/autotune/test_hooks.h>
+
+#include <c10/util/Exception.h>
+
+#include <atomic>
+
+namespace structops::autotune {
+namespace {
+
+std::atomic<int64_t> timed{0}, disk{0};
+
+}  // namespace
+
+void count_timed() { ++timed; }
+void count_disk_hit() { ++disk; }
+int64_t timed_count() { return timed.load(); }
+int64_t disk_hits() { return disk.load(); }
+
+void raise_if_injected(const OpKernels& op, size_t variant) {
+  TORCH_CHECK(config().fail != op.op + ":" + op.variants[variant].name, "injected failure (STRUCTOPS_AUTOTUNE_FAIL)");
+}
+
+}  // namespace structops::autotune

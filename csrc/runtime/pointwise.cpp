@@ -1,0 +1,118 @@
+// Host runtime of generated pointwise kernels: the iteration geometry (structops/cpu/pointwise.h)
+// and the integer-division error of structops/pointwise/math.h.
+#include <structops/cpu/pointwise.h>
+
+#include <ATen/ops/full.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace structops {
+
+namespace pw {
+void throw_zero_division() { TORCH_CHECK(false, "ZeroDivisionError"); }
+}  // namespace pw
+
+namespace cpu {
+
+Geometry make_geometry(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs) {
+  const int64_t ndim = out.dim();
+  const auto sizes = out.sizes();
+  const int operands = static_cast<int>(inputs.size()) + 1;
+  TORCH_INTERNAL_ASSERT(operands <= kMaxOperands);
+
+  // Element strides of every operand over the output's dims; broadcast dims get stride 0.
+  std::array<c10::SmallVector<int64_t, 8>, kMaxOperands> full;
+  full[0].assign(out.strides().begin(), out.strides().end());
+  for (int k = 1; k < operands; ++k) {
+    const at::Tensor& t = inputs[k - 1];
+    full[k].assign(ndim, 0);
+    const int64_t shift = ndim - t.dim();
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      if (t.size(d) != 1 || sizes[d + shift] == 1) full[k][d + shift] = t.stride(d);
+    }
+  }
+
+  // Innermost first: the output's dims by increasing stride (memory order), size-1 dims dropped.
+  c10::SmallVector<int64_t, 8> order;
+  for (int64_t d = ndim - 1; d >= 0; --d) {
+    if (sizes[d] != 1) order.push_back(d);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return full[0][a] < full[0][b]; });
+
+  Geometry g;
+  g.operands = operands;
+  g.numel = out.numel();
+  for (int64_t d : order) {
+    const int cur = g.ndim - 1;
+    bool merge = cur >= 0;
+    for (int k = 0; k < operands && merge; ++k) {
+      merge = full[k][d] == g.strides[k][cur] * g.sizes[cur];
+    }
+    if (merge) {
+      g.sizes[cur] *= sizes[d];
+    } else {
+      g.sizes.push_back(sizes[d]);
+      for (int k = 0; k < operands; ++k) g.strides[k].push_back(full[k][d]);
+      ++g.ndim;
+    }
+  }
+  if (g.ndim == 0) {  // a single element
+    g.ndim = 1;
+    g.sizes.push_back(1);
+    for (int k = 0; k < operands; ++k) g.strides[k].push_back(1);
+  }
+  return g;
+}
+
+at::Tensor operand(const at::Tensor& t, at::ScalarType dtype, at::Device device) {
+  if (t.scalar_type() == dtype && t.device() == device) return t;
+  // A CPU scalar on its way to a GPU: filled there by value, no copy from pageable host memory
+  // (which synchronises, and fails while a CUDA graph is captured).
+  if (t.device().is_cpu() && t.dim() == 0 && !device.is_cpu()) {
+    return at::full({}, t.item(), at::TensorOptions().dtype(dtype).device(device));
+  }
+  return t.to(device, dtype);
+}
+
+PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype) {
+  const Geometry g = make_geometry(out, inputs);
+  TORCH_CHECK(g.ndim <= kPointwiseMaxDims, "pointwise kernels support up to ", kPointwiseMaxDims,
+              " dims after merging, got ", g.ndim);
+  PointwiseLaunch p{};
+  p.dtype = static_cast<Dtype>(dtype);
+  p.ndim = g.ndim;
+  p.numel = g.numel;
+  for (int d = 0; d < g.ndim; ++d) {
+    p.sizes[d] = g.sizes[d];
+    for (int k = 0; k < g.operands; ++k) p.strides[k][d] = g.strides[k][d];
+  }
+  p.data[0] = out.data_ptr();
+  for (size_t k = 0; k < inputs.size(); ++k) p.data[k + 1] = const_cast<void*>(inputs[k].const_data_ptr());
+  return p;
+}
+
+pw::ScalarArg scalar_arg(const at::Scalar& s) {
+  pw::ScalarArg a;
+  a.is_integral = s.isIntegral(/*includeBool=*/true);
+  if (a.is_integral) {
+    a.integral = s.toLong();
+  } else {
+    a.real = s.toDouble();
+  }
+  return a;
+}
+
+pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s) {
+  if (!s.has_value()) {
+    pw::ScalarArg a;
+    a.present = false;
+    return a;
+  }
+  return scalar_arg(*s);
+}
+
+}  // namespace cpu
+}  // namespace structops
