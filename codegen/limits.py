@@ -4,6 +4,7 @@ MAX_DEPTH bounds how deeply rule and formula expressions nest: their parsers, pr
 checkers recurse once per level, so 400 nested parentheses (or a chain of 1000 '+', a tree 1000
 levels deep) would overflow Python's stack: a traceback instead of a message. No real rule or
 formula comes near it. INT64_MAX bounds integer literals: the generated C++ holds them in int64_t.
+The runtime's own limits are defined in C++; their values here are checked against it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ import dataclasses
 
 MAX_DEPTH = 64
 INT64_MAX = 2**63 - 1
+# The runtime's limits, as the generated code must respect them; tests/codegen/test_limits.py
+# checks each against its C++ definition.
+MAX_POINTWISE_TENSORS = 3  # structops/cpu/pointwise.h kMaxOperands - 1 (the output)
+GRAIN_SIZE = 32768  # structops/cpu/pointwise.h kGrainSize: torch's at::internal::GRAIN_SIZE
 
 
 def check_int64(digits: str, col: int, error: type[ValueError]) -> None:

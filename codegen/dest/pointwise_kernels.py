@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen import dtypes
+from codegen import dtypes, limits
 from codegen.api import names
 from codegen.dest.structured import op_header, shard_of
 from codegen.native import DispatchKey, Manifest, StructuredGroup
@@ -50,7 +50,6 @@ class PointwiseOp:
 
 
 # The generated kernels' parameters when the manifest lists no variants.
-DEFAULT_GRAIN = 32768  # torch's at::internal::GRAIN_SIZE
 DEFAULT_BLOCK, DEFAULT_UNROLL = 256, 2
 
 
@@ -94,11 +93,11 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
     base = fn.func.name.name.base
     launcher = fn.func.name.unambiguous
     cpu_kernel, cuda_kernel = decls[DispatchKey.CPU.value].name, decls[DispatchKey.CUDA.value].name
-    cpu_variants = [(cpu_kernel, DEFAULT_GRAIN)]
+    cpu_variants = [(cpu_kernel, limits.GRAIN_SIZE)]
     cuda_variants = [(cuda_kernel, launcher, DEFAULT_BLOCK, DEFAULT_UNROLL)]
     if fn.kernels is not None and fn.kernels.variants("CPU"):
         cpu_variants = [
-            (names.variant_kernel(cpu_kernel, v.name), dict(v.params).get("grain", DEFAULT_GRAIN))
+            (names.variant_kernel(cpu_kernel, v.name), dict(v.params).get("grain", limits.GRAIN_SIZE))
             for v in fn.kernels.variants("CPU")
         ]
     if fn.kernels is not None and fn.kernels.variants("CUDA"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen import dtypes as dtype_table
+from codegen import limits
 from codegen.api.names import cpp_name
 from codegen.errors import SpecError
 from codegen.load import LineDict
@@ -32,7 +33,6 @@ CATEGORY = {d.name: d.group for d in dtype_table.DTYPES}
 # The dtypes generated CUDA kernels take (CUDA's own types; no complex in device code).
 CUDA_TYPES = {d.name: d.cuda_type for d in dtype_table.DTYPES if d.cuda_type is not None}
 KINDS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "BOOL_TO_LONG")
-MAX_TENSORS = 3  # csrc/include/structops/cpu/pointwise.h kMaxOperands - 1
 
 
 @dataclass(frozen=True)
@@ -181,9 +181,10 @@ def parse_pointwise(
             promoted_dtypes |= set(allowed.get(a.name, everything))
         operands.append(Operand(a.name, k, cpp_name(a.name), a.default))
     tensors = [o for o in operands if o.kind in ("tensor", "bool_tensor")]
-    if not tensors or len(tensors) > MAX_TENSORS:
+    if not tensors or len(tensors) > limits.MAX_POINTWISE_TENSORS:
         raise fail(
-            f"a pointwise op takes 1 to {MAX_TENSORS} tensors, this one takes {len(tensors)}",
+            f"a pointwise op takes 1 to {limits.MAX_POINTWISE_TENSORS} tensors, this one takes "
+            f"{len(tensors)}",
             "split the formula into several ops",
         )
     scalars_promoted = any(o.kind in ("scalar", "scalar?") and o.name in promoted for o in operands)

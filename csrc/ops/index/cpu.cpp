@@ -128,7 +128,7 @@ void prefetch(const void* p, int64_t bytes) {
 }
 
 // Grain for loops whose iterations copy `bytes` each: about 32 KiB per chunk.
-int64_t grain_for(int64_t bytes) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(bytes, 1)); }
+int64_t grain_for(int64_t bytes) { return std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(bytes, 1)); }
 
 // Index checks. Kernels skip a bad index and raise a flag instead of throwing inside the parallel
 // loop; afterwards the first bad index in index order is reported, so the message is deterministic.
@@ -422,7 +422,7 @@ void embedding_out_cpu(const at::Tensor& weight, const at::Tensor& indices, at::
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "embedding", [&] {
     const scalar_t* src = w.const_data_ptr<scalar_t>();
     scalar_t* dst = out.data_ptr<scalar_t>();  // contiguous: the meta layout
-    structops::parallel_for(0, n, std::max<int64_t>(1, 32768 / std::max<int64_t>(width, 1)), [&](int64_t begin, int64_t end) {
+    structops::parallel_for(0, n, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(width, 1)), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         std::memcpy(dst + i * width, src + ix[i] * width, width * sizeof(scalar_t));
       }

@@ -15,6 +15,7 @@
 // attributes (AVX-512: 12 x 2 zmm, AVX2+FMA: 6 x 2 ymm, baseline: 6 x 2 xmm); the macro loop
 // around it is compiled with it, the packing and threading are plain C++.
 #include <ops/linalg/gemm.h>
+#include <structops/cpu/pointwise.h>  // cpu::kGrainSize
 #include <structops/parallel.h>
 
 #include <ATen/Dispatch.h>
@@ -390,7 +391,7 @@ void mm_blocked(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, c
       at::Tensor acc = at::empty({m, n}, c.options().dtype(at::kFloat));
       float* accp = acc.data_ptr<float>();
       gemm<scalar_t, float>(m, n, k, ap, a.stride(0), a.stride(1), bp, b.stride(0), b.stride(1), accp, n, 1.0f, 0.0f);
-      structops::parallel_for(0, m, std::max<int64_t>(1, 32768 / n), [&](int64_t ib, int64_t ie) {
+      structops::parallel_for(0, m, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t ib, int64_t ie) {
         for (int64_t i = ib; i < ie; ++i)
           for (int64_t j = 0; j < n; ++j) {
             scalar_t& x = cp[i * ldc + j];

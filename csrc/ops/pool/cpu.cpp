@@ -7,7 +7,7 @@
 // are walked in torch's order (d, h, then w), and for each kernel column the output columns whose
 // input lies inside the image are updated in one loop over `ow` (a strided load and a select, which
 // gcc vectorises), instead of one output element at a time.
-#include <structops/cpu/pointwise.h>  // SO_CPU_CLONES
+#include <structops/cpu/pointwise.h>  // SO_CPU_CLONES, cpu::kGrainSize
 #include <structops/ops/avg_pool2d.h>
 #include <structops/ops/max_pool2d_with_indices.h>
 #include <structops/ops/max_pool3d_with_indices.h>
@@ -103,7 +103,7 @@ void max_pool(const at::Tensor& self, const Geometry& g, const at::Tensor& out, 
   int64_t* ind = indices.mutable_data_ptr<int64_t>();
   const scalar_t lowest = std::numeric_limits<scalar_t>::has_infinity ? -std::numeric_limits<scalar_t>::infinity()
                                                                       : std::numeric_limits<scalar_t>::lowest();
-  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, W.out * D.k * H.k * W.k));
+  const int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(1, W.out * D.k * H.k * W.k));
   structops::parallel_for(0, rows, grain, [&](int64_t rb, int64_t re) {
     Span sd, sh;
     for (int64_t r = rb; r < re; ++r) {
@@ -152,7 +152,7 @@ void avg_pool(const at::Tensor& self, const Geometry& g, bool count_include_pad,
   const at::Tensor x = self.contiguous();
   const scalar_t* in = x.const_data_ptr<scalar_t>();
   scalar_t* o = out.mutable_data_ptr<scalar_t>();
-  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, W.out * D.k * H.k * W.k));
+  const int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(1, W.out * D.k * H.k * W.k));
   // torch's divisor: the window clipped to the padded input (count_include_pad) or to the input.
   auto clipped = [](const Dim& d, int64_t o, bool with_pad) {
     const int64_t start = o * d.s - d.p, end = std::min(start + d.k, d.in + d.p);
