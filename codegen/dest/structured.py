@@ -24,7 +24,7 @@ class MetaDecl:
     precomputed: tuple[cpp.Binding, ...]  # extra struct fields
     params: str
     describes: str  # "add.out, add.Tensor, add_.Tensor"
-    from_rule: bool  # generated from the manifest's rule (else hand-written in csrc/meta/)
+    from_rule: bool  # generated from the manifest's rule (else hand-written in csrc/ops/<family>/meta.cpp)
     reads_data: bool = False  # dynamic_output_shape: the output size is counted from the data
     list_out: bool = False  # one Tensor(a!)[] output: a std::vector<TensorSpec>, one per element
 

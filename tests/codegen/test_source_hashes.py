@@ -159,6 +159,7 @@ def test_hand_written_variants_must_declare_sources(tmp_path):
         ("[../secrets]", "kernels.sources: '../secrets' is not a plain relative path under csrc/"),
         ("[]", "kernels.sources must list the files or folders under csrc/ the variants' code is in"),
     ],
+    ids=["csrc_prefix", "parent_dir", "empty"],
 )
 def test_malformed_sources(tmp_path, sources, message):
     with pytest.raises(SpecError) as e:
