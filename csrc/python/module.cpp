@@ -6,7 +6,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <ops/index/meta.h>
 #include <structops/autotune.h>
+#include <torch/csrc/utils/pybind.h>  // Tensor and SymInt <-> Python
 
 #include <c10/util/Exception.h>
 
@@ -51,10 +53,23 @@ py::object call_with_warnings(const py::object& fn, const py::tuple& args, const
   return result;
 }
 
+// masked_select's meta checks for its fake impl (python/structops/fake.py): the shape, or the
+// meta function's own error, on fake tensors' SymInts.
+std::vector<c10::SymInt> masked_select_shape(const at::Tensor& self, const at::Tensor& mask) {
+  try {
+    const auto shape = structops::meta::masked_select_shape(self, mask);
+    return {shape.begin(), shape.end()};
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(e.what_without_backtrace());  // the text torch.ops calls raise
+  }
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "structops native library: operators are registered in torch.ops.structops on import";
+  m.def("masked_select_shape", &masked_select_shape, py::arg("self"), py::arg("mask"),
+        "masked_select's meta checks and broadcast shape (for its fake impl).");
   m.def("call_with_warnings", &call_with_warnings, py::arg("fn"), py::arg("args"), py::arg("kwargs"),
         "Call fn(*args, **kwargs), turning C++ warnings raised inside into Python warnings.");
 

@@ -3,6 +3,8 @@
 #include <structops/ops/gather.h>
 #include <structops/ops/masked_select.h>
 
+#include "meta.h"
+
 #include <ATen/ops/count_nonzero.h>
 
 #include <structops/parallel.h>
@@ -34,12 +36,17 @@ gather_meta gather(const at::Tensor& self, int64_t dim, const at::Tensor& index,
   return {TensorSpec{rules::sizes(index), {}, self.scalar_type()}};
 }
 
+rules::Dims masked_select_shape(const at::Tensor& self, const at::Tensor& mask) {
+  static constexpr std::string_view op = "masked_select";
+  rules::check_allowed(op, "mask", mask.scalar_type(), rules::bit(at::kBool), "bool");
+  return rules::broadcast(op, {{"self", self.sym_sizes()}, {"mask", mask.sym_sizes()}});
+}
+
 // torch.masked_select: a bool mask that broadcasts with self; the result is 1-D with one entry per
 // true element of the broadcast mask. Counting them is the one data read a meta function does here.
 masked_select_meta masked_select(const at::Tensor& self, const at::Tensor& mask) {
   static constexpr std::string_view op = "masked_select";
-  rules::check_allowed(op, "mask", mask.scalar_type(), rules::bit(at::kBool), "bool");
-  const rules::Dims shape = rules::broadcast(op, {{"self", self.sym_sizes()}, {"mask", mask.sym_sizes()}});
+  const rules::Dims shape = masked_select_shape(self, mask);
   TORCH_CHECK(!mask.is_meta() && !self.is_meta(), op,
               ": the output size is the number of true elements of 'mask', which a meta tensor does not have; "
               "use FakeTensorMode with a ShapeEnv for a symbolic size");
