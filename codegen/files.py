@@ -16,7 +16,16 @@ import jinja2
 TEMPLATES = Path(__file__).parent / "templates"
 REGENERATE = "python -m codegen (run by the CMake build)"
 
-_COMMENT = {".cpp": "//", ".h": "//", ".cu": "//", ".cuh": "//", ".py": "#", ".pyi": "#", ".cmake": "#"}
+_COMMENT = {
+    ".cpp": "//",
+    ".h": "//",
+    ".cu": "//",
+    ".cuh": "//",
+    ".py": "#",
+    ".pyi": "#",
+    ".cmake": "#",
+    ".txt": "#",
+}
 
 
 def cpp_raw_string(text: str) -> str:

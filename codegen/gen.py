@@ -51,13 +51,15 @@ def _header_file(header: structured.OpHeader) -> str:
 def all_outputs(manifest: Manifest, shards: int) -> list[str]:
     """Every generated file. CMake declares them all as byproducts of the codegen step, so
     ninja re-checks each one after codegen runs and recompiles exactly their dependents."""
-    return fixed_outputs(shards) + op_headers(manifest) + [OUTPUTS_CMAKE, VARIANT_SOURCES_CMAKE]
+    return fixed_outputs(shards) + op_headers(manifest) + [OUTPUTS_CMAKE, VARIANT_SOURCES_CMAKE, HOOKS_TXT]
 
 
 # Written only when the set of outputs changes; CMake re-configures when it does.
 OUTPUTS_CMAKE = "outputs.cmake"
 # What the build hashes into each kernel variant's source hash (cmake/autotune_build.cmake).
 VARIANT_SOURCES_CMAKE = "variant_sources.cmake"
+# The hand-written hooks and their manifest entries, for the link step's report (codegen/link.py).
+HOOKS_TXT = "hooks.txt"
 
 
 def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
@@ -86,6 +88,7 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
     fm.render(
         VARIANT_SOURCES_CMAKE, "variant_sources.cmake.j2", variants=multi_kernel.variant_sources(manifest)
     )
+    fm.render(HOOKS_TXT, "hooks.txt.j2", ops=structured.all_hooks(manifest))
     for key in (DispatchKey.CPU, DispatchKey.CUDA):
         for i, chooser_shard in enumerate(multi_kernel.chooser_shards(manifest, key, shards)):
             fm.render(

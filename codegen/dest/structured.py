@@ -342,54 +342,86 @@ def meta_shards(manifest: Manifest, shards: int) -> list[MetaShard]:
 
 @dataclass(frozen=True)
 class Hook:
-    """A function hand-written code must define for an op (python -m codegen signature)."""
+    """A function hand-written code must define for an op (python -m codegen signature, and the
+    link step's report of a missing one: codegen/link.py)."""
 
     what: str  # "CPU impl of sum.IntList_out", "meta function of gather, gather.out"
     declaration: str  # the C++ declaration, as the generated header has it
+    symbol: str  # its qualified name: structops::impl::sum_out_cpu_rows
+    where: str  # the manifest entry that declares it: native_functions.yaml:90
 
 
 @dataclass(frozen=True)
 class OpHooks:
+    names: frozenset[str]  # what `signature` matches: the op's base name, overloads, structured name
     header: str  # what to include: structops/ops/<op>.h
     hooks: tuple[Hook, ...]  # empty: every kernel of the op is generated
+
+
+def _group_hooks(group: StructuredGroup) -> OpHooks:
+    where = f"{group.out.loc.path}:{group.out.loc.line}"
+    found: list[Hook] = []
+    header = op_header(group)
+    if header.meta is not None and not header.meta.from_rule:
+        m = header.meta
+        found.append(
+            Hook(
+                f"meta function (namespace structops::meta) of {m.describes}",
+                f"{m.struct} {m.function}({m.params});",
+                f"structops::meta::{m.function}",
+                where,
+            )
+        )
+    for k in header.kernels:
+        if k.chooser or group.out.pointwise is not None:
+            continue  # generated
+        impl = group.impl_name(DispatchKey(k.key))
+        if k.variant is not None and impl is not None and k.name == names.variant_kernel(impl, k.variant):
+            continue  # a generated variant (kernels: ... params)
+        what = f"{k.key} impl" + (f" variant '{k.variant}'" if k.variant else "") + f" of {k.op}"
+        found.append(
+            Hook(
+                f"{what} (namespace structops::impl)",
+                f"{k.returns} {k.name}({k.params});",
+                f"structops::impl::{k.name}",
+                where,
+            )
+        )
+    overloads = {str(f.func.name) for f in group.members}
+    return OpHooks(
+        frozenset({group.name, group.out.func.name.name.base, *overloads}),
+        names.group_header(group.name),
+        tuple(found),
+    )
+
+
+def _unstructured_hooks(fn: NativeFunction) -> OpHooks:
+    where = f"{fn.loc.path}:{fn.loc.line}"
+    found = tuple(
+        Hook(
+            f"{k.key} kernel of {k.op} (namespace structops::impl)",
+            f"{k.returns} {k.name}({k.params});",
+            f"structops::impl::{k.name}",
+            where,
+        )
+        for k in unstructured_header(fn).kernels
+    )
+    return OpHooks(
+        frozenset({fn.func.name.name.base, str(fn.func.name)}),
+        names.group_header(fn.func.name.unambiguous),
+        found,
+    )
+
+
+def all_hooks(manifest: Manifest) -> list[OpHooks]:
+    """The hand-written hooks of every op."""
+    return [_group_hooks(g) for g in manifest.groups] + [
+        _unstructured_hooks(f) for f in manifest.unstructured
+    ]
 
 
 def hooks(manifest: Manifest, name: str) -> list[OpHooks]:
     """The hand-written hooks of the op ``name`` (its base name, an overload, or the structured
     op's name), per op it names; generated impls (pointwise kernels, multi-kernel choosers) are
     not listed."""
-    result = []
-    for group in manifest.groups:
-        if name not in {
-            group.name,
-            group.out.func.name.name.base,
-            *(str(f.func.name) for f in group.members),
-        }:
-            continue
-        found: list[Hook] = []
-        header = op_header(group)
-        if header.meta is not None and not header.meta.from_rule:
-            decl = f"{header.meta.struct} {header.meta.function}({header.meta.params});"
-            found.append(Hook(f"meta function (namespace structops::meta) of {header.meta.describes}", decl))
-        for k in header.kernels:
-            if k.chooser or group.out.pointwise is not None:
-                continue  # generated
-            if k.variant is not None and k.name == names.variant_kernel(
-                group.impl_name(DispatchKey(k.key)), k.variant
-            ):
-                continue  # a generated variant (kernels: ... params)
-            what = f"{k.key} impl" + (f" variant '{k.variant}'" if k.variant else "") + f" of {k.op}"
-            found.append(Hook(f"{what} (namespace structops::impl)", f"{k.returns} {k.name}({k.params});"))
-        result.append(OpHooks(names.group_header(group.name), tuple(found)))
-    for fn in manifest.unstructured:
-        if name in {fn.func.name.name.base, str(fn.func.name)}:
-            kernels = unstructured_header(fn).kernels
-            found = [
-                Hook(
-                    f"{k.key} kernel of {k.op} (namespace structops::impl)",
-                    f"{k.returns} {k.name}({k.params});",
-                )
-                for k in kernels
-            ]
-            result.append(OpHooks(names.group_header(fn.func.name.unambiguous), tuple(found)))
-    return result
+    return [op for op in all_hooks(manifest) if name in op.names]

@@ -11,7 +11,7 @@ CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
 # Lowest first. A module may import modules of lower layers only (dest/ modules also share
 # helpers among themselves).
 LAYERS = (
-    ("errors", "limits", "dtypes", "model", "api.names", "files"),  # leaves
+    ("errors", "limits", "dtypes", "model", "api.names", "files", "link"),  # leaves
     ("load", "api.cpp", "api.python", "rules.syntax", "rules.ir", "rules.builtins", "pointwise.syntax"),
     ("rules.spec", "rules.cpp", "rules.python", "pointwise.lower"),  # a rule as written; IR printers
     ("rules.check",),  # a rule as written -> its IR
