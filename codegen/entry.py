@@ -73,7 +73,7 @@ PYTORCH_ONLY_KEYS = (
 # at::Tag values of torch 2.11..2.13 (torchgen/packaged/ATen/native/tags.yaml); a test keeps
 # this list in step with the installed torch. "inplace" and "out" (torch 2.12+) are named only so
 # the error can say that structops does not use them: written overloads get Functionalize kernels
-# instead (csrc/functionalize.cpp), which torch.compile needs on every torch version.
+# instead (csrc/runtime/functionalize.cpp), which torch.compile needs on every torch version.
 KNOWN_TAGS = (
     "inplace_view",
     "pt2_compliant_tag",
@@ -742,7 +742,8 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 "structured",
                 op,
                 "a structured op needs an impl for CPU or CUDA",
-                "add e.g. 'dispatch: {CPU: <name>_out_cpu}' and define it in csrc/cpu/",
+                f"add e.g. 'dispatch: [CPU]' and define the impl 'python -m codegen signature "
+                f"{fn.func.name.name}' prints in csrc/ops/<family>/cpu.cpp",
             )
         if fn.rule is None and not fn.meta_custom:
             raise _err(
@@ -752,7 +753,7 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 op,
                 "a structured op needs a meta rule",
                 "add 'meta: {shape: {out: ...}}' (see docs/rules.md) or 'meta: custom' and define "
-                "the meta function in csrc/meta/",
+                "the meta function in csrc/ops/<family>/meta.cpp",
             )
     elif fn.precomputed is not None:
         raise _err(

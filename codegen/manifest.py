@@ -3,7 +3,6 @@ the functional and inplace variants that delegate to it), with the checks across
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -245,5 +244,4 @@ def _check_dynamic_output_shape(path: str, g: StructuredGroup) -> None:
 
 def load_manifest(path: Path, display_path: str | None = None) -> Manifest:
     shown = display_path or path.name
-    manifest = build_manifest(shown, read_manifest_entries(path, shown))
-    return dataclasses.replace(manifest, root=str(path.resolve().parent))
+    return build_manifest(shown, read_manifest_entries(path, shown))

@@ -109,6 +109,3 @@ class Manifest:
     groups: tuple[StructuredGroup, ...]
     # Entries that name their kernels directly (no meta function): registered as they are.
     unstructured: tuple[NativeFunction, ...]
-    # The folder whose csrc/ holds the hand-written kernels ("" when unknown): kernel variants'
-    # source hashes read it (dest/multi_kernel.py).
-    root: str = ""

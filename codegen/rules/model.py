@@ -12,7 +12,8 @@
       checks: ["alpha_check(alpha, out)"]       # more conditions, each an expression
       combine: add                              # how partial results over split reduced dims merge
 
-or ``meta: custom`` (a hand-written meta function in csrc/meta/). docs/rules.md is the reference.
+or ``meta: custom`` (a hand-written meta function in csrc/ops/<family>/meta.cpp). docs/rules.md is the
+reference.
 """
 
 from __future__ import annotations

@@ -135,8 +135,8 @@ CASES = {
         "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n",
         (
             "native_functions.yaml:2: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): a structured op"
-            " needs an impl for CPU or CUDA — add e.g. 'dispatch: {CPU: <name>_out_cpu}' and define it in"
-            " csrc/cpu/"
+            " needs an impl for CPU or CUDA — add e.g. 'dispatch: [CPU]' and define the impl 'python -m"
+            " codegen signature neg' prints in csrc/ops/<family>/cpu.cpp"
         ),
     ),
     "delegate_with_dispatch": (

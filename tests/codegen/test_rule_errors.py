@@ -434,7 +434,7 @@ CASES = {
         at(
             1,
             "a structured op needs a meta rule — add 'meta: {shape: {out: ...}}' (see docs/rules.md) or "
-            "'meta: custom' and define the meta function in csrc/meta/",
+            "'meta: custom' and define the meta function in csrc/ops/<family>/meta.cpp",
             func=NEG,
         ),
     ),
