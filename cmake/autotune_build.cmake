@@ -9,7 +9,7 @@
 #
 # A variant's hash is the SHA-256 of its manifest entry's hash and of every file it declares
 # (`kernels: sources:`, paths under csrc/; a folder stands for the files directly in it), by path
-# and content. A path with a `cpu` part (ops/reduce/cpu.cpp, ops/linalg/cpu_gemm.cpp,
+# and content. A path with a `cpu` part (ops/reduce/cpu_sum.cpp, ops/linalg/cpu_gemm.cpp,
 # include/structops/cpu/) counts for CPU variants only, one with a `cuda` part for CUDA variants
 # only: a family folder serves both devices and an edit re-tunes only the device it touches.
 # OUT is rewritten only when its text changes, so the build recompiles it only then; the depfile

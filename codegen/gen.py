@@ -28,13 +28,7 @@ def fixed_outputs(shards: int) -> list[str]:
     files += [f"src/meta_{i}.cpp" for i in range(shards)]
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
-    for stem in (
-        "kernels_cpu_{}.cpp",
-        "kernels_cuda_{}.cu",
-        "kernels_cuda_host_{}.cpp",
-        "multi_kernel_cpu_{}.cpp",
-        "multi_kernel_cuda_{}.cpp",
-    ):
+    for stem in ("multi_kernel_cpu_{}.cpp", "multi_kernel_cuda_{}.cpp"):
         files += ["src/" + stem.format(i) for i in range(shards)]
     files += ["python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py"]
     return files
@@ -44,6 +38,15 @@ def op_headers(manifest: Manifest) -> list[str]:
     return [_header_file(h) for h in structured.all_headers(manifest)]
 
 
+# The files of one pointwise op's kernels (a translation unit per op and device).
+KERNEL_FILES = ("src/kernels_cpu_{}.cpp", "src/kernels_cuda_{}.cu", "src/kernels_cuda_host_{}.cpp")
+
+
+def kernel_files(manifest: Manifest) -> list[str]:
+    groups = pointwise_kernels.pointwise_groups(manifest)
+    return [f.format(group.name) for group in groups for f in KERNEL_FILES]
+
+
 def _header_file(header: structured.OpHeader) -> str:
     return f"include/{names.group_header(header.group)}"
 
@@ -51,7 +54,12 @@ def _header_file(header: structured.OpHeader) -> str:
 def all_outputs(manifest: Manifest, shards: int) -> list[str]:
     """Every generated file. CMake declares them all as byproducts of the codegen step, so
     ninja re-checks each one after codegen runs and recompiles exactly their dependents."""
-    return fixed_outputs(shards) + op_headers(manifest) + [OUTPUTS_CMAKE, VARIANT_SOURCES_CMAKE, HOOKS_TXT]
+    return (
+        fixed_outputs(shards)
+        + kernel_files(manifest)
+        + op_headers(manifest)
+        + [OUTPUTS_CMAKE, VARIANT_SOURCES_CMAKE, HOOKS_TXT]
+    )
 
 
 # Written only when the set of outputs changes; CMake re-configures when it does.
@@ -67,7 +75,9 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
     for header in headers:
         fm.render(_header_file(header), "op_declarations.h.j2", header=header)
     fm.render(
-        OUTPUTS_CMAKE, "outputs.cmake.j2", files=fixed_outputs(shards) + [_header_file(h) for h in headers]
+        OUTPUTS_CMAKE,
+        "outputs.cmake.j2",
+        files=fixed_outputs(shards) + kernel_files(manifest) + [_header_file(h) for h in headers],
     )
     fm.render(
         "src/registration.cpp",
@@ -81,10 +91,11 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
     for key in WRAPPER_KEYS:
         for i, shard in enumerate(structured.wrapper_shards(manifest, key, shards)):
             fm.render(f"src/wrappers_{key.value.lower()}_{i}.cpp", "wrappers.cpp.j2", shard=shard)
-    for i, kernel_shard in enumerate(pointwise_kernels.kernel_shards(manifest, shards)):
-        fm.render(f"src/kernels_cpu_{i}.cpp", "kernels_cpu.cpp.j2", shard=kernel_shard)
-        fm.render(f"src/kernels_cuda_{i}.cu", "kernels_cuda.cu.j2", shard=kernel_shard)
-        fm.render(f"src/kernels_cuda_host_{i}.cpp", "kernels_cuda_host.cpp.j2", shard=kernel_shard)
+    for unit in pointwise_kernels.kernel_units(manifest):
+        cpu, cuda, cuda_host = (f.format(unit.stem) for f in KERNEL_FILES)
+        fm.render(cpu, "kernels_cpu.cpp.j2", unit=unit)
+        fm.render(cuda, "kernels_cuda.cu.j2", unit=unit)
+        fm.render(cuda_host, "kernels_cuda_host.cpp.j2", unit=unit)
     fm.render(
         VARIANT_SOURCES_CMAKE, "variant_sources.cmake.j2", variants=multi_kernel.variant_sources(manifest)
     )

@@ -1,5 +1,7 @@
 """Contexts for the generated pointwise kernels: one CPU impl, one CUDA launcher (device code,
-no torch) and its CUDA host glue per op with a ``pointwise:`` formula, sharded like the wrappers.
+no torch) and its CUDA host glue per op with a ``pointwise:`` formula, each op in files of its
+own: the kernels are most of the generated compile time, and an edited formula then recompiles
+one op's files, not a shard of many.
 
 Each op's formula becomes one functor template over the compute type T, emitted identically
 into the CPU and the CUDA translation units; the impl brings the promoted inputs to the common
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 
 from codegen import dtypes, limits
 from codegen.api import names
-from codegen.dest.structured import op_header, shard_of
+from codegen.dest.structured import op_header
 from codegen.native import DispatchKey, Manifest, StructuredGroup
 
 
@@ -138,13 +140,16 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
 
 
 @dataclass(frozen=True)
-class KernelShard:
-    ops: tuple[PointwiseOp, ...]
+class KernelUnit:
+    """One op's kernel translation units (CPU, CUDA device code, CUDA host glue)."""
+
+    stem: str  # the files' name part: kernels_cpu_<stem>.cpp
+    op: PointwiseOp
 
 
-def kernel_shards(manifest: Manifest, shards: int) -> list[KernelShard]:
-    buckets: list[list[PointwiseOp]] = [[] for _ in range(shards)]
-    for group in manifest.groups:
-        if group.out.pointwise is not None:
-            buckets[shard_of(group.name, shards)].append(pointwise_op(group))
-    return [KernelShard(tuple(b)) for b in buckets]
+def pointwise_groups(manifest: Manifest) -> list[StructuredGroup]:
+    return [group for group in manifest.groups if group.out.pointwise is not None]
+
+
+def kernel_units(manifest: Manifest) -> list[KernelUnit]:
+    return [KernelUnit(group.name, pointwise_op(group)) for group in pointwise_groups(manifest)]

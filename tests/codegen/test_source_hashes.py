@@ -82,7 +82,7 @@ def test_generated_files_do_not_read_csrc(tree):
     before = snapshot(tree / "gen")
     time.sleep(0.01)
     touch_comment(tree / "csrc/ops/pool/cpu.cpp")  # max_pool2d and friends: no kernel variants
-    touch_comment(tree / "csrc/ops/reduce/cpu.cpp")  # sum's CPU variants
+    touch_comment(tree / "csrc/ops/reduce/cpu_sum.cpp")  # sum's CPU variants
     touch_comment(tree / "csrc/include/structops/cpu/reduce.h")  # a header sum's variants declare
     assert generate(load_manifest(tree / "native_functions.yaml"), tree / "gen", shards=4) == []
     assert snapshot(tree / "gen") == before
@@ -110,7 +110,7 @@ def test_variant_hash_follows_its_declared_sources(tree):
     assert "ops/pool" not in (tree / "build/autotune_build.d").read_text()
 
     # A variant's kernel file: that device's variants of that op, nothing else.
-    touch_comment(tree / "csrc/ops/reduce/cpu.cpp")
+    touch_comment(tree / "csrc/ops/reduce/cpu_sum.cpp")
     assert changed() == sum_cpu
     base = build_hashes(tree)
     touch_comment(tree / "csrc/ops/reduce/cuda.cu")

@@ -1,4 +1,4 @@
-// The CPU loop of structops' reductions (sum, mean, amax, ...: csrc/ops/reduce/cpu.cpp; var and
+// The CPU loop of structops' reductions (sum, mean, amax, ...: csrc/ops/reduce/cpu_*.cpp; var and
 // std: csrc/ops/normalization/cpu.cpp).
 //
 // A reduction is a small struct over an accumulator type:

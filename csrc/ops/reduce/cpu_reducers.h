@@ -1,0 +1,105 @@
+// The CPU reducers of the reduction family: what cpu::reduce (structops/cpu/reduce.h) folds per
+// element, one functor per reduction. Shared by the family's cpu_*.cpp files, which are split by
+// op so that editing one reduction recompiles its own file only.
+#pragma once
+
+#include <ATen/OpMathType.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace structops::impl::reducers {
+
+// Floating sums accumulate in opmath (float for float, half and bfloat16; double for double) over
+// the cascade of cpu::reduce's rows, as torch's sums do; integers in int64. (at::acc_type, double
+// for float, halved the vector width and ran at half torch's speed.)
+template <typename scalar_t>
+using sum_acc_t = std::conditional_t<std::is_same_v<scalar_t, bool> || std::is_integral_v<scalar_t>, int64_t,
+                                     at::opmath_type<scalar_t>>;
+
+template <typename scalar_t, bool kMean>
+struct Sum {
+  using acc_t = sum_acc_t<scalar_t>;
+  acc_t identity() const { return acc_t(0); }
+  acc_t step(acc_t a, scalar_t x) const { return a + static_cast<acc_t>(x); }
+  acc_t merge(acc_t a, acc_t b) const { return a + b; }
+  scalar_t finish(acc_t a, int64_t n) const {
+    if constexpr (kMean) return static_cast<scalar_t>(a / static_cast<acc_t>(n));  // 0/0: NaN, as torch
+    return static_cast<scalar_t>(a);
+  }
+};
+
+// NaN-propagating max/min (torch.amax/amin): a NaN anywhere makes the result NaN.
+template <typename scalar_t, bool kMax>
+struct Extremum {
+  using acc_t = at::opmath_type<scalar_t>;  // float for half/bfloat16, the type itself otherwise
+  acc_t identity() const {
+    if constexpr (std::is_same_v<acc_t, bool>) return !kMax;
+    else if constexpr (std::numeric_limits<acc_t>::has_infinity)
+      return kMax ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
+    else return kMax ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+  }
+  acc_t step(acc_t a, scalar_t x) const { return merge(a, static_cast<acc_t>(x)); }
+  acc_t merge(acc_t a, acc_t b) const {
+    // One select without short-circuit branches (NaN wins: once a is NaN no comparison replaces
+    // it), so gcc vectorises the lanes.
+    const bool take = (kMax ? b > a : b < a) | (b != b);
+    return take ? b : a;
+  }
+  scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
+};
+
+template <typename scalar_t>
+struct Prod {
+  using acc_t = sum_acc_t<scalar_t>;
+  acc_t identity() const { return acc_t(1); }
+  acc_t step(acc_t a, scalar_t x) const { return a * static_cast<acc_t>(x); }
+  acc_t merge(acc_t a, acc_t b) const { return a * b; }
+  scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
+};
+
+// all (kAll) / any: out is bool, or uint8 for uint8 input (as torch).
+template <typename scalar_t, typename out_t, bool kAll>
+struct Truth {
+  bool identity() const { return kAll; }
+  bool step(bool a, scalar_t x) const { return kAll ? (a && x != scalar_t(0)) : (a || x != scalar_t(0)); }
+  bool merge(bool a, bool b) const { return kAll ? (a && b) : (a || b); }
+  out_t finish(bool a, int64_t) const { return static_cast<out_t>(a); }
+};
+
+// |x|^p summed, p-th root at the end; the common p have their own loops (no pow per element).
+enum class NormKind { kOne, kTwo, kInf, kNegInf, kZero, kGeneral };
+
+template <typename scalar_t, NormKind K>
+struct Norm {
+  using acc_t = at::opmath_type<scalar_t>;  // accurate over cpu::reduce's cascade, like sums
+  double p;
+  acc_t identity() const {
+    if constexpr (K == NormKind::kNegInf) return std::numeric_limits<acc_t>::infinity();
+    return acc_t(0);
+  }
+  acc_t step(acc_t a, scalar_t x) const {
+    const acc_t v = std::abs(static_cast<acc_t>(x));
+    if constexpr (K == NormKind::kOne) return a + v;
+    else if constexpr (K == NormKind::kTwo) return a + v * v;
+    else if constexpr (K == NormKind::kZero) return a + (v != acc_t(0) ? acc_t(1) : acc_t(0));
+    else if constexpr (K == NormKind::kGeneral) return a + std::pow(v, static_cast<acc_t>(p));
+    else return merge(a, v);
+  }
+  acc_t merge(acc_t a, acc_t b) const {
+    if constexpr (K == NormKind::kInf || K == NormKind::kNegInf) {
+      if (b != b) return b;  // NaN propagates
+      return K == NormKind::kInf ? (b > a ? b : a) : (b < a ? b : a);
+    }
+    return a + b;
+  }
+  scalar_t finish(acc_t a, int64_t) const {
+    if constexpr (K == NormKind::kTwo) return static_cast<scalar_t>(std::sqrt(a));
+    else if constexpr (K == NormKind::kGeneral) return static_cast<scalar_t>(std::pow(a, acc_t(1) / static_cast<acc_t>(p)));
+    return static_cast<scalar_t>(a);
+  }
+};
+
+}  // namespace structops::impl::reducers

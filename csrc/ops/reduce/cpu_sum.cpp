@@ -1,0 +1,44 @@
+// CPU impls of sum (its two kernel variants) and mean on the loops of structops/cpu/reduce.h. The
+// meta function has already applied keepdim and dtype to out, and validated `dim` into
+// `reduced_dims` (None and [] already expanded as the op defines).
+#include "cpu_reducers.h"
+
+#include <structops/cpu/reduce.h>
+#include <structops/ops/mean_dim.h>
+#include <structops/ops/sum_dim_IntList.h>
+
+#include <ATen/Dispatch.h>
+
+namespace structops::impl {
+using namespace reducers;
+
+// sum's two CPU kernel variants (the manifest's `kernels:`; structops::autotune times them per
+// shape bucket): reduce along contiguous rows, or accumulate contiguous columns of outputs.
+static void sum_with_layout(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
+                            cpu::ReduceLayout layout) {
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // sum(int) -> int64, dtype=
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "sum", [&] {
+    cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, false>{}, x, reduced_dims, out, layout);
+  });
+}
+
+void sum_out_cpu_rows(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                      std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  sum_with_layout(self, reduced_dims, out, cpu::ReduceLayout::rows);
+}
+
+void sum_out_cpu_columns(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                         std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                         const at::Tensor& out) {
+  sum_with_layout(self, reduced_dims, out, cpu::ReduceLayout::columns);
+}
+
+void mean_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+                  std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // sum(int) -> int64, dtype=
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "mean", [&] {
+    cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, true>{}, x, reduced_dims, out);
+  });
+}
+
+}  // namespace structops::impl

@@ -1,0 +1,143 @@
+"""How long the op author's loop takes: edit one op, rebuild with the README's command, revert.
+
+    .venv/bin/python tools/bench_rebuild.py              # every scenario
+    .venv/bin/python tools/bench_rebuild.py formula      # some of them
+
+Each scenario makes one real edit (the generated or compiled code changes; a comment in the YAML
+would rebuild nothing), times the README's rebuild command (`bash tools/setup.sh`: pip's editable
+rebuild, then the demo), restores the file and rebuilds again. It prints the wall time of the
+command, the part ninja spent compiling and linking, and the files it recompiled (from ninja's
+log), so a slow rebuild names its cause. Needs a finished `bash tools/setup.sh` first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = ROOT / "native_functions.yaml"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    what: str
+    path: Path
+    edit: Callable[[str], str]  # the file's text -> the edited text
+
+
+def _formula(op_line: str, wrap: str) -> Callable[[str], str]:
+    """Rewrite the `pointwise:` formula of the entry whose func line starts with op_line
+    (`wrap` formats the old formula: "({}) * 1")."""
+
+    def edit(text: str) -> str:
+        start = text.index(f"- func: {op_line}")
+        m = re.compile(r'pointwise: "([^"]*)"').search(text, start)
+        assert m is not None, op_line
+        return text[: m.start(1)] + wrap.format(m.group(1)) + text[m.end(1) :]
+
+    return edit
+
+
+def _append(line: str) -> Callable[[str], str]:
+    return lambda text: text + line
+
+
+SCENARIOS = (
+    Scenario(
+        "formula",
+        "a pointwise formula (bias_gelu) in native_functions.yaml",
+        MANIFEST,
+        _formula("bias_gelu.out", "({}) * 1"),
+    ),
+    Scenario(
+        "formula12",
+        "a pointwise formula over 12 dtypes, complex included (mul: self * other -> other * self)",
+        MANIFEST,
+        _formula("mul.out", "other * self"),
+    ),
+    Scenario(
+        "doc",
+        "an op's doc text (mul) in native_functions.yaml",
+        MANIFEST,
+        lambda t: t.replace("doc: self * other", "doc: self times other", 1),
+    ),
+    Scenario(
+        "kernel",
+        "a hand-written kernel file (cumsum: csrc/ops/scan/cpu.cpp)",
+        ROOT / "csrc/ops/scan/cpu.cpp",
+        _append("// edited by tools/bench_rebuild.py\n"),
+    ),
+    Scenario(
+        "reduce",
+        "a hand-written kernel file (sum: csrc/ops/reduce/cpu_sum.cpp)",
+        ROOT / "csrc/ops/reduce/cpu_sum.cpp",
+        _append("// edited by tools/bench_rebuild.py\n"),
+    ),
+)
+
+
+def _ninja_log() -> Path:
+    logs = sorted((ROOT / "build").glob("*/.ninja_log"))
+    if not logs:
+        sys.exit("no build/*/.ninja_log: run `bash tools/setup.sh` first")
+    return logs[0]
+
+
+def _rebuild() -> tuple[float, float, list[tuple[float, str]]]:
+    """The README's rebuild command; its wall time, ninja's wall time and recompiled files
+    (ninja's log rows whose output is newer than the command's start: ninja compacts its log,
+    so rows are picked by time, not by position)."""
+    log = _ninja_log()
+    started_ns = time.time_ns()
+    t0 = time.perf_counter()
+    done = subprocess.run(["bash", "tools/setup.sh"], check=False, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        sys.exit(f"the rebuild failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    rows = [line.split("\t") for line in log.read_text().splitlines() if not line.startswith("#")]
+    rows = [r for r in rows if int(r[2]) >= started_ns]
+    steps = [((int(end) - int(start)) / 1000, out) for start, end, _, out, _ in rows]
+    ninja = (max((int(r[1]) for r in rows), default=0) - min((int(r[0]) for r in rows), default=0)) / 1000
+    return wall, ninja, sorted(steps, reverse=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("scenarios", nargs="*", help=", ".join(s.name for s in SCENARIOS) + " (default: all)")
+    args = parser.parse_args()
+    unknown = set(args.scenarios) - {s.name for s in SCENARIOS}
+    if unknown:
+        parser.error(f"unknown scenarios {sorted(unknown)}: choose from {[s.name for s in SCENARIOS]}")
+    chosen = [s for s in SCENARIOS if not args.scenarios or s.name in args.scenarios]
+    _rebuild()  # start from an up-to-date build
+    print(f"{'edit':<10}{'rebuild (s)':>12}{'ninja (s)':>11}  recompiled (s)")
+    for s in chosen:
+        original = s.path.read_text()
+        edited = s.edit(original)
+        assert edited != original, s.name
+        try:
+            s.path.write_text(edited)
+            wall, ninja, steps = _rebuild()
+        finally:
+            s.path.write_text(original)
+        objects = ", ".join(
+            f"{Path(out).name.removesuffix('.o')} {t:.1f}" for t, out in steps if out.endswith(".o")
+        )
+        print(f"{s.name:<10}{wall:>12.1f}{ninja:>11.1f}  {objects or '-'}")
+        print(f"{'':<10}({s.what})")
+        wall, ninja, _ = _rebuild()
+        print(f"{'  revert':<10}{wall:>12.1f}{ninja:>11.1f}")
+
+
+if __name__ == "__main__":
+    main()
