@@ -18,7 +18,7 @@ LARGER = {
         900,
         "the call fuzzer's generators and its table of classified differences",
     ),
-    "tests/conformance/checks.py": (800, "every conformance check, one function each"),
+    "tests/conformance/checks.py": (850, "every conformance check, one function each"),
     "codegen/entry.py": (800, "one check per manifest key of an entry, each with its message"),
 }
 

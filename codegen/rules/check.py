@@ -147,7 +147,17 @@ class Checker:
                     "declare int[] for dims(...), int for int rules, bool for conditions",
                 )
             self.statements.append(ir.Precomputed(name, v))
-        return ir.MetaIR(tuple(self.statements), tuple(o.arg for o in rule.outputs))
+        index = []
+        for ik in rule.index:
+            self.line = ik.line
+            v = self.expr(ik.axes)
+            if v.kind != "dimlist":
+                raise self.fail(
+                    f"meta.index.{ik.kind} must give axes of '{ik.tensor}' (dims(...)), got {show(v.kind)}",
+                    f"write e.g. '{ik.kind}: \"dims({ik.tensor}, dim)\"'",
+                )
+            index.append(ir.IndexKind(ik.kind, ik.tensor, v))
+        return ir.MetaIR(tuple(self.statements), tuple(o.arg for o in rule.outputs), tuple(index))
 
     # -- patterns --------------------------------------------------------------------------------
 

@@ -300,12 +300,23 @@ Statement = (
 
 
 @dataclass(frozen=True)
+class IndexKind:
+    """Axes (a dimlist of ``tensor``) whose index dims have ``kind`` (whole | scanned). Only the
+    index-space function reads it: the meta function has nothing to compute for it."""
+
+    kind: str
+    tensor: str
+    axes: Expr
+
+
+@dataclass(frozen=True)
 class MetaIR:
     """A rule's meta function: its statements, and the first output, whose dtypes give the op's
-    compute and common dtype."""
+    compute and common dtype; ``index`` the dims that are not parallel (describe() and sharding)."""
 
     statements: tuple[Statement, ...]
     outputs: tuple[str, ...]
+    index: tuple[IndexKind, ...] = ()
 
     @property
     def patterns(self) -> tuple[MatchPattern, ...]:

@@ -11,6 +11,7 @@
                                                 # argument: {indices: [int32, int64]}
       checks: ["alpha_check(alpha, out)"]       # more conditions, each an expression
       combine: add                              # how partial results over split reduced dims merge
+      index: {whole: "dims(self, dim)"}         # index dims that are not parallel: whole, scanned
 
 or ``meta: custom`` (a hand-written meta function in csrc/ops/<family>/meta.cpp). docs/rules.md is the
 reference.
@@ -25,12 +26,16 @@ from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType
 from codegen.rules.check import RuleError, check_rule
-from codegen.rules.spec import Check, Defaults, InputRule, OutputRule, Rule
+from codegen.rules.spec import Check, Defaults, IndexKind, InputRule, OutputRule, Rule
 from codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
 
 COMBINES = ("add",)
+# Kinds of index dims a rule declares (meta.index); the others are parallel, or reduced when no
+# output has them. whole: an output element needs all of the dim (softmax); scanned: it needs
+# the dim up to itself (cumsum; split only with a combine, which carries the earlier tiles' total).
+INDEX_KINDS = ("whole", "scanned")
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
-KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine")
+KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine", "index")
 
 
 def arg_kind(t) -> str | None:
@@ -262,6 +267,30 @@ def parse_rule(
             raw.line_of("combine"),
         )
 
+    index = []
+    raw_index = raw.get("index", {})
+    if not isinstance(raw_index, dict):
+        raise fail(
+            "'meta.index' must map index-dim kinds to axes",
+            f'write e.g. {{whole: "dims(self, dim)"}}; kinds: {", ".join(INDEX_KINDS)}',
+            raw.line_of("index"),
+        )
+    for kind, value in raw_index.items():
+        at = raw_index.line_of(kind)
+        if kind not in INDEX_KINDS:
+            raise fail(
+                f"meta.index: unknown index-dim kind '{kind}'", f"use one of: {', '.join(INDEX_KINDS)}", at
+            )
+        axes = parsed(parse_expr, text(value, f"meta.index.{kind}", at), f"meta.index.{kind}", at)
+        tensor = axes.args[0] if isinstance(axes, Call) and axes.fn == "dims" and axes.args else None
+        if not isinstance(tensor, Name) or kinds.get(tensor.id) != "tensor":
+            raise fail(
+                f"meta.index.{kind}: '{axes}' does not name axes of a tensor argument",
+                "write dims(<tensor argument>, <dims>), e.g. 'dims(self, dim)'",
+                at,
+            )
+        index.append(IndexKind(kind, tensor.id, axes, at))
+
     rule = Rule(
         args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),
         # An optional tensor's pattern only checks dims that required tensors bind: it comes last.
@@ -271,6 +300,7 @@ def parse_rule(
         allowed=tuple(allowed),
         precomputed=tuple(rules_pre),
         combine=combine,
+        index=tuple(index),
     )
     try:
         return dataclasses.replace(rule, ir=check_rule(rule))

@@ -121,7 +121,7 @@ def function_name(group: str) -> str:
 
 def index_function(group: str, args: tuple[str, ...], meta: ir.MetaIR) -> str:
     """``def index_<group>(so, <args>)`` returning each output's dims (a list of dim lists for a
-    Tensor(a!)[] output)."""
+    Tensor(a!)[] output); ``so.mark`` records the axes meta.index declares whole or scanned."""
     name = function_name(group)
     lines = [f"def {name}(so, {', '.join(args)}):" if args else f"def {name}(so):"]
     body: list[str] = []
@@ -130,6 +130,8 @@ def index_function(group: str, args: tuple[str, ...], meta: ir.MetaIR) -> str:
             body.extend(pattern(s))
         elif isinstance(s, ir.OutputShape):
             body.append(f"so_{s.out} = {expr(s.shape)}")
+    for ik in meta.index:
+        body.append(f"so.mark({ik.kind!r}, {ik.tensor}, {expr(ik.axes)})")
     body.append("return {" + ", ".join(f"{o!r}: so_{o}" for o in meta.outputs) + "}")
     lines.extend(f"    {line}" for line in body)
     return "\n".join(lines)

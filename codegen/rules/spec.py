@@ -36,6 +36,17 @@ class Check:
 
 
 @dataclass(frozen=True)
+class IndexKind:
+    """``meta.index: {whole: "dims(self, dim)"}``: axes of an input whose index dims are not
+    parallel (softmax's dim must stay whole; cumsum's dim is scanned)."""
+
+    kind: str  # whole | scanned
+    tensor: str  # the tensor argument the axes belong to: dims(<tensor>, ...)
+    axes: Expr
+    line: int
+
+
+@dataclass(frozen=True)
 class Rule:
     args: tuple[tuple[str, str], ...]  # (argument name, rule kind) of the meta function's arguments
     inputs: tuple[InputRule, ...]
@@ -44,6 +55,7 @@ class Rule:
     allowed: tuple[tuple[str | None, tuple[str, ...]], ...]  # (argument or None: every tensor, dtypes)
     precomputed: tuple[tuple[str, Expr, str, int], ...]  # name, rule, declared type, line
     combine: str | None
+    index: tuple[IndexKind, ...] = ()
     ir: MetaIR | None = None  # the checked rule (rules/check.py), set by parse_rule
 
 

@@ -115,11 +115,16 @@ def _broadcast(named: list[list[Dim]]) -> list[Dim]:
 
 class Runtime:
     """What a generated index-space function calls (``so``). It records the dims patterns bind
-    (``bound``) and the dims builtins reduce away (``reduced``), which describe() reads."""
+    (``bound``), the dims builtins reduce away (``reduced``) and the input axes the rule's
+    ``meta.index`` declares whole or scanned (``marks``), which describe() reads."""
 
     def __init__(self) -> None:
         self.bound: list[Dim] = []
         self.reduced: list[Dim] = []
+        self.marks: list[tuple[str, TensorInfo, list[int]]] = []
+
+    def mark(self, kind: str, t: TensorInfo, axes: list[int]) -> None:
+        self.marks.append((kind, t, list(axes)))
 
     # -- values and patterns ----------------------------------------------------------------------
     int = staticmethod(_int)
@@ -373,10 +378,16 @@ def _infos(rule: dict, values: dict[str, Any]) -> dict[str, Any]:
 class IndexDim:
     name: str
     size: int
-    kind: str  # parallel | reduction
+    # parallel: tiles are independent; reduction: an input dim no output has (split only with a
+    # combine); whole: an output element needs all of it (softmax's dim); scanned: it needs the
+    # dim up to itself (cumsum's; split only with a combine, which carries earlier tiles' totals)
+    kind: str
 
     def to_json(self) -> dict:
         return {"name": self.name, "size": self.size, "kind": self.kind}
+
+
+_KIND_LABELS = {"reduction": " (reduced)", "whole": " (whole)", "scanned": " (scanned)"}
 
 
 @dataclass(frozen=True)
@@ -446,9 +457,7 @@ class Description:
         lines = [f"{self.op}:"]
         for n, s, d, st in self.outputs:
             lines.append(f"  output {n}: shape {list(s)}, {d}, strides {list(st)}")
-        space = ", ".join(
-            f"{d.name}={d.size}{' (reduced)' if d.kind == 'reduction' else ''}" for d in self.index_space
-        )
+        space = ", ".join(f"{d.name}={d.size}{_KIND_LABELS.get(d.kind, '')}" for d in self.index_space)
         lines.append(f"  index space: [{space}]")
         names = [d.name for d in self.index_space]
         for ipf in self.ipfs:
@@ -511,6 +520,11 @@ def describe(op: str, *args, **kwargs) -> Description:
                 seen.add(id(d))
                 space.append(d)
                 kinds.append("reduction")
+    for kind, t, axes in so.marks:
+        for axis in axes:
+            for j, d in enumerate(space):
+                if any(o.tensor == t.name and o.element == t.element and o.axis == axis for o in d.origins):
+                    kinds[j] = kind
     index = []
     used: set[str] = set()
     for j, (d, kind) in enumerate(zip(space, kinds)):

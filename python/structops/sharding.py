@@ -3,7 +3,9 @@
 This is the proof that the index projection functions are right: every tile's inputs are
 exactly the regions the IPFs name, and the assembled output equals the unsharded result.
 Reduced index dims (matmul's k, sum's reduced dims) may be split only when the op declares a
-``combine`` in its rule; partial results are then merged with it (``add``: summed).
+``combine`` in its rule; partial results are then merged with it (``add``: summed). A scanned
+dim (cumsum's) too: each tile adds the total the earlier tiles carried to its edge. A whole dim
+(softmax's) is never split: every output element needs all of it.
 """
 
 from __future__ import annotations
@@ -29,8 +31,19 @@ def tiles(desc: rules.Description, splits: Mapping[str, int]) -> list[tuple[list
     if unknown:
         raise ValueError(f"{desc.op}: no index dim {sorted(unknown)}; the index space is {names}")
     for d in desc.index_space:
-        if d.kind == "reduction" and splits.get(d.name, 1) > 1 and desc.combine is None:
-            raise ValueError(f"{desc.op}: reduced dim '{d.name}' can only be split with a combine step")
+        if splits.get(d.name, 1) <= 1 or d.kind == "parallel":
+            continue
+        if d.kind == "whole":
+            raise ValueError(
+                f"{desc.op}: index dim '{d.name}' is whole (each output element needs all of it), "
+                "so it cannot be split; split another dim"
+            )
+        if desc.combine is None:
+            what = "reduced" if d.kind == "reduction" else d.kind
+            raise ValueError(
+                f"{desc.op}: {what} dim '{d.name}' can only be split with a combine step, and the op "
+                "declares none (meta.combine)"
+            )
     per_dim = [_bounds(d.size, splits.get(d.name, 1)) for d in desc.index_space]
     return [([b[0] for b in box], [b[1] for b in box]) for box in itertools.product(*per_dim)]
 
@@ -52,6 +65,8 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs) -> torch.Te
     )
     out = torch.zeros(out_shape, dtype=getattr(torch, out_dtype), device=first.device)
     ipfs = {(i.tensor, i.element): i for i in desc.ipfs}
+    # A scanned dim is an output axis (index dims 0..rank-1 are the output's axes, in order).
+    scanned = [j for j, d in enumerate(desc.index_space) if d.kind == "scanned" and splits.get(d.name, 1) > 1]
     out_ipf = ipfs[(out_name, None)]
     for lo, hi in tiles(desc, splits):
         region = out_ipf.region(lo, hi)
@@ -74,8 +89,13 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs) -> torch.Te
         if empty:
             continue
         partial = fn(**tile_args)
-        if desc.combine == "add":
+        if desc.combine == "add" and any(d.kind == "reduction" for d in desc.index_space):
             out[region] += partial
         else:
             out[region] = partial
+        for j in scanned:
+            if lo[j] > 0:  # the running total at the tile's edge, from the tiles before it
+                edge = list(region)
+                edge[j] = slice(lo[j] - 1, lo[j])
+                out[region] += out[tuple(edge)]
     return out

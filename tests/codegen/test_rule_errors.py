@@ -418,7 +418,7 @@ CASES = {
         entry('shape:\n  out: "[*self]"\nshapes:\n  out: "[*self]"\n'),
         at(
             7,
-            "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, combine",
+            "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, combine, index",
         ),
     ),
     "meta_on_non_structured_entry": (
@@ -454,6 +454,26 @@ CASES = {
     "unknown_combine": (
         entry('shape:\n  out: "[*self]"\ncombine: mean\n'),
         at(7, "meta.combine: unknown combine 'mean' — use one of: add"),
+    ),
+    "unknown_index_kind": (
+        entry('shape:\n  out: "[*self]"\nindex:\n  windowed: "dims(self, 0)"\n'),
+        at(8, "meta.index: unknown index-dim kind 'windowed' — use one of: whole, scanned"),
+    ),
+    "index_not_axes_of_a_tensor": (
+        entry('shape:\n  out: "[*self]"\nindex: {whole: "[0]"}\n'),
+        at(
+            7,
+            "meta.index.whole: '[0]' does not name axes of a tensor argument — write dims(<tensor "
+            "argument>, <dims>), e.g. 'dims(self, dim)'",
+        ),
+    ),
+    "index_axes_of_an_output": (
+        entry('shape:\n  out: "[*self]"\nindex: {scanned: "dims(out, 0)"}\n'),
+        at(
+            7,
+            "meta.index.scanned: 'dims(out, 0)' does not name axes of a tensor argument — write "
+            "dims(<tensor argument>, <dims>), e.g. 'dims(self, dim)'",
+        ),
     ),
     "pattern_missing_close_bracket": (
         entry('shape:\n  self: "[n, k"\n  out: "[n]"\n'),
