@@ -533,7 +533,7 @@ def describe(op: str, *args, **kwargs) -> Description:
         used.add(n)
         index.append(IndexDim(n, d.size, kind))
     ipfs = [_ipf(t, space) for t in tensors]
-    # The output: axis a is index dim a (a size-1 keepdim axis is its own size-1 index dim).
+    # The first output: axis a is index dim a (a size-1 keepdim axis is its own size-1 index dim).
     rank = len(out_dims)
     ipfs.append(
         IPF(
@@ -545,7 +545,22 @@ def describe(op: str, *args, **kwargs) -> Description:
             (1,) * rank,
         )
     )
+    # Other outputs (layer_norm's mean and rstd, max_pool's indices): an axis is the index dim
+    # it stands for (the same input axes); one standing for none is written whole.
+    ipfs.extend(_output_ipf(n, dims, space) for n, dims in computed[1:])
     return Description(rule["op"], outputs, tuple(index), tuple(ipfs), rule["combine"])
+
+
+def _output_ipf(name: str, dims: list[Dim], space: list[Dim]) -> IPF:
+    def same(a: Dim, b: Dim) -> bool:
+        return a is b or any(o in b.origins for o in a.origins)
+
+    matrix, tile = [], []
+    for d in dims:
+        j = next((j for j, s in enumerate(space) if d.size != 1 and same(d, s)), None)
+        matrix.append(tuple(int(k == j) for k in range(len(space))))
+        tile.append(1 if j is not None else d.size)
+    return IPF(name, None, tuple(d.size for d in dims), tuple(matrix), (0,) * len(dims), tuple(tile))
 
 
 def _owner(so: Runtime, t: TensorInfo, axis: int) -> Dim | None:

@@ -56,6 +56,13 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs) -> torch.Te
         raise NotImplementedError(
             f"{desc.op}: ops with a Tensor[] output have no index space yet, so no sharding"
         )
+    if len(desc.outputs) > 1:
+        # Their non-parallel dims (layer_norm's normalized dims, max_pool's windows) cannot be
+        # declared yet: splitting them would be silently wrong, so none is split.
+        raise NotImplementedError(
+            f"{desc.op}: run_sharded assembles one output, and {desc.op} has {len(desc.outputs)} "
+            f"({', '.join(o[0] for o in desc.outputs)})"
+        )
     fn = getattr(
         getattr(torch.ops.structops, rule["functional"].split(".")[0]), rule["functional"].split(".")[1]
     )

@@ -221,10 +221,12 @@ def check_describe(spec: SuiteSpec, device: str, dtype: str) -> None:
 SHARDING_GAPS = {
     "addmm": "a broadcast bias (self of shape [m] or [1, m]) gets the output's IPF, out of its range",
     "avg_pool2d": "windowed dims (an output tile reads its input tile times the stride plus a halo)",
-    "max_pool2d_with_indices": "several outputs (describe() models the first), and windowed dims",
-    "max_pool3d_with_indices": "several outputs (describe() models the first), and windowed dims",
-    "batch_norm": "several outputs (describe() models the first); training statistics need N, H, W whole",
-    "layer_norm": "several outputs (describe() models the first); the normalized dims must stay whole",
+    "max_pool2d_with_indices": "windowed dims; run_sharded assembles one output (this op has two)",
+    "max_pool3d_with_indices": "windowed dims; run_sharded assembles one output (this op has two)",
+    "batch_norm": "training statistics need N, H, W whole, which meta.index cannot make depend on a flag; "
+    "run_sharded assembles one output",
+    "layer_norm": "the normalized dims must stay whole, and meta.index cannot name a trailing group of "
+    "axes yet; run_sharded assembles one output",
     "embedding_bag": "the bags' offsets are data: a tile of bags needs the indices its offsets name",
     "split_with_sizes_copy": "a Tensor[] output has no index space yet",
 }

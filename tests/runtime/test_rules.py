@@ -211,13 +211,19 @@ def test_describe_reduction_and_gather():
 
 
 def test_describe_optional_tensors():
-    """A Tensor? argument gets an IPF only when given; ones() gives the stats' size-1 dims."""
+    """A Tensor? argument gets an IPF only when given; ones() gives the stats' size-1 dims, and
+    every output has an IPF: the stats' batch axis is the index dim of the input's."""
     x = torch.ones(2, 3, 8)
     bare = rules.describe("layer_norm", x, [3, 8])
     assert [o[1] for o in bare.outputs] == [(2, 3, 8), (2, 1, 1), (2, 1, 1)]
-    assert {i.tensor for i in bare.ipfs} == {"input", "out"}  # the index space is the first output's
+    assert {i.tensor for i in bare.ipfs} == {"input", "out", "mean", "rstd"}
+    mean = next(i for i in bare.ipfs if i.tensor == "mean")
+    assert mean.matrix == ((1, 0, 0), (0, 0, 0), (0, 0, 0)) and mean.tile == (1, 1, 1)
+    assert mean.region([1, 0, 0], [2, 3, 8]) == (slice(1, 2), slice(0, 1), slice(0, 1))
+    with pytest.raises(NotImplementedError, match="layer_norm: run_sharded assembles one output"):
+        run_sharded("layer_norm", x, [3, 8], splits={"d0": 2})
     full = rules.describe("layer_norm", x, [3, 8], torch.ones(3, 8), torch.ones(3, 8))
-    assert {i.tensor for i in full.ipfs} == {"input", "weight", "bias", "out"}
+    assert {i.tensor for i in full.ipfs} == {"input", "weight", "bias", "out", "mean", "rstd"}
     weight = next(i for i in full.ipfs if i.tensor == "weight")
     assert weight.shape == (3, 8)
 
