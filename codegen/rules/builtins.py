@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Where a builtin may appear: an expression of a shape, int or condition; a dtype rule; a
-# `checks:` item; a layout; a multi-kernel tuning key or variant condition (`kernels:`).
-CONTEXTS = ("shape", "dtype", "check", "layout", "tuning")
+# `checks:` item; a layout; a multi-kernel tuning key or variant condition (`kernels:`); the axes
+# of `meta.index` (read by describe() only, so never printed as C++).
+CONTEXTS = ("shape", "dtype", "check", "layout", "tuning", "index")
 DIM_ARGUMENT = "ints?|ints|int|int?"  # what reduce/dims/nonempty take as their dim argument
 
 
@@ -222,6 +223,15 @@ BUILTINS = (
         "like(t, ...)",
         "TensorIterator's stride propagation from the tensors `t, ...`",
     ),
+    # -- axes of index dims that are not parallel (`meta.index`, docs/rules.md) -----------------
+    Builtin(
+        "trailing",
+        "index",
+        ("tensor", "int"),
+        "dimlist",
+        "trailing(t, n)",
+        "the last `n` axes of `t` (layer_norm's normalized dims)",
+    ),
     # -- multi-kernel tuning keys and conditions (`kernels:`, docs/multi_kernel.md) -------------
     Builtin("numel", "tuning", ("tensor",), "int", "numel(t)", "`t.numel()` of a real tensor"),
     Builtin(
@@ -251,7 +261,7 @@ def builtin(name: str, context: str) -> Builtin | None:
     for b in BUILTINS:
         if b.name == name and b.context == context:
             return b
-    if context == "tuning":
+    if context in ("tuning", "index"):
         return builtin(name, "shape")
     return None
 

@@ -70,7 +70,8 @@ def argument(name: str, kind: str) -> ir.Arg:
 @dataclass
 class Checker:
     rule: Rule
-    context: str = "shape"  # "tuning" adds the multi-kernel builtins (numel of a real tensor, ...)
+    # "tuning" adds the multi-kernel builtins (numel of a real tensor, ...), "index" meta.index's
+    context: str = "shape"
     env: dict[str, ir.Expr] = field(default_factory=dict)
     statements: list[ir.Statement] = field(default_factory=list)
     line: int | None = None
@@ -148,6 +149,7 @@ class Checker:
                 )
             self.statements.append(ir.Precomputed(name, v))
         index = []
+        self.context = "index"
         for ik in rule.index:
             self.line = ik.line
             v = self.expr(ik.axes)
@@ -157,6 +159,7 @@ class Checker:
                     f"write e.g. '{ik.kind}: \"dims({ik.tensor}, dim)\"'",
                 )
             index.append(ir.IndexKind(ik.kind, ik.tensor, v))
+        self.context = "shape"
         return ir.MetaIR(tuple(self.statements), tuple(o.arg for o in rule.outputs), tuple(index))
 
     # -- patterns --------------------------------------------------------------------------------
@@ -349,13 +352,13 @@ class Checker:
 
     def call(self, e: Call) -> ir.Expr:
         fn = e.fn
-        tuning = builtins.builtin(fn, "tuning") if self.context == "tuning" else None
-        if tuning is not None and tuning.context == "tuning":
+        own = builtins.builtin(fn, self.context) if self.context in ("tuning", "index") else None
+        if own is not None and own.context == self.context:
             if e.kwargs:
                 raise self.fail(f"{fn}() takes no keyword arguments", "pass arguments by position")
             args = [self.expr(a) for a in e.args]
-            self.want(e, args, tuning.params)
-            return ir.Call(fn, tuple(args), tuple(str(a) for a in e.args), tuning.result, context="tuning")
+            self.want(e, args, own.params)
+            return ir.Call(fn, tuple(args), tuple(str(a) for a in e.args), own.result, context=self.context)
         if fn == "given":
             v = self.env.get(e.args[0].id) if len(e.args) == 1 and isinstance(e.args[0], Name) else None
             if v is None or v.kind not in OPTIONAL_KINDS or e.kwargs:
@@ -366,6 +369,10 @@ class Checker:
                 )
             assert isinstance(v, ir.Arg)
             return ir.Given(v)
+        if fn in builtins.names("index"):
+            raise self.fail(
+                f"{fn}() gives axes for meta.index only", f"use it in meta.index: {{whole: {fn}(...)}}"
+            )
         if fn in builtins.names("dtype") or fn in builtins.names("check") or fn == "like":
             where = (
                 "meta.dtype"

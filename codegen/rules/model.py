@@ -281,15 +281,18 @@ def parse_rule(
             raise fail(
                 f"meta.index: unknown index-dim kind '{kind}'", f"use one of: {', '.join(INDEX_KINDS)}", at
             )
-        axes = parsed(parse_expr, text(value, f"meta.index.{kind}", at), f"meta.index.{kind}", at)
-        tensor = axes.args[0] if isinstance(axes, Call) and axes.fn == "dims" and axes.args else None
-        if not isinstance(tensor, Name) or kinds.get(tensor.id) != "tensor":
-            raise fail(
-                f"meta.index.{kind}: '{axes}' does not name axes of a tensor argument",
-                "write dims(<tensor argument>, <dims>), e.g. 'dims(self, dim)'",
-                at,
-            )
-        index.append(IndexKind(kind, tensor.id, axes, at))
+        for item in value if isinstance(value, list) else [value]:
+            axes = parsed(parse_expr, text(item, f"meta.index.{kind}", at), f"meta.index.{kind}", at)
+            call = axes if isinstance(axes, Call) and axes.fn in ("dims", "trailing") and axes.args else None
+            tensor = call.args[0] if call is not None else None
+            if not isinstance(tensor, Name) or kinds.get(tensor.id) != "tensor":
+                raise fail(
+                    f"meta.index.{kind}: '{axes}' does not name axes of a tensor argument",
+                    "write dims(<tensor argument>, <dims>), e.g. 'dims(self, dim)', or trailing(<tensor "
+                    "argument>, <count>)",
+                    at,
+                )
+            index.append(IndexKind(kind, tensor.id, axes, at))
 
     rule = Rule(
         args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),

@@ -207,6 +207,11 @@ class Runtime:
             return []
         return _reduced_dims(len(t.shape), _dim_list(dim))
 
+    @staticmethod
+    def trailing(labels, t: TensorInfo, n) -> list[int]:
+        rank = len(t.shape)
+        return list(range(rank - _int(n), rank))
+
     def matmul(self, labels, a: TensorInfo, b: TensorInfo) -> list[Dim]:
         """torch.matmul's dims: n and m from the operands, k (read by both) reduced away."""
         da, db = a.dims(), b.dims()
@@ -520,6 +525,12 @@ def describe(op: str, *args, **kwargs) -> Description:
                 seen.add(id(d))
                 space.append(d)
                 kinds.append("reduction")
+    # An output dim copied from an input axis ([*input]) stands for every axis a pattern binds to
+    # the same name (batch_norm's c: input's axis 1 and weight's axis 0).
+    for d in space:
+        for b in so.bound:
+            if b is not d and any(o in b.origins for o in d.origins):
+                d.origins.extend(o for o in b.origins if o not in d.origins)
     for kind, t, axes in so.marks:
         for axis in axes:
             for j, d in enumerate(space):

@@ -48,36 +48,35 @@ def tiles(desc: rules.Description, splits: Mapping[str, int]) -> list[tuple[list
     return [([b[0] for b in box], [b[1] for b in box]) for box in itertools.product(*per_dim)]
 
 
-def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs) -> torch.Tensor:
-    """``op(*args, **kwargs)`` computed tile by tile; returns the assembled output."""
+def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
+    """``op(*args, **kwargs)`` computed tile by tile; returns the assembled output (a tuple for an
+    op with several: each written through its own IPF)."""
     desc = rules.describe(op, *args, **kwargs)
     rule, values = rules._bind(op, args, kwargs)
     if rule.get("list_outputs"):
         raise NotImplementedError(
             f"{desc.op}: ops with a Tensor[] output have no index space yet, so no sharding"
         )
-    if len(desc.outputs) > 1:
-        # Their non-parallel dims (layer_norm's normalized dims, max_pool's windows) cannot be
-        # declared yet: splitting them would be silently wrong, so none is split.
-        raise NotImplementedError(
-            f"{desc.op}: run_sharded assembles one output, and {desc.op} has {len(desc.outputs)} "
-            f"({', '.join(o[0] for o in desc.outputs)})"
-        )
     fn = getattr(
         getattr(torch.ops.structops, rule["functional"].split(".")[0]), rule["functional"].split(".")[1]
     )
-    (out_name, out_shape, out_dtype, _), *_ = desc.outputs
     first = next(
         t for v in values.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, torch.Tensor)
     )
-    out = torch.zeros(out_shape, dtype=getattr(torch, out_dtype), device=first.device)
+    outs = [torch.zeros(s, dtype=getattr(torch, dt), device=first.device) for _, s, dt, _ in desc.outputs]
     ipfs = {(i.tensor, i.element): i for i in desc.ipfs}
-    # A scanned dim is an output axis (index dims 0..rank-1 are the output's axes, in order).
+    out_ipfs = [ipfs[(name, None)] for name, *_ in desc.outputs]
+    for (name, *_), ipf in zip(desc.outputs[1:], out_ipfs[1:]):
+        unlinked = [a for a, t in enumerate(ipf.tile) if t > 1]
+        if unlinked:  # every tile would write all of it (max_pool's indices: windows are not modelled)
+            raise NotImplementedError(
+                f"{desc.op}: no index dim stands for axes {unlinked} of output '{name}'"
+            )
+    # A scanned dim is an output axis (index dims 0..rank-1 are the first output's axes, in order).
     scanned = [j for j, d in enumerate(desc.index_space) if d.kind == "scanned" and splits.get(d.name, 1) > 1]
-    out_ipf = ipfs[(out_name, None)]
+    merge = desc.combine == "add" and any(d.kind == "reduction" for d in desc.index_space)
     for lo, hi in tiles(desc, splits):
-        region = out_ipf.region(lo, hi)
-        if region is None:
+        if out_ipfs[0].region(lo, hi) is None:
             continue
         tile_args, empty = {}, False
         for name, kind in rule["args"]:
@@ -95,14 +94,22 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs) -> torch.Te
                 tile_args[name] = v
         if empty:
             continue
-        partial = fn(**tile_args)
-        if desc.combine == "add" and any(d.kind == "reduction" for d in desc.index_space):
-            out[region] += partial
-        else:
-            out[region] = partial
-        for j in scanned:
-            if lo[j] > 0:  # the running total at the tile's edge, from the tiles before it
-                edge = list(region)
-                edge[j] = slice(lo[j] - 1, lo[j])
-                out[region] += out[tuple(edge)]
-    return out
+        partials = fn(**tile_args)
+        for k, (out, ipf, partial) in enumerate(zip(outs, out_ipfs, _as_tuple(partials), strict=True)):
+            region = ipf.region(lo, hi)
+            if region is None:
+                continue
+            if merge:
+                out[region] += partial
+            else:
+                out[region] = partial
+            for j in scanned if k == 0 else ():
+                if lo[j] > 0:  # the running total at the tile's edge, from the tiles before it
+                    edge = list(region)
+                    edge[j] = slice(lo[j] - 1, lo[j])
+                    out[region] += out[tuple(edge)]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _as_tuple(result) -> tuple:
+    return tuple(result) if isinstance(result, tuple | list) else (result,)

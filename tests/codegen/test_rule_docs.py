@@ -13,6 +13,7 @@ from codegen.rules import builtins
 DOCS = {
     "shape": Path(__file__).resolve().parents[2] / "docs" / "rules.md",
     "check": Path(__file__).resolve().parents[2] / "docs" / "rules.md",
+    "index": Path(__file__).resolve().parents[2] / "docs" / "rules.md",
 }
 
 

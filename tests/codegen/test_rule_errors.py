@@ -464,15 +464,20 @@ CASES = {
         at(
             7,
             "meta.index.whole: '[0]' does not name axes of a tensor argument — write dims(<tensor "
-            "argument>, <dims>), e.g. 'dims(self, dim)'",
+            "argument>, <dims>), e.g. 'dims(self, dim)', or trailing(<tensor argument>, <count>)",
         ),
+    ),
+    "trailing_outside_meta_index": (
+        entry('shape:\n  out: "[*self]"\nchecks: ["len(trailing(self, 1)) == 1"]\n'),
+        at(7, "trailing() gives axes for meta.index only — use it in meta.index: {whole: trailing(...)}"),
     ),
     "index_axes_of_an_output": (
         entry('shape:\n  out: "[*self]"\nindex: {scanned: "dims(out, 0)"}\n'),
         at(
             7,
             "meta.index.scanned: 'dims(out, 0)' does not name axes of a tensor argument — write "
-            "dims(<tensor argument>, <dims>), e.g. 'dims(self, dim)'",
+            "dims(<tensor argument>, <dims>), e.g. 'dims(self, dim)', or trailing(<tensor argument>, "
+            "<count>)",
         ),
     ),
     "pattern_missing_close_bracket": (

@@ -221,12 +221,8 @@ def check_describe(spec: SuiteSpec, device: str, dtype: str) -> None:
 SHARDING_GAPS = {
     "addmm": "a broadcast bias (self of shape [m] or [1, m]) gets the output's IPF, out of its range",
     "avg_pool2d": "windowed dims (an output tile reads its input tile times the stride plus a halo)",
-    "max_pool2d_with_indices": "windowed dims; run_sharded assembles one output (this op has two)",
-    "max_pool3d_with_indices": "windowed dims; run_sharded assembles one output (this op has two)",
-    "batch_norm": "training statistics need N, H, W whole, which meta.index cannot make depend on a flag; "
-    "run_sharded assembles one output",
-    "layer_norm": "the normalized dims must stay whole, and meta.index cannot name a trailing group of "
-    "axes yet; run_sharded assembles one output",
+    "max_pool2d_with_indices": "windowed dims (as avg_pool2d): no index dim stands for the indices' windows",
+    "max_pool3d_with_indices": "windowed dims (as avg_pool2d): no index dim stands for the indices' windows",
     "embedding_bag": "the bags' offsets are data: a tile of bags needs the indices its offsets name",
     "split_with_sizes_copy": "a Tensor[] output has no index space yet",
 }
@@ -234,6 +230,16 @@ SHARDING_GAPS = {
 
 def _splittable(d, combine: str | None) -> bool:
     return d.kind == "parallel" or (d.kind in ("reduction", "scanned") and combine is not None)
+
+
+def _merged_tolerance(expected: torch.Tensor, n: int) -> dict[str, float]:
+    """Partial results merged over a split dim of length n: another summation order, each of
+    its n roundings up to eps of the largest partial sum."""
+    if not (expected.is_floating_point() or expected.is_complex()):
+        return {"rtol": 0.0, "atol": 0.0}
+    eps = torch.finfo(expected.dtype).eps
+    scale = max(1.0, float(expected.abs().max())) if expected.numel() else 1.0
+    return {"rtol": 4 * n * eps, "atol": 4 * n * eps * scale}
 
 
 @check(few_dtypes=True, applies=lambda spec: spec.described)
@@ -246,26 +252,18 @@ def check_sharding(spec: SuiteSpec, device: str, dtype: str) -> None:
     rng = torch.Generator().manual_seed(zlib.crc32(spec.name.encode()))
     for s in samples(spec, device, dtype):
         d = structops.describe(spec.functional, *s.args, **s.kwargs)
-        expected = _first(s.call(functional(spec)))
+        expected = _outputs(s.call(functional(spec)))
         big = [i for i in d.index_space if i.size >= 2]
         free = [i for i in big if _splittable(i, d.combine)]
         splits = [{}] + [{i.name: n} for i in free for n in (2, 3)]
         splits.append({i.name: int(torch.randint(1, 5, (), generator=rng)) for i in free})
         for split in splits:
-            got = sharding.run_sharded(spec.functional, *s.args, splits=split, **s.kwargs)
-            tol = _tolerance(spec, expected.dtype)
-            if any(i.kind != "parallel" and split.get(i.name, 1) > 1 for i in d.index_space):
-                # partial results merged: another summation order, each rounding up to eps of
-                # the largest partial sum, n of them
-                n = max(i.size for i in d.index_space if i.kind != "parallel")
-                inexact = expected.is_floating_point() or expected.is_complex()
-                eps = torch.finfo(expected.dtype).eps if inexact else 0.0
-                scale = max(1.0, float(expected.abs().max())) if inexact and expected.numel() else 1.0
-                tol = {"rtol": 4 * n * eps, "atol": 4 * n * eps * scale}
-            ctx = f"{spec.name} split {split} on {s!r}"
-            torch.testing.assert_close(
-                got, expected, equal_nan=True, msg=lambda m, ctx=ctx: f"{ctx}: {m}", **tol
-            )
+            got = _outputs(sharding.run_sharded(spec.functional, *s.args, splits=split, **s.kwargs))
+            merged = [i.size for i in d.index_space if i.kind != "parallel" and split.get(i.name, 1) > 1]
+            for name, g, e in zip(spec.outs or ("out",) * len(expected), got, expected, strict=True):
+                ctx = f"{spec.name} split {split}, output {name}, on {s!r}"
+                tol = _merged_tolerance(e, max(merged)) if merged else _tolerance(spec, e.dtype)
+                torch.testing.assert_close(g, e, equal_nan=True, msg=lambda m, ctx=ctx: f"{ctx}: {m}", **tol)
         for i in big:
             if not _splittable(i, d.combine):
                 with pytest.raises(ValueError, match=f"'{i.name}'"):

@@ -220,8 +220,13 @@ def test_describe_optional_tensors():
     mean = next(i for i in bare.ipfs if i.tensor == "mean")
     assert mean.matrix == ((1, 0, 0), (0, 0, 0), (0, 0, 0)) and mean.tile == (1, 1, 1)
     assert mean.region([1, 0, 0], [2, 3, 8]) == (slice(1, 2), slice(0, 1), slice(0, 1))
-    with pytest.raises(NotImplementedError, match="layer_norm: run_sharded assembles one output"):
-        run_sharded("layer_norm", x, [3, 8], splits={"d0": 2})
+    assert [d.kind for d in bare.index_space] == ["parallel", "whole", "whole"]  # meta.index: trailing()
+    for got, expected in zip(
+        run_sharded("layer_norm", x, [3, 8], splits={"d0": 2}), structops.layer_norm(x, [3, 8])
+    ):
+        torch.testing.assert_close(got, expected)
+    with pytest.raises(ValueError, match="layer_norm: index dim 'd1' is whole"):
+        run_sharded("layer_norm", x, [3, 8], splits={"d1": 2})
     full = rules.describe("layer_norm", x, [3, 8], torch.ones(3, 8), torch.ones(3, 8))
     assert {i.tensor for i in full.ipfs} == {"input", "weight", "bias", "out", "mean", "rstd"}
     weight = next(i for i in full.ipfs if i.tensor == "weight")
