@@ -115,6 +115,10 @@ def _bind(name: str, first: bool, many: bool, value: str) -> str:
     return f"so.same(d_{name}, {value})"
 
 
+def _shape_equality(s: ir.Statement) -> bool:
+    return isinstance(s, ir.Check) and isinstance(s.test, ir.Binary) and s.test.shapes and s.test.op == "=="
+
+
 def function_name(group: str) -> str:
     return f"index_{group}"
 
@@ -130,6 +134,10 @@ def index_function(group: str, args: tuple[str, ...], meta: ir.MetaIR) -> str:
             body.extend(pattern(s))
         elif isinstance(s, ir.OutputShape):
             body.append(f"so_{s.out} = {expr(s.shape)}")
+        elif _shape_equality(s):
+            # A checked `a == b` of shapes: aligned dims are one index dim (addmm's bias and [n, m]).
+            assert isinstance(s, ir.Check) and isinstance(s.test, ir.Binary)
+            body.append(f"so.link({expr(s.test.lhs)}, {expr(s.test.rhs)})")
     for ik in meta.index:
         body.append(f"so.mark({ik.kind!r}, {ik.tensor}, {expr(ik.axes)})")
     body.append("return {" + ", ".join(f"{o!r}: so_{o}" for o in meta.outputs) + "}")

@@ -126,6 +126,14 @@ class Runtime:
     def mark(self, kind: str, t: TensorInfo, axes: list[int]) -> None:
         self.marks.append((kind, t, list(axes)))
 
+    @staticmethod
+    def link(a: list, b: list) -> None:
+        """A checked shape equality: each dim of ``b`` also stands for the axes of the dim of
+        ``a`` it equals (aligned from the right, as broadcasting; size-1 dims stand for none)."""
+        for x, y in zip(reversed(a), reversed(b)):
+            if isinstance(x, Dim) and isinstance(y, Dim) and x.size == y.size != 1:
+                y.origins.extend(o for o in x.origins if o not in y.origins)
+
     # -- values and patterns ----------------------------------------------------------------------
     int = staticmethod(_int)
 

@@ -219,7 +219,6 @@ def check_describe(spec: SuiteSpec, device: str, dtype: str) -> None:
 # Ops run_sharded cannot shard yet, and why (issue 21): their sharding check is a strict xfail,
 # so one that starts to work is noticed.
 SHARDING_GAPS = {
-    "addmm": "a broadcast bias (self of shape [m] or [1, m]) gets the output's IPF, out of its range",
     "avg_pool2d": "windowed dims (an output tile reads its input tile times the stride plus a halo)",
     "max_pool2d_with_indices": "windowed dims (as avg_pool2d): no index dim stands for the indices' windows",
     "max_pool3d_with_indices": "windowed dims (as avg_pool2d): no index dim stands for the indices' windows",

@@ -233,6 +233,17 @@ def test_describe_optional_tensors():
     assert weight.shape == (3, 8)
 
 
+def test_a_checked_shape_equality_links_a_broadcast_input():
+    """addmm's bias is tied to [n, m] only by `checks: broadcast(self, [n, m]) == [n, m]`: its axes
+    are the output's, so a tile reads the bias columns of its own m range."""
+    bias, a, b = torch.randn(5), torch.randn(3, 4), torch.randn(4, 5)
+    d = rules.describe("addmm", bias, a, b)
+    assert str(d).splitlines()[3] == "  self [5]: [m]"
+    torch.testing.assert_close(
+        run_sharded("addmm", bias, a, b, splits={"n": 2, "m": 3}), structops.addmm(bias, a, b)
+    )
+
+
 def test_describe_unknown_op():
     with pytest.raises(ValueError, match="structops has no op with a meta rule called 'nope'"):
         structops.describe("nope", torch.ones(2))
