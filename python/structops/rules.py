@@ -539,6 +539,11 @@ def describe(op: str, *args, **kwargs) -> Description:
         for b in so.bound:
             if b is not d and any(o in b.origins for o in d.origins):
                 d.origins.extend(o for o in b.origins if o not in d.origins)
+    # An output dim no input axis stands for (pooling's windows, computed from sizes): a tile of
+    # it reads an input region no IPF names, so it is not split.
+    for j, d in enumerate(space):
+        if not d.origins and d.size > 1:
+            kinds[j] = "whole"
     for kind, t, axes in so.marks:
         for axis in axes:
             for j, d in enumerate(space):

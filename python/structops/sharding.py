@@ -53,25 +53,18 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
     op with several: each written through its own IPF)."""
     desc = rules.describe(op, *args, **kwargs)
     rule, values = rules._bind(op, args, kwargs)
-    if rule.get("list_outputs"):
-        raise NotImplementedError(
-            f"{desc.op}: ops with a Tensor[] output have no index space yet, so no sharding"
-        )
     fn = getattr(
         getattr(torch.ops.structops, rule["functional"].split(".")[0]), rule["functional"].split(".")[1]
     )
+    if rule.get("list_outputs"):  # no index space yet: one tile, the whole call
+        tiles(desc, splits)  # refuses any split by name
+        return fn(**values)
     first = next(
         t for v in values.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, torch.Tensor)
     )
     outs = [torch.zeros(s, dtype=getattr(torch, dt), device=first.device) for _, s, dt, _ in desc.outputs]
     ipfs = {(i.tensor, i.element): i for i in desc.ipfs}
     out_ipfs = [ipfs[(name, None)] for name, *_ in desc.outputs]
-    for (name, *_), ipf in zip(desc.outputs[1:], out_ipfs[1:]):
-        unlinked = [a for a, t in enumerate(ipf.tile) if t > 1]
-        if unlinked:  # every tile would write all of it (max_pool's indices: windows are not modelled)
-            raise NotImplementedError(
-                f"{desc.op}: no index dim stands for axes {unlinked} of output '{name}'"
-            )
     # A scanned dim is an output axis (index dims 0..rank-1 are the first output's axes, in order).
     scanned = [j for j, d in enumerate(desc.index_space) if d.kind == "scanned" and splits.get(d.name, 1) > 1]
     merge = desc.combine == "add" and any(d.kind == "reduction" for d in desc.index_space)
@@ -99,6 +92,11 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
             region = ipf.region(lo, hi)
             if region is None:
                 continue
+            if out[region].shape != partial.shape:  # an axis no index dim stands for, cut by the tile
+                raise NotImplementedError(
+                    f"{desc.op}: output '{desc.outputs[k][0]}' has axes no index dim stands for; a tile "
+                    f"gives {list(partial.shape)} for its region {list(out[region].shape)}"
+                )
             if merge:
                 out[region] += partial
             else:

@@ -78,8 +78,6 @@ def cases(specs: Iterable[SuiteSpec]) -> list:
             for device, dtype in _params(spec, chk.few_dtypes):
                 skips = dict(spec.skips) | (dict(spec.cuda_skips) if device == "cuda" else {})
                 marks = [pytest.mark.skip(reason=skips[dtype])] if dtype in skips else []
-                if chk.name == "sharding" and spec.name in SHARDING_GAPS:
-                    marks.append(pytest.mark.xfail(strict=True, reason=SHARDING_GAPS[spec.name]))
                 name = f"{spec.name}-{chk.name}-{device}-{dtype}"
                 result.append(pytest.param(chk, spec, device, dtype, id=name, marks=marks))
     return result
@@ -216,17 +214,6 @@ def check_describe(spec: SuiteSpec, device: str, dtype: str) -> None:
             )
 
 
-# Ops run_sharded cannot shard yet, and why (issue 21): their sharding check is a strict xfail,
-# so one that starts to work is noticed.
-SHARDING_GAPS = {
-    "avg_pool2d": "windowed dims (an output tile reads its input tile times the stride plus a halo)",
-    "max_pool2d_with_indices": "windowed dims (as avg_pool2d): no index dim stands for the indices' windows",
-    "max_pool3d_with_indices": "windowed dims (as avg_pool2d): no index dim stands for the indices' windows",
-    "embedding_bag": "the bags' offsets are data: a tile of bags needs the indices its offsets name",
-    "split_with_sizes_copy": "a Tensor[] output has no index space yet",
-}
-
-
 def _splittable(d, combine: str | None) -> bool:
     return d.kind == "parallel" or (d.kind in ("reduction", "scanned") and combine is not None)
 
@@ -259,7 +246,8 @@ def check_sharding(spec: SuiteSpec, device: str, dtype: str) -> None:
         for split in splits:
             got = _outputs(sharding.run_sharded(spec.functional, *s.args, splits=split, **s.kwargs))
             merged = [i.size for i in d.index_space if i.kind != "parallel" and split.get(i.name, 1) > 1]
-            for name, g, e in zip(spec.outs or ("out",) * len(expected), got, expected, strict=True):
+            names = spec.outs if not spec.list_out else [f"{spec.outs[0]}[{i}]" for i in range(len(expected))]
+            for name, g, e in zip(names, got, expected, strict=True):
                 ctx = f"{spec.name} split {split}, output {name}, on {s!r}"
                 tol = _merged_tolerance(e, max(merged)) if merged else _tolerance(spec, e.dtype)
                 torch.testing.assert_close(g, e, equal_nan=True, msg=lambda m, ctx=ctx: f"{ctx}: {m}", **tol)
