@@ -11,6 +11,7 @@ import torch  # noqa: F401 - libtorch must be loaded before the extension
 from structops import (
     _C,  # loading it registers torch.ops.structops.*
     autotune,
+    dtensor,
     fake,  # noqa: F401 - fake impls of ops with data-dependent output sizes
     sharding,
 )
@@ -18,10 +19,12 @@ from structops._ops import *
 from structops._ops import __all__ as _op_names
 from structops.rules import describe
 
+dtensor.register_when_imported()
+
 # The shared library that registers every operator, with no Python in it: what a process needs
 # loaded to run code that calls structops ops through torch's dispatcher without this package
 # (torch.ops.load_library(ops_library); dlopen in a C++ program running an AOTInductor package).
 ops_library = str(Path(_C.__file__).with_name("libstructops_ops.so"))
 
 __all__ = list(_op_names)
-__all__ += ["autotune", "describe", "ops_library", "sharding"]
+__all__ += ["autotune", "describe", "dtensor", "ops_library", "sharding"]
