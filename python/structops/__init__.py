@@ -14,12 +14,14 @@ from structops import (
     dtensor,
     fake,  # noqa: F401 - fake impls of ops with data-dependent output sizes
     sharding,
+    vmap,
 )
 from structops._ops import *
 from structops._ops import __all__ as _op_names
 from structops.rules import describe
 
 dtensor.register_when_imported()
+vmap.register()
 
 # The shared library that registers every operator, with no Python in it: what a process needs
 # loaded to run code that calls structops ops through torch's dispatcher without this package
@@ -27,4 +29,4 @@ dtensor.register_when_imported()
 ops_library = str(Path(_C.__file__).with_name("libstructops_ops.so"))
 
 __all__ = list(_op_names)
-__all__ += ["autotune", "describe", "dtensor", "ops_library", "sharding"]
+__all__ += ["autotune", "describe", "dtensor", "ops_library", "sharding", "vmap"]

@@ -116,12 +116,18 @@ def _broadcast(named: list[list[Dim]]) -> list[Dim]:
 class Runtime:
     """What a generated index-space function calls (``so``). It records the dims patterns bind
     (``bound``), the dims builtins reduce away (``reduced``) and the input axes the rule's
-    ``meta.index`` declares whole or scanned (``marks``), which describe() reads."""
+    ``meta.index`` declares whole or scanned (``marks``), which describe() reads; and which
+    arguments are dims of which tensor (``dim_args``: argument, tensor, what [] means), which
+    structops.vmap rewrites when a batch axis comes first."""
 
     def __init__(self) -> None:
         self.bound: list[Dim] = []
         self.reduced: list[Dim] = []
         self.marks: list[tuple[str, TensorInfo, list[int]]] = []
+        self.dim_args: list[tuple[str, str, str]] = []
+
+    def _dim_arg(self, labels, dim: int, tensor: int, empty: str = "ALL") -> None:
+        self.dim_args.append((labels[dim], labels[tensor], empty))
 
     def mark(self, kind: str, t: TensorInfo, axes: list[int]) -> None:
         self.marks.append((kind, t, list(axes)))
@@ -200,6 +206,7 @@ class Runtime:
         return _broadcast([v.dims() if isinstance(v, TensorInfo) else v for _, v in named if v is not None])
 
     def reduce(self, labels, t: TensorInfo, dim, keepdim: bool, empty: str = "ALL") -> list[Dim]:
+        self._dim_arg(labels, 1, 0, empty)
         dims = t.dims()
         if empty == "NONE" and dim is not None and not _dim_list(dim):
             return dims  # torch.all(x, dim=[]) reduces nothing
@@ -209,8 +216,8 @@ class Runtime:
             return [Dim(1) if i in reduced else d for i, d in enumerate(dims)]
         return [d for i, d in enumerate(dims) if i not in reduced]
 
-    @staticmethod
-    def dims(labels, t: TensorInfo, dim, empty: str = "ALL") -> list[int]:
+    def dims(self, labels, t: TensorInfo, dim, empty: str = "ALL") -> list[int]:
+        self._dim_arg(labels, 1, 0, empty)
         if empty == "NONE" and dim is not None and not _dim_list(dim):
             return []
         return _reduced_dims(len(t.shape), _dim_list(dim))
@@ -232,8 +239,8 @@ class Runtime:
         batch = _broadcast([da[:-2], db[:-2]])
         return batch + ([da[-2]] if len(da) >= 2 else []) + ([db[-1]] if len(db) >= 2 else [])
 
-    @staticmethod
-    def cat(labels, tensors: list[TensorInfo], dim) -> list[Dim]:
+    def cat(self, labels, tensors: list[TensorInfo], dim) -> list[Dim]:
+        self._dim_arg(labels, 1, 0)
         used = [t for t in tensors if not (len(t.shape) == 1 and t.shape[0] == 0)]  # torch skips [0]
         if not used:
             return tensors[0].dims()
@@ -246,9 +253,9 @@ class Runtime:
         out[d] = _concat_dim([t.dims()[d] for t in used])
         return out
 
-    @staticmethod
-    def stack(labels, tensors: list[TensorInfo], dim) -> list[Dim]:
+    def stack(self, labels, tensors: list[TensorInfo], dim) -> list[Dim]:
         """The new dim selects the element: each tensor is read when the index equals its place."""
+        self._dim_arg(labels, 1, 0)
         d = _wrap(_int(dim), len(tensors[0].shape) + 1)
         out = tensors[0].dims()
         for t in tensors[1:]:
@@ -257,9 +264,9 @@ class Runtime:
         selector = Dim(len(tensors), [Origin(t.name, t.element, None, 1, -i) for i, t in enumerate(tensors)])
         return out[:d] + [selector] + out[d:]
 
-    @staticmethod
-    def split(labels, t: TensorInfo, sizes: list[int], dim) -> list[list[Dim]]:
+    def split(self, labels, t: TensorInfo, sizes: list[int], dim) -> list[list[Dim]]:
         """Piece i is t with dim ``dim`` of size sizes[i], read at a growing offset."""
+        self._dim_arg(labels, 2, 0)
         d = _wrap(_int(dim), len(t.shape))
         pieces, offset = [], 0
         for s in sizes:
@@ -269,9 +276,9 @@ class Runtime:
             offset += _int(s)
         return pieces
 
-    @staticmethod
-    def index(labels, src: TensorInfo, dim, idx: TensorInfo) -> list[Dim]:
+    def index(self, labels, src: TensorInfo, dim, idx: TensorInfo) -> list[Dim]:
         """The indexed dim of ``src`` is read whole (gathered), so it links to no index dim."""
+        self._dim_arg(labels, 1, 0)
         dims = src.dims()
         d = _wrap(_int(dim), len(dims))
         return dims[:d] + idx.dims() + dims[d + 1 :]
@@ -454,6 +461,8 @@ class Description:
     index_space: tuple[IndexDim, ...]
     ipfs: tuple[IPF, ...]
     combine: str | None
+    # (argument, tensor argument, what [] means): the arguments that are dims of a tensor
+    dim_args: tuple[tuple[str, str, str], ...] = ()
 
     def to_json(self) -> dict:
         return {
@@ -515,7 +524,7 @@ def describe(op: str, *args, **kwargs) -> Description:
             )
     if rule["list_outputs"]:
         # One index space per element of a Tensor[] output is not modelled yet: outputs only.
-        return Description(rule["op"], outputs, (), (), rule["combine"])
+        return Description(rule["op"], outputs, (), (), rule["combine"], tuple(dict.fromkeys(so.dim_args)))
     name, out_dims = computed[0]
     space: list[Dim] = list(out_dims)
     kinds = ["parallel"] * len(space)
@@ -572,7 +581,9 @@ def describe(op: str, *args, **kwargs) -> Description:
     # Other outputs (layer_norm's mean and rstd, max_pool's indices): an axis is the index dim
     # it stands for (the same input axes); one standing for none is written whole.
     ipfs.extend(_output_ipf(n, dims, space) for n, dims in computed[1:])
-    return Description(rule["op"], outputs, tuple(index), tuple(ipfs), rule["combine"])
+    return Description(
+        rule["op"], outputs, tuple(index), tuple(ipfs), rule["combine"], tuple(dict.fromkeys(so.dim_args))
+    )
 
 
 def _output_ipf(name: str, dims: list[Dim], space: list[Dim]) -> IPF:

@@ -810,3 +810,7 @@ def check_kernel_variants(spec: SuiteSpec, device: str, dtype: str) -> None:
                         f"kernel variant {variant!r} out= vs reference",
                         check_strides=False,
                     )
+
+
+# The vmap check lives in its own module (registered on import, after the checks above).
+from tests.conformance import batching  # noqa: F401

@@ -1,0 +1,307 @@
+"""torch.func.vmap for structops' ops: one batching rule per functional overload, read off the
+call's index space (structops.rules) instead of written per op.
+
+A vmapped dim is one more parallel dim of the index space. ``plan()`` finds how the op can take
+it in one call, and proves it with describe():
+
+- ``prepend``: each batched tensor keeps the batch as a new leading axis (broadcast inputs of
+  lower rank padded with size-1 axes). Taken when describe() of that call is the per-example
+  call's index space plus one parallel dim, read straight at axis 0 of every batched tensor and
+  written at axis 0 of every output, with every other IPF unchanged: then output[b] reads only
+  inputs[b], as a loop would. (sum(x, [0]) is refused: its dim 0 would become the batch.)
+- ``fold``: the batch joins a parallel dim ``j`` of the per-example call that every batched
+  tensor and every output reads straight: tensors are laid batch-major along j's axis (an
+  unbatched input that has j is repeated), the op runs once on B times the dim, and the outputs
+  are split back. Tiles of a parallel dim are independent (the sharding check proves it), so
+  this is the loop's result. (mm with only x batched: the batch joins n.)
+- ``loop``: the op per batch element, stacked; only where neither exists (mm with both operands
+  batched: no parallel dim both read; an op without a rule; an op that writes an input).
+
+``register()`` registers the rule with torch.library.register_vmap for every functional overload.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import torch
+
+from structops import _rules, rules
+
+
+@dataclass(frozen=True)
+class Plan:
+    kind: str  # prepend | fold | loop
+    dim: str | None = None  # fold: the index dim the batch joins
+    axes: tuple[tuple[tuple[str, int | None], int], ...] = ()  # fold: each tensor's axis for it
+    out_axes: tuple[int, ...] = ()  # fold: each output's axis for it
+    pad: int | None = None  # prepend: batched inputs padded with size-1 axes to this rank
+    shifted: tuple[tuple[str, object], ...] = ()  # prepend: dim arguments moved past the batch axis
+    why: str = ""  # loop: why neither batched form applies
+
+
+def _shift(value, rank: int, empty: str):
+    """A dim argument of a tensor of ``rank`` dims, for the same tensor with a batch axis in
+    front; None where it cannot say the same (all dims of a 0-d tensor)."""
+    if value is None or (isinstance(value, list | tuple) and not value and empty == "ALL"):
+        return list(range(1, rank + 1)) if rank > 0 else None
+    if isinstance(value, int):
+        return value + 1 if value >= 0 else value
+    return [d + 1 if d >= 0 else d for d in value]
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan: pure functions of the per-example call
+
+
+def _tensor_args(rule: dict, values: dict) -> list[tuple[str, int | None, torch.Tensor]]:
+    found = []
+    for name, kind in rule["args"]:
+        v = values[name]
+        if kind in ("tensor", "tensor?") and isinstance(v, torch.Tensor):
+            found.append((name, None, v))
+        elif kind == "tensors":
+            found.extend((name, i, t) for i, t in enumerate(v))
+    return found
+
+
+def _meta(t: torch.Tensor, shape) -> torch.Tensor:
+    return torch.empty(shape, dtype=t.dtype, device="meta")
+
+
+def _with(values: dict, rule: dict, shape_of) -> dict:
+    """``values`` with each tensor replaced by a meta tensor of shape shape_of(name, element, t)."""
+    out = dict(values)
+    for name, kind in rule["args"]:
+        v = values[name]
+        if kind in ("tensor", "tensor?") and isinstance(v, torch.Tensor):
+            out[name] = _meta(v, shape_of(name, None, v))
+        elif kind == "tensors":
+            out[name] = [_meta(t, shape_of(name, i, t)) for i, t in enumerate(v)]
+    return out
+
+
+def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwargs) -> Plan:
+    """How ``op(*args, **kwargs)`` (one batch element) takes a batch of ``size`` over the tensors
+    named in ``batched`` ((argument, Tensor[] element) pairs)."""
+    rule, values = rules._bind(op, args, kwargs)
+    if any(
+        a.alias_info is not None and a.alias_info.is_write for a in rules._functional(rule)._schema.arguments
+    ):
+        return Plan("loop", why="it writes an input (each batch element's slice is written in turn)")
+    if rule["list_outputs"]:
+        return Plan("loop", why="one index space per element of a Tensor[] output is not modelled")
+    single = rules.describe(op, **_with(values, rule, lambda n, e, t: t.shape))
+    tensors = _tensor_args(rule, values)
+    ranks = {n: t.dim() for n, e, t in tensors}
+    shifted = {}
+    for arg, tensor, empty in single.dim_args:
+        if arg in values and any(n == tensor for n, _ in batched):
+            shifted[arg] = _shift(values[arg], ranks.get(tensor, 0), empty)
+    rank = max((t.dim() for n, e, t in tensors), default=0)
+    for pad in (None, rank):
+
+        def shape_of(n, e, t, pad=pad):
+            if (n, e) not in batched:
+                return t.shape
+            return (size,) + (1,) * (pad - t.dim() if pad is not None else 0) + tuple(t.shape)
+
+        if None in shifted.values():
+            break  # all dims of a 0-d tensor: with a batch axis, no dim list says it
+        try:
+            wide = rules.describe(op, **(_with(values, rule, shape_of) | shifted))
+        except (RuntimeError, ValueError, IndexError, TypeError):
+            continue  # the op refuses the wider call (mm of a 3-D tensor)
+        if _prepends(single, wide, batched, pad):
+            return Plan("prepend", pad=pad, shifted=tuple(shifted.items()))
+    for j, d in enumerate(single.index_space):
+        if d.kind == "parallel" and _foldable(single, j, batched):
+            inputs = [i for i in single.ipfs if i.tensor not in {n for n, *_ in single.outputs}]
+            axes = tuple(((i.tensor, i.element), _axes(i, j)[0]) for i in inputs if _axes(i, j))
+            outs = {(i.tensor, i.element): i for i in single.ipfs}
+            out_axes = tuple(_axes(outs[(name, None)], j)[0] for name, *_ in single.outputs)
+            return Plan("fold", dim=d.name, axes=axes, out_axes=out_axes)
+    return Plan("loop", why="no parallel dim is read straight by every batched tensor and every output")
+
+
+def _straight(ipf: rules.IPF, axis: int, j: int) -> bool:
+    row = ipf.matrix[axis]
+    return row[j] == 1 and sum(1 for m in row if m) == 1 and ipf.offset[axis] == 0 and ipf.tile[axis] == 1
+
+
+def _axes(ipf: rules.IPF, j: int) -> list[int]:
+    return [a for a, row in enumerate(ipf.matrix) if row[j]]
+
+
+def _prepends(single: rules.Description, wide: rules.Description, batched, pad: int | None) -> bool:
+    """``wide`` is ``single`` plus a parallel batch dim at axis 0 of every batched tensor and
+    output, every other IPF entry unchanged."""
+    if len(wide.index_space) != len(single.index_space) + 1 or wide.combine != single.combine:
+        return False
+    outputs = {name for name, *_ in wide.outputs}
+    b = 0  # the first output's axis 0 is index dim 0
+    if wide.index_space[b].kind != "parallel":
+        return False
+    rest = [j for j in range(len(wide.index_space)) if j != b]
+    if [(d.size, d.kind) for d in (wide.index_space[j] for j in rest)] != [
+        (d.size, d.kind) for d in single.index_space
+    ]:
+        return False
+    before = {(i.tensor, i.element): i for i in single.ipfs}
+    for ipf in wide.ipfs:
+        old = before.get((ipf.tensor, ipf.element))
+        if old is None:
+            return False
+        is_batched = ipf.tensor in outputs or (ipf.tensor, ipf.element) in batched
+        if not is_batched:
+            if _axes(ipf, b):
+                return False
+            kept = list(range(len(ipf.shape)))
+        else:
+            if not (_axes(ipf, b) == [0] and _straight(ipf, 0, b)):
+                return False
+            added = 1 + (pad - len(old.shape) if pad is not None and ipf.tensor not in outputs else 0)
+            kept = list(range(added, len(ipf.shape)))
+        if tuple(ipf.shape[a] for a in kept) != old.shape:
+            return False
+        if [[ipf.matrix[a][j] for j in rest] for a in kept] != [list(r) for r in old.matrix]:
+            return False
+        if [ipf.offset[a] for a in kept] != list(old.offset) or [ipf.tile[a] for a in kept] != list(old.tile):
+            return False
+    return True
+
+
+def _foldable(single: rules.Description, j: int, batched) -> bool:
+    outputs = {name for name, *_ in single.outputs}
+    for ipf in single.ipfs:
+        axes = _axes(ipf, j)
+        if ipf.select is not None and ipf.select[0] == j:
+            return False
+        must = ipf.tensor in outputs or (ipf.tensor, ipf.element) in batched
+        if must and len(axes) != 1:
+            return False
+        if len(axes) > 1 or (axes and not _straight(ipf, axes[0], j)):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# The batching rule
+
+
+def _apply(rule: dict, info, in_dims, args, kwargs):
+    op = _functional_op(rule)
+    names = [a.name for a in op._schema.arguments if not a.kwarg_only]
+    dims = dict(zip(names, in_dims))
+    bdim = {}  # (argument, element) -> the batch axis
+    for name, d in dims.items():
+        if isinstance(d, int):
+            bdim[(name, None)] = d
+        elif isinstance(d, list | tuple):
+            bdim.update({(name, i): e for i, e in enumerate(d) if e is not None})
+    values = rules._bind(rule["functional"], args, kwargs)[1]  # defaults filled in
+    size = info.batch_size
+
+    def example(name, element, t):
+        d = bdim.get((name, element))
+        return t if d is None else t.select(d, 0)
+
+    per_example = _map_tensors(rule, values, example)
+    key = tuple(_key(per_example[name]) for name, _ in rule["args"])
+    p = _cached_plan(rule["functional"], frozenset(bdim), size, key, per_example)
+    result = _run(p, rule, op, values, bdim, size)
+    return result, (0 if isinstance(result, torch.Tensor) else tuple(0 for _ in result))
+
+
+def _key(v):
+    """What the plan of a call depends on in one argument: a tensor's shape and dtype, a value."""
+    if isinstance(v, torch.Tensor):
+        return (tuple(v.shape), v.dtype)
+    if isinstance(v, list | tuple):
+        return tuple(_key(e) for e in v)
+    return v
+
+
+_PLANS: dict = {}
+
+
+def _cached_plan(op: str, batched: frozenset, size: int, key: tuple, per_example: dict) -> Plan:
+    """plan(), once per op, batched tensors, batch size and per-example shapes, dtypes and
+    arguments (describe() costs about 100 us; a vmapped call runs it for every batch otherwise)."""
+    k = (op, batched, size, key)
+    if k not in _PLANS:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        _PLANS[k] = plan(op, set(batched), size, **per_example)
+    return _PLANS[k]
+
+
+def _map_tensors(rule: dict, values: dict, fn) -> dict:
+    out = dict(values)
+    for name, kind in rule["args"]:
+        v = values[name]
+        if kind in ("tensor", "tensor?") and isinstance(v, torch.Tensor):
+            out[name] = fn(name, None, v)
+        elif kind == "tensors":
+            out[name] = [fn(name, i, t) for i, t in enumerate(v)]
+    return out
+
+
+def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
+    front = _map_tensors(
+        rule, values, lambda n, e, t: t if (n, e) not in bdim else t.movedim(bdim[(n, e)], 0)
+    )
+    if p.kind == "prepend":
+
+        def padded(n, e, t):
+            if (n, e) not in bdim or p.pad is None:
+                return t
+            return t.reshape((t.shape[0],) + (1,) * (p.pad - (t.dim() - 1)) + tuple(t.shape[1:]))
+
+        return op(**(_map_tensors(rule, front, padded) | dict(p.shifted)))
+    if p.kind == "fold":
+        axes = dict(p.axes)
+
+        def folded(n, e, t):
+            a = axes.get((n, e))
+            if a is None:
+                return t
+            if (n, e) in bdim:
+                t = t.movedim(0, a)
+            else:
+                t = t.unsqueeze(a).expand(*t.shape[:a], size, *t.shape[a:])
+            return t.reshape(*t.shape[:a], t.shape[a] * t.shape[a + 1], *t.shape[a + 2 :])
+
+        result = op(**_map_tensors(rule, front, folded))
+        outs = [result] if isinstance(result, torch.Tensor) else list(result)
+        split = []
+        for a, out in zip(p.out_axes, outs, strict=True):
+            split.append(out.unflatten(a, (size, out.shape[a] // size)).movedim(a, 0))
+        return split[0] if isinstance(result, torch.Tensor) else tuple(split)
+    results = []
+    for b in range(size):
+        results.append(op(**_map_tensors(rule, front, lambda n, e, t, b=b: t[b] if (n, e) in bdim else t)))
+    if isinstance(results[0], torch.Tensor):
+        return torch.stack(results)
+    return tuple(torch.stack(r) for r in zip(*results, strict=True))
+
+
+def _functional_op(rule: dict):
+    return rules._functional(rule)
+
+
+def register() -> None:
+    """A vmap rule for every functional overload with an index space (the rest keep torch's
+    own fallback, a loop over the batch)."""
+    for rule in _rules.RULES.values():
+        if rule["functional"] is None:
+            continue
+        op = _functional_op(rule)
+        if any(a.kwarg_only and a.type.isSubtypeOf(torch._C.TensorType.get()) for a in op._schema.arguments):
+            continue  # register_vmap refuses kwarg-only tensors
+        torch.library.register_vmap(op, functools.partial(_vmap_rule, rule))
+
+
+def _vmap_rule(rule: dict, info, in_dims, *args, **kwargs):
+    return _apply(rule, info, in_dims, args, kwargs)

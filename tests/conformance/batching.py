@@ -1,0 +1,96 @@
+"""The vmap check: torch.func.vmap over every op against a loop over the batch elements, and
+which calls structops.vmap may run as a loop (registered into checks.CHECKS on import)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import structops
+import torch
+
+from codegen.dest.conformance_suite import SuiteSpec
+from tests.conformance.checks import assert_matches, check
+from tests.conformance.samples import samples
+from tests.conformance.spec import functional
+from tests.conformance.tensors import Sample
+
+
+def _spread(found: list, want: int = 6) -> list:
+    return found[:: max(1, len(found) // want)][:want]
+
+
+def _examples(sample: Sample, size: int, fn) -> list[Sample]:
+    """``size`` batch elements: the sample with each tensor's values rolled by the element's
+    index (the same values, so every element stays in the op's domain, in another order)."""
+
+    def roll(b):
+        return sample.map_tensors(lambda t: t.flatten().roll(b).reshape(t.shape) if t.numel() else t)
+
+    rolled = [roll(b) for b in range(size)]
+    try:
+        for e in rolled:
+            e.call(fn)
+    except (RuntimeError, IndexError, ValueError):
+        return [sample] * size  # a rolled element the op refuses (embedding_bag's sorted offsets)
+    return rolled
+
+
+# Where a batch element's call has no batched form: why (structops.vmap then loops over it).
+VMAP_LOOPS = {
+    "batch_norm": "it writes its running statistics: each element's slice is written in turn",
+    "split_with_sizes_copy": "a Tensor[] output: one index space per element is not modelled",
+    "take": "self is read through flat indices (data): no axis of it follows the batch",
+    "mse_loss": "reduction='mean'/'sum' reduces the whole element; no dim argument can leave the batch out",
+    "binary_cross_entropy": "as mse_loss",
+    "argmax": "dim=None: an index into the flattened element; argmax takes one dim, not 'all but the batch'",
+    "argmin": "as argmax",
+}
+
+
+@check(few_dtypes=True)
+def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
+    """torch.func.vmap over 3 batch elements, batched at dim 0 or the last dim, with every tensor
+    or only one of them batched, equals a loop over the elements (structops.vmap's rule, one
+    batched call where the index space allows it)."""
+    if spec.dynamic_output_shape:
+        pytest.skip("the output size depends on the data: vmap cannot stack elements of different sizes")
+    size = 3
+    fn = functional(spec)
+    for s in _spread(samples(spec, device, dtype)):
+        tensors = [(i, a) for i, a in enumerate(s.args) if isinstance(a, torch.Tensor)]
+        if not tensors:
+            continue
+        examples = _examples(s, size, fn)
+        patterns = [[i for i, _ in tensors], [tensors[0][0]], [tensors[-1][0]]]
+        for batched, at_end in {(tuple(p), end) for p in patterns for end in (False, True)}:
+            in_dims = tuple(
+                (a.dim() if at_end else 0) if i in batched else None for i, a in enumerate(s.args)
+            )
+            args = [
+                torch.stack([e.args[i] for e in examples], dim=d) if d is not None else a
+                for i, (a, d) in enumerate(zip(s.args, in_dims, strict=True))
+            ]
+            ctx = f"{spec.name} vmap over args {list(batched)} at {'the end' if at_end else 'dim 0'} of {s!r}"
+            plan = (  # an op without a rule (meta: custom) has no batching rule: torch's loop runs
+                structops.vmap.plan(
+                    spec.functional, {(spec.positional[i], None) for i in batched}, size, *s.args, **s.kwargs
+                )
+                if spec.described
+                else structops.vmap.Plan("loop", why="no meta rule")
+            )
+            first = batched == (tensors[0][0],) and spec.described
+            # A 0-d element reduced whole may loop: no dim list says "every dim but the batch".
+            if plan.kind == "loop" and first and tensors[0][1].dim() > 0:
+                assert spec.functional.split(".")[0] in VMAP_LOOPS, f"{ctx}: loops, {plan.why}"
+            got = torch.func.vmap(functools.partial(fn, **s.kwargs), in_dims=in_dims)(*args)
+            expected = [
+                fn(*[e.args[i] if i in batched else a for i, a in enumerate(s.args)], **s.kwargs)
+                for e in examples
+            ]
+            want = (
+                torch.stack(expected)
+                if isinstance(expected[0], torch.Tensor)
+                else type(expected[0])(torch.stack(list(r)) for r in zip(*expected, strict=True))
+            )
+            assert_matches(got, want, spec, s, f"vmap ({plan.kind}) vs loop, {ctx}", check_strides=False)

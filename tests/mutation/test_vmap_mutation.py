@@ -1,0 +1,53 @@
+"""The vmap check must be able to fail: a batching plan that skips its proof is caught.
+
+Each case patches structops.vmap for one run of the conformance suite's vmap check on a real op,
+so the planted bug reaches torch.func.vmap exactly as a wrong plan would.
+"""
+
+import pytest
+from structops import vmap
+
+from tests.conformance.checks import CHECKS
+from tests.conformance.spec import load_specs
+
+
+@pytest.fixture(scope="module")
+def specs():
+    return {spec.name: spec for spec in load_specs()}
+
+
+def _prepend_unproven(monkeypatch):
+    """Every call takes the batch as a leading axis, dim arguments unchanged: softmax(x, 0) then
+    normalises over the batch, cumsum(x, 0) sums along it."""
+    monkeypatch.setattr(vmap, "_PLANS", {})  # plans the unplanted run cached
+    monkeypatch.setattr(vmap, "_prepends", lambda *args: True)
+    monkeypatch.setattr(vmap, "_shift", lambda value, rank, empty: value)
+
+
+def _fold_any_dim(monkeypatch):
+    """The batch joins the first index dim however the tensors read it (mm with both operands
+    batched: n, which mat2 does not have)."""
+    monkeypatch.setattr(vmap, "_PLANS", {})
+    monkeypatch.setattr(vmap, "_prepends", lambda *args: False)
+    monkeypatch.setattr(vmap, "_foldable", lambda single, j, batched: True)
+
+
+PLANTED = {
+    "softmax_int": _prepend_unproven,
+    "log_softmax_int": _prepend_unproven,
+    "cumsum": _prepend_unproven,
+    "index_select": _prepend_unproven,
+    "mm": _fold_any_dim,
+}
+
+
+@pytest.mark.parametrize("op", PLANTED)
+def test_the_vmap_check_passes_unplanted(specs, op):
+    CHECKS["vmap"].run(specs[op], "cpu", "float32")
+
+
+@pytest.mark.parametrize("op", PLANTED)
+def test_a_planted_batching_bug_is_caught(specs, op, monkeypatch):
+    PLANTED[op](monkeypatch)
+    with pytest.raises((AssertionError, RuntimeError, IndexError, pytest.fail.Exception)):
+        CHECKS["vmap"].run(specs[op], "cpu", "float32")
