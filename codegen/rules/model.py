@@ -29,7 +29,7 @@ from codegen.rules.check import RuleError, check_rule
 from codegen.rules.spec import Check, Defaults, IndexKind, InputRule, OutputRule, Rule
 from codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
 
-COMBINES = ("add",)
+COMBINES = ("add", "max", "min")  # how partial results of a split reduced dim merge
 # Kinds of index dims a rule declares (meta.index); the others are parallel, or reduced when no
 # output has them. whole: an output element needs all of the dim (softmax); scanned: it needs
 # the dim up to itself (cumsum; split only with a combine, which carries the earlier tiles' total).

@@ -8,8 +8,8 @@ conformance suite proves by running every op tile by tile (structops.sharding):
 - a parallel index dim that every tensor reads straight (its axis is the index dim, with no
   offset, stride or window): Shard on every axis that carries it, Replicate for a tensor that
   has none (a broadcast input, addmm's bias over n);
-- a reduced dim of an op whose rule declares ``combine: add`` (sum, matmul's k): the inputs
-  sharded the same way, every output Partial("sum");
+- a reduced dim of an op whose rule declares a ``combine`` (sum's and matmul's k: add; amax's:
+  max; amin's: min): the inputs sharded the same way, every output Partial of that reduction;
 - always: everything Replicate.
 
 Whole and scanned dims (softmax's, cumsum's), windows (pooling), offsets (cat's dim), selectors
@@ -48,14 +48,21 @@ class Placement:
 
     kind: str
     axis: int | None = None
+    reduce: str = "sum"  # partial: how the ranks' values combine (sum, max, min)
 
     def __str__(self) -> str:
-        return {"shard": f"Shard({self.axis})", "replicate": "Replicate()", "partial": 'Partial("sum")'}[
-            self.kind
-        ]
+        return {
+            "shard": f"Shard({self.axis})",
+            "replicate": "Replicate()",
+            "partial": f'Partial("{self.reduce}")',
+        }[self.kind]
 
 
 REPLICATE = Placement("replicate")
+_PARTIAL = {"add": "sum", "max": "max", "min": "min"}  # a rule's combine -> DTensor's Partial
+# Combines whose op refuses an empty reduction (amax of nothing is undefined): a rank's part must
+# not be empty, or that rank alone raises and the others wait for it in the next collective.
+_NEEDS_ELEMENTS = {"max", "min"}
 
 
 @dataclass(frozen=True)
@@ -79,14 +86,18 @@ class Strategy:
         return f"{self.dim or 'replicate'}: ({ins or 'all Replicate'}) -> ({outs})"
 
 
-def strategies(desc: rules.Description) -> list[Strategy]:
-    """The single-mesh-dim strategies of the call ``desc`` describes (see the module doc)."""
+def strategies(desc: rules.Description, mesh: tuple[int, ...] = ()) -> list[Strategy]:
+    """The single-mesh-dim strategies of the call ``desc`` describes (see the module doc), for a
+    mesh of shape ``mesh`` (a reduced dim of a max/min combine is split only where every rank's
+    part has elements, however many mesh dims split it)."""
     outputs = [name for name, *_ in desc.outputs]
     strategies = [Strategy(None, (REPLICATE,) * len(outputs), ())]
     for j, dim in enumerate(desc.index_space):
         if dim.kind == "parallel":
             output_kind = "shard"
-        elif dim.kind == "reduction" and desc.combine == "add":
+        elif dim.kind == "reduction" and desc.combine in _PARTIAL:
+            if desc.combine in _NEEDS_ELEMENTS and not _parts_nonempty(dim.size, mesh):
+                continue
             output_kind = "partial"
         else:
             continue
@@ -107,11 +118,21 @@ def strategies(desc: rules.Description) -> list[Strategy]:
                 if output_kind == "partial":
                     if p.kind != "replicate":
                         break
-                    p = Placement("partial")
+                    p = Placement("partial", reduce=_PARTIAL[desc.combine])
                 result.append(p)
             else:
                 strategies.append(Strategy(dim.name, tuple(result), tuple(placements.items())))
     return strategies
+
+
+def _parts_nonempty(size: int, mesh: tuple[int, ...]) -> bool:
+    """Whether DTensor's Shard (torch.chunk per mesh dim, nested when several mesh dims split
+    the same axis) leaves every rank some of ``size`` elements, in the worst case of every mesh
+    dim splitting it."""
+    parts = [size]
+    for n in mesh:
+        parts = [min(-(-p // n), max(p - i * -(-p // n), 0)) for p in parts for i in range(n)]
+    return all(parts)
 
 
 def _placement(ipf: rules.IPF, j: int, size: int) -> Placement | None:
@@ -192,14 +213,16 @@ def _op_strategy(overload, rule: dict | None, op_schema):
     leaves = _leaves(named, op_schema)
     if rule is not None:
         desc = rules.describe(rule["functional"], **{n: meta(v) for n, v in named.items() if n not in outs})
-        options = strategies(desc)
+        options = strategies(desc, tuple(op_schema.get_mesh_from_args().shape))
         list_output = bool(rule["list_outputs"])
     else:  # no index space (meta: custom): only replicated
         options = [Strategy(None, (REPLICATE,) * len(schema.returns), ())]
         list_output = False
 
     def dt(p: Placement):
-        return Shard(p.axis) if p.kind == "shard" else Partial("sum") if p.kind == "partial" else Replicate()
+        return (
+            Shard(p.axis) if p.kind == "shard" else Partial(p.reduce) if p.kind == "partial" else Replicate()
+        )
 
     rows = []
     for s in options:

@@ -3,8 +3,9 @@
 This is the proof that the index projection functions are right: every tile's inputs are
 exactly the regions the IPFs name, and the assembled output equals the unsharded result.
 Reduced index dims (matmul's k, sum's reduced dims) may be split only when the op declares a
-``combine`` in its rule; partial results are then merged with it (``add``: summed). A scanned
-dim (cumsum's) too: each tile adds the total the earlier tiles carried to its edge. A whole dim
+``combine`` in its rule; partial results are then merged with it (``add``: summed; ``max``,
+``min``: amax's and amin's, NaN propagating). A scanned dim (cumsum's) too: each tile merges in
+what the earlier tiles carried to its edge. A whole dim
 (softmax's) is never split: every output element needs all of it.
 """
 
@@ -62,12 +63,16 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
     first = next(
         t for v in values.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, torch.Tensor)
     )
-    outs = [torch.zeros(s, dtype=getattr(torch, dt), device=first.device) for _, s, dt, _ in desc.outputs]
+    merge_fn, identity = _COMBINES.get(desc.combine, _COMBINES["add"])
+    outs = [
+        torch.full(s, identity(getattr(torch, dt)), dtype=getattr(torch, dt), device=first.device)
+        for _, s, dt, _ in desc.outputs
+    ]
     ipfs = {(i.tensor, i.element): i for i in desc.ipfs}
     out_ipfs = [ipfs[(name, None)] for name, *_ in desc.outputs]
     # A scanned dim is an output axis (index dims 0..rank-1 are the first output's axes, in order).
     scanned = [j for j, d in enumerate(desc.index_space) if d.kind == "scanned" and splits.get(d.name, 1) > 1]
-    merge = desc.combine == "add" and any(d.kind == "reduction" for d in desc.index_space)
+    merge = desc.combine is not None and any(d.kind == "reduction" for d in desc.index_space)
     for lo, hi in tiles(desc, splits):
         if out_ipfs[0].region(lo, hi) is None:
             continue
@@ -97,16 +102,33 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
                     f"{desc.op}: output '{desc.outputs[k][0]}' has axes no index dim stands for; a tile "
                     f"gives {list(partial.shape)} for its region {list(out[region].shape)}"
                 )
-            if merge:
-                out[region] += partial
-            else:
-                out[region] = partial
+            out[region] = merge_fn(out[region], partial) if merge else partial
             for j in scanned if k == 0 else ():
                 if lo[j] > 0:  # the running total at the tile's edge, from the tiles before it
                     edge = list(region)
                     edge[j] = slice(lo[j] - 1, lo[j])
-                    out[region] += out[tuple(edge)]
+                    out[region] = merge_fn(out[region], out[tuple(edge)])
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _lowest(dtype: torch.dtype):
+    if dtype == torch.bool:
+        return False
+    return -float("inf") if dtype.is_floating_point else torch.iinfo(dtype).min
+
+
+def _highest(dtype: torch.dtype):
+    if dtype == torch.bool:
+        return True
+    return float("inf") if dtype.is_floating_point else torch.iinfo(dtype).max
+
+
+# combine -> (merge two partial results, the identity an output starts from)
+_COMBINES = {
+    "add": (torch.add, lambda dtype: 0),
+    "max": (torch.maximum, _lowest),  # NaN propagates, as amax
+    "min": (torch.minimum, _highest),
+}
 
 
 def _as_tuple(result) -> tuple:

@@ -453,7 +453,7 @@ CASES = {
     ),
     "unknown_combine": (
         entry('shape:\n  out: "[*self]"\ncombine: mean\n'),
-        at(7, "meta.combine: unknown combine 'mean' — use one of: add"),
+        at(7, "meta.combine: unknown combine 'mean' — use one of: add, max, min"),
     ),
     "unknown_index_kind": (
         entry('shape:\n  out: "[*self]"\nindex:\n  windowed: "dims(self, 0)"\n'),

@@ -16,6 +16,7 @@ import argparse
 import datetime
 import json
 import random
+import sys
 import traceback
 import warnings
 import zlib
@@ -119,7 +120,7 @@ def check_op(spec, mesh, rng: random.Random, failures: list[str], strategy_check
         what = f"{spec.name} sample {n} ({sample!r})"
         expected = _outputs(sample.call(functional(spec)))
         desc = structops.describe(spec.functional, *sample.args, **sample.kwargs) if spec.described else None
-        options = structops.dtensor.strategies(desc) if desc is not None else []
+        options = structops.dtensor.strategies(desc, tuple(mesh.shape)) if desc is not None else []
         sizes = {d.name: d.size for d in desc.index_space} if spec.described else {}
         for trial in range(TRIALS):
             placed = {}
@@ -169,7 +170,7 @@ def check_op(spec, mesh, rng: random.Random, failures: list[str], strategy_check
 
 
 def _placement(p):
-    return Shard(p.axis) if p.kind == "shard" else Partial("sum") if p.kind == "partial" else Replicate()
+    return Shard(p.axis) if p.kind == "shard" else Partial(p.reduce) if p.kind == "partial" else Replicate()
 
 
 def _check_strategies(spec, sample, options, mesh, expected, what: str, failures: list[str]) -> int:
@@ -213,12 +214,12 @@ def _plant_parallel() -> None:
 
     derive = structops.dtensor.strategies
 
-    def planted(desc):
+    def planted(desc, mesh=()):
         space = tuple(
             dataclasses.replace(d, kind="parallel") if d.kind in ("whole", "scanned") else d
             for d in desc.index_space
         )
-        return derive(dataclasses.replace(desc, index_space=space))
+        return derive(dataclasses.replace(desc, index_space=space), mesh)
 
     structops.dtensor.strategies = planted
 
@@ -245,6 +246,7 @@ def main() -> None:
             continue
         rng = random.Random(zlib.crc32(f"{spec.name}/{options.mesh}".encode()))
         torch.manual_seed(0)
+        print(f"rank {rank}: {spec.name}", file=sys.stderr, flush=True)
         report[spec.name] = check_op(spec, mesh, rng, failures, strategy_checks=len(shape) == 1)
     with open(f"{options.result}.rank{rank}", "w") as f:
         json.dump({"failures": failures, "calls": report}, f)

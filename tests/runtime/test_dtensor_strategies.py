@@ -43,6 +43,22 @@ def test_a_reduced_dim_with_combine_add_gives_partial_sums():
     assert set(_by_dim("sum", torch.ones(4, 5), [1])) == {None, "d0", "r1"}
 
 
+def test_max_and_min_combines_give_partial_max_and_min_where_no_rank_part_is_empty():
+    """amax of no elements raises: on a mesh where a rank's chunk of the reduced dim would be
+    empty, that rank alone would raise (and the others hang in the next collective)."""
+    desc = structops.describe("amax", torch.ones(4, 5), [1])
+    assert {s.dim: str(s) for s in strategies(desc, (2, 2))}["r1"] == (
+        'r1: (self: Shard(1)) -> (Partial("max"))'
+    )  # chunks of 5: 3, 2, then 2, 1 and 1, 1
+    assert "r1" not in {s.dim for s in strategies(desc, (4,))}  # 2, 2, 1, 0
+    narrow = structops.describe("amin", torch.ones(4, 3), [1])
+    assert str(strategies(narrow, (2,))[-1]) == 'r1: (self: Shard(1)) -> (Partial("min"))'
+    assert "r1" not in {s.dim for s in strategies(narrow, (4,))}  # chunks of 3 over 4: 1, 1, 1, 0
+    assert "r1" not in {s.dim for s in strategies(desc, (2, 4))}  # 3, 2 -> 1, 1, 1, 0, ...
+    summed = structops.describe("sum", torch.ones(4, 3), [1])
+    assert "r1" in {s.dim for s in strategies(summed, (4,))}  # an empty part sums to 0
+
+
 def test_a_reduced_dim_without_combine_is_never_split():
     """mean has no combine: a mean of shard means is wrong for uneven shards."""
     assert set(_by_dim("mean", torch.ones(4, 5), [1])) == {None, "d0"}
