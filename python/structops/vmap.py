@@ -17,7 +17,8 @@ it in one call, and proves it with describe():
 - ``loop``: the op per batch element, stacked; only where neither exists (mm with both operands
   batched: no parallel dim both read; an op without a rule; an op that writes an input).
 
-``register()`` registers the rule with torch.library.register_vmap for every functional overload.
+``register()`` registers the rule with torch.library.register_vmap for every functional and
+inplace overload (an inplace call writes the functional's batched result into self).
 """
 
 from __future__ import annotations
@@ -292,16 +293,48 @@ def _functional_op(rule: dict):
 
 
 def register() -> None:
-    """A vmap rule for every functional overload with an index space (the rest keep torch's
-    own fallback, a loop over the batch)."""
-    for rule in _rules.RULES.values():
-        if rule["functional"] is None:
-            continue
-        op = _functional_op(rule)
+    """A vmap rule for every functional and inplace overload with an index space (the rest keep
+    torch's own fallback, a loop over the batch; out= overloads cannot be vmapped, as torch's)."""
+    for qualified, rule_name in _rules.OVERLOADS.items():
+        rule = _rules.RULES[rule_name]
+        packet, overload = qualified.split(".")
+        op = getattr(getattr(torch.ops.structops, packet), overload)
         if any(a.kwarg_only and a.type.isSubtypeOf(torch._C.TensorType.get()) for a in op._schema.arguments):
-            continue  # register_vmap refuses kwarg-only tensors
-        torch.library.register_vmap(op, functools.partial(_vmap_rule, rule))
+            continue  # out=: register_vmap refuses kwarg-only tensors
+        if qualified == rule["functional"]:
+            torch.library.register_vmap(op, functools.partial(_vmap_rule, rule))
+        elif packet.endswith("_"):
+            torch.library.register_vmap(op, functools.partial(_vmap_inplace_rule, rule, op))
 
 
 def _vmap_rule(rule: dict, info, in_dims, *args, **kwargs):
     return _apply(rule, info, in_dims, args, kwargs)
+
+
+def _vmap_inplace_rule(rule: dict, op, info, in_dims, self, *args, **kwargs):
+    """The functional's batched result written into self: checked first by the inplace meta
+    function on one element, so an element torch would refuse (a dtype self cannot hold, a
+    broadcast self) is refused the same way."""
+    name = op._schema.name.removeprefix("structops::")
+    d = in_dims[0]
+    if d is None:
+        batched = [a.name for a, b in zip(op._schema.arguments[1:], in_dims[1:]) if b is not None]
+        raise RuntimeError(
+            f"vmap: structops.{name}: self is not batched but {', '.join(batched)} is; an inplace op "
+            "cannot write a batch into it (call the functional op)"
+        )
+
+    def element_on_meta(t, b):
+        t = t if b is None else t.select(b, 0)
+        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+
+    op(
+        *[
+            element_on_meta(a, b) if isinstance(a, torch.Tensor) else a
+            for a, b in zip((self, *args), in_dims)
+        ],
+        **kwargs,
+    )
+    result, _ = _apply(rule, info, in_dims, (self, *args), kwargs)
+    self.movedim(d, 0).copy_(result)
+    return self, d

@@ -4,6 +4,7 @@ which calls structops.vmap may run as a loop (registered into checks.CHECKS on i
 from __future__ import annotations
 
 import functools
+import re
 
 import pytest
 import structops
@@ -12,7 +13,7 @@ import torch
 from codegen.dest.conformance_suite import SuiteSpec
 from tests.conformance.checks import assert_matches, check
 from tests.conformance.samples import samples
-from tests.conformance.spec import functional
+from tests.conformance.spec import functional, overload
 from tests.conformance.tensors import Sample
 
 
@@ -94,3 +95,25 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
                 else type(expected[0])(torch.stack(list(r)) for r in zip(*expected, strict=True))
             )
             assert_matches(got, want, spec, s, f"vmap ({plan.kind}) vs loop, {ctx}", check_strides=False)
+            if spec.inplace and 0 in batched:
+                _check_inplace(spec, s, examples, batched, in_dims, args, ctx)
+
+
+def _check_inplace(spec: SuiteSpec, s: Sample, examples, batched, in_dims, args, ctx: str) -> None:
+    """The inplace overload under vmap writes what a loop of inplace calls writes, into the
+    batched self, or refuses what the loop refuses (a dtype self cannot hold), as the loop does."""
+    op = overload(spec, spec.inplace)
+    written = []
+    try:
+        for e in examples:
+            self_ = e.args[0].clone()
+            op(self_, *[e.args[i] if i in batched else a for i, a in enumerate(s.args)][1:], **s.kwargs)
+            written.append(self_)
+    except RuntimeError as refusal:
+        with pytest.raises(RuntimeError, match=re.escape(str(refusal).split(":")[0])):
+            torch.func.vmap(functools.partial(op, **s.kwargs), in_dims=in_dims)(args[0].clone(), *args[1:])
+        return
+    self_ = args[0].clone()
+    torch.func.vmap(functools.partial(op, **s.kwargs), in_dims=in_dims)(self_, *args[1:])
+    want = torch.stack(written).movedim(0, in_dims[0])
+    assert_matches(self_, want, spec, s, f"inplace vmap vs loop, {ctx}", check_strides=False)
