@@ -8,6 +8,8 @@
 
 #include <ATen/Dispatch.h>
 
+#include <type_traits>
+
 namespace structops::impl {
 using namespace reducers;
 namespace {
@@ -15,11 +17,10 @@ namespace {
 template <bool kAll>
 void truth(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out) {
   AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, self.scalar_type(), kAll ? "all" : "any", [&] {
-    if (out.scalar_type() == at::kByte) {
-      cpu::reduce<scalar_t, uint8_t>(Truth<scalar_t, uint8_t, kAll>{}, self, reduced_dims, out);
-    } else {
-      cpu::reduce<scalar_t, bool>(Truth<scalar_t, bool, kAll>{}, self, reduced_dims, out);
-    }
+    // The result is uint8 for uint8 input and bool otherwise (the rule's kind=BOOL, out_dtype:
+    // exact), so each input dtype needs one output type's loops, not both.
+    using out_t = std::conditional_t<std::is_same_v<scalar_t, uint8_t>, uint8_t, bool>;
+    cpu::reduce<scalar_t, out_t>(Truth<scalar_t, out_t, kAll>{}, self, reduced_dims, out);
   });
 }
 
