@@ -5,9 +5,10 @@
 
 Each scenario makes one real edit (the generated or compiled code changes; a comment in the YAML
 would rebuild nothing), times the README's rebuild command (`bash tools/setup.sh`: pip's editable
-rebuild, then the demo), restores the file and rebuilds again. It prints the wall time of the
-command, the part ninja spent compiling and linking, and the files it recompiled (from ninja's
-log), so a slow rebuild names its cause. Needs a finished `bash tools/setup.sh` first.
+rebuild, then the demo) and the CPU emulator's rebuild that the next test run makes, restores the
+file and rebuilds again. It prints the wall time of each, the part ninja spent compiling and
+linking, and the files it recompiled (from ninja's log), so a slow rebuild names its cause.
+Needs a finished `bash tools/setup.sh` first.
 """
 
 from __future__ import annotations
@@ -91,10 +92,27 @@ def _ninja_log() -> Path:
     return logs[0]
 
 
-def _rebuild() -> tuple[float, float, list[tuple[float, str]]]:
-    """The README's rebuild command; its wall time, ninja's wall time and recompiled files
-    (ninja's log rows whose output is newer than the command's start: ninja compacts its log,
-    so rows are picked by time, not by position)."""
+def _emulator_command() -> list[str] | None:
+    """What the next test run does first: bring the CPU emulator of CUDA up to date
+    (tests/conformance/emulation.py); None where the build has no emulator."""
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from structops import _build; print(_build.CMAKE, _build.BUILD_DIR, _build.EMULATOR)",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return [found[0], "--build", found[1], "--target", "structops_cuda_emu"] if len(found) == 3 else None
+
+
+def _rebuild() -> tuple[float, float, float, list[tuple[float, str]]]:
+    """The README's rebuild command, then the emulator's rebuild the next test run makes; their
+    wall times, ninja's wall time over both and the recompiled files (ninja's log rows whose
+    output is newer than the command's start: ninja compacts its log, so rows are picked by
+    time, not by position)."""
     log = _ninja_log()
     started_ns = time.time_ns()
     t0 = time.perf_counter()
@@ -102,11 +120,19 @@ def _rebuild() -> tuple[float, float, list[tuple[float, str]]]:
     wall = time.perf_counter() - t0
     if done.returncode != 0:
         sys.exit(f"the rebuild failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    emulator = 0.0
+    command = _emulator_command()
+    if command is not None:
+        t0 = time.perf_counter()
+        done = subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True)
+        emulator = time.perf_counter() - t0
+        if done.returncode != 0:
+            sys.exit(f"the emulator's rebuild failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     rows = [line.split("\t") for line in log.read_text().splitlines() if not line.startswith("#")]
     rows = [r for r in rows if int(r[2]) >= started_ns]
     steps = [((int(end) - int(start)) / 1000, out) for start, end, _, out, _ in rows]
     ninja = (max((int(r[1]) for r in rows), default=0) - min((int(r[0]) for r in rows), default=0)) / 1000
-    return wall, ninja, sorted(steps, reverse=True)
+    return wall, emulator, ninja, sorted(steps, reverse=True)
 
 
 def main() -> None:
@@ -120,23 +146,23 @@ def main() -> None:
         parser.error(f"unknown scenarios {sorted(unknown)}: choose from {[s.name for s in SCENARIOS]}")
     chosen = [s for s in SCENARIOS if not args.scenarios or s.name in args.scenarios]
     _rebuild()  # start from an up-to-date build
-    print(f"{'edit':<10}{'rebuild (s)':>12}{'ninja (s)':>11}  recompiled (s)")
+    print(f"{'edit':<10}{'rebuild (s)':>12}{'emulator (s)':>13}{'ninja (s)':>11}  recompiled (s)")
     for s in chosen:
         original = s.path.read_text()
         edited = s.edit(original)
         assert edited != original, s.name
         try:
             s.path.write_text(edited)
-            wall, ninja, steps = _rebuild()
+            wall, emulator, ninja, steps = _rebuild()
         finally:
             s.path.write_text(original)
         objects = ", ".join(
             f"{Path(out).name.removesuffix('.o')} {t:.1f}" for t, out in steps if out.endswith(".o")
         )
-        print(f"{s.name:<10}{wall:>12.1f}{ninja:>11.1f}  {objects or '-'}")
+        print(f"{s.name:<10}{wall:>12.1f}{emulator:>13.1f}{ninja:>11.1f}  {objects or '-'}")
         print(f"{'':<10}({s.what})")
-        wall, ninja, _ = _rebuild()
-        print(f"{'  revert':<10}{wall:>12.1f}{ninja:>11.1f}")
+        wall, emulator, ninja, _ = _rebuild()
+        print(f"{'  revert':<10}{wall:>12.1f}{emulator:>13.1f}{ninja:>11.1f}")
 
 
 if __name__ == "__main__":

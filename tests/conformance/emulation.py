@@ -14,18 +14,57 @@ from codegen.dest.conformance_suite import SuiteSpec
 NAMESPACE = "structops_emu"
 
 
+def built_emulator() -> Path:
+    """libstructops_cuda_emu.so, built (or brought up to date: only what changed recompiles) in
+    the build folder of the installed structops. It is a test artifact, so `pip install` leaves
+    it out and the first test that runs a CUDA kernel on the CPU builds it (a few minutes on a
+    clean build). A failed build is reported by every later call without building again."""
+    path, error = _build_emulator()
+    if error:
+        raise AssertionError(error)
+    return path
+
+
+@functools.cache
+def _build_emulator() -> tuple[Path, str]:
+    import fcntl
+    import subprocess
+
+    import structops
+    from structops import _build
+
+    if not _build.EMULATOR:
+        return Path(), (
+            "this build of structops has no CPU emulator of CUDA (torch has CUDA, or "
+            "STRUCTOPS_CUDA_EMULATION=OFF): rebuild with STRUCTOPS_CUDA_EMULATION=ON"
+        )
+    build = Path(_build.BUILD_DIR)
+    with open(build / "emulator.lock", "w") as lock:  # one build at a time (parallel test processes)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = subprocess.run(
+            [_build.CMAKE, "--build", str(build), "--target", "structops_cuda_emu"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        return Path(), f"building the CPU emulator of CUDA failed:\n{(done.stdout + done.stderr)[-6000:]}"
+    # The emulator binds to the libstructops_ops.so this process loaded (the installed one): built
+    # from older sources than the emulator, its wrappers would not match the emulator's.
+    installed, built = Path(structops.ops_library), build / "libstructops_ops.so"
+    if built.stat().st_mtime > installed.stat().st_mtime:
+        return Path(), (
+            f"{installed} is older than the sources the emulator was just built from: rebuild "
+            "structops first (bash tools/setup.sh)"
+        )
+    return build / _build.EMULATOR, ""
+
+
 @functools.cache
 def emulated_library() -> torch.library.Library:
     """torch.ops.structops_emu: every op's CUDA path registered for CPU tensors, with structops'
     own schemas. Loaded once per process: a second definition of the namespace would fail."""
-    import structops
-
-    path = Path(structops.ops_library).with_name("libstructops_cuda_emu.so")
-    if not path.exists():
-        raise AssertionError(
-            f"{path.name} is missing: build with STRUCTOPS_CUDA_EMULATION=ON (tools/setup.sh does, "
-            "on a torch without CUDA) to run the CUDA kernels on the CPU emulator"
-        )
+    path = built_emulator()
     library = torch.library.Library(NAMESPACE, "DEF")
     names = {
         n.partition(".")[0] for n in torch._C._dispatch_get_all_op_names() if n.startswith("structops::")
