@@ -93,6 +93,15 @@ BUILTINS = (
         "`src.shape[:dim] + idx.shape + src.shape[dim+1:]`",
     ),
     Builtin(
+        "gather",
+        "shape",
+        ("tensor", "int", "tensor"),
+        "ints",
+        "gather(src, dim, idx)",
+        "torch.gather's shape, `idx`'s, checked against `src`: the same rank (0-dim counts as 1-dim), "
+        "and no larger than `src` in any dim but `dim`",
+    ),
+    Builtin(
         "window",
         "shape",
         ("int", "int", "int", "int", "int", "bool"),

@@ -153,12 +153,14 @@ class Checker:
         for ik in rule.index:
             self.line = ik.line
             v = self.expr(ik.axes)
+            key = ik.output if ik.kind == "positions" else ik.kind
             if v.kind != "dimlist":
+                where = f"meta.positions.{ik.output}" if ik.kind == "positions" else f"meta.index.{ik.kind}"
                 raise self.fail(
-                    f"meta.index.{ik.kind} must give axes of '{ik.tensor}' (dims(...)), got {show(v.kind)}",
-                    f"write e.g. '{ik.kind}: \"dims({ik.tensor}, dim)\"'",
+                    f"{where} must give axes of '{ik.tensor}' (dims(...)), got {show(v.kind)}",
+                    f"write e.g. '{key}: \"dims({ik.tensor}, dim)\"'",
                 )
-            index.append(ir.IndexKind(ik.kind, ik.tensor, v))
+            index.append(ir.IndexKind(ik.kind, ik.tensor, v, ik.output))
         self.context = "shape"
         return ir.MetaIR(tuple(self.statements), tuple(o.arg for o in rule.outputs), tuple(index))
 
@@ -371,7 +373,8 @@ class Checker:
             return ir.Given(v)
         if fn in builtins.names("index"):
             raise self.fail(
-                f"{fn}() gives axes for meta.index only", f"use it in meta.index: {{whole: {fn}(...)}}"
+                f"{fn}() gives axes for meta.index and meta.positions only",
+                f"use it in meta.index: {{whole: {fn}(...)}}",
             )
         if fn in builtins.names("dtype") or fn in builtins.names("check") or fn == "like":
             where = (

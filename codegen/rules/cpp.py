@@ -150,6 +150,8 @@ def _call(e: ir.Call) -> str:
         return f"rules::{fn}(op, {q[0]}, {a[0]}, {a[1]})"
     if fn == "index":
         return f"rules::index(op, {q[0]}, {a[0]}.sym_sizes(), {a[1]}, {q[2]}, {a[2]}.sym_sizes())"
+    if fn == "gather":
+        return f"rules::gather(op, {q[0]}, {a[0]}.sym_sizes(), {a[1]}, {q[2]}, {a[2]}.sym_sizes())"
     if fn == "window":
         return f"rules::window(op, {', '.join(a)})"
     if fn == "len":

@@ -301,12 +301,14 @@ Statement = (
 
 @dataclass(frozen=True)
 class IndexKind:
-    """Axes (a dimlist of ``tensor``) whose index dims have ``kind`` (whole | scanned). Only the
-    index-space function reads it: the meta function has nothing to compute for it."""
+    """Axes (a dimlist of ``tensor``) whose index dims have ``kind`` (whole | scanned), or over
+    which ``output`` holds flat positions (kind positions). Only the index-space function reads
+    it: the meta function has nothing to compute for it."""
 
     kind: str
     tensor: str
     axes: Expr
+    output: str | None = None
 
 
 @dataclass(frozen=True)

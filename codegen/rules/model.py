@@ -12,6 +12,7 @@
       checks: ["alpha_check(alpha, out)"]       # more conditions, each an expression
       combine: add                              # how partial results over split reduced dims merge
       index: {whole: "dims(self, dim)"}         # index dims that are not parallel: whole, scanned
+      positions: {indices: "trailing(self, 2)"} # an output holding flat positions over input axes
 
 or ``meta: custom`` (a hand-written meta function in csrc/ops/<family>/meta.cpp). docs/rules.md is the
 reference.
@@ -29,13 +30,17 @@ from codegen.rules.check import RuleError, check_rule
 from codegen.rules.spec import Check, Defaults, IndexKind, InputRule, OutputRule, Rule
 from codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
 
-COMBINES = ("add", "max", "min")  # how partial results of a split reduced dim merge
+# How partial results of a split reduced dim merge (structops.sharding.COMBINES says how each
+# does): add (sum, matmul's k), mul (prod), max/min (amax/amin), and/or (all/any), logaddexp
+# (logsumexp), mean (weighted by the tiles' shares), argmax/argmin (the output holds positions,
+# meta.positions; the merge compares the input's values there).
+COMBINES = ("add", "mul", "max", "min", "and", "or", "logaddexp", "mean", "argmax", "argmin")
 # Kinds of index dims a rule declares (meta.index); the others are parallel, or reduced when no
 # output has them. whole: an output element needs all of the dim (softmax); scanned: it needs
 # the dim up to itself (cumsum; split only with a combine, which carries the earlier tiles' total).
 INDEX_KINDS = ("whole", "scanned")
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
-KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine", "index")
+KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine", "index", "positions")
 
 
 def arg_kind(t) -> str | None:
@@ -293,6 +298,33 @@ def parse_rule(
                     at,
                 )
             index.append(IndexKind(kind, tensor.id, axes, at))
+
+    positions = section("positions")
+    for output, value in positions.items():
+        at = positions.line_of(output)
+        if output not in out_names:
+            raise fail(
+                f"meta.positions: '{output}' is not an output",
+                f"name the output that holds positions: one of {', '.join(out_names)}",
+                at,
+            )
+        axes = parsed(parse_expr, text(value, f"meta.positions.{output}", at), f"meta.positions.{output}", at)
+        call = axes if isinstance(axes, Call) and axes.fn in ("dims", "trailing") and axes.args else None
+        tensor = call.args[0] if call is not None else None
+        if not isinstance(tensor, Name) or kinds.get(tensor.id) != "tensor":
+            raise fail(
+                f"meta.positions.{output}: '{axes}' does not name axes of a tensor argument",
+                "write the axes the positions count over, e.g. 'trailing(self, 2)' (max_pool2d's indices) "
+                "or 'dims(self, dim)' (argmax)",
+                at,
+            )
+        index.append(IndexKind("positions", tensor.id, axes, at, output))
+    if combine in ("argmax", "argmin") and not any(i.output == out_names[0] for i in index):
+        raise fail(
+            f"meta.combine: {combine} merges positions, but meta.positions names none for '{out_names[0]}'",
+            f"add 'positions: {{{out_names[0]}: \"dims(self, dim)\"}}' (the axes its positions count over)",
+            raw.line_of("combine"),
+        )
 
     rule = Rule(
         args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),

@@ -125,7 +125,8 @@ def function_name(group: str) -> str:
 
 def index_function(group: str, args: tuple[str, ...], meta: ir.MetaIR) -> str:
     """``def index_<group>(so, <args>)`` returning each output's dims (a list of dim lists for a
-    Tensor(a!)[] output); ``so.mark`` records the axes meta.index declares whole or scanned."""
+    Tensor(a!)[] output); ``so.mark`` records the axes meta.index declares whole or scanned, and
+    those over which meta.positions says an output holds positions."""
     name = function_name(group)
     lines = [f"def {name}(so, {', '.join(args)}):" if args else f"def {name}(so):"]
     body: list[str] = []
@@ -139,7 +140,8 @@ def index_function(group: str, args: tuple[str, ...], meta: ir.MetaIR) -> str:
             assert isinstance(s, ir.Check) and isinstance(s.test, ir.Binary)
             body.append(f"so.link({expr(s.test.lhs)}, {expr(s.test.rhs)})")
     for ik in meta.index:
-        body.append(f"so.mark({ik.kind!r}, {ik.tensor}, {expr(ik.axes)})")
+        output = f", {ik.output!r}" if ik.output else ""
+        body.append(f"so.mark({ik.kind!r}, {ik.tensor}, {expr(ik.axes)}{output})")
     body.append("return {" + ", ".join(f"{o!r}: so_{o}" for o in meta.outputs) + "}")
     lines.extend(f"    {line}" for line in body)
     return "\n".join(lines)

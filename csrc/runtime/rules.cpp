@@ -297,6 +297,25 @@ Dims index(std::string_view op, std::string_view src_name, c10::SymIntArrayRef s
   return out;
 }
 
+Dims gather(std::string_view op, std::string_view src_name, c10::SymIntArrayRef src, const c10::SymInt& dim,
+            std::string_view index_name, c10::SymIntArrayRef index) {
+  const int64_t rank = std::max<int64_t>(src.size(), 1);
+  const int64_t d = wrap_dim(op, src_name, dim.guard_int(__FILE__, __LINE__), src.size());
+  TORCH_CHECK(std::max<int64_t>(index.size(), 1) == rank, op, ": '", index_name, "' must have as many dims as '",
+              src_name, "' (", src.size(), "), got ", index.size());
+  c10::SymInt numel = 1;
+  for (const auto& s : index) numel = numel * s;
+  if (numel != 0 && !src.empty() && !index.empty()) {
+    for (int64_t k = 0; k < rank; ++k) {
+      if (k == d) continue;
+      TORCH_CHECK(index[k] <= src[k], op, ": ", index_name, ".size(", k, ")=", index[k], " must be at most ",
+                  src_name, ".size(", k, ")=", src[k], " (every dim but dim ", d, "); shapes: ", src_name, "=",
+                  show(src), ", ", index_name, "=", show(index));
+    }
+  }
+  return Dims(index.begin(), index.end());
+}
+
 c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt& k, const c10::SymInt& s,
                    const c10::SymInt& p, const c10::SymInt& d, bool ceil_mode) {
   TORCH_CHECK(k > 0 && s > 0 && d > 0 && p >= 0, op, ": window needs kernel, stride and dilation > 0 and padding >= 0, got kernel=",

@@ -8,8 +8,9 @@ conformance suite proves by running every op tile by tile (structops.sharding):
 - a parallel index dim that every tensor reads straight (its axis is the index dim, with no
   offset, stride or window): Shard on every axis that carries it, Replicate for a tensor that
   has none (a broadcast input, addmm's bias over n);
-- a reduced dim of an op whose rule declares a ``combine`` (sum's and matmul's k: add; amax's:
-  max; amin's: min): the inputs sharded the same way, every output Partial of that reduction;
+- a reduced dim of an op whose rule declares a ``combine`` with an all-reduce (sum's and
+  matmul's k: sum; prod: product; amax/amin: max/min; all/any: min/max; mean: avg, for equal
+  parts): the inputs sharded the same way, every output Partial of that reduction;
 - always: everything Replicate.
 
 Whole and scanned dims (softmax's, cumsum's), windows (pooling), offsets (cat's dim), selectors
@@ -59,10 +60,23 @@ class Placement:
 
 
 REPLICATE = Placement("replicate")
-_PARTIAL = {"add": "sum", "max": "max", "min": "min"}  # a rule's combine -> DTensor's Partial
+# A rule's combine -> the Partial whose all-reduce merges the ranks' results. all/any take min and
+# max (not torch's product and sum, which give 2 for two true uint8 parts); mean takes avg, right
+# only when every rank holds as many of the reduced elements. logaddexp and argmax/argmin have no
+# all-reduce: their reduced dims are not split on DTensor (structops.sharding splits them).
+_PARTIAL = {
+    "add": "sum",
+    "mul": "product",
+    "max": "max",
+    "min": "min",
+    "and": "min",
+    "or": "max",
+    "mean": "avg",
+}
 # Combines whose op refuses an empty reduction (amax of nothing is undefined): a rank's part must
 # not be empty, or that rank alone raises and the others wait for it in the next collective.
 _NEEDS_ELEMENTS = {"max", "min"}
+_NEEDS_EQUAL_PARTS = {"mean"}
 
 
 @dataclass(frozen=True)
@@ -89,14 +103,18 @@ class Strategy:
 def strategies(desc: rules.Description, mesh: tuple[int, ...] = ()) -> list[Strategy]:
     """The single-mesh-dim strategies of the call ``desc`` describes (see the module doc), for a
     mesh of shape ``mesh`` (a reduced dim of a max/min combine is split only where every rank's
-    part has elements, however many mesh dims split it)."""
+    part has elements, of a mean only where the parts are equal, however many mesh dims split
+    it)."""
     outputs = [name for name, *_ in desc.outputs]
     strategies = [Strategy(None, (REPLICATE,) * len(outputs), ())]
     for j, dim in enumerate(desc.index_space):
         if dim.kind == "parallel":
             output_kind = "shard"
         elif dim.kind == "reduction" and desc.combine in _PARTIAL:
-            if desc.combine in _NEEDS_ELEMENTS and not _parts_nonempty(dim.size, mesh):
+            parts = _parts(dim.size, mesh)
+            if desc.combine in _NEEDS_ELEMENTS and not all(parts):
+                continue
+            if desc.combine in _NEEDS_EQUAL_PARTS and len(set(parts)) > 1:
                 continue
             output_kind = "partial"
         else:
@@ -125,14 +143,14 @@ def strategies(desc: rules.Description, mesh: tuple[int, ...] = ()) -> list[Stra
     return strategies
 
 
-def _parts_nonempty(size: int, mesh: tuple[int, ...]) -> bool:
-    """Whether DTensor's Shard (torch.chunk per mesh dim, nested when several mesh dims split
-    the same axis) leaves every rank some of ``size`` elements, in the worst case of every mesh
-    dim splitting it."""
+def _parts(size: int, mesh: tuple[int, ...]) -> list[int]:
+    """How many of ``size`` elements each rank holds under DTensor's Shard (torch.chunk per mesh
+    dim, nested when several mesh dims split the same axis), in the worst case of every mesh dim
+    splitting it."""
     parts = [size]
     for n in mesh:
         parts = [min(-(-p // n), max(p - i * -(-p // n), 0)) for p in parts for i in range(n)]
-    return all(parts)
+    return parts
 
 
 def _placement(ipf: rules.IPF, j: int, size: int) -> Placement | None:

@@ -43,6 +43,7 @@ class Dim:
     size: int
     origins: list[Origin] = field(default_factory=list)
     name: str | None = None
+    windowed: bool = False  # a sliding window's output (pooling): each value reads a window
 
 
 @dataclass(frozen=True)
@@ -124,13 +125,18 @@ class Runtime:
         self.bound: list[Dim] = []
         self.reduced: list[Dim] = []
         self.marks: list[tuple[str, TensorInfo, list[int]]] = []
+        self.positions: list[tuple[str, str, tuple[int, ...]]] = []
         self.dim_args: list[tuple[str, str, str]] = []
 
     def _dim_arg(self, labels, dim: int, tensor: int, empty: str = "ALL") -> None:
         self.dim_args.append((labels[dim], labels[tensor], empty))
 
-    def mark(self, kind: str, t: TensorInfo, axes: list[int]) -> None:
-        self.marks.append((kind, t, list(axes)))
+    def mark(self, kind: str, t: TensorInfo, axes: list[int], output: str | None = None) -> None:
+        if kind == "positions":
+            assert output is not None
+            self.positions.append((output, t.name, tuple(axes)))
+        else:
+            self.marks.append((kind, t, list(axes)))
 
     @staticmethod
     def link(a: list, b: list) -> None:
@@ -283,14 +289,31 @@ class Runtime:
         d = _wrap(_int(dim), len(dims))
         return dims[:d] + idx.dims() + dims[d + 1 :]
 
+    def gather(self, labels, src: TensorInfo, dim, idx: TensorInfo) -> list[Dim]:
+        """out[..., i, ...] = src[..., idx[..., i, ...], ...]: every dim of idx but ``dim`` also
+        reads src's axis straight (src may be longer there); src's ``dim`` is read through the
+        data, so whole."""
+        self._dim_arg(labels, 1, 0)
+        dims = idx.dims()
+        if src.shape and idx.shape:
+            d = _wrap(_int(dim), len(src.shape))
+            for k, x in enumerate(dims):
+                if k != d:
+                    x.origins.append(Origin(src.name, src.element, k))
+        return dims
+
     @staticmethod
     def window(labels, n, k, s, p, d, ceil_mode: bool) -> Dim:
+        """Output o's window reads the input axes ``n`` stands for at s*o - p .. s*o - p + extent."""
+        axes = n.origins if isinstance(n, Dim) else []
         n, k, s, p, d = (_int(v) for v in (n, k, s, p, d))
         room = n + 2 * p - (d * (k - 1) + 1)
         out = (room + (s - 1 if ceil_mode else 0)) // s + 1
         if ceil_mode and (out - 1) * s >= n + p:
             out -= 1
-        return Dim(out)
+        extent = d * (k - 1) + 1
+        origins = [Origin(o.tensor, o.element, o.axis, s, -p, extent) for o in axes if o.stride == 1]
+        return Dim(out, origins, windowed=bool(origins))
 
     @staticmethod
     def len(labels, x) -> Dim:
@@ -398,16 +421,23 @@ def _infos(rule: dict, values: dict[str, Any]) -> dict[str, Any]:
 class IndexDim:
     name: str
     size: int
-    # parallel: tiles are independent; reduction: an input dim no output has (split only with a
-    # combine); whole: an output element needs all of it (softmax's dim); scanned: it needs the
-    # dim up to itself (cumsum's; split only with a combine, which carries earlier tiles' totals)
+    # parallel: tiles are independent; windowed: tiles are independent, each reading its windows
+    # of the input, halo included (pooling); reduction: an input dim no output has (split only
+    # with a combine); whole: an output element needs all of it (softmax's dim); scanned: it
+    # needs the dim up to itself (cumsum's; split only with a combine, which carries earlier
+    # tiles' totals)
     kind: str
 
     def to_json(self) -> dict:
         return {"name": self.name, "size": self.size, "kind": self.kind}
 
 
-_KIND_LABELS = {"reduction": " (reduced)", "whole": " (whole)", "scanned": " (scanned)"}
+_KIND_LABELS = {
+    "reduction": " (reduced)",
+    "whole": " (whole)",
+    "scanned": " (scanned)",
+    "windowed": " (windowed)",
+}
 
 
 @dataclass(frozen=True)
@@ -463,6 +493,8 @@ class Description:
     combine: str | None
     # (argument, tensor argument, what [] means): the arguments that are dims of a tensor
     dim_args: tuple[tuple[str, str, str], ...] = ()
+    # (output, tensor argument, axes): the output holds flat positions over those axes (row-major)
+    positions: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
 
     def to_json(self) -> dict:
         return {
@@ -473,6 +505,7 @@ class Description:
             "index_space": [d.to_json() for d in self.index_space],
             "ipfs": [i.to_json() for i in self.ipfs],
             "combine": self.combine,
+            "positions": [{"output": o, "tensor": t, "axes": list(a)} for o, t, a in self.positions],
         }
 
     def __str__(self) -> str:
@@ -493,6 +526,10 @@ class Description:
                 axes.append(f"{expr} (+{ipf.tile[a]})" if ipf.tile[a] != 1 else expr)
             sel = f" when {names[ipf.select[0]]} = {ipf.select[1]}" if ipf.select else ""
             lines.append(f"  {label} {list(ipf.shape)}: [{', '.join(axes)}]{sel}")
+        for output, tensor, axes in self.positions:
+            lines.append(f"  {output} holds positions over {tensor}'s axes {list(axes)}")
+        if self.combine is not None and any(d.kind == "reduction" for d in self.index_space):
+            lines.append(f"  combine: {self.combine}")
         return "\n".join(lines)
 
     def json(self) -> str:
@@ -525,6 +562,7 @@ def describe(op: str, *args, **kwargs) -> Description:
     if rule["list_outputs"]:
         # One index space per element of a Tensor[] output is not modelled yet: outputs only.
         return Description(rule["op"], outputs, (), (), rule["combine"], tuple(dict.fromkeys(so.dim_args)))
+    positions = tuple(so.positions)
     name, out_dims = computed[0]
     space: list[Dim] = list(out_dims)
     kinds = ["parallel"] * len(space)
@@ -548,10 +586,13 @@ def describe(op: str, *args, **kwargs) -> Description:
         for b in so.bound:
             if b is not d and any(o in b.origins for o in d.origins):
                 d.origins.extend(o for o in b.origins if o not in d.origins)
-    # An output dim no input axis stands for (pooling's windows, computed from sizes): a tile of
-    # it reads an input region no IPF names, so it is not split.
+    # A sliding window's output dim reads its windows (windowed); an output dim no input axis
+    # stands for (a size computed from sizes): a tile of it reads an input region no IPF names,
+    # so it is not split.
     for j, d in enumerate(space):
-        if not d.origins and d.size > 1:
+        if d.windowed:
+            kinds[j] = "windowed"
+        elif not d.origins and d.size > 1:
             kinds[j] = "whole"
     for kind, t, axes in so.marks:
         for axis in axes:
@@ -582,7 +623,13 @@ def describe(op: str, *args, **kwargs) -> Description:
     # it stands for (the same input axes); one standing for none is written whole.
     ipfs.extend(_output_ipf(n, dims, space) for n, dims in computed[1:])
     return Description(
-        rule["op"], outputs, tuple(index), tuple(ipfs), rule["combine"], tuple(dict.fromkeys(so.dim_args))
+        rule["op"],
+        outputs,
+        tuple(index),
+        tuple(ipfs),
+        rule["combine"],
+        tuple(dict.fromkeys(so.dim_args)),
+        positions,
     )
 
 

@@ -8,7 +8,9 @@ it in one call, and proves it with describe():
   lower rank padded with size-1 axes). Taken when describe() of that call is the per-example
   call's index space plus one parallel dim, read straight at axis 0 of every batched tensor and
   written at axis 0 of every output, with every other IPF unchanged: then output[b] reads only
-  inputs[b], as a loop would. (sum(x, [0]) is refused: its dim 0 would become the batch.)
+  inputs[b], as a loop would. (sum(x, [0]) is refused: its dim 0 would become the batch.) An
+  op that takes no broadcasting (gather's index has self's rank) gets the batch axis on its
+  unbatched tensors too, expanded without a copy, under the same proof.
 - ``fold``: the batch joins a parallel dim ``j`` of the per-example call that every batched
   tensor and every output reads straight: tensors are laid batch-major along j's axis (an
   unbatched input that has j is repeated), the op runs once on B times the dim, and the outputs
@@ -39,6 +41,7 @@ class Plan:
     out_axes: tuple[int, ...] = ()  # fold: each output's axis for it
     pad: int | None = None  # prepend: batched inputs padded with size-1 axes to this rank
     shifted: tuple[tuple[str, object], ...] = ()  # prepend: dim arguments moved past the batch axis
+    expand: bool = False  # prepend: unbatched tensors get the batch axis too (expanded, no copy)
     why: str = ""  # loop: why neither batched form applies
 
 
@@ -101,21 +104,32 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
         if arg in values and any(n == tensor for n, _ in batched):
             shifted[arg] = _shift(values[arg], ranks.get(tensor, 0), empty)
     rank = max((t.dim() for n, e, t in tensors), default=0)
-    for pad in (None, rank):
+    # Unbatched tensors broadcast (nothing to do, or padded to the batched ones' rank), or, where
+    # the op takes no broadcasting (gather's index must have self's rank), get the batch axis too.
+    every = {(n, e) for n, e, _ in tensors}
+    for pad, expand in ((None, False), (rank, False), (None, True)):
+        wider = every if expand else batched
+        moved = shifted
+        if expand:
+            moved = {
+                arg: _shift(values[arg], ranks.get(tensor, 0), empty)
+                for arg, tensor, empty in single.dim_args
+                if arg in values and tensor in ranks
+            }
 
-        def shape_of(n, e, t, pad=pad):
-            if (n, e) not in batched:
+        def shape_of(n, e, t, pad=pad, wider=wider):
+            if (n, e) not in wider:
                 return t.shape
             return (size,) + (1,) * (pad - t.dim() if pad is not None else 0) + tuple(t.shape)
 
-        if None in shifted.values():
-            break  # all dims of a 0-d tensor: with a batch axis, no dim list says it
+        if None in moved.values():
+            continue  # all dims of a 0-d tensor: with a batch axis, no dim list says it
         try:
-            wide = rules.describe(op, **(_with(values, rule, shape_of) | shifted))
+            wide = rules.describe(op, **(_with(values, rule, shape_of) | moved))
         except (RuntimeError, ValueError, IndexError, TypeError):
             continue  # the op refuses the wider call (mm of a 3-D tensor)
-        if _prepends(single, wide, batched, pad):
-            return Plan("prepend", pad=pad, shifted=tuple(shifted.items()))
+        if _prepends(single, wide, wider, pad):
+            return Plan("prepend", pad=pad, shifted=tuple(moved.items()), expand=expand and wider != batched)
     for j, d in enumerate(single.index_space):
         if d.kind == "parallel" and _foldable(single, j, batched):
             inputs = [i for i in single.ipfs if i.tensor not in {n for n, *_ in single.outputs}]
@@ -184,6 +198,8 @@ def _foldable(single: rules.Description, j: int, batched) -> bool:
             return False
         if len(axes) > 1 or (axes and not _straight(ipf, axes[0], j)):
             return False
+        if axes and ipf.shape[axes[0]] != single.index_space[j].size:
+            return False  # a longer axis (gather's self) would not repeat in step with the dim
     return True
 
 
@@ -256,7 +272,9 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
     if p.kind == "prepend":
 
         def padded(n, e, t):
-            if (n, e) not in bdim or p.pad is None:
+            if (n, e) not in bdim:
+                return t.expand(size, *t.shape) if p.expand else t
+            if p.pad is None:
                 return t
             return t.reshape((t.shape[0],) + (1,) * (p.pad - (t.dim() - 1)) + tuple(t.shape[1:]))
 

@@ -201,7 +201,7 @@ CASES = {
         at(
             6,
             "unknown builtin 'broadcat' — use one of: broadcast, reduce, dims, matmul, cat, stack, split,"
-            " index, window, len, ndim, numel, sum, max, min, item, ones, given",
+            " index, gather, window, len, ndim, numel, sum, max, min, item, ones, given",
         ),
     ),
     "reduce_wrong_argument_kinds": (
@@ -418,7 +418,8 @@ CASES = {
         entry('shape:\n  out: "[*self]"\nshapes:\n  out: "[*self]"\n'),
         at(
             7,
-            "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, combine, index",
+            "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, combine, index, "
+            "positions",
         ),
     ),
     "meta_on_non_structured_entry": (
@@ -452,8 +453,12 @@ CASES = {
         at(5, "'meta.shape' must map argument names to rule text — write e.g. 'shape: {out: ...}'"),
     ),
     "unknown_combine": (
-        entry('shape:\n  out: "[*self]"\ncombine: mean\n'),
-        at(7, "meta.combine: unknown combine 'mean' — use one of: add, max, min"),
+        entry('shape:\n  out: "[*self]"\ncombine: median\n'),
+        at(
+            7,
+            "meta.combine: unknown combine 'median' — use one of: add, mul, max, min, and, or, logaddexp, "
+            "mean, argmax, argmin",
+        ),
     ),
     "unknown_index_kind": (
         entry('shape:\n  out: "[*self]"\nindex:\n  windowed: "dims(self, 0)"\n'),
@@ -469,7 +474,42 @@ CASES = {
     ),
     "trailing_outside_meta_index": (
         entry('shape:\n  out: "[*self]"\nchecks: ["len(trailing(self, 1)) == 1"]\n'),
-        at(7, "trailing() gives axes for meta.index only — use it in meta.index: {whole: trailing(...)}"),
+        at(
+            7,
+            "trailing() gives axes for meta.index and meta.positions only — use it in meta.index: "
+            "{whole: trailing(...)}",
+        ),
+    ),
+    "positions_of_an_unknown_output": (
+        entry('shape:\n  out: "[*self]"\npositions: {indices: "dims(self, 0)"}\n'),
+        at(
+            7, "meta.positions: 'indices' is not an output — name the output that holds positions: one of out"
+        ),
+    ),
+    "positions_not_axes_of_a_tensor": (
+        entry('shape:\n  out: "[*self]"\npositions: {out: "[0]"}\n'),
+        at(
+            7,
+            "meta.positions.out: '[0]' does not name axes of a tensor argument — write the axes the "
+            "positions count over, e.g. 'trailing(self, 2)' (max_pool2d's indices) or 'dims(self, dim)' "
+            "(argmax)",
+        ),
+    ),
+    "positions_not_a_dim_list": (
+        entry('shape:\n  out: "[*self]"\npositions: {out: "dims(self)"}\n'),
+        at(
+            7,
+            "dims() takes (a Tensor, an int[]? or a list of dims or an int or an int?), got (a Tensor) — "
+            "see dims() in docs/rules.md",
+        ),
+    ),
+    "argmax_combine_without_positions": (
+        entry('shape:\n  out: "reduce(self, dim, keepdim)"\ncombine: argmax\n'),
+        at(
+            7,
+            "meta.combine: argmax merges positions, but meta.positions names none for 'out' — add "
+            "'positions: {out: \"dims(self, dim)\"}' (the axes its positions count over)",
+        ),
     ),
     "index_axes_of_an_output": (
         entry('shape:\n  out: "[*self]"\nindex: {scanned: "dims(out, 0)"}\n'),

@@ -59,9 +59,30 @@ def test_max_and_min_combines_give_partial_max_and_min_where_no_rank_part_is_emp
     assert "r1" in {s.dim for s in strategies(summed, (4,))}  # an empty part sums to 0
 
 
-def test_a_reduced_dim_without_combine_is_never_split():
-    """mean has no combine: a mean of shard means is wrong for uneven shards."""
-    assert set(_by_dim("mean", torch.ones(4, 5), [1])) == {None, "d0"}
+def test_a_mean_is_partial_avg_only_over_equal_parts():
+    """A mean of the ranks' means is the mean only when every rank holds as many elements."""
+    desc = structops.describe("mean", torch.ones(4, 6), [1])
+    assert str(strategies(desc, (2,))[-1]) == 'r1: (self: Shard(1)) -> (Partial("avg"))'
+    assert "r1" in {s.dim for s in strategies(desc, (3,))}
+    assert "r1" not in {s.dim for s in strategies(desc, (4,))}  # 2, 2, 2, 0
+    assert "r1" not in {s.dim for s in strategies(structops.describe("mean", torch.ones(4, 5), [1]), (2,))}
+
+
+def test_reductions_with_an_all_reduce_give_its_partial():
+    def partial(op, *args):
+        return str(strategies(structops.describe(op, *args), (2,))[-1]).split("-> ")[1]
+
+    assert partial("prod", torch.ones(4, 6), [1]) == '(Partial("product"))'
+    assert partial("all", torch.ones(4, 6), [1]) == '(Partial("min"))'  # uint8 parts stay 0/1
+    assert partial("any", torch.ones(4, 6), [1]) == '(Partial("max"))'
+
+
+def test_a_reduced_dim_without_an_all_reduce_is_never_split():
+    """var's moments, logsumexp and argmax merge in ways no collective does (structops.sharding
+    splits them)."""
+    assert set(_by_dim("var", torch.ones(4, 5), [1])) == {None, "d0"}
+    assert set(_by_dim("logsumexp", torch.ones(4, 5), [1])) == {None, "d0"}
+    assert set(_by_dim("argmax", torch.ones(4, 5), 1)) == {None, "d0"}
     assert set(_by_dim("addmm", torch.ones(3), torch.ones(4, 5), torch.ones(5, 3))) == {None, "n", "m"}
 
 
@@ -141,8 +162,25 @@ def test_an_op_without_an_index_space_runs_replicated(mesh):
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
 
     x = distribute_tensor(torch.randn(8, 4), mesh, [Shard(0)])
+    target = distribute_tensor(torch.zeros(8, dtype=torch.long), mesh, [Shard(0)])
+    assert structops.cross_entropy_loss(x, target, None, 0).placements == (Replicate(),)
+
+
+@needs_dist
+def test_gather_shards_along_the_index_but_reads_the_gathered_dim_whole(mesh):
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    x = distribute_tensor(torch.randn(8, 4), mesh, [Shard(0)])
     index = distribute_tensor(torch.zeros(8, 4, dtype=torch.long), mesh, [Shard(0)])
-    assert structops.gather(x, 1, index).placements == (Replicate(),)
+    assert structops.gather(x, 1, index).placements == (Shard(0),)
+    assert set(_by_dim("gather", torch.randn(8, 4), 0, torch.zeros(8, 4, dtype=torch.long))) == {
+        None,
+        "d0",
+        "d1",
+    }
+    got = _by_dim("gather", torch.randn(8, 4), 0, torch.zeros(8, 4, dtype=torch.long))["d0"]
+    assert got == "d0: (index: Shard(0)) -> (Shard(0))"  # self's dim 0 is read through the data
+    assert structops.gather(x, 0, index).placements in ((Shard(0),), (Replicate(),))
 
 
 @pytest.mark.parametrize("order", ["structops first", "dtensor first"])

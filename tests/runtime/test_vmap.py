@@ -44,3 +44,17 @@ def test_every_functional_and_inplace_overload_has_a_batching_rule():
 def test_an_inplace_op_refuses_an_unbatched_self():
     with pytest.raises(RuntimeError, match="structops.add_: self is not batched but other is"):
         torch.func.vmap(structops.add_, in_dims=(None, 0))(torch.ones(3), torch.ones(4, 3))
+
+
+def test_gather_expands_an_unbatched_index_and_folds_only_equal_sizes():
+    """gather's index must have self's rank: with self alone batched, the index gets the batch
+    axis too (expanded); with the index alone batched, self's longer dim 0 cannot be repeated in
+    step with the index's, so no fold over it."""
+    x, index = torch.randn(3, 4), torch.tensor([[1], [3]])
+    p = plan("gather", {("self", None)}, 5, x, 1, index)
+    assert (p.kind, p.expand, dict(p.shifted)) == ("prepend", True, {"dim": 2})
+    batch = torch.randn(5, 3, 4)
+    got = torch.func.vmap(structops.gather, in_dims=(0, None, None))(batch, 1, index)
+    assert torch.equal(got, torch.stack([torch.gather(b, 1, index) for b in batch]))
+    p = plan("gather", {("index", None)}, 5, x, -1, index)
+    assert p.kind != "fold" or p.dim != "d0"

@@ -99,6 +99,10 @@ std::vector<Dims> split(std::string_view op, std::string_view src_name, c10::Sym
 std::vector<TensorSpec> specs(std::vector<Dims>&& shapes, at::ScalarType dtype);
 Dims index(std::string_view op, std::string_view src_name, c10::SymIntArrayRef src, const c10::SymInt& dim,
            std::string_view index_name, c10::SymIntArrayRef index);
+// torch.gather: index's shape; index has src's rank (a 0-dim tensor counts as 1-dim) and is no
+// larger than src in every dim but `dim` (unchecked when index is empty).
+Dims gather(std::string_view op, std::string_view src_name, c10::SymIntArrayRef src, const c10::SymInt& dim,
+            std::string_view index_name, c10::SymIntArrayRef index);
 c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt& k, const c10::SymInt& s,
                    const c10::SymInt& p, const c10::SymInt& d, bool ceil_mode);
 c10::SymInt sum(c10::SymIntArrayRef values);

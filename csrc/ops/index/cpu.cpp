@@ -310,7 +310,7 @@ void index_select_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor&
 }
 
 void gather_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool /*sparse_grad*/,
-                    const at::Tensor& out) {
+                    at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   if (out.numel() == 0) return;
   const int64_t d = self.dim() ? (dim < 0 ? dim + self.dim() : dim) : 0;
   const int64_t size = self.dim() ? self.size(d) : 1;

@@ -138,7 +138,7 @@ void take_out_cuda(const at::Tensor& self, const at::Tensor& index, at::ScalarTy
 }
 
 void gather_out_cuda(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool /*sparse_grad*/,
-                     const at::Tensor& out) {
+                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
   const int64_t d = self.dim() ? (dim < 0 ? dim + self.dim() : dim) : 0;

@@ -1,6 +1,5 @@
-// Hand-written meta functions of the indexing ops whose rules the rule language cannot state
-// (native_functions.yaml says why for each): gather and masked_select.
-#include <structops/ops/gather.h>
+// The hand-written meta function of masked_select, whose output size is data (the rule language
+// cannot state it; native_functions.yaml says why).
 #include <structops/ops/masked_select.h>
 
 #include "meta.h"
@@ -14,27 +13,6 @@
 
 namespace structops::meta {
 
-
-// torch.gather's shape rules: index has self's rank (a 0-dim tensor counts as 1-dim) and is no
-// larger than self in every dim but `dim` (unchecked when index is empty); the result has index's
-// shape and self's dtype.
-gather_meta gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool /*sparse_grad*/) {
-  static constexpr std::string_view op = "gather";
-  const int64_t rank = std::max<int64_t>(self.dim(), 1);
-  const int64_t d = rules::wrap_dim(op, "self", dim, self.dim());
-  rules::check_allowed(op, "index", index.scalar_type(), rules::bit(at::kInt) | rules::bit(at::kLong), "int32, int64");
-  TORCH_CHECK(std::max<int64_t>(index.dim(), 1) == rank, op, ": 'index' must have as many dims as 'self' (",
-              self.dim(), "), got ", index.dim());
-  if (index.sym_numel() != 0 && self.dim() > 0 && index.dim() > 0) {
-    const auto s = self.sym_sizes(), i = index.sym_sizes();
-    for (int64_t k = 0; k < rank; ++k) {
-      if (k == d) continue;
-      TORCH_CHECK(i[k] <= s[k], op, ": index.size(", k, ")=", i[k], " must be at most self.size(", k, ")=", s[k],
-                  " (every dim but dim ", d, "); shapes: self=", rules::show(s), ", index=", rules::show(i));
-    }
-  }
-  return {TensorSpec{rules::sizes(index), {}, self.scalar_type()}};
-}
 
 rules::Dims masked_select_shape(const at::Tensor& self, const at::Tensor& mask) {
   static constexpr std::string_view op = "masked_select";
