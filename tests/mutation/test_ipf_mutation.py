@@ -20,7 +20,43 @@ def specs():
 
 def _forget_index_kinds(monkeypatch):
     """meta.index ignored: softmax's whole dim and cumsum's scanned dim look parallel."""
-    monkeypatch.setattr(rules.Runtime, "mark", lambda self, kind, t, axes: None)
+    monkeypatch.setattr(rules.Runtime, "mark", lambda self, kind, t, axes, output=None: None)
+
+
+def _forget_positions(monkeypatch):
+    """meta.positions ignored: max_pool's indices stay positions in each tile's region."""
+    original = rules.Runtime.mark
+    monkeypatch.setattr(
+        rules.Runtime,
+        "mark",
+        lambda self, kind, t, axes, output=None: (
+            None if kind == "positions" else original(self, kind, t, axes)
+        ),
+    )
+
+
+def _window_without_padding(monkeypatch):
+    """A pooling window's IPF starts at s*o instead of s*o - p: the tiles read shifted rows."""
+    original = rules.Runtime.window
+
+    def window(labels, n, k, s, p, d, ceil_mode):
+        dim = original(labels, n, k, s, p, d, ceil_mode)
+        dim.origins = [dataclasses.replace(o, offset=0) for o in dim.origins]
+        return dim
+
+    monkeypatch.setattr(rules.Runtime, "window", staticmethod(window))
+
+
+def _combine(wrong: str):
+    """The op's combine declared as ``wrong`` (mean as add: the tiles' means summed)."""
+
+    def plant(monkeypatch):
+        original = rules.describe
+        monkeypatch.setattr(
+            rules, "describe", lambda *a, **k: dataclasses.replace(original(*a, **k), combine=wrong)
+        )
+
+    return plant
 
 
 def _shift_other(monkeypatch):
@@ -54,6 +90,11 @@ PLANTED = {
     "cumsum": _forget_index_kinds,
     "add_Tensor": _shift_other,
     "matmul": _reduced_as_parallel,
+    "max_pool2d_with_indices": _forget_positions,
+    "avg_pool2d": _window_without_padding,
+    "mean_dim": _combine("add"),
+    "argmax": _combine("max"),
+    "logsumexp": _combine("add"),
 }
 
 
