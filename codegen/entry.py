@@ -1,7 +1,8 @@
 """One manifest entry (``- func:``), every key checked, into a NativeFunction.
 
 The keys mean what they mean in PyTorch's native_functions.yaml; ``doc``, ``meta``, ``pointwise``,
-``kernels``, ``tests`` and ``out_dtype`` are ours. Each problem is a SpecError naming the file,
+``kernels``, ``tests`` and ``out_dtype`` are ours; ``derivatives`` is what PyTorch writes in
+derivatives.yaml. Each problem is a SpecError naming the file,
 the line of the offending key and the entry's schema.
 """
 
@@ -12,6 +13,7 @@ import keyword
 
 from codegen.api import cpp, python
 from codegen.api.names import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
+from codegen.autograd.formulas import parse_derivatives
 from codegen.conformance import parse_tests
 from codegen.errors import SpecError
 from codegen.load import LineDict
@@ -47,6 +49,7 @@ SUPPORTED_KEYS = (
     "pointwise",
     "kernels",
     "out_dtype",
+    "derivatives",
 )
 # What an out= (or inplace self) of another dtype than the result's gets (`out_dtype:`):
 # castable: the result is cast into it when torch.can_cast allows (TensorIterator's rule);
@@ -414,6 +417,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         ),
         kernels=_parse_kernels(path, entry, raw_func, schema, rule, precomputed, dispatch, structured),
         out_dtype=_parse_out_dtype(path, entry, raw_func, schema, structured, tuple(tags)),
+        derivatives=parse_derivatives(path, entry, raw_func, schema),
     )
     _check_entry(path, entry, fn)
     return fn

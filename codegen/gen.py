@@ -6,6 +6,7 @@ from pathlib import Path
 
 from codegen.api import names
 from codegen.dest import (
+    autograd,
     multi_kernel,
     pointwise_kernels,
     python_api,
@@ -28,6 +29,7 @@ def fixed_outputs(shards: int) -> list[str]:
     files += [f"src/meta_{i}.cpp" for i in range(shards)]
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
+    files += [f"src/autograd_{i}.cpp" for i in range(shards)]
     for stem in ("multi_kernel_cpu_{}.cpp", "multi_kernel_cuda_{}.cpp"):
         files += ["src/" + stem.format(i) for i in range(shards)]
     files += ["python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py"]
@@ -86,6 +88,8 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         no_derivative=registration.no_derivative(manifest),
         functionalizations=registration.functionalizations(manifest),
     )
+    for i, autograd_shard in enumerate(autograd.autograd_shards(manifest, shards)):
+        fm.render(f"src/autograd_{i}.cpp", "autograd.cpp.j2", shard=autograd_shard)
     for i, meta_shard in enumerate(structured.meta_shards(manifest, shards)):
         fm.render(f"src/meta_{i}.cpp", "meta.cpp.j2", shard=meta_shard)
     for key in WRAPPER_KEYS:

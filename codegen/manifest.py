@@ -3,14 +3,18 @@ the functional and inplace variants that delegate to it), with the checks across
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
+from codegen import dtypes as dtype_table
+from codegen.autograd.formulas import Autograd, resolve
 from codegen.entry import parse_entry
 from codegen.errors import SpecError
 from codegen.load import LineDict, read_manifest_entries
 from codegen.model import Argument, BaseTy, BaseType, ListType, SchemaKind
 from codegen.native import Manifest, NativeFunction, StructuredGroup
+from codegen.pointwise.syntax import parse_formula
 
 # ---------------------------------------------------------------------------------------------
 # The whole manifest
@@ -164,7 +168,59 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         names[g.name] = g
         _check_dynamic_output_shape(path, g)
         _check_reduction(path, g)
+    for fn in functions:
+        if fn.derivatives is not None and fn.kind is not SchemaKind.functional:
+            raise SpecError(
+                path,
+                fn.derivatives.line,
+                str(fn.func),
+                "derivatives: only a functional overload has derivatives (its inplace and out= overloads "
+                "follow it)",
+                "move 'derivatives' to the functional overload",
+            )
+    groups = [dataclasses.replace(g, autograd=_autograd(path, g)) for g in groups]
     return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
+
+
+_FLOATING = {d.name for d in dtype_table.DTYPES if d.group in ("floating", "complex")}
+
+
+def _autograd(path: str, g: StructuredGroup) -> Autograd | None:
+    """The op's derivatives: its functional's `derivatives:` and, for a pointwise op, those
+    derived from its formula (an op whose result is bool has none)."""
+    fn = g.functional
+    if fn is None or fn.kind is not SchemaKind.functional:
+        return None
+    pointwise = g.out.pointwise
+    if pointwise is not None and pointwise.bool_result:
+        return None
+    allowed = dict(g.out.rule.allowed) if g.out.rule is not None else {}
+    everything = allowed.get(None)
+    differentiable = tuple(
+        a.name
+        for a in fn.func.arguments.all
+        if _is_tensor_like(a) and (set(allowed.get(a.name, everything) or _FLOATING) & _FLOATING)
+    )
+    if not differentiable:
+        return None
+    outputs = tuple(o.name for o in g.out.func.arguments.out)
+    return resolve(
+        path,
+        str(fn.func),
+        fn.func,
+        outputs,
+        (True,) * len(outputs),
+        fn.derivatives,
+        parse_formula(pointwise.formula) if pointwise is not None else None,
+        differentiable,
+    )
+
+
+def _is_tensor_like(a: Argument) -> bool:
+    t = a.type
+    while not isinstance(t, BaseType):
+        t = t.elem
+    return t.name is BaseTy.Tensor
 
 
 def _check_reduction(path: str, g: StructuredGroup) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from codegen.autograd.formulas import Autograd, WrittenDerivatives
 from codegen.conformance import TestSpec
 from codegen.model import Argument, FunctionSchema, OperatorName, SchemaKind
 from codegen.multi_kernel import MultiKernel
@@ -64,6 +65,8 @@ class NativeFunction:
     kernels: MultiKernel | None = None
     # Structured entries: one of OUT_DTYPE_RULES.
     out_dtype: str = "exact"
+    # Functional entries: the `derivatives:` key as written (checked per op: StructuredGroup.autograd).
+    derivatives: WrittenDerivatives | None = None
 
     @property
     def kind(self) -> SchemaKind:
@@ -77,6 +80,8 @@ class StructuredGroup:
     out: NativeFunction
     functional: NativeFunction | None
     inplace: NativeFunction | None
+    # The op's derivatives (written, or derived from its pointwise formula); None: backward raises.
+    autograd: Autograd | None = None
 
     @property
     def name(self) -> str:

@@ -60,6 +60,7 @@ class SuiteSpec:
     out_dtype: str
     kernel_variants: tuple[tuple[str, tuple[str, ...]], ...] = ()  # device -> variant names (`kernels:`)
     described: bool = False  # a meta rule: structops.describe() gives its index space
+    differentiable: bool = False  # derivatives (written or derived): backward gives gradients
     # The rule, for samples drawn from it when the manifest gives none: each tensor input's
     # pattern (argument, kind, pattern text), each argument's rule kind (int, ints, tensor, ...)
     # and the dtypes `allowed` gives single arguments (indices: int32, int64).
@@ -133,6 +134,7 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
         list_out=any(isinstance(o.type, ListType) for o in args.out),
         out_dtype=group.out.out_dtype,
         described=group.out.rule is not None,
+        differentiable=group.autograd is not None,
         patterns=tuple((i.arg, i.kind, str(i.pattern)) for i in rule.inputs) if rule else (),
         arg_kinds=tuple((a.name, arg_kind(a.type) or "other") for a in non_out),
         arg_dtypes=tuple((a, d) for a, d in rule.allowed if a is not None) if rule else (),

@@ -51,8 +51,12 @@ def _written_overloads(group: StructuredGroup):
 
 
 def no_derivative(manifest: Manifest) -> tuple[str, ...]:
-    """Functional overloads: they return fresh tensors, so autograd would flow through them, and
-    backward must fail instead (registration.cpp gives them torch's not-implemented kernel)."""
+    """Functional overloads without derivatives: they return fresh tensors, so autograd would flow
+    through them, and backward must fail instead (registration.cpp gives them torch's
+    not-implemented kernel). Ops with derivatives get kernels in autograd_<N>.cpp."""
+    differentiable = {str(g.functional.func.name) for g in manifest.groups if g.autograd is not None}
     return tuple(
-        str(f.func.name) for f in manifest.functions if f.kind in (SchemaKind.functional, SchemaKind.mutable)
+        str(f.func.name)
+        for f in manifest.functions
+        if f.kind in (SchemaKind.functional, SchemaKind.mutable) and str(f.func.name) not in differentiable
     )

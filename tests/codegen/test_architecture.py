@@ -11,12 +11,12 @@ CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
 # Lowest first. A module may import modules of lower layers only (dest/ modules also share
 # helpers among themselves).
 LAYERS = (
-    ("errors", "limits", "dtypes", "model", "api.names", "files", "link"),  # leaves
+    ("errors", "limits", "dtypes", "model", "api.names", "files", "link", "autograd.functions"),  # leaves
     ("load", "api.cpp", "api.python", "rules.syntax", "rules.ir", "rules.builtins", "pointwise.syntax"),
-    ("rules.spec", "rules.cpp", "rules.python", "pointwise.lower"),  # a rule as written; IR printers
+    ("rules.spec", "rules.cpp", "rules.python", "pointwise.lower", "autograd.derive"),  # IR printers
     ("rules.check",),  # a rule as written -> its IR
-    ("rules.model", "conformance", "multi_kernel"),  # manifest keys
-    ("pointwise.model",),
+    ("rules.model", "conformance", "multi_kernel", "autograd.formulas"),  # manifest keys
+    ("pointwise.model", "autograd.cpp"),
     ("native",),  # the typed model of a checked manifest
     ("entry",),  # the checker: one entry
     ("manifest",),  # the checker: the whole manifest

@@ -24,7 +24,7 @@ CASES = {
         (
             "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func,"
             " structured, structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta,"
-            " pointwise, kernels, out_dtype"
+            " pointwise, kernels, out_dtype, derivatives"
         ),
     ),
     "pytorch_only_key": (

@@ -733,24 +733,6 @@ def check_property(spec: SuiteSpec, device: str, dtype: str) -> None:
     prop()
 
 
-@check()
-def check_backward_raises(spec: SuiteSpec, device: str, dtype: str) -> None:
-    """Ops without derivatives must fail loudly on backward, not warn and return wrong grads."""
-    if not dtype_of(dtype).is_floating_point:
-        pytest.skip("gradients need a floating dtype")
-    s = next(s for s in samples(spec, device, dtype) if s.first_tensor.numel() > 0)
-    written = _written_inputs(functional(spec))  # in-place updates of a leaf that requires grad fail first
-    g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.dtype.is_floating_point else t)
-    for i, name in enumerate(spec.positional[: len(g.args)]):
-        if name in written and isinstance(g.args[i], torch.Tensor):
-            g.args[i] = g.args[i].detach()
-    result = _first(g.call(functional(spec)))
-    if not result.dtype.is_floating_point:
-        pytest.skip(f"a {result.dtype} result has no gradient")
-    with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
-        result.sum().backward()
-
-
 # ---------------------------------------------------------------------------------------------
 # CUDA: on a GPU, and on the CPU emulator; every kernel variant
 
@@ -834,5 +816,6 @@ def check_kernel_variants(spec: SuiteSpec, device: str, dtype: str) -> None:
                     )
 
 
-# The vmap check lives in its own module (registered on import, after the checks above).
-from tests.conformance import batching  # noqa: F401
+# The vmap and gradient checks live in modules of their own (registered on import, after the
+# checks above).
+from tests.conformance import batching, gradients  # noqa: F401

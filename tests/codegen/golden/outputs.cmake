@@ -12,6 +12,8 @@ set(STRUCTOPS_GENERATED_OUTPUTS
   "src/wrappers_meta_1.cpp"
   "src/wrappers_cuda_0.cpp"
   "src/wrappers_cuda_1.cpp"
+  "src/autograd_0.cpp"
+  "src/autograd_1.cpp"
   "src/multi_kernel_cpu_0.cpp"
   "src/multi_kernel_cpu_1.cpp"
   "src/multi_kernel_cuda_0.cpp"

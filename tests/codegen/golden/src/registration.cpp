@@ -36,7 +36,6 @@ TORCH_LIBRARY_IMPL(structops, Autograd, m) {
   m.impl("amax", torch::autograd::autogradNotImplementedFallback());
   m.impl("aminmax", torch::autograd::autogradNotImplementedFallback());
   m.impl("my_fused", torch::autograd::autogradNotImplementedFallback());
-  m.impl("scaled_act", torch::autograd::autogradNotImplementedFallback());
 }
 
 // torch.compile traces out= and inplace overloads as their functional sibling (functionalize.h).

@@ -1,0 +1,463 @@
+"""The manifest's ``derivatives:`` key, checked and typed: what backward gives each input.
+
+    - func: mul.Tensor(Tensor self, Tensor other) -> Tensor
+      structured_delegate: mul.out
+      derivatives:                      # on the functional overload, as PyTorch's derivatives.yaml
+        self: "sum_to(grad * conj(other), self)"
+        other: "sum_to(grad * conj(self), other)"
+
+A formula is an expression of the pointwise formula language (codegen/pointwise/syntax.py) over
+the op's arguments, ``grad`` (``grad_<output>`` for an op with several outputs), ``result``
+(``result_<output>``) and the functions of codegen/autograd/functions.py. An input may be
+``non_differentiable``; ``output_differentiability: [true, false]`` says which outputs carry
+gradients; ``derivatives: not_differentiable`` says the op has none (backward raises). A
+pointwise op needs no key: its derivatives are derived from its formula (derive.py); a key
+written for it overrides the derived formula of the inputs it names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.autograd import derive
+from codegen.autograd.functions import FUNCTIONS, SPECIAL, Function
+from codegen.errors import SpecError
+from codegen.load import LineDict
+from codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
+from codegen.pointwise.syntax import (
+    COMPARISONS,
+    Bin,
+    Call,
+    FormulaSyntaxError,
+    Lit,
+    Node,
+    Un,
+    Var,
+    parse_formula,
+)
+
+NOT_DIFFERENTIABLE = "not_differentiable"
+NON_DIFFERENTIABLE_INPUT = "non_differentiable"
+_ARITHMETIC = ("+", "-", "*", "/", "//", "%")
+
+
+class FormulaError(Exception):
+    def __init__(self, problem: str, fix: str):
+        super().__init__(problem)
+        self.problem, self.fix = problem, fix
+
+
+# ---------------------------------------------------------------------------------------------
+# As written
+
+
+@dataclass(frozen=True)
+class WrittenDerivatives:
+    """The ``derivatives:`` key of a functional entry, parsed but not yet checked against its
+    structured op (that needs the out= overload's outputs and formula: resolve())."""
+
+    line: int
+    formulas: tuple[tuple[str, Node, str, int], ...]  # input, formula, text, line
+    non_differentiable: tuple[str, ...]
+    output_differentiability: tuple[bool, ...] | None
+    not_differentiable: bool  # derivatives: not_differentiable
+
+
+def parse_derivatives(
+    path: str, entry: LineDict, op: str, schema: FunctionSchema
+) -> WrittenDerivatives | None:
+    raw = entry.get("derivatives")
+    if raw is None:
+        return None
+    line = entry.line_of("derivatives")
+
+    def fail(problem: str, fix: str, at: int = line) -> SpecError:
+        return SpecError(path, at, op, f"derivatives: {problem}", fix)
+
+    if raw == NOT_DIFFERENTIABLE:
+        return WrittenDerivatives(line, (), (), None, True)
+    if not isinstance(raw, dict):
+        raise fail(
+            f"expected a mapping of inputs to formulas or '{NOT_DIFFERENTIABLE}', got {raw!r}",
+            'write e.g. derivatives: {self: "grad * other"}',
+        )
+    names = {a.name for a in schema.arguments.all}
+    formulas, non_diff, outputs = [], [], None
+    for key, value in raw.items():
+        at = raw.line_of(key)
+        if key == "output_differentiability":
+            if not isinstance(value, list) or not all(isinstance(v, bool) for v in value):
+                raise fail(
+                    "output_differentiability must be a list of booleans", "write e.g. [true, false]", at
+                )
+            if len(value) != len(schema.returns):
+                raise fail(
+                    f"output_differentiability has {len(value)} entries for {len(schema.returns)} outputs",
+                    "give one true/false per output",
+                    at,
+                )
+            outputs = tuple(value)
+            continue
+        if key not in names:
+            raise fail(f"'{key}' is not an argument of the op", f"use one of: {', '.join(sorted(names))}", at)
+        if value == NON_DIFFERENTIABLE_INPUT:
+            non_diff.append(key)
+            continue
+        if not isinstance(value, str):
+            raise fail(f"the formula of '{key}' must be a string, got {value!r}", "quote the formula", at)
+        try:
+            node = parse_formula(value)
+        except FormulaSyntaxError as e:
+            raise fail(
+                f"cannot parse '{value}': {e}", "see docs/autograd.md for the formula syntax", at
+            ) from None
+        formulas.append((key, node, value, at))
+    return WrittenDerivatives(line, tuple(formulas), tuple(non_diff), outputs, False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed IR
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An argument, ``grad``/``grad_<out>`` or ``result``/``result_<out>``."""
+
+    name: str
+    kind: str
+    role: str  # arg | grad | result
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int | float | bool | str | None
+    text: str
+    kind: str  # scalar | bool | str | none
+
+
+@dataclass(frozen=True)
+class Op:
+    op: str  # an operator of the formula language: + - * / // % == ... and or not neg
+    args: tuple[Expr, ...]
+    kind: str
+
+
+@dataclass(frozen=True)
+class Apply:
+    fn: Function
+    args: tuple[Expr, ...]
+    kind: str
+
+
+@dataclass(frozen=True)
+class Where:
+    cond: Expr
+    then: Expr
+    otherwise: Expr
+    kind: str
+
+
+@dataclass(frozen=True)
+class Select:
+    """select(mode, v1, e1, v2, e2, ...): the branch of the str argument's value (None too)."""
+
+    arg: Ref
+    cases: tuple[tuple[str | None, Expr], ...]
+    kind: str
+
+
+Expr = Ref | Const | Op | Apply | Where | Select
+
+
+@dataclass(frozen=True)
+class Gradient:
+    """Backward's value for one differentiable input (a Tensor[] input: one per element)."""
+
+    input: str
+    expr: Expr
+    text: str  # the formula as written or derived, for errors and docs
+    derived: bool
+
+
+@dataclass(frozen=True)
+class Autograd:
+    """An op's derivatives: the gradient of each differentiable input, and which outputs carry
+    gradients (an integer or bool output never does)."""
+
+    gradients: tuple[Gradient, ...]
+    outputs: tuple[str, ...]  # the outputs' names (the out= overload's)
+    output_differentiability: tuple[bool, ...]
+    line: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Kinds of arguments
+
+
+def arg_kind(t: Type) -> str:
+    if t == BaseType(BaseTy.Tensor):
+        return "tensor"
+    if t == OptionalType(BaseType(BaseTy.Tensor)):
+        return "tensor?"
+    if isinstance(t, ListType) and t.elem == BaseType(BaseTy.Tensor):
+        return "tensors"
+    if isinstance(t, BaseType) and t.name in (BaseTy.Scalar, BaseTy.float, BaseTy.int, BaseTy.SymInt):
+        return "scalar"
+    if t == BaseType(BaseTy.bool):
+        return "bool"
+    if isinstance(t, OptionalType) and t.elem == BaseType(BaseTy.Scalar):
+        return "scalar?"
+    if isinstance(t, OptionalType) and t.elem == BaseType(BaseTy.str) or t == BaseType(BaseTy.str):
+        return "str"
+    if isinstance(t, ListType) or (isinstance(t, OptionalType) and isinstance(t.elem, ListType)):
+        return "ints"
+    if isinstance(t, OptionalType) and t.elem in (BaseType(BaseTy.int), BaseType(BaseTy.SymInt)):
+        return "ints"  # int? dim: a reduction's dims
+    return "other"
+
+
+def _fits(kind: str, param: str) -> bool:
+    if param == "any":
+        return True
+    if param == "value":
+        return kind in ("tensor", "scalar")
+    if param == "like":
+        return kind == "like"
+    return kind == param
+
+
+# ---------------------------------------------------------------------------------------------
+# The checker
+
+
+class _Checker:
+    def __init__(self, scope: dict[str, Ref]):
+        self.scope = scope
+
+    def expr(self, n: Node) -> Expr:
+        if isinstance(n, Lit):
+            if isinstance(n.value, bool):
+                return Const(n.value, n.text, "bool")
+            if isinstance(n.value, int | float):
+                return Const(n.value, n.text, "scalar")
+            return Const(n.value, n.text, "none" if n.value is None else "str")
+        if isinstance(n, Var):
+            ref = self.scope.get(n.name)
+            if ref is None:
+                raise FormulaError(
+                    f"'{n.name}' is neither an argument, grad nor result",
+                    f"use one of: {', '.join(sorted(self.scope))}",
+                )
+            return ref
+        if isinstance(n, Un):
+            v = self.expr(n.operand)
+            if n.op == "-":
+                return Op("neg", (self.value(v, n),), v.kind)
+            if n.op == "not":
+                return Op("not", (v,), "tensor" if v.kind == "tensor" else "bool")
+            raise FormulaError(f"'{n}': no gradient formula uses '{n.op}'", "write it another way")
+        if isinstance(n, Bin):
+            return self.binary(n)
+        assert isinstance(n, Call)
+        return self.call(n)
+
+    def value(self, v: Expr, n: Node) -> Expr:
+        if v.kind not in ("tensor", "scalar"):
+            raise FormulaError(f"'{n}' needs a tensor or a number, got a {v.kind}", "see docs/autograd.md")
+        return v
+
+    def binary(self, n: Bin) -> Expr:
+        a, b = self.expr(n.lhs), self.expr(n.rhs)
+        if n.op in ("and", "or"):
+            if a.kind == b.kind == "bool":
+                return Op(n.op, (a, b), "bool")
+            if {a.kind, b.kind} <= {"tensor", "bool"}:
+                return Op(n.op, (a, b), "tensor")
+            raise FormulaError(f"'{n}': '{n.op}' joins conditions", "compare values first")
+        if n.op in ("==", "!=") and {a.kind, b.kind} == {"str"} | (
+            {"none"} if "none" in (a.kind, b.kind) else {"str"}
+        ):
+            if not isinstance(a, Ref):
+                a, b = b, a
+            if not isinstance(a, Ref) or not isinstance(b, Const):
+                raise FormulaError(f"'{n}': compare a str argument with a literal", 'write mode == "trunc"')
+            return Op(n.op, (a, b), "bool")  # decided once, on the host
+        self.value(a, n.lhs)
+        self.value(b, n.rhs)
+        tensor = "tensor" in (a.kind, b.kind)
+        if n.op in COMPARISONS:
+            return Op(n.op, (a, b), "tensor" if tensor else "bool")
+        if n.op in _ARITHMETIC:
+            return Op(n.op, (a, b), "tensor" if tensor else "scalar")
+        raise FormulaError(f"'{n}': no gradient formula uses '{n.op}'", "write it another way")
+
+    def call(self, n: Call) -> Expr:
+        if n.fn == "where":
+            if len(n.args) != 3:
+                raise FormulaError(f"where() takes 3 arguments, got {len(n.args)}", "write where(cond, a, b)")
+            c, a, b = (self.expr(x) for x in n.args)
+            if c.kind not in ("tensor", "bool"):
+                raise FormulaError(f"'{n}': the condition must be a comparison", "write where(x > 0, a, b)")
+            self.value(a, n.args[1])
+            self.value(b, n.args[2])
+            kind = "tensor" if "tensor" in (a.kind, b.kind, c.kind) else "scalar"
+            return Where(c, a, b, kind)
+        if n.fn == "select":
+            arg = self.expr(n.args[0]) if n.args else None
+            if not isinstance(arg, Ref) or arg.kind != "str" or len(n.args) % 2 != 1:
+                raise FormulaError(
+                    f"'{n}' is not a select over a string argument", 'write select(mode, "a", x, ...)'
+                )
+            cases = []
+            for i in range(1, len(n.args), 2):
+                label = n.args[i]
+                if not isinstance(label, Lit) or not (label.value is None or isinstance(label.value, str)):
+                    raise FormulaError(
+                        f"select(): '{label}' is not a string or None", 'write select(mode, "a", x)'
+                    )
+                cases.append((label.value, self.value(self.expr(n.args[i + 1]), n.args[i + 1])))
+            kind = "tensor" if any(e.kind == "tensor" for _, e in cases) else "scalar"
+            return Select(arg, tuple(cases), kind)
+        fn = FUNCTIONS.get(n.fn)
+        if fn is None:
+            raise FormulaError(
+                f"unknown function {n.fn}()",
+                f"use one of: {', '.join(sorted([*FUNCTIONS, *SPECIAL]))} (docs/autograd.md)",
+            )
+        if len(n.args) != len(fn.params):
+            raise FormulaError(
+                f"{fn.name}() takes {len(fn.params)} arguments, got {len(n.args)}",
+                f"see {fn.name} in docs/autograd.md",
+            )
+        args = []
+        for param, x in zip(fn.params, n.args, strict=True):
+            v = self.like(x) if param == "like" else self.expr(x)
+            if not _fits(v.kind, param):
+                raise FormulaError(
+                    f"{fn.name}(): '{x}' is a {v.kind}, where a {param} goes",
+                    f"see {fn.name} in docs/autograd.md",
+                )
+            args.append(v)
+        kind = fn.result
+        if kind == "value":
+            kind = "tensor" if any(a.kind == "tensor" for a in args) else "scalar"
+        return Apply(fn, tuple(args), kind)
+
+    def like(self, n: Node) -> Expr:
+        ref = self.expr(n)
+        if not isinstance(ref, Ref) or ref.kind != "tensor":
+            raise FormulaError(
+                f"'{n}' must name a tensor argument (its shape and dtype are meant)",
+                "write e.g. sum_to(grad, self)",
+            )
+        return Ref(ref.name, "like", ref.role)
+
+
+def _uses(e: Expr) -> set[str]:
+    if isinstance(e, Ref):
+        return {e.name}
+    if isinstance(e, Const):
+        return set()
+    if isinstance(e, Where):
+        return _uses(e.cond) | _uses(e.then) | _uses(e.otherwise)
+    if isinstance(e, Select):
+        return {e.arg.name}.union(*(_uses(x) for _, x in e.cases))
+    return set().union(*(_uses(a) for a in e.args))
+
+
+# ---------------------------------------------------------------------------------------------
+# An op's derivatives
+
+
+def resolve(
+    path: str,
+    op: str,
+    functional: FunctionSchema,
+    outputs: tuple[str, ...],
+    output_dtypes_float: tuple[bool, ...],
+    written: WrittenDerivatives | None,
+    pointwise: Node | None,
+    differentiable_inputs: tuple[str, ...],
+) -> Autograd | None:
+    """The op's derivatives, or None when it has none (backward raises): the written formulas,
+    and for a pointwise op the derived ones of every input the key does not name.
+    ``differentiable_inputs``: the tensor arguments that may take floating dtypes."""
+    line = written.line if written is not None else 0
+
+    def fail(problem: str, fix: str, at: int = line) -> SpecError:
+        return SpecError(path, at, op, f"derivatives: {problem}", fix)
+
+    if written is not None and written.not_differentiable:
+        return None
+    if written is None and pointwise is None:
+        if any(output_dtypes_float) and differentiable_inputs:
+            return None  # no key: not differentiable yet (the manifest check asks for one)
+        return None
+    scope: dict[str, Ref] = {}
+    for a in functional.arguments.all:
+        scope[a.name] = Ref(a.name, arg_kind(a.type), "arg")
+    many = len(outputs) > 1
+    for name in outputs:
+        scope["grad_" + name if many else "grad"] = Ref("grad_" + name if many else "grad", "tensor", "grad")
+        scope["result_" + name if many else "result"] = Ref(
+            "result_" + name if many else "result", "tensor", "result"
+        )
+    checker = _Checker(scope)
+    gradients: list[Gradient] = []
+    named = {name for name, *_ in (written.formulas if written else ())}
+    for name, node, text, at in written.formulas if written else ():
+        kind = scope[name].kind
+        if kind not in ("tensor", "tensor?", "tensors"):
+            raise fail(f"'{name}' is a {kind} argument: only tensors have gradients", f"remove '{name}'", at)
+        try:
+            expr = checker.expr(node)
+        except FormulaError as e:
+            raise fail(f"{name}: {e.problem}", e.fix, at) from None
+        want = "tensors" if kind == "tensors" else "tensor"
+        if expr.kind != want:
+            raise fail(f"{name}: '{text}' gives a {expr.kind}, not a {want}", "multiply by grad", at)
+        gradients.append(Gradient(name, expr, text, False))
+    if pointwise is not None:
+        for name in differentiable_inputs:
+            if name in named or (written and name in written.non_differentiable):
+                continue
+            try:
+                d = derive.derivative(pointwise, name)
+            except derive.NotDifferentiable as e:
+                raise fail(
+                    f"{name}: {e}", f'write its formula: derivatives: {{{name}: "..."}}', line or 1
+                ) from None
+            if d == derive.ZERO:  # piecewise constant (floor, a rounded division): zeros
+                formula = Call("sum_to", (Call("zeros_like", (Var("grad"),)), Var(name)))
+            else:
+                formula = Call("sum_to", (derive.mul(Var("grad"), Call("conj", (d,))), Var(name)))
+            try:
+                gradients.append(Gradient(name, checker.expr(formula), str(formula), True))
+            except FormulaError as e:
+                raise fail(f"{name}: the derived '{formula}': {e.problem}", e.fix, line or 1) from None
+    covered = {g.input for g in gradients} | set(written.non_differentiable if written else ())
+    missing = [n for n in differentiable_inputs if n not in covered]
+    if missing:
+        raise fail(
+            f"no formula for the tensor input(s) {', '.join(missing)}",
+            f"give each a formula, or write '{missing[0]}: {NON_DIFFERENTIABLE_INPUT}'",
+        )
+    used = set().union(*(_uses(g.expr) for g in gradients)) if gradients else set()
+    differentiability = (
+        written.output_differentiability
+        if written and written.output_differentiability
+        else output_dtypes_float
+    )
+    for name, carries in zip(outputs, differentiability, strict=True):
+        grad = "grad_" + name if many else "grad"
+        if carries and many and grad not in used:
+            raise fail(
+                f"output '{name}' carries a gradient, but no formula reads {grad}",
+                f"read {grad} in a formula, or mark it false in output_differentiability",
+            )
+    return Autograd(tuple(gradients), outputs, tuple(differentiability), line)
+
+
+def uses(autograd: Autograd) -> set[str]:
+    """The names the formulas read (arguments, grads, results): what backward must keep."""
+    return set().union(*(_uses(g.expr) for g in autograd.gradients))

@@ -1,0 +1,287 @@
+"""Contexts for autograd_<N>.cpp: the Autograd kernels of every op with derivatives.
+
+For a functional overload: a backward Node (torch::autograd::Node) holding what the formulas
+read, and a kernel that records it (as ATen's VariableType kernels do: compute_requires_grad,
+collect_next_edges, set_history) around the call below autograd. An inplace overload runs the
+functional's kernel and copies the result into self (copy_ checks a leaf that requires grad and
+bumps self's version, so a saved self modified in place is caught); an out= overload refuses
+inputs that require grad, as torch's.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from codegen.api import cpp, names
+from codegen.autograd import cpp as formula_cpp
+from codegen.autograd.formulas import Apply, Autograd, Expr, Op, Ref, Select, Where
+from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType
+from codegen.native import Manifest, NativeFunction, StructuredGroup
+
+
+@dataclass(frozen=True)
+class Member:
+    ctype: str
+    name: str
+    init: str  # from the kernel's parameters (forward)
+
+
+@dataclass(frozen=True)
+class GradCode:
+    input: str
+    edge: str  # the C++ index of its first edge
+    code: str
+    many: str | None  # a Tensor[] input: the member holding its element count
+
+
+@dataclass(frozen=True)
+class OpHandle:
+    variable: str
+    schema: str  # "structops::mul"
+    overload: str  # "Tensor", "" for default
+    signature: str  # the kernel's C++ function type
+
+
+@dataclass(frozen=True)
+class Functional:
+    node: str
+    name: str  # the node's name() ("structops::mul.Tensor backward")
+    function: str
+    overload: str  # "mul.Tensor"
+    returns: str
+    params: str
+    args: str  # the parameters as call arguments
+    handle: OpHandle
+    tensors: str  # the tensor arguments, for compute_requires_grad / collect_next_edges
+    members: tuple[Member, ...]  # saved at once
+    outputs: tuple[tuple[int, bool, str | None], ...]  # (index, differentiable, member saving it)
+    unpack: tuple[str, ...]  # apply()'s locals
+    grads: tuple[str, ...]  # grad locals, one per output
+    gradients: tuple[GradCode, ...]
+    release: tuple[str, ...]  # SavedVariable members
+    written: tuple[str, ...]  # arguments the functional writes (batch_norm's running statistics)
+
+
+@dataclass(frozen=True)
+class Written:
+    """An inplace or out= overload of a differentiable op."""
+
+    kind: str  # inplace | out
+    function: str
+    overload: str
+    returns: str
+    params: str
+    args: str
+    handle: OpHandle
+    tensors: str  # the inputs (not the written tensors)
+    functional: str  # inplace: the functional's kernel; out: the op's name for the error
+    functional_args: str  # inplace: self cloned where the functional's backward reads it
+    # inplace: the inplace overload run on meta copies first (its dtype and shape checks)
+    meta_locals: tuple[str, ...]
+    meta_args: str
+    written: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AutogradShard:
+    functionals: tuple[Functional, ...]
+    written: tuple[Written, ...]
+    headers: tuple[str, ...]
+
+
+def _tensor_kind(a: Argument) -> str | None:
+    if a.type == BaseType(BaseTy.Tensor):
+        return "tensor"
+    if a.type == OptionalType(BaseType(BaseTy.Tensor)):
+        return "tensor?"
+    if isinstance(a.type, ListType) and a.type.elem == BaseType(BaseTy.Tensor):
+        return "tensors"
+    return None
+
+
+def _refs(e: Expr) -> list[Ref]:
+    if isinstance(e, Ref):
+        return [e]
+    if isinstance(e, Where):
+        return _refs(e.cond) + _refs(e.then) + _refs(e.otherwise)
+    if isinstance(e, Select):
+        return [e.arg] + [r for _, x in e.cases for r in _refs(x)]
+    if isinstance(e, Op | Apply):
+        return [r for a in e.args for r in _refs(a)]
+    return []
+
+
+def _handle(fn: NativeFunction) -> OpHandle:
+    ret, params = cpp.kernel_signature(fn.func)
+    name = fn.func.name
+    return OpHandle(
+        f"{name.unambiguous}_op",
+        f"{names.NAMESPACE}::{name.name}",
+        name.overload_name or "",
+        f"{ret}({', '.join(p.ctype for p in params)})",
+    )
+
+
+def _node_name(group: StructuredGroup) -> str:
+    return f"{group.functional.func.name.unambiguous}_backward"
+
+
+def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
+    fn = group.functional
+    args = fn.func.arguments.all
+    params = cpp.arguments(args)
+    by_name = {a.name: (a, b) for a, b in zip(args, params, strict=True)}
+    refs = [r for g in autograd.gradients for r in _refs(g.expr)]
+    values = {r.name for r in refs if r.kind != "like" and r.role == "arg"}
+    likes = {r.name for r in refs if r.kind == "like"}
+    results = {r.name for r in refs if r.role == "result"}
+    members, unpack, release = [], [], []
+    for a in args:
+        c = names.cpp_name(a.name)
+        kind = _tensor_kind(a)
+        if a.name in values and kind in ("tensor", "tensor?"):
+            value = c if kind == "tensor" else f"{c}.has_value() ? *{c} : at::Tensor()"
+            members.append(
+                Member(
+                    "torch::autograd::SavedVariable",
+                    f"{c}_",
+                    f"torch::autograd::SavedVariable({value}, false)",
+                )
+            )
+            release.append(f"{c}_")
+            local = f"{c}_.unpack()" if kind == "tensor" else f"structops::autograd::optional({c}_.unpack())"
+            unpack.append(f"const auto {c} = {local};")
+        elif a.name in values and kind is None:
+            ctype = by_name[a.name][1].ctype
+            members.append(
+                Member(f"structops::autograd::kept_t<{ctype}>", f"{c}_", f"structops::autograd::keep({c})")
+            )
+            unpack.append(f"const auto& {c} = {c}_;")
+        if a.name in likes:
+            members.append(
+                Member(
+                    "structops::autograd::TensorMeta", f"{c}_meta", f"structops::autograd::TensorMeta({c})"
+                )
+            )
+    many = len(autograd.outputs) > 1
+    outputs = []
+    for i, (name, carries) in enumerate(
+        zip(autograd.outputs, autograd.output_differentiability, strict=True)
+    ):
+        local = f"result_{name}" if many else "result"
+        saved = None
+        if local in results:
+            saved = f"{local}_"
+            release.append(saved)
+            members.append(Member("torch::autograd::SavedVariable", saved, ""))  # after the call
+            unpack.append(f"const auto {local} = {saved}.unpack(getptr());")
+        outputs.append((i, carries, saved))
+    edges, offset = {}, "0"
+    counts = []
+    for a in args:
+        kind = _tensor_kind(a)
+        if kind is None:
+            continue
+        edges[a.name] = offset
+        c = names.cpp_name(a.name)
+        if kind == "tensors":
+            members.append(Member("size_t", f"{c}_count", f"{c}.size()"))
+            counts.append(f"{c}_count")
+            offset = f"({offset} + {c}_count)" if offset != "0" else f"{c}_count"
+        else:
+            offset = str(int(offset) + 1) if offset.isdigit() else f"({offset} + 1)"
+    gradients = tuple(
+        GradCode(
+            g.input,
+            edges[g.input],
+            formula_cpp.code(g.expr),
+            f"{names.cpp_name(g.input)}_count" if _tensor_kind(by_name[g.input][0]) == "tensors" else None,
+        )
+        for g in autograd.gradients
+    )
+    tensors = ", ".join(names.cpp_name(a.name) for a in args if _tensor_kind(a))
+    grads = tuple(f"grad_{n}" if many else "grad" for n in autograd.outputs)
+    return Functional(
+        node=_node_name(group),
+        name=f"structops::{fn.func.name} backward",
+        function=f"{fn.func.name.unambiguous}_autograd",
+        overload=str(fn.func.name),
+        returns=cpp.return_type(fn.func.returns),
+        params=", ".join(p.decl() for p in params),
+        args=", ".join(p.name for p in params),
+        handle=_handle(fn),
+        tensors=tensors,
+        members=tuple(members),
+        outputs=tuple(outputs),
+        unpack=tuple(unpack),
+        grads=grads,
+        gradients=gradients,
+        release=tuple(release),
+        written=tuple(names.cpp_name(a.name) for a in args if a.is_write),
+    )
+
+
+def _written(group: StructuredGroup, fn: NativeFunction, kind: str) -> Written:
+    args = fn.func.arguments.all
+    params = cpp.arguments(args)
+    inputs = [a for a in args if _tensor_kind(a) and not (kind == "out" and a.is_write)]
+    # The functional's node may save self; copy_ then writes it, which backward would refuse as a
+    # saved tensor modified in place: it gets a copy (torch's mul_ saves a clone too).
+    read = {r.name for g in group.autograd.gradients for r in _refs(g.expr) if r.kind != "like"}
+    functional_args = ", ".join(
+        f"{names.cpp_name(a.name)}.clone()" if a.name == "self" and "self" in read else names.cpp_name(a.name)
+        for a in group.functional.func.arguments.all
+    )
+    meta_locals = tuple(
+        f"auto so_meta_{names.cpp_name(a.name)} = structops::autograd::on_meta({names.cpp_name(a.name)});"
+        for a in args
+        if _tensor_kind(a)
+    )
+    meta_args = ", ".join(
+        f"so_meta_{names.cpp_name(a.name)}" if _tensor_kind(a) else names.cpp_name(a.name) for a in args
+    )
+    return Written(
+        kind=kind,
+        function=f"{fn.func.name.unambiguous}_autograd",
+        overload=str(fn.func.name),
+        returns=cpp.return_type(fn.func.returns),
+        params=", ".join(p.decl() for p in params),
+        args=", ".join(p.name for p in params),
+        handle=_handle(fn),
+        tensors=", ".join(names.cpp_name(a.name) for a in inputs),
+        functional=f"{group.functional.func.name.unambiguous}_autograd"
+        if kind == "inplace"
+        else str(fn.func.name.name),
+        functional_args=functional_args,
+        meta_locals=meta_locals,
+        meta_args=meta_args,
+        written=tuple(names.cpp_name(a.name) for a in args if a.is_write),
+    )
+
+
+def differentiable_groups(manifest: Manifest) -> list[StructuredGroup]:
+    return [g for g in manifest.groups if g.functional is not None and g.autograd is not None]
+
+
+def autograd_shards(manifest: Manifest, shards: int) -> list[AutogradShard]:
+    """Every differentiable op's kernels, spread over ``shards`` files by a stable hash of its
+    name (adding an op rebuilds one shard)."""
+    buckets: list[list[StructuredGroup]] = [[] for _ in range(shards)]
+    for g in differentiable_groups(manifest):
+        buckets[zlib.crc32(g.name.encode()) % shards].append(g)
+    out = []
+    for groups in buckets:
+        functionals = tuple(functional(g, g.autograd) for g in groups)
+        written = tuple(
+            _written(g, fn, kind)
+            for g in groups
+            for fn, kind in ((g.inplace, "inplace"), (g.out, "out"))
+            if fn is not None and not (kind == "out" and _list_out(g))
+        )
+        out.append(AutogradShard(functionals, written, ()))
+    return out
+
+
+def _list_out(group: StructuredGroup) -> bool:
+    return any(isinstance(o.type, ListType) for o in group.out.func.arguments.out)

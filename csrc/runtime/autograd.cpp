@@ -1,0 +1,112 @@
+// The helpers of structops/autograd.h: what derivative formulas and autograd kernels call.
+#include <structops/autograd.h>
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/ops/clamp_max.h>
+#include <ATen/ops/clamp_min.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/empty_strided.h>
+#include <ATen/ops/ge.h>
+#include <ATen/ops/le.h>
+#include <ATen/ops/logical_and.h>
+#include <ATen/ops/maximum.h>
+#include <ATen/ops/minimum.h>
+#include <ATen/ops/ones_like.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <c10/util/Exception.h>
+
+#include <cmath>
+
+namespace structops::autograd {
+
+at::Tensor sum_to(const at::Tensor& grad, const TensorMeta& like) {
+  at::Tensor g = at::sum_to(grad, c10::SymIntArrayRef(like.sizes));
+  return g.scalar_type() == like.dtype ? g : g.to(like.dtype);
+}
+
+at::Tensor as_tensor(const at::Scalar& value, const at::Tensor& like) {
+  return at::scalar_tensor(value, like.options());
+}
+
+at::Tensor in_bounds(const at::Tensor& x, const std::optional<at::Scalar>& lo, const std::optional<at::Scalar>& hi) {
+  at::Tensor inside;
+  if (lo.has_value()) inside = at::ge(x, *lo);
+  if (hi.has_value()) inside = inside.defined() ? at::logical_and(inside, at::le(x, *hi)) : at::le(x, *hi);
+  return inside.defined() ? inside : at::ones_like(x, x.options().dtype(at::kBool));
+}
+
+at::Tensor in_bounds(const at::Tensor& x, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi) {
+  at::Tensor inside;
+  if (lo.has_value() && lo->defined()) inside = at::ge(x, *lo);
+  if (hi.has_value() && hi->defined()) {
+    inside = inside.defined() ? at::logical_and(inside, at::le(x, *hi)) : at::le(x, *hi);
+  }
+  return inside.defined() ? inside : at::ones_like(x, x.options().dtype(at::kBool));
+}
+
+at::Tensor maximum(const at::Tensor& a, const at::Tensor& b) { return at::maximum(a, b); }
+at::Tensor maximum(const at::Tensor& a, const at::Scalar& b) { return at::clamp_min(a, b); }
+at::Tensor maximum(const at::Scalar& a, const at::Tensor& b) { return at::clamp_min(b, a); }
+at::Tensor minimum(const at::Tensor& a, const at::Tensor& b) { return at::minimum(a, b); }
+at::Tensor minimum(const at::Tensor& a, const at::Scalar& b) { return at::clamp_max(a, b); }
+at::Tensor minimum(const at::Scalar& a, const at::Tensor& b) { return at::clamp_max(b, a); }
+at::Tensor trunc_div(const at::Tensor& a, const at::Tensor& b) { return at::div(a, b, "trunc"); }
+at::Tensor trunc_div(const at::Tensor& a, const at::Scalar& b) { return at::div(a, b, "trunc"); }
+
+namespace {
+
+// a op b in the wider of the two kinds: complex, else floating, else integral (bool as integral).
+template <class Op>
+at::Scalar arithmetic(const at::Scalar& a, const at::Scalar& b, Op op) {
+  if (a.isComplex() || b.isComplex()) return at::Scalar(op(a.toComplexDouble(), b.toComplexDouble()));
+  if (a.isFloatingPoint() || b.isFloatingPoint()) return at::Scalar(op(a.toDouble(), b.toDouble()));
+  return at::Scalar(op(a.toLong(), b.toLong()));
+}
+
+}  // namespace
+
+at::Scalar scalar_add(const at::Scalar& a, const at::Scalar& b) {
+  return arithmetic(a, b, [](auto x, auto y) { return x + y; });
+}
+at::Scalar scalar_sub(const at::Scalar& a, const at::Scalar& b) {
+  return arithmetic(a, b, [](auto x, auto y) { return x - y; });
+}
+at::Scalar scalar_mul(const at::Scalar& a, const at::Scalar& b) {
+  return arithmetic(a, b, [](auto x, auto y) { return x * y; });
+}
+at::Scalar scalar_div(const at::Scalar& a, const at::Scalar& b) {
+  if (a.isComplex() || b.isComplex()) return at::Scalar(a.toComplexDouble() / b.toComplexDouble());
+  return at::Scalar(a.toDouble() / b.toDouble());  // true division, as the formula language's '/'
+}
+at::Scalar scalar_neg(const at::Scalar& a) { return -a; }
+bool scalar_eq(const at::Scalar& a, const at::Scalar& b) {
+  if (a.isComplex() || b.isComplex()) return a.toComplexDouble() == b.toComplexDouble();
+  return a.toDouble() == b.toDouble();
+}
+bool scalar_ne(const at::Scalar& a, const at::Scalar& b) { return !scalar_eq(a, b); }
+bool scalar_lt(const at::Scalar& a, const at::Scalar& b) { return a.toDouble() < b.toDouble(); }
+bool scalar_le(const at::Scalar& a, const at::Scalar& b) { return a.toDouble() <= b.toDouble(); }
+bool scalar_gt(const at::Scalar& a, const at::Scalar& b) { return a.toDouble() > b.toDouble(); }
+bool scalar_ge(const at::Scalar& a, const at::Scalar& b) { return a.toDouble() >= b.toDouble(); }
+
+at::Tensor on_meta(const at::Tensor& t) {
+  if (!t.defined()) return t;
+  return at::empty_strided_symint(t.sym_sizes(), t.sym_strides(), t.options().device(at::kMeta));
+}
+std::optional<at::Tensor> on_meta(const std::optional<at::Tensor>& t) {
+  return t.has_value() ? std::optional<at::Tensor>(on_meta(*t)) : std::nullopt;
+}
+std::vector<at::Tensor> on_meta(at::TensorList ts) {
+  std::vector<at::Tensor> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.push_back(on_meta(t));
+  return out;
+}
+
+void check_out_not_differentiable(std::string_view overload, bool any_input_requires_grad) {
+  TORCH_CHECK(!any_input_requires_grad, overload,
+              "(): functions with out=... arguments don't support automatic differentiation, but one of "
+              "the arguments requires grad.");
+}
+
+}  // namespace structops::autograd

@@ -1,0 +1,144 @@
+"""The gradient checks (registered into checks.CHECKS on import): gradcheck and gradgradcheck
+in float64, gradients against torch's for the reference op in every floating dtype, and backward
+raising for ops without derivatives."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from codegen.dest.conformance_suite import SuiteSpec
+from tests.conformance.checks import _first, _outputs, _tolerance, _written_inputs, check
+from tests.conformance.samples import samples
+from tests.conformance.spec import compiled, functional
+from tests.conformance.tensors import Sample, dtype_of
+
+
+def _with_grad(s: Sample, spec: SuiteSpec) -> tuple[Sample, list[torch.Tensor]]:
+    """The sample with every floating tensor a leaf that requires grad (not the tensors the op
+    writes, such as batch_norm's running statistics), and those leaves."""
+    written = _written_inputs(functional(spec))
+    leaves: list[torch.Tensor] = []
+
+    def leaf(t: torch.Tensor) -> torch.Tensor:
+        if not (t.is_floating_point() or t.is_complex()):
+            return t
+        t = t.detach().clone().requires_grad_()
+        leaves.append(t)
+        return t
+
+    g = Sample(list(s.args), dict(s.kwargs), s.desc)
+    for i, a in enumerate(g.args):
+        name = spec.positional[i] if i < len(spec.positional) else None
+        if name not in written:
+            g.args[i] = Sample([a], {}, "").map_tensors(leaf).args[0]
+    g.kwargs = {
+        k: v if k in written else Sample([v], {}, "").map_tensors(leaf).args[0] for k, v in g.kwargs.items()
+    }
+    return g, leaves
+
+
+def _gradcheck_samples(spec: SuiteSpec, device: str, dtype: str) -> list[Sample]:
+    """Small samples with finite values (gradcheck's finite differences need no infinity and no
+    point where the function is not differentiable: the extremes samples have both)."""
+
+    def small(s: Sample) -> bool:
+        found = []
+        s.map_tensors(lambda t: found.append(t) or t)
+        return bool(found) and all(
+            t.numel() <= 64 and bool(torch.isfinite(t).all()) for t in found if t.is_floating_point()
+        )
+
+    return [s for s in samples(spec, device, dtype) if small(s) and s.first_tensor.numel() > 0][:3]
+
+
+@check(applies=lambda spec: spec.differentiable)
+def check_gradients(spec: SuiteSpec, device: str, dtype: str) -> None:
+    """float64: torch.autograd.gradcheck and gradgradcheck (the gradients and their own
+    gradients against finite differences); other floating dtypes: every input's gradient equals
+    torch's for the reference op, for the same random grad_output."""
+    if not dtype_of(dtype).is_floating_point:
+        pytest.skip("gradients need a floating dtype")
+    fn = functional(spec)
+    found = _gradcheck_samples(spec, device, dtype)
+    if not found:
+        pytest.skip("no small finite sample")
+    for s in found:
+        g, leaves = _with_grad(s, spec)
+        outputs = [o for o in _outputs(g.call(fn)) if o.is_floating_point() or o.is_complex()]
+        if not leaves or not outputs:
+            continue
+        ctx = f"{spec.name} on {s!r}"
+        if dtype == "float64":
+
+            def call(*inputs, g=g):
+                it = iter(inputs)
+                return tuple(
+                    o
+                    for o in _outputs(g.map_tensors(lambda t: next(it) if t.requires_grad else t).call(fn))
+                    if o.is_floating_point()
+                )
+
+            assert torch.autograd.gradcheck(call, tuple(leaves), raise_exception=True), ctx
+            assert torch.autograd.gradgradcheck(call, tuple(leaves), raise_exception=True), ctx
+        reference = compiled(spec).reference
+        if reference is not None:
+            _compare_gradients(spec, s, g, leaves, outputs, reference, ctx)
+
+
+def _compare_gradients(spec, s: Sample, g: Sample, leaves, outputs, reference, ctx: str) -> None:
+    """Every input's gradient against torch's for the reference op, for one random grad_output.
+    float32/float64: close. float16/bfloat16: as close to the float64 gradient as torch's is (up
+    to twice torch's error, plus a few ulps of the largest gradient)."""
+    gen = torch.Generator().manual_seed(0)
+    grads_out = [torch.randn(o.shape, generator=gen, dtype=torch.float64).to(o.dtype) for o in outputs]
+
+    def grads(sample: Sample, fn, cast=None) -> list[torch.Tensor]:
+        if cast is not None:
+            sample = sample.map_tensors(lambda t: t.to(cast) if t.is_floating_point() else t)
+        r, r_leaves = _with_grad(sample, spec)
+        outs = [o for o in _outputs(r.call(fn)) if o.is_floating_point() or o.is_complex()]
+        go = [x.to(o.dtype) for x, o in zip(grads_out, outs, strict=True)]
+        found = torch.autograd.grad(outs, r_leaves, go, allow_unused=True)
+        return [torch.zeros_like(t) if x is None else x for x, t in zip(found, r_leaves, strict=True)]
+
+    got = torch.autograd.grad(outputs, leaves, grads_out, allow_unused=True)
+    got = [torch.zeros_like(t) if x is None else x for x, t in zip(got, leaves, strict=True)]
+    want = grads(s, reference)
+    dtype = leaves[0].dtype
+    if dtype in (torch.float16, torch.bfloat16):
+        truth = grads(s, reference, torch.float64)
+        for i, (a, b, t) in enumerate(zip(got, want, truth, strict=True)):
+            scale = max(1.0, float(t.abs().max())) if t.numel() else 1.0
+            ours, theirs = (a.double() - t).abs().max(), (b.double() - t).abs().max()
+            bound = 2 * theirs + 8 * torch.finfo(dtype).eps * scale
+            assert ours <= bound, (
+                f"{ctx}: gradient {i} is off the float64 gradient by {float(ours):.3g}, torch's by "
+                f"{float(theirs):.3g}"
+            )
+        return
+    for i, (a, b) in enumerate(zip(got, want, strict=True)):
+        tol = _tolerance(spec, a.dtype)
+
+        def msg(m: str, i: int = i) -> str:
+            return f"{ctx}: gradient {i}: {m}"
+
+        torch.testing.assert_close(a, b, equal_nan=True, msg=msg, **tol)
+
+
+@check(applies=lambda spec: not spec.differentiable)
+def check_backward_raises(spec: SuiteSpec, device: str, dtype: str) -> None:
+    """Ops without derivatives must fail loudly on backward, not warn and return wrong grads."""
+    if not dtype_of(dtype).is_floating_point:
+        pytest.skip("gradients need a floating dtype")
+    s = next(s for s in samples(spec, device, dtype) if s.first_tensor.numel() > 0)
+    written = _written_inputs(functional(spec))  # in-place updates of a leaf that requires grad fail first
+    g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.dtype.is_floating_point else t)
+    for i, name in enumerate(spec.positional[: len(g.args)]):
+        if name in written and isinstance(g.args[i], torch.Tensor):
+            g.args[i] = g.args[i].detach()
+    result = _first(g.call(functional(spec)))
+    if not result.dtype.is_floating_point:
+        pytest.skip(f"a {result.dtype} result has no gradient")
+    with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
+        result.sum().backward()
