@@ -6,6 +6,7 @@ Everything has a default except the reference, so most ops need one line:
 
     tests:
       reference: torch.add              # a callable, or a lambda over the functional's arguments
+      grad_reference: "lambda ..."      # the gradients' reference, where torch's op has wrong ones
       domain: positive                  # values to sample: any (default), positive, nonzero, unit
       args: {alpha: [1, 2.5]}           # values to try for non-tensor arguments
       dtypes: [float32, int64]          # what to test (default: every dtype the op kind, or
@@ -48,6 +49,7 @@ DTYPES = (
 DOMAINS = ("any", "positive", "nonzero", "unit")
 KEYS = (
     "reference",
+    "grad_reference",
     "domain",
     "args",
     "dtypes",
@@ -80,6 +82,7 @@ class TestSpec:
     extremes: bool
     errors: tuple[ErrorCase, ...]
     samples: tuple[str, ...] = ()  # Python source of argument lists, with t(*shape) in scope
+    grad_reference: str | None = None  # the gradients' reference (default: reference)
 
 
 def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> TestSpec | None:
@@ -170,6 +173,12 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
             )
         )
 
+    grad_reference = raw.get("grad_reference")
+    if grad_reference is not None and (not isinstance(grad_reference, str) or not grad_reference.strip()):
+        raise fail(
+            "'tests.grad_reference' must be a callable's source", "write e.g. grad_reference: torch.add"
+        )
+
     samples = raw.get("samples", [])
     if not isinstance(samples, list) or not all(isinstance(x, str) and x.strip() for x in samples):
         raise fail(
@@ -187,6 +196,7 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         extremes=extremes,
         errors=tuple(errors),
         samples=tuple(samples),
+        grad_reference=grad_reference.strip() if grad_reference else None,
     )
 
 

@@ -169,7 +169,7 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         _check_dynamic_output_shape(path, g)
         _check_reduction(path, g)
     for fn in functions:
-        if fn.derivatives is not None and fn.kind is not SchemaKind.functional:
+        if fn.derivatives is not None and fn.kind not in (SchemaKind.functional, SchemaKind.mutable):
             raise SpecError(
                 path,
                 fn.derivatives.line,
@@ -189,7 +189,7 @@ def _autograd(path: str, g: StructuredGroup) -> Autograd | None:
     """The op's derivatives: its functional's `derivatives:` and, for a pointwise op, those
     derived from its formula (an op whose result is bool has none)."""
     fn = g.functional
-    if fn is None or fn.kind is not SchemaKind.functional:
+    if fn is None or fn.kind not in (SchemaKind.functional, SchemaKind.mutable):
         return None
     pointwise = g.out.pointwise
     if pointwise is not None and pointwise.bool_result:

@@ -21,7 +21,9 @@ H = "structops::autograd::"
 
 def code(e: Expr) -> str:
     if isinstance(e, Ref):
-        return f"{e.name}_meta" if e.kind == "like" else e.name
+        if e.kind == "mask":
+            return "so_mask"
+        return f"{e.name}_meta" if e.kind in ("like", "likes") else e.name
     if isinstance(e, Const):
         return _const(e)
     if isinstance(e, Op):

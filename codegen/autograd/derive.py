@@ -250,5 +250,5 @@ class _Derive:
         exponent = ZERO
         if not _is(db, 0):
             grow = mul(mul(self.v(n), Call("log", (a,))), db)
-            exponent = where(Bin("and", Bin("==", a, ZERO), Bin(">=", b, ZERO)), ZERO, grow)
+            exponent = where(Bin("and", Bin("==", a, ZERO), Call("nonneg_real", (b,))), ZERO, grow)
         return add(base, exponent)

@@ -37,7 +37,8 @@ from codegen.pointwise.syntax import (
 )
 
 NOT_DIFFERENTIABLE = "not_differentiable"
-NON_DIFFERENTIABLE_INPUT = "non_differentiable"
+NON_DIFFERENTIABLE_INPUT = "non_differentiable"  # no gradient, silently (an index, a mask)
+NOT_IMPLEMENTED = "not_implemented"  # backward raises if the input requires grad (as torch's)
 _ARITHMETIC = ("+", "-", "*", "/", "//", "%")
 
 
@@ -57,10 +58,12 @@ class WrittenDerivatives:
     structured op (that needs the out= overload's outputs and formula: resolve())."""
 
     line: int
-    formulas: tuple[tuple[str, Node, str, int], ...]  # input, formula, text, line
+    # inputs (one, or several sharing a formula that gives one gradient each), formula, text, line
+    formulas: tuple[tuple[tuple[str, ...], Node, str, int], ...]
     non_differentiable: tuple[str, ...]
     output_differentiability: tuple[bool, ...] | None
     not_differentiable: bool  # derivatives: not_differentiable
+    not_implemented: tuple[str, ...] = ()
 
 
 def parse_derivatives(
@@ -82,7 +85,7 @@ def parse_derivatives(
             'write e.g. derivatives: {self: "grad * other"}',
         )
     names = {a.name for a in schema.arguments.all}
-    formulas, non_diff, outputs = [], [], None
+    formulas, non_diff, outputs, missing = [], [], None, []
     for key, value in raw.items():
         at = raw.line_of(key)
         if key == "output_differentiability":
@@ -98,10 +101,17 @@ def parse_derivatives(
                 )
             outputs = tuple(value)
             continue
-        if key not in names:
-            raise fail(f"'{key}' is not an argument of the op", f"use one of: {', '.join(sorted(names))}", at)
+        inputs = tuple(k.strip() for k in str(key).split(","))
+        for name in inputs:
+            if name not in names:
+                raise fail(
+                    f"'{name}' is not an argument of the op", f"use one of: {', '.join(sorted(names))}", at
+                )
         if value == NON_DIFFERENTIABLE_INPUT:
-            non_diff.append(key)
+            non_diff.extend(inputs)
+            continue
+        if value == NOT_IMPLEMENTED:
+            missing.extend(inputs)
             continue
         if not isinstance(value, str):
             raise fail(f"the formula of '{key}' must be a string, got {value!r}", "quote the formula", at)
@@ -111,8 +121,8 @@ def parse_derivatives(
             raise fail(
                 f"cannot parse '{value}': {e}", "see docs/autograd.md for the formula syntax", at
             ) from None
-        formulas.append((key, node, value, at))
-    return WrittenDerivatives(line, tuple(formulas), tuple(non_diff), outputs, False)
+        formulas.append((inputs, node, value, at))
+    return WrittenDerivatives(line, tuple(formulas), tuple(non_diff), outputs, False, tuple(missing))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,9 +181,11 @@ Expr = Ref | Const | Op | Apply | Where | Select
 
 @dataclass(frozen=True)
 class Gradient:
-    """Backward's value for one differentiable input (a Tensor[] input: one per element)."""
+    """Backward's value for one differentiable input (a Tensor[] input: one per element), or for
+    several that share one formula (``input, weight, bias: native_layer_norm_backward(...)``),
+    which then gives one gradient each, in order."""
 
-    input: str
+    inputs: tuple[str, ...]
     expr: Expr
     text: str  # the formula as written or derived, for errors and docs
     derived: bool
@@ -218,11 +230,19 @@ def arg_kind(t: Type) -> str:
 
 def _fits(kind: str, param: str) -> bool:
     if param == "any":
-        return True
+        return kind != "mask"
     if param == "value":
         return kind in ("tensor", "scalar")
-    if param == "like":
-        return kind == "like"
+    if param in ("like", "likes"):
+        return kind == param
+    if param == "tensor?":
+        return kind in ("tensor", "tensor?")
+    if param == "scalar?":
+        return kind in ("scalar", "scalar?", "none")
+    if param == "scalar":
+        return kind == "scalar"
+    if param == "ints":
+        return kind in ("ints", "scalar", "none")
     return kind == param
 
 
@@ -233,6 +253,7 @@ def _fits(kind: str, param: str) -> bool:
 class _Checker:
     def __init__(self, scope: dict[str, Ref]):
         self.scope = scope
+        self.mask = 0  # a formula of several inputs: grad_input_mask says which are needed
 
     def expr(self, n: Node) -> Expr:
         if isinstance(n, Lit):
@@ -242,6 +263,8 @@ class _Checker:
                 return Const(n.value, n.text, "scalar")
             return Const(n.value, n.text, "none" if n.value is None else "str")
         if isinstance(n, Var):
+            if n.name == "grad_input_mask" and self.mask:
+                return Ref(n.name, "mask", "mask")
             ref = self.scope.get(n.name)
             if ref is None:
                 raise FormulaError(
@@ -331,7 +354,7 @@ class _Checker:
             )
         args = []
         for param, x in zip(fn.params, n.args, strict=True):
-            v = self.like(x) if param == "like" else self.expr(x)
+            v = self.like(x, param) if param in ("like", "likes") else self.expr(x)
             if not _fits(v.kind, param):
                 raise FormulaError(
                     f"{fn.name}(): '{x}' is a {v.kind}, where a {param} goes",
@@ -339,18 +362,22 @@ class _Checker:
                 )
             args.append(v)
         kind = fn.result
+        if kind == "cond":  # a condition: a bool tensor, or a host bool for a number
+            kind = "tensor" if any(a.kind == "tensor" for a in args) else "bool"
         if kind == "value":
             kind = "tensor" if any(a.kind == "tensor" for a in args) else "scalar"
         return Apply(fn, tuple(args), kind)
 
-    def like(self, n: Node) -> Expr:
+    def like(self, n: Node, param: str) -> Expr:
         ref = self.expr(n)
-        if not isinstance(ref, Ref) or ref.kind != "tensor":
+        want = ("tensor", "tensor?") if param == "like" else ("tensors",)
+        if not isinstance(ref, Ref) or ref.kind not in want or ref.role != "arg":
             raise FormulaError(
-                f"'{n}' must name a tensor argument (its shape and dtype are meant)",
+                f"'{n}' must name a {'Tensor' if param == 'like' else 'Tensor[]'} argument (its shape and "
+                "dtype are meant)",
                 "write e.g. sum_to(grad, self)",
             )
-        return Ref(ref.name, "like", ref.role)
+        return Ref(ref.name, param, ref.role)
 
 
 def _uses(e: Expr) -> set[str]:
@@ -404,19 +431,25 @@ def resolve(
         )
     checker = _Checker(scope)
     gradients: list[Gradient] = []
-    named = {name for name, *_ in (written.formulas if written else ())}
-    for name, node, text, at in written.formulas if written else ():
-        kind = scope[name].kind
-        if kind not in ("tensor", "tensor?", "tensors"):
-            raise fail(f"'{name}' is a {kind} argument: only tensors have gradients", f"remove '{name}'", at)
+    named = {name for names_, *_ in (written.formulas if written else ()) for name in names_}
+    for inputs, node, text, at in written.formulas if written else ():
+        for name in inputs:
+            kind = scope[name].kind
+            if kind not in ("tensor", "tensor?", "tensors"):
+                raise fail(
+                    f"'{name}' is a {kind} argument: only tensors have gradients", f"remove '{name}'", at
+                )
+        label = ", ".join(inputs)
+        checker.mask = len(inputs)
         try:
             expr = checker.expr(node)
         except FormulaError as e:
-            raise fail(f"{name}: {e.problem}", e.fix, at) from None
-        want = "tensors" if kind == "tensors" else "tensor"
+            raise fail(f"{label}: {e.problem}", e.fix, at) from None
+        want = "tensors" if len(inputs) > 1 or scope[inputs[0]].kind == "tensors" else "tensor"
         if expr.kind != want:
-            raise fail(f"{name}: '{text}' gives a {expr.kind}, not a {want}", "multiply by grad", at)
-        gradients.append(Gradient(name, expr, text, False))
+            raise fail(f"{label}: '{text}' gives a {expr.kind}, not a {want}", "multiply by grad", at)
+        gradients.append(Gradient(inputs, expr, text, False))
+    checker.mask = 0
     if pointwise is not None:
         for name in differentiable_inputs:
             if name in named or (written and name in written.non_differentiable):
@@ -432,10 +465,17 @@ def resolve(
             else:
                 formula = Call("sum_to", (derive.mul(Var("grad"), Call("conj", (d,))), Var(name)))
             try:
-                gradients.append(Gradient(name, checker.expr(formula), str(formula), True))
+                gradients.append(Gradient((name,), checker.expr(formula), str(formula), True))
             except FormulaError as e:
                 raise fail(f"{name}: the derived '{formula}': {e.problem}", e.fix, line or 1) from None
-    covered = {g.input for g in gradients} | set(written.non_differentiable if written else ())
+    for name in written.not_implemented if written else ():
+        raises = Apply(
+            FUNCTIONS["not_implemented"],
+            (Const(op.split("(")[0], op.split("(")[0], "str"), Const(name, name, "str")),
+            "tensor",
+        )
+        gradients.append(Gradient((name,), raises, NOT_IMPLEMENTED, False))
+    covered = {n for g in gradients for n in g.inputs} | set(written.non_differentiable if written else ())
     missing = [n for n in differentiable_inputs if n not in covered]
     if missing:
         raise fail(

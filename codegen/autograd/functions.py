@@ -4,8 +4,11 @@ checker in codegen/autograd/formulas.py checks calls against it; docs/autograd.m
 
 Kinds: ``tensor`` (a tensor value), ``value`` (a tensor or a scalar), ``scalar``, ``bool``,
 ``like`` (the name of a tensor argument whose shape, dtype and device are meant: backward saves
-those, not the tensor), ``tensors`` (a Tensor[] argument), ``ints`` (an int[] argument, or int?:
-the dims of a reduction), ``int``, ``any`` (any argument, passed as it is). Elementwise functions
+those, not the tensor), ``likes`` (the same of a Tensor[] argument, element by element),
+``tensors`` (a Tensor[] argument), ``tensor?`` (a Tensor? argument), ``ints`` (an int[] argument, or int?:
+the dims of a reduction), ``int``, ``mask`` (``grad_input_mask``: which of the inputs a formula
+of several inputs must give), ``any`` (any argument, passed as it is). A result ``tensors`` is
+one gradient per input of a formula of several, or per element of a Tensor[] input. Elementwise functions
 (exp, where, ...) are ATen's; the others are structops' backward helpers, hand-written once in
 csrc/include/structops/autograd.h.
 """
@@ -63,6 +66,21 @@ FUNCTIONS: dict[str, Function] = {
             )
         ),
         Function("zeros_like", ("tensor",), "tensor", "at::zeros_like", "torch.zeros_like"),
+        Function(
+            "nonneg_real",
+            ("value",),
+            "cond",
+            _H + "nonneg_real",
+            "x >= 0 for a real x; for a complex one, x real and >= 0 (pow's exponent gradient)",
+        ),
+        Function(
+            "not_implemented",
+            ("str", "str"),
+            "tensor",
+            _H + "not_implemented",
+            "raises torch's 'the derivative for <input> is not implemented' (an input written "
+            "`not_implemented`)",
+        ),
         Function("conj", ("value",), "value", _H + "conj", "the complex conjugate (a real value as it is)"),
         Function("pow", ("value", "value"), "tensor", "at::pow", "torch.pow"),
         Function("pow_scalar", ("tensor", "scalar"), "tensor", "at::pow", "torch.pow with a Scalar exponent"),
@@ -75,6 +93,185 @@ FUNCTIONS: dict[str, Function] = {
             "tensor",
             _H + "in_bounds",
             "lo <= x <= hi, a None bound being no bound (clamp's gradient mask)",
+        ),
+        Function("mm", ("tensor", "tensor"), "tensor", "at::mm", "torch.mm"),
+        Function("bmm", ("tensor", "tensor"), "tensor", "at::bmm", "torch.bmm"),
+        Function("matmul", ("tensor", "tensor"), "tensor", "at::matmul", "torch.matmul"),
+        Function("mT", ("tensor",), "tensor", _H + "mT", "the last two dims swapped"),
+        *(
+            Function(name, params, result, _H + name, doc)
+            for name, params, result, doc in (
+                (
+                    "unreduce",
+                    ("tensor", "like", "ints", "bool"),
+                    "tensor",
+                    "a reduction's gradient spread back over its input",
+                ),
+                (
+                    "mean_backward",
+                    ("tensor", "like", "ints", "bool"),
+                    "tensor",
+                    "mean's: unreduce divided by the count",
+                ),
+                (
+                    "extremum_backward",
+                    ("tensor", "tensor", "tensor", "ints", "bool"),
+                    "tensor",
+                    "amax/amin's: shared among the ties",
+                ),
+                (
+                    "prod_backward",
+                    ("tensor", "tensor", "tensor", "ints", "bool"),
+                    "tensor",
+                    "prod's: the product of the others (zeros too)",
+                ),
+                ("var_backward", ("tensor", "tensor", "ints", "scalar?", "bool"), "tensor", "var's"),
+                (
+                    "std_backward",
+                    ("tensor", "tensor", "tensor", "ints", "scalar?", "bool"),
+                    "tensor",
+                    "std's",
+                ),
+                (
+                    "logsumexp_backward",
+                    ("tensor", "tensor", "tensor", "ints", "bool"),
+                    "tensor",
+                    "logsumexp's",
+                ),
+                (
+                    "norm_backward",
+                    ("tensor", "tensor", "scalar?", "tensor", "ints", "bool"),
+                    "tensor",
+                    "a p-norm's",
+                ),
+                (
+                    "cumsum_backward",
+                    ("tensor", "like", "scalar"),
+                    "tensor",
+                    "cumsum's: the reversed cumulative sum",
+                ),
+                (
+                    "softmax_backward",
+                    ("tensor", "tensor", "scalar", "like"),
+                    "tensor",
+                    "softmax's, from its output",
+                ),
+                (
+                    "log_softmax_backward",
+                    ("tensor", "tensor", "scalar", "like"),
+                    "tensor",
+                    "log_softmax's, from its output",
+                ),
+                (
+                    "layer_norm_backward",
+                    ("tensor", "tensor", "ints", "tensor", "tensor", "tensor?", "tensor?", "mask"),
+                    "tensors",
+                    "input, weight, bias (ATen's native_layer_norm_backward)",
+                ),
+                (
+                    "batch_norm_backward",
+                    (
+                        "tensor",
+                        "tensor",
+                        "tensor?",
+                        "tensor?",
+                        "tensor?",
+                        "tensor",
+                        "tensor",
+                        "bool",
+                        "scalar",
+                        "mask",
+                    ),
+                    "tensors",
+                    "input, weight, bias (ATen's native_batch_norm_backward)",
+                ),
+                (
+                    "matmul_backward",
+                    ("tensor", "tensor", "tensor", "mask"),
+                    "tensors",
+                    "self, other of torch.matmul (1-D and broadcast batch dims)",
+                ),
+                (
+                    "linear_weight_backward",
+                    ("tensor", "tensor", "like"),
+                    "tensor",
+                    "linear's weight: grad^T input over the batch dims",
+                ),
+                (
+                    "cdist_backward",
+                    ("tensor", "tensor", "tensor", "scalar", "tensor", "mask"),
+                    "tensors",
+                    "x1, x2 of cdist",
+                ),
+                ("cat_backward", ("tensor", "likes", "scalar"), "tensors", "each element's slice of grad"),
+                ("stack_backward", ("tensor", "likes", "scalar"), "tensors", "each element's slice of grad"),
+                (
+                    "index_select_backward",
+                    ("tensor", "like", "scalar", "tensor"),
+                    "tensor",
+                    "grad added at the indices",
+                ),
+                (
+                    "gather_backward",
+                    ("tensor", "like", "scalar", "tensor"),
+                    "tensor",
+                    "grad scattered (added) to the indices",
+                ),
+                (
+                    "take_backward",
+                    ("tensor", "like", "tensor"),
+                    "tensor",
+                    "grad put (added) at the flat indices",
+                ),
+                (
+                    "embedding_backward",
+                    ("tensor", "tensor", "like"),
+                    "tensor",
+                    "grad rows added to the weight rows",
+                ),
+                (
+                    "masked_select_backward",
+                    ("tensor", "like", "tensor"),
+                    "tensor",
+                    "grad where the mask is true",
+                ),
+                (
+                    "max_pool2d_backward",
+                    ("tensor", "tensor", "ints", "ints", "ints", "ints", "bool", "tensor"),
+                    "tensor",
+                    "ATen's max_pool2d_with_indices_backward",
+                ),
+                (
+                    "max_pool3d_backward",
+                    ("tensor", "tensor", "ints", "ints", "ints", "ints", "bool", "tensor"),
+                    "tensor",
+                    "ATen's max_pool3d_with_indices_backward",
+                ),
+                (
+                    "avg_pool2d_backward",
+                    ("tensor", "tensor", "ints", "ints", "ints", "bool", "bool", "any"),
+                    "tensor",
+                    "ATen's avg_pool2d_backward",
+                ),
+                (
+                    "mse_loss_backward",
+                    ("tensor", "tensor", "tensor", "scalar", "mask"),
+                    "tensors",
+                    "self, target",
+                ),
+                (
+                    "binary_cross_entropy_backward",
+                    ("tensor", "tensor", "tensor", "tensor?", "scalar", "mask"),
+                    "tensors",
+                    "self, target",
+                ),
+                (
+                    "cross_entropy_backward",
+                    ("tensor", "tensor", "tensor", "tensor?", "scalar", "scalar", "scalar", "mask"),
+                    "tensors",
+                    "self, target (probabilities)",
+                ),
+            )
         ),
         Function(
             "sum_to",

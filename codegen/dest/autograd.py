@@ -29,10 +29,12 @@ class Member:
 
 @dataclass(frozen=True)
 class GradCode:
-    input: str
-    edge: str  # the C++ index of its first edge
+    """One formula: its inputs' first edges (a Tensor[] input: also the member holding its
+    element count), and the C++ that computes their gradient (a vector of them for several)."""
+
+    edges: tuple[tuple[str, str | None], ...]  # (edge index, count member or None)
     code: str
-    many: str | None  # a Tensor[] input: the member holding its element count
+    several: bool  # the code gives a std::vector: one gradient per input (or per element)
 
 
 @dataclass(frozen=True)
@@ -134,13 +136,16 @@ def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
     by_name = {a.name: (a, b) for a, b in zip(args, params, strict=True)}
     refs = [r for g in autograd.gradients for r in _refs(g.expr)]
     values = {r.name for r in refs if r.kind != "like" and r.role == "arg"}
-    likes = {r.name for r in refs if r.kind == "like"}
+    likes = {r.name for r in refs if r.kind in ("like", "likes")}
     results = {r.name for r in refs if r.role == "result"}
     members, unpack, release = [], [], []
     for a in args:
         c = names.cpp_name(a.name)
         kind = _tensor_kind(a)
-        if a.name in values and kind in ("tensor", "tensor?"):
+        if a.name in values and kind in ("tensor", "tensor?") and a.is_write:
+            members.append(Member("std::optional<at::Tensor>", f"{c}_", f"structops::autograd::copy_of({c})"))
+            unpack.append(f"const auto& {c} = {c}_;")
+        elif a.name in values and kind in ("tensor", "tensor?"):
             value = c if kind == "tensor" else f"{c}.has_value() ? *{c} : at::Tensor()"
             members.append(
                 Member(
@@ -157,11 +162,22 @@ def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
             members.append(
                 Member(f"structops::autograd::kept_t<{ctype}>", f"{c}_", f"structops::autograd::keep({c})")
             )
-            unpack.append(f"const auto& {c} = {c}_;")
-        if a.name in likes:
+            unpack.append(f"const auto& {c} = structops::autograd::view({c}_);")
+        if a.name in likes and kind == "tensors":
             members.append(
                 Member(
-                    "structops::autograd::TensorMeta", f"{c}_meta", f"structops::autograd::TensorMeta({c})"
+                    "std::vector<structops::autograd::TensorMeta>",
+                    f"{c}_meta",
+                    f"structops::autograd::metas({c})",
+                )
+            )
+        elif a.name in likes:
+            value = c if kind == "tensor" else f"{c}.has_value() ? *{c} : at::Tensor()"
+            members.append(
+                Member(
+                    "structops::autograd::TensorMeta",
+                    f"{c}_meta",
+                    f"structops::autograd::TensorMeta({value})",
                 )
             )
     many = len(autograd.outputs) > 1
@@ -191,13 +207,13 @@ def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
             offset = f"({offset} + {c}_count)" if offset != "0" else f"{c}_count"
         else:
             offset = str(int(offset) + 1) if offset.isdigit() else f"({offset} + 1)"
+
+    def edge(name: str) -> tuple[str, str | None]:
+        many = _tensor_kind(by_name[name][0]) == "tensors"
+        return edges[name], f"{names.cpp_name(name)}_count" if many else None
+
     gradients = tuple(
-        GradCode(
-            g.input,
-            edges[g.input],
-            formula_cpp.code(g.expr),
-            f"{names.cpp_name(g.input)}_count" if _tensor_kind(by_name[g.input][0]) == "tensors" else None,
-        )
+        GradCode(tuple(edge(n) for n in g.inputs), formula_cpp.code(g.expr), g.expr.kind == "tensors")
         for g in autograd.gradients
     )
     tensors = ", ".join(names.cpp_name(a.name) for a in args if _tensor_kind(a))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.api import names, python
+from codegen.autograd.formulas import NOT_IMPLEMENTED
 from codegen.conformance import DTYPES
 from codegen.model import BaseTy, BaseType, ListType
 from codegen.native import DispatchKey, Manifest, StructuredGroup
@@ -61,6 +62,8 @@ class SuiteSpec:
     kernel_variants: tuple[tuple[str, tuple[str, ...]], ...] = ()  # device -> variant names (`kernels:`)
     described: bool = False  # a meta rule: structops.describe() gives its index space
     differentiable: bool = False  # derivatives (written or derived): backward gives gradients
+    grad_inputs: tuple[str, ...] = ()  # the tensor inputs backward gives a gradient (a formula)
+    grad_reference: str | None = None  # the gradients' reference where torch's op is wrong
     # The rule, for samples drawn from it when the manifest gives none: each tensor input's
     # pattern (argument, kind, pattern text), each argument's rule kind (int, ints, tensor, ...)
     # and the dtypes `allowed` gives single arguments (indices: int32, int64).
@@ -135,6 +138,10 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
         out_dtype=group.out.out_dtype,
         described=group.out.rule is not None,
         differentiable=group.autograd is not None,
+        grad_reference=tests.grad_reference if tests else None,
+        grad_inputs=tuple(n for g in group.autograd.gradients if g.text != NOT_IMPLEMENTED for n in g.inputs)
+        if group.autograd
+        else (),
         patterns=tuple((i.arg, i.kind, str(i.pattern)) for i in rule.inputs) if rule else (),
         arg_kinds=tuple((a.name, arg_kind(a.type) or "other") for a in non_out),
         arg_dtypes=tuple((a, d) for a, d in rule.allowed if a is not None) if rule else (),

@@ -6,7 +6,10 @@
 #include <ATen/ops/clamp_min.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/eq.h>
 #include <ATen/ops/ge.h>
+#include <ATen/ops/imag.h>
+#include <ATen/ops/real.h>
 #include <ATen/ops/le.h>
 #include <ATen/ops/logical_and.h>
 #include <ATen/ops/maximum.h>
@@ -14,6 +17,7 @@
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/VariableTypeUtils.h>
 
 #include <cmath>
 
@@ -42,6 +46,15 @@ at::Tensor in_bounds(const at::Tensor& x, const std::optional<at::Tensor>& lo, c
     inside = inside.defined() ? at::logical_and(inside, at::le(x, *hi)) : at::le(x, *hi);
   }
   return inside.defined() ? inside : at::ones_like(x, x.options().dtype(at::kBool));
+}
+
+at::Tensor nonneg_real(const at::Tensor& x) {
+  if (!x.is_complex()) return at::ge(x, 0);
+  return at::logical_and(at::eq(at::imag(x), 0), at::ge(at::real(x), 0));
+}
+bool nonneg_real(const at::Scalar& x) {
+  if (x.isComplex()) return x.toComplexDouble().imag() == 0 && x.toComplexDouble().real() >= 0;
+  return x.toDouble() >= 0;
 }
 
 at::Tensor maximum(const at::Tensor& a, const at::Tensor& b) { return at::maximum(a, b); }
@@ -101,6 +114,15 @@ std::vector<at::Tensor> on_meta(at::TensorList ts) {
   out.reserve(ts.size());
   for (const auto& t : ts) out.push_back(on_meta(t));
   return out;
+}
+
+at::Tensor not_implemented(std::string_view op, std::string_view input) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "the derivative for '", input, "' of structops::", op, " is not implemented.");
+  return at::Tensor();
+}
+
+void bump_version(const at::Tensor& t) {
+  if (t.defined()) torch::autograd::increment_version(t);
 }
 
 void check_out_not_differentiable(std::string_view overload, bool any_input_requires_grad) {

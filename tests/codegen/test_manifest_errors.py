@@ -275,7 +275,8 @@ CASES = {
         ),
         (
             "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tests key 'sample' — use only:"
-            " reference, domain, args, dtypes, skip, cuda_skip, tolerance, extremes, errors, samples"
+            " reference, grad_reference, domain, args, dtypes, skip, cuda_skip, tolerance, extremes, errors,"
+            " samples"
         ),
     ),
     "tests_without_reference": (

@@ -80,6 +80,7 @@ class Compiled:
     """A SuiteSpec's Python sources, evaluated."""
 
     reference: Callable | None
+    grad_reference: Callable | None  # the reference of gradients (default: reference)
     defaults: dict[str, Any]
     arg_values: dict[str, tuple]
     # Each takes t(*shape) -> tensor of the tested dtype and device, and returns (args, kwargs).
@@ -98,6 +99,9 @@ def compiled(spec: SuiteSpec) -> Compiled:
 
     return Compiled(
         reference=None if spec.reference is None else value(spec.reference),
+        grad_reference=value(spec.grad_reference or spec.reference)
+        if (spec.grad_reference or spec.reference)
+        else None,
         defaults={name: value(source) for name, source in spec.defaults},
         arg_values={name: value(source) for name, source in spec.arg_values},
         samples=tuple(value(f"lambda t: arguments({source})") for source in spec.samples),

@@ -9,6 +9,7 @@
 #include <c10/core/SymInt.h>
 #include <c10/util/OptionalArrayRef.h>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,12 @@ struct TensorMeta {
   explicit TensorMeta(const at::Tensor& t)
       : sizes(t.sym_sizes().begin(), t.sym_sizes().end()), dtype(t.scalar_type()) {}
 };
+inline std::vector<TensorMeta> metas(at::TensorList ts) {
+  std::vector<TensorMeta> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.emplace_back(t);
+  return out;
+}
 
 // An argument as a Node keeps it: views (ArrayRef, string_view) become owned values.
 template <class T>
@@ -43,6 +50,14 @@ inline std::optional<std::string> keep(std::optional<c10::string_view> v) {
 }
 template <class T>
 using kept_t = std::decay_t<decltype(keep(std::declval<T>()))>;
+// A kept argument as formulas take it (an int[]? as at::OptionalIntArrayRef again).
+template <class T>
+const T& view(const T& v) {
+  return v;
+}
+inline at::OptionalIntArrayRef view(const std::optional<std::vector<int64_t>>& v) {
+  return v.has_value() ? at::OptionalIntArrayRef(*v) : at::OptionalIntArrayRef();
+}
 
 // -- formula helpers ---------------------------------------------------------------------------
 
@@ -54,6 +69,8 @@ at::Tensor as_tensor(const at::Scalar& value, const at::Tensor& like);
 // clamp's gradient mask: lo <= x <= hi, both inclusive, a None bound being no bound.
 at::Tensor in_bounds(const at::Tensor& x, const std::optional<at::Scalar>& lo, const std::optional<at::Scalar>& hi);
 at::Tensor in_bounds(const at::Tensor& x, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi);
+at::Tensor nonneg_real(const at::Tensor& x);
+bool nonneg_real(const at::Scalar& x);
 inline at::Tensor conj(const at::Tensor& x) { return x.is_complex() ? x.conj() : x; }
 inline at::Scalar conj(const at::Scalar& x) { return x.conj(); }
 at::Tensor maximum(const at::Tensor& a, const at::Tensor& b);
@@ -69,6 +86,70 @@ inline bool is(const std::optional<std::string>& mode, std::string_view value) {
   return mode.has_value() && *mode == value;
 }
 inline bool is(const std::string& mode, std::string_view value) { return mode == value; }
+
+inline at::Tensor mT(const at::Tensor& x) { return x.mT(); }
+// An input written `not_implemented`: its gradient was asked for (it requires grad).
+at::Tensor not_implemented(std::string_view op, std::string_view input);
+
+// Backward helpers of the non-pointwise ops (csrc/runtime/autograd_formulas.cpp); their rows in
+// codegen/autograd/functions.py say what each computes.
+at::Tensor unreduce(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim, bool keepdim);
+at::Tensor mean_backward(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim, bool keepdim);
+at::Tensor extremum_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
+                             at::OptionalIntArrayRef dim, bool keepdim);
+at::Tensor prod_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
+                         at::OptionalIntArrayRef dim, bool keepdim);
+at::Tensor var_backward(const at::Tensor& grad, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                        const std::optional<at::Scalar>& correction, bool keepdim);
+at::Tensor std_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
+                        at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction, bool keepdim);
+at::Tensor logsumexp_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
+                              at::IntArrayRef dim, bool keepdim);
+at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const std::optional<at::Scalar>& p,
+                         const at::Tensor& result, at::IntArrayRef dim, bool keepdim);
+at::Tensor cumsum_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim);
+at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self);
+at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self);
+std::vector<at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Tensor& input,
+                                            c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
+                                            const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
+                                            const std::optional<at::Tensor>& bias, std::array<bool, 3> mask);
+std::vector<at::Tensor> batch_norm_backward(const at::Tensor& grad, const at::Tensor& input,
+                                            const std::optional<at::Tensor>& weight,
+                                            const std::optional<at::Tensor>& running_mean,
+                                            const std::optional<at::Tensor>& running_var, const at::Tensor& save_mean,
+                                            const at::Tensor& save_invstd, bool training, double eps,
+                                            std::array<bool, 3> mask);
+std::vector<at::Tensor> matmul_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& other,
+                                        std::array<bool, 2> mask);
+at::Tensor linear_weight_backward(const at::Tensor& grad, const at::Tensor& input, const TensorMeta& weight);
+std::vector<at::Tensor> cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2, double p,
+                                       const at::Tensor& result, std::array<bool, 2> mask);
+std::vector<at::Tensor> cat_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim);
+std::vector<at::Tensor> stack_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim);
+at::Tensor index_select_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index);
+at::Tensor gather_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index);
+at::Tensor take_backward(const at::Tensor& grad, const TensorMeta& self, const at::Tensor& index);
+at::Tensor embedding_backward(const at::Tensor& grad, const at::Tensor& indices, const TensorMeta& weight);
+at::Tensor masked_select_backward(const at::Tensor& grad, const TensorMeta& self, const at::Tensor& mask);
+at::Tensor max_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                               bool ceil_mode, const at::Tensor& indices);
+at::Tensor max_pool3d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                               bool ceil_mode, const at::Tensor& indices);
+at::Tensor avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                               bool count_include_pad, std::optional<int64_t> divisor_override);
+std::vector<at::Tensor> mse_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                          int64_t reduction, std::array<bool, 2> mask);
+std::vector<at::Tensor> binary_cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self,
+                                                      const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                                                      int64_t reduction, std::array<bool, 2> mask);
+std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self,
+                                               const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                                               int64_t reduction, const c10::SymInt& ignore_index,
+                                               double label_smoothing, std::array<bool, 2> mask);
 
 // Arithmetic and comparisons of Scalars, keeping an int an int and a complex complex.
 at::Scalar scalar_add(const at::Scalar& a, const at::Scalar& b);
@@ -94,6 +175,21 @@ auto make_node() {
   } else {
     return c10::make_intrusive<T>();
   }
+}
+
+// A written tensor's version bumped (autograd then refuses a stale saved copy of it).
+void bump_version(const at::Tensor& t);
+inline void bump_version(const std::optional<at::Tensor>& t) {
+  if (t.has_value()) bump_version(*t);
+}
+inline void bump_version(at::TensorList ts) {
+  for (const auto& t : ts) bump_version(t);
+}
+
+// A tensor the op writes and its formulas read (batch_norm's running statistics), kept as its
+// value at the call: a copy, not a saved variable (the op's own write would make that stale).
+inline std::optional<at::Tensor> copy_of(const std::optional<at::Tensor>& t) {
+  return t.has_value() && t->defined() ? std::optional<at::Tensor>(t->detach().clone()) : std::nullopt;
 }
 
 // A saved Tensor? as formulas see it.

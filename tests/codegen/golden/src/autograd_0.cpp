@@ -13,8 +13,10 @@
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
+#include <array>
 #include <memory>
 #include <tuple>
+#include <vector>
 
 namespace structops {
 namespace {
@@ -44,8 +46,8 @@ struct scaled_act_backward final : torch::autograd::TraceableFunction {
     const at::Tensor& grad_like = *so_like;
     const auto self = self_.unpack();
     const auto other = other_.unpack();
-    const auto& alpha = alpha_;
-    const auto& mode = mode_;
+    const auto& alpha = structops::autograd::view(alpha_);
+    const auto& mode = structops::autograd::view(mode_);
     if (should_compute_output(0)) so_grads[0] = structops::autograd::sum_to((grad * structops::autograd::conj((structops::autograd::is(mode, "relu") ? at::where(at::gt((self + (at::Scalar(alpha) * other)), at::Scalar(int64_t(0))), at::Scalar(int64_t(1)), at::where(at::lt((self + (at::Scalar(alpha) * other)), at::Scalar(int64_t(0))), at::Scalar(int64_t(0)), at::where(at::eq((self + (at::Scalar(alpha) * other)), at::Scalar(int64_t(0))), at::Scalar(0.5), at::Scalar(int64_t(1))))) : (at::Scalar(int64_t(1)) - (at::tanh((self + (at::Scalar(alpha) * other))) * at::tanh((self + (at::Scalar(alpha) * other)))))))), self_meta);
     if (should_compute_output(1)) so_grads[1] = structops::autograd::sum_to((grad * structops::autograd::conj((structops::autograd::is(mode, "relu") ? at::where(at::gt((self + (at::Scalar(alpha) * other)), at::Scalar(int64_t(0))), at::Scalar(alpha), at::where(at::lt((self + (at::Scalar(alpha) * other)), at::Scalar(int64_t(0))), at::Scalar(int64_t(0)), at::where(at::eq((self + (at::Scalar(alpha) * other)), at::Scalar(int64_t(0))), at::Scalar(structops::autograd::scalar_mul(0.5, alpha)), at::Scalar(alpha)))) : ((at::Scalar(int64_t(1)) - (at::tanh((self + (at::Scalar(alpha) * other))) * at::tanh((self + (at::Scalar(alpha) * other))))) * at::Scalar(alpha))))), other_meta);
     (void)grad_like;
@@ -74,7 +76,11 @@ at::Tensor scaled_act_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self
     so_node->alpha_ = structops::autograd::keep(alpha);
     so_node->mode_ = structops::autograd::keep(mode);
   }
-  auto so_result = scaled_act_op.redispatch(so_ks & c10::after_autograd_keyset, self, other, alpha, mode);
+  // Below autograd, also for the ops the kernels call inside (ATen's VariableType does the same).
+  auto so_result = [&] {
+    at::AutoDispatchBelowADInplaceOrView so_below;
+    return scaled_act_op.redispatch(so_ks & c10::after_autograd_keyset, self, other, alpha, mode);
+  }();
   if (so_node) {
     if (torch::autograd::isDifferentiableType(so_result.scalar_type())) {
       torch::autograd::set_history(so_result, so_node);
@@ -92,8 +98,11 @@ at::Tensor& scaled_act_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor&
       .typed<at::Tensor&(const at::Tensor&, const at::Tensor&, const at::Scalar&, c10::string_view, at::Tensor&)>();
   structops::autograd::check_out_not_differentiable(
       "scaled_act", torch::autograd::compute_requires_grad(self, other));
-  decltype(auto) so_result = scaled_act_out_op.redispatch(so_ks & c10::after_autograd_keyset, self, other, alpha, mode, out);
-  torch::autograd::increment_version(out);
+  decltype(auto) so_result = [&]() -> decltype(auto) {
+    at::AutoDispatchBelowADInplaceOrView so_below;
+    return scaled_act_out_op.redispatch(so_ks & c10::after_autograd_keyset, self, other, alpha, mode, out);
+  }();
+  structops::autograd::bump_version(out);
   return so_result;
 }
 

@@ -13,8 +13,10 @@
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
+#include <array>
 #include <memory>
 #include <tuple>
+#include <vector>
 
 namespace structops {
 namespace {

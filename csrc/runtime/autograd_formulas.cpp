@@ -1,0 +1,467 @@
+// The backward helpers that derivative formulas of the non-pointwise ops call (structops/autograd.h,
+// codegen/autograd/functions.py). Each is written with differentiable ATen ops, so a gradient
+// computed with grad mode on (create_graph=True) is differentiable again; where ATen has the
+// backward kernel of the same op (layer_norm, batch_norm, pooling, losses), it is called.
+#include <structops/autograd.h>
+#include <structops/rules.h>
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/abs.h>
+#include <ATen/ops/avg_pool2d_backward.h>
+#include <ATen/ops/binary_cross_entropy_backward.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/clamp_min.h>
+#include <ATen/ops/cumprod.h>
+#include <ATen/ops/cumsum.h>
+#include <ATen/ops/embedding_backward.h>
+#include <ATen/ops/eq.h>
+#include <ATen/ops/exp.h>
+#include <ATen/ops/flip.h>
+#include <ATen/ops/index_add.h>
+#include <ATen/ops/log.h>
+#include <ATen/ops/log_softmax.h>
+#include <ATen/ops/masked_scatter.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/max_pool2d_with_indices_backward.h>
+#include <ATen/ops/max_pool3d_with_indices_backward.h>
+#include <ATen/ops/mean.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/mse_loss_backward.h>
+#include <ATen/ops/native_batch_norm_backward.h>
+#include <ATen/ops/native_layer_norm_backward.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/ones_like.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/put.h>
+#include <ATen/ops/scatter_add.h>
+#include <ATen/ops/sign.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace structops::autograd {
+namespace {
+
+std::vector<int64_t> dims_of(int64_t rank, at::OptionalIntArrayRef dim) {
+  return rules::reduced_dims("backward", "self", rank, dim);
+}
+
+at::Tensor as_dtype(const at::Tensor& t, at::ScalarType dtype) {
+  return t.scalar_type() == dtype ? t : t.to(dtype);
+}
+
+at::Tensor zeros_of(const TensorMeta& like, const at::Tensor& options_from) {
+  return at::zeros_symint(like.sizes, options_from.options().dtype(like.dtype));
+}
+
+// The reduced dims kept as size 1 (a reduction's output seen with keepdim=True).
+at::Tensor keep_dims(const at::Tensor& t, int64_t rank, at::OptionalIntArrayRef dim, bool keepdim) {
+  if (keepdim || rank == 0) return t;
+  at::Tensor out = t;
+  for (int64_t d : dims_of(rank, dim)) out = out.unsqueeze(d);  // ascending: each lands in place
+  return out;
+}
+
+c10::SymInt reduced_count(const TensorMeta& like, at::OptionalIntArrayRef dim) {
+  c10::SymInt n = 1;
+  if (like.sizes.empty()) return n;
+  for (int64_t d : dims_of(static_cast<int64_t>(like.sizes.size()), dim)) n = n * like.sizes[d];
+  return n;
+}
+
+}  // namespace
+
+// -- reductions ----------------------------------------------------------------------------------
+
+at::Tensor unreduce(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  const auto rank = static_cast<int64_t>(self.sizes.size());
+  return as_dtype(keep_dims(grad, rank, dim, keepdim).expand_symint(self.sizes), self.dtype);
+}
+
+at::Tensor mean_backward(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim,
+                         bool keepdim) {
+  return unreduce(grad, self, dim, keepdim) / reduced_count(self, dim).guard_int(__FILE__, __LINE__);
+}
+
+at::Tensor extremum_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
+                             at::OptionalIntArrayRef dim, bool keepdim) {
+  // torch.amax/amin: the gradient is shared evenly among the elements equal to the result.
+  const int64_t rank = self.dim();
+  const at::Tensor hit = at::eq(self, keep_dims(result, rank, dim, keepdim)).to(grad.scalar_type());
+  const std::vector<int64_t> dims = dims_of(rank, dim);
+  const at::Tensor count = rank == 0 ? hit : at::sum(hit, dims, /*keepdim=*/true);
+  return keep_dims(grad, rank, dim, keepdim) * hit / count;
+}
+
+at::Tensor prod_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
+                         at::OptionalIntArrayRef dim, bool keepdim) {
+  // Each element's gradient is the product of the others in its slice: the reduced dims moved
+  // last and flattened, an exclusive cumulative product from each side (exact with zeros).
+  const int64_t rank = self.dim();
+  if (rank == 0) return as_dtype(grad, self.scalar_type());
+  const std::vector<int64_t> dims = dims_of(rank, dim);
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) order.push_back(d);
+  }
+  const size_t kept = order.size();
+  order.insert(order.end(), dims.begin(), dims.end());
+  const at::Tensor x = self.to(result.scalar_type()).permute(order);
+  std::vector<c10::SymInt> flat(x.sym_sizes().begin(), x.sym_sizes().begin() + kept);
+  flat.push_back(-1);
+  const at::Tensor rows = x.reshape_symint(flat);
+  const at::Tensor one = at::ones_symint({1}, rows.options()).expand_symint(
+      [&] { auto s = rows.sym_sizes().vec(); s.back() = 1; return s; }());
+  const int64_t last = rows.dim() - 1;
+  const auto n = rows.sym_size(last);
+  const at::Tensor left = at::cumprod(at::cat({one, rows.narrow_symint(last, 0, n - 1)}, last), last);
+  const at::Tensor right =
+      at::flip(at::cumprod(at::flip(at::cat({rows.narrow_symint(last, 1, n - 1), one}, last), {last}), last), {last});
+  const at::Tensor g = keep_dims(grad, rank, dim, keepdim).permute(order).reshape_symint(
+      [&] { auto s = std::vector<c10::SymInt>(flat.begin(), flat.end() - 1); s.push_back(1); return s; }());
+  const at::Tensor per_row = (g * left * right).reshape_symint(x.sym_sizes());
+  std::vector<int64_t> inverse(rank);
+  for (int64_t i = 0; i < rank; ++i) inverse[order[i]] = i;
+  return as_dtype(per_row.permute(inverse), self.scalar_type());
+}
+
+at::Tensor var_backward(const at::Tensor& grad, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                        const std::optional<at::Scalar>& correction, bool keepdim) {
+  const int64_t rank = self.dim();
+  const std::vector<int64_t> dims = dims_of(rank, dim);
+  const double c = correction.has_value() ? correction->toDouble() : 1.0;
+  c10::SymInt n = 1;
+  for (int64_t d : dims) n = n * self.sym_size(d);
+  const double denom = std::max(static_cast<double>(n.guard_int(__FILE__, __LINE__)) - c, 0.0);
+  const at::Tensor centered = rank == 0 ? self - self : self - at::mean(self, dims, /*keepdim=*/true);
+  return keep_dims(grad, rank, dim, keepdim) * centered * (2.0 / denom);
+}
+
+at::Tensor std_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
+                        at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction, bool keepdim) {
+  // d std = d var / (2 std); where std is 0, the gradient is 0 (as torch's).
+  // The division by a safe denominator: where's other branch must not be inf (its gradient
+  // would be 0 * inf = NaN in double backward).
+  const at::Tensor zero = result == 0;
+  const at::Tensor g = at::where(zero, at::zeros_like(result), grad / (2 * at::where(zero, at::ones_like(result), result)));
+  return var_backward(g, self, dim, correction, keepdim);
+}
+
+at::Tensor logsumexp_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
+                              at::IntArrayRef dim, bool keepdim) {
+  const int64_t rank = self.dim();
+  const at::Tensor r = keep_dims(result, rank, dim, keepdim);
+  return keep_dims(grad, rank, dim, keepdim) * at::exp(self - r);
+}
+
+at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const std::optional<at::Scalar>& p,
+                         const at::Tensor& result, at::IntArrayRef dim, bool keepdim) {
+  const int64_t rank = self.dim();
+  const double q = p.has_value() ? p->toDouble() : 2.0;
+  const at::Tensor g = keep_dims(grad, rank, dim, keepdim);
+  const at::Tensor r = keep_dims(result, rank, dim, keepdim);
+  if (q == 0.0) return at::zeros_like(self);
+  if (q == 1.0) return g * at::sign(self);
+  if (std::isinf(q)) {  // the gradient goes to the elements of largest (smallest) magnitude, shared
+    const at::Tensor hit = (at::abs(self) == r).to(g.scalar_type());
+    const std::vector<int64_t> dims = dims_of(rank, dim);
+    const at::Tensor count = rank == 0 ? hit : at::sum(hit, dims, /*keepdim=*/true);
+    return g * at::sign(self) * hit / count;
+  }
+  // d |x|_p / dx = sign(x) |x|^(p-1) / |x|_p^(p-1); 0 where the norm is 0.
+  const at::Tensor zero = r == 0;
+  const at::Tensor safe = at::where(zero, at::ones_like(r), r);  // no inf in where's other branch
+  const at::Tensor scaled =
+      q == 2.0 ? self / safe : at::sign(self) * at::pow(at::abs(self), q - 1) / at::pow(safe, q - 1);
+  return at::where(zero, at::zeros_like(scaled), g * scaled);
+}
+
+at::Tensor cumsum_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim) {
+  if (self.sizes.empty()) return as_dtype(grad, self.dtype);
+  const int64_t d = rules::wrap_dim("cumsum", "self", dim, static_cast<int64_t>(self.sizes.size()));
+  return as_dtype(at::flip(at::cumsum(at::flip(grad, {d}), d), {d}), self.dtype);
+}
+
+// -- normalisation ---------------------------------------------------------------------------------
+
+at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self) {
+  if (result.dim() == 0) return as_dtype(at::zeros_like(grad), self.dtype);
+  return as_dtype(result * (grad - at::sum(grad * result, {dim}, /*keepdim=*/true)), self.dtype);
+}
+
+at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim,
+                                const TensorMeta& self) {
+  if (result.dim() == 0) return as_dtype(at::zeros_like(grad), self.dtype);
+  return as_dtype(grad - at::exp(result) * at::sum(grad, {dim}, /*keepdim=*/true), self.dtype);
+}
+
+std::vector<at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Tensor& input,
+                                            c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
+                                            const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
+                                            const std::optional<at::Tensor>& bias, std::array<bool, 3> mask) {
+  auto [gi, gw, gb] = at::native_layer_norm_backward_symint(grad, input, normalized_shape, mean, rstd, weight, bias,
+                                                            mask);
+  return {gi, gw, gb};
+}
+
+std::vector<at::Tensor> batch_norm_backward(const at::Tensor& grad, const at::Tensor& input,
+                                            const std::optional<at::Tensor>& weight,
+                                            const std::optional<at::Tensor>& running_mean,
+                                            const std::optional<at::Tensor>& running_var, const at::Tensor& save_mean,
+                                            const at::Tensor& save_invstd, bool training, double eps,
+                                            std::array<bool, 3> mask) {
+  auto [gi, gw, gb] = at::native_batch_norm_backward(grad, input, weight, running_mean, running_var, save_mean,
+                                                     save_invstd, training, eps, mask);
+  return {gi, gw, gb};
+}
+
+// -- linear algebra --------------------------------------------------------------------------------
+
+std::vector<at::Tensor> matmul_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& other,
+                                        std::array<bool, 2> mask) {
+  // torch.matmul's cases: a 1-D operand gets the size-1 dim matmul gives it, batch dims broadcast.
+  const at::Tensor a = self.dim() == 1 ? self.unsqueeze(0) : self;
+  const at::Tensor b = other.dim() == 1 ? other.unsqueeze(-1) : other;
+  at::Tensor g = grad;
+  if (self.dim() == 1 && other.dim() == 1) {
+    g = grad.reshape({1, 1});
+  } else if (self.dim() == 1) {
+    g = grad.unsqueeze(-2);
+  } else if (other.dim() == 1) {
+    g = grad.unsqueeze(-1);
+  }
+  at::Tensor ga, gb;
+  if (mask[0]) {
+    ga = at::sum_to(at::matmul(g, b.mT().conj()), a.sym_sizes());
+    if (self.dim() == 1) ga = ga.squeeze(0);
+    ga = as_dtype(ga, self.scalar_type());
+  }
+  if (mask[1]) {
+    gb = at::sum_to(at::matmul(a.mT().conj(), g), b.sym_sizes());
+    if (other.dim() == 1) gb = gb.squeeze(-1);
+    gb = as_dtype(gb, other.scalar_type());
+  }
+  return {ga, gb};
+}
+
+at::Tensor linear_weight_backward(const at::Tensor& grad, const at::Tensor& input, const TensorMeta& weight) {
+  // weight [out, in]: the batch dims of grad [..., out] and input [..., in] summed over.
+  const at::Tensor g = grad.dim() == 1 ? grad.unsqueeze(0) : grad.reshape({-1, grad.size(-1)});
+  const at::Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input.reshape({-1, input.size(-1)});
+  return as_dtype(at::sum_to(at::mm(g.mT(), x.conj()), c10::SymIntArrayRef(weight.sizes)), weight.dtype);
+}
+
+std::vector<at::Tensor> cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2, double p,
+                                       const at::Tensor& result, std::array<bool, 2> mask) {
+  // d r_ij / d x1_ik = sign(x1_ik - x2_jk) |x1_ik - x2_jk|^(p-1) / r_ij^(p-1); p = inf: the
+  // largest |difference| only (shared among ties); p = 0: none. 0 where r_ij is 0.
+  const at::Tensor diff = x1.unsqueeze(-2) - x2.unsqueeze(-3);  // [..., n, m, d]
+  const at::Tensor r = result.unsqueeze(-1);
+  const at::Tensor g = grad.unsqueeze(-1);
+  at::Tensor w;
+  if (p == 0.0) {
+    w = at::zeros_like(diff);
+  } else if (std::isinf(p)) {
+    const at::Tensor hit = (at::abs(diff) == r).to(diff.scalar_type());
+    w = at::sign(diff) * hit / at::clamp_min(at::sum(hit, {-1}, /*keepdim=*/true), 1);
+  } else if (p == 1.0) {
+    w = at::sign(diff);
+  } else {
+    const at::Tensor zero = r == 0;
+    const at::Tensor safe = at::where(zero, at::ones_like(r), r);
+    const at::Tensor scaled =
+        p == 2.0 ? diff / safe : at::sign(diff) * at::pow(at::abs(diff), p - 1) / at::pow(safe, p - 1);
+    w = at::where(zero, at::zeros_like(scaled), scaled);
+  }
+  const at::Tensor per_pair = g * w;
+  at::Tensor g1, g2;
+  if (mask[0]) g1 = at::sum(per_pair, {-2});
+  if (mask[1]) g2 = -at::sum(per_pair, {-3});
+  return {g1, g2};
+}
+
+// -- shape ops -----------------------------------------------------------------------------------
+
+std::vector<at::Tensor> cat_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim) {
+  std::vector<at::Tensor> out;
+  out.reserve(tensors.size());
+  const TensorMeta* first = nullptr;
+  for (const auto& t : tensors) {
+    if (!(t.sizes.size() == 1 && t.sizes[0] == 0)) {
+      first = &t;
+      break;
+    }
+  }
+  if (first == nullptr) {  // every element an empty [0]: torch.cat gives an empty [0] too
+    for (const auto& t : tensors) out.push_back(zeros_of(t, grad));
+    return out;
+  }
+  const int64_t d = rules::wrap_dim("cat", "tensors", dim, static_cast<int64_t>(first->sizes.size()));
+  c10::SymInt offset = 0;
+  for (const auto& t : tensors) {
+    if (t.sizes.size() == 1 && t.sizes[0] == 0) {  // skipped by torch.cat
+      out.push_back(zeros_of(t, grad));
+      continue;
+    }
+    out.push_back(as_dtype(grad.narrow_symint(d, offset, t.sizes[d]), t.dtype));
+    offset = offset + t.sizes[d];
+  }
+  return out;
+}
+
+std::vector<at::Tensor> stack_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim) {
+  const int64_t d = rules::wrap_dim("stack", "tensors", dim, grad.dim());
+  std::vector<at::Tensor> out;
+  out.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    out.push_back(as_dtype(grad.select(d, static_cast<int64_t>(i)), tensors[i].dtype));
+  }
+  return out;
+}
+
+// -- indexing --------------------------------------------------------------------------------------
+
+at::Tensor index_select_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index) {
+  if (self.sizes.empty()) return as_dtype(grad.reshape({}), self.dtype);
+  const int64_t d = rules::wrap_dim("index_select", "self", dim, static_cast<int64_t>(self.sizes.size()));
+  return as_dtype(at::index_add(zeros_of(self, grad).to(grad.scalar_type()), d, index.reshape({-1}), grad), self.dtype);
+}
+
+at::Tensor gather_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index) {
+  const int64_t rank = static_cast<int64_t>(self.sizes.size());
+  const at::Tensor zeros = zeros_of(self, grad).to(grad.scalar_type());
+  if (rank == 0) return as_dtype(grad.sum().reshape({}), self.dtype);
+  const int64_t d = rules::wrap_dim("gather", "self", dim, rank);
+  return as_dtype(at::scatter_add(zeros, d, index.to(at::kLong), grad), self.dtype);
+}
+
+at::Tensor take_backward(const at::Tensor& grad, const TensorMeta& self, const at::Tensor& index) {
+  return as_dtype(at::put(zeros_of(self, grad).to(grad.scalar_type()), index, grad, /*accumulate=*/true), self.dtype);
+}
+
+at::Tensor embedding_backward(const at::Tensor& grad, const at::Tensor& indices, const TensorMeta& weight) {
+  if (indices.numel() == 0) return zeros_of(weight, grad);
+  return as_dtype(at::embedding_backward_symint(grad, indices.to(at::kLong), weight.sizes[0], /*padding_idx=*/-1,
+                                                /*scale_grad_by_freq=*/false, /*sparse=*/false),
+                  weight.dtype);
+}
+
+at::Tensor masked_select_backward(const at::Tensor& grad, const TensorMeta& self, const at::Tensor& mask) {
+  // The broadcast shape of self and mask holds the gradient where mask is true; then self's form.
+  std::vector<c10::SymInt> shape = at::infer_size_symint(c10::SymIntArrayRef(self.sizes), mask.sym_sizes());
+  const at::Tensor zeros = at::zeros_symint(shape, grad.options());
+  return sum_to(at::masked_scatter(zeros, mask.expand_symint(shape), grad), self);
+}
+
+// -- pooling ---------------------------------------------------------------------------------------
+
+at::Tensor max_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                               bool ceil_mode, const at::Tensor& indices) {
+  return at::max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+}
+
+at::Tensor max_pool3d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                               bool ceil_mode, const at::Tensor& indices) {
+  return at::max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+}
+
+at::Tensor avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                               bool count_include_pad, std::optional<int64_t> divisor_override) {
+  return at::avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                 divisor_override);
+}
+
+// -- losses ----------------------------------------------------------------------------------------
+
+std::vector<at::Tensor> mse_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                          int64_t reduction, std::array<bool, 2> mask) {
+  // self and target broadcast (as torch's mse_loss): the gradient of the broadcast pair, then
+  // each input's form.
+  const std::vector<c10::SymInt> shape = at::infer_size_symint(self.sym_sizes(), target.sym_sizes());
+  const at::Tensor s = self.expand_symint(shape), t = target.expand_symint(shape);
+  const at::Tensor g = at::mse_loss_backward(grad, s, t, reduction);
+  at::Tensor gs, gt;
+  if (mask[0]) gs = sum_to(g, TensorMeta(self));
+  if (mask[1]) gt = sum_to(-g, TensorMeta(target));
+  return {gs, gt};
+}
+
+std::vector<at::Tensor> binary_cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self,
+                                                      const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                                                      int64_t reduction, std::array<bool, 2> mask) {
+  at::Tensor gs, gt;
+  if (mask[0]) gs = at::binary_cross_entropy_backward(grad, self, target, weight, reduction);
+  if (mask[1]) {
+    // d/dtarget of -w (t log(x) + (1 - t) log(1 - x)) = -w (log(x) - log(1 - x)), the logs
+    // clamped at -100 as the forward's.
+    const at::Tensor logs = at::clamp_min(at::log(self), -100) - at::clamp_min(at::log(1 - self), -100);
+    at::Tensor g = grad;
+    if (reduction == 1) g = g / self.numel();  // mean
+    gt = -g * logs;
+    if (weight.has_value() && weight->defined()) gt = gt * *weight;
+  }
+  return {gs, gt};
+}
+
+std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self,
+                                               const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                                               int64_t reduction, const c10::SymInt& ignore_index,
+                                               double label_smoothing, std::array<bool, 2> mask) {
+  // The loss per sample is -sum_c w_c q_c log_softmax(x)_c, q the target distribution: one-hot
+  // (class indices), smoothed by label_smoothing, or the given probabilities. Its gradient for x
+  // is softmax(x) * sum_c(w_c q_c) - w q; for the probabilities -w log_softmax(x).
+  const int64_t class_dim = self.dim() >= 2 ? 1 : 0;
+  const int64_t classes = self.size(class_dim);
+  const at::Tensor logp = at::log_softmax(self, class_dim);
+  std::vector<int64_t> wshape(self.dim(), 1);
+  wshape[class_dim] = classes;
+  const bool weighted = weight.has_value() && weight->defined();
+  const at::Tensor w = weighted ? weight->to(self.scalar_type()).reshape(wshape) : at::Tensor();
+  at::Tensor q;
+  at::Tensor keep;  // class indices: the samples not ignored
+  at::Tensor denom;
+  if (target.is_floating_point()) {
+    q = label_smoothing > 0 ? target * (1 - label_smoothing) + label_smoothing / classes : target;
+  } else {
+    keep = (target != ignore_index.guard_int(__FILE__, __LINE__));
+    const at::Tensor safe = at::where(keep, target, at::zeros_like(target));
+    const at::Tensor one_hot = at::zeros_like(logp).scatter_(class_dim, safe.unsqueeze(class_dim), 1.0);
+    q = label_smoothing > 0 ? one_hot * (1 - label_smoothing) + label_smoothing / classes : one_hot;
+    q = q * keep.unsqueeze(class_dim).to(q.scalar_type());
+  }
+  const at::Tensor wq = weighted ? w * q : q;
+  // The per-sample grad_output: grad broadcast (none), or the sum / mean's scale.
+  at::Tensor g = reduction == 0 ? grad.unsqueeze(class_dim) : grad;
+  if (reduction == 1) {
+    if (target.is_floating_point()) {
+      g = g / (self.dim() >= 2 ? self.numel() / classes : 1);
+    } else {
+      // the mean over the samples kept, each counted by its class weight (torch's nll_loss)
+      const at::Tensor safe = at::where(keep, target, at::zeros_like(target));
+      at::Tensor counted = keep.to(self.scalar_type());
+      if (weighted) counted = counted * weight->to(self.scalar_type()).index_select(0, safe.reshape({-1})).reshape(keep.sizes());
+      g = g / at::sum(counted);
+    }
+  }
+  at::Tensor gs, gt;
+  if (mask[0]) gs = g * (at::exp(logp) * at::sum(wq, {class_dim}, /*keepdim=*/true) - wq);
+  if (mask[1] && target.is_floating_point()) {
+    at::Tensor t = -(weighted ? w * logp : logp) * g;
+    if (label_smoothing > 0) t = t * (1 - label_smoothing);
+    gt = t;
+  }
+  return {gs, gt};
+}
+
+}  // namespace structops::autograd
