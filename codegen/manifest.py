@@ -203,7 +203,20 @@ def _autograd(path: str, g: StructuredGroup) -> Autograd | None:
     )
     if not differentiable:
         return None
+    if fn.derivatives is None and pointwise is None:
+        raise SpecError(
+            path,
+            fn.loc.line,
+            str(fn.func),
+            f"derivatives: the op takes floating tensors ({', '.join(differentiable)}) but says nothing of "
+            "their gradients",
+            "give each a formula (derivatives: {"
+            + differentiable[0]
+            + ': "..."}, docs/autograd.md) or write '
+            "'derivatives: not_differentiable'",
+        )
     outputs = tuple(o.name for o in g.out.func.arguments.out)
+    list_output = any(isinstance(o.type, ListType) for o in g.out.func.arguments.out)
     return resolve(
         path,
         str(fn.func),
@@ -213,6 +226,7 @@ def _autograd(path: str, g: StructuredGroup) -> Autograd | None:
         fn.derivatives,
         parse_formula(pointwise.formula) if pointwise is not None else None,
         differentiable,
+        list_output,
     )
 
 

@@ -45,6 +45,8 @@ STRUCTURED = """
 
 - func: {name}(Tensor self) -> Tensor
   structured_delegate: {name}.out
+  derivatives:  # what backward gives each tensor input (docs/autograd.md); or: not_differentiable
+    self: "grad"
   tests:
     reference: "lambda self: self.clone()"  # the torch function the op mirrors
   doc: {name} of a tensor.

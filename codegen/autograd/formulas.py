@@ -17,6 +17,7 @@ written for it overrides the derived formula of the inputs it names.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from codegen.autograd import derive
@@ -197,9 +198,10 @@ class Autograd:
     gradients (an integer or bool output never does)."""
 
     gradients: tuple[Gradient, ...]
-    outputs: tuple[str, ...]  # the outputs' names (the out= overload's)
+    outputs: tuple[str, ...]  # the outputs' names (the out= overload's); () for a Tensor[] output
     output_differentiability: tuple[bool, ...]
     line: int
+    list_output: bool = False  # one Tensor[] output: formulas read `grads`
 
 
 # ---------------------------------------------------------------------------------------------
@@ -343,9 +345,11 @@ class _Checker:
             return Select(arg, tuple(cases), kind)
         fn = FUNCTIONS.get(n.fn)
         if fn is None:
+            close = difflib.get_close_matches(n.fn, [*FUNCTIONS, *SPECIAL], n=3)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
             raise FormulaError(
                 f"unknown function {n.fn}()",
-                f"use one of: {', '.join(sorted([*FUNCTIONS, *SPECIAL]))} (docs/autograd.md)",
+                f"{hint}the functions are listed in docs/autograd.md (codegen/autograd/functions.py)",
             )
         if len(n.args) != len(fn.params):
             raise FormulaError(
@@ -405,6 +409,7 @@ def resolve(
     written: WrittenDerivatives | None,
     pointwise: Node | None,
     differentiable_inputs: tuple[str, ...],
+    list_output: bool = False,
 ) -> Autograd | None:
     """The op's derivatives, or None when it has none (backward raises): the written formulas,
     and for a pointwise op the derived ones of every input the key does not name.
@@ -424,6 +429,9 @@ def resolve(
     for a in functional.arguments.all:
         scope[a.name] = Ref(a.name, arg_kind(a.type), "arg")
     many = len(outputs) > 1
+    if list_output:  # a Tensor[] output: grads holds one gradient per element (some undefined)
+        scope["grads"] = Ref("grads", "tensors", "grad")
+        outputs = ()
     for name in outputs:
         scope["grad_" + name if many else "grad"] = Ref("grad_" + name if many else "grad", "tensor", "grad")
         scope["result_" + name if many else "result"] = Ref(
@@ -488,6 +496,8 @@ def resolve(
         if written and written.output_differentiability
         else output_dtypes_float
     )
+    if list_output:
+        differentiability = ()
     for name, carries in zip(outputs, differentiability, strict=True):
         grad = "grad_" + name if many else "grad"
         if carries and many and grad not in used:
@@ -495,7 +505,7 @@ def resolve(
                 f"output '{name}' carries a gradient, but no formula reads {grad}",
                 f"read {grad} in a formula, or mark it false in output_differentiability",
             )
-    return Autograd(tuple(gradients), outputs, tuple(differentiability), line)
+    return Autograd(tuple(gradients), outputs, tuple(differentiability), line, list_output)
 
 
 def uses(autograd: Autograd) -> set[str]:

@@ -63,6 +63,7 @@ class Functional:
     gradients: tuple[GradCode, ...]
     release: tuple[str, ...]  # SavedVariable members
     written: tuple[str, ...]  # arguments the functional writes (batch_norm's running statistics)
+    list_output: bool = False  # the one output is a Tensor[]: a history per element
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
                 )
             )
     many = len(autograd.outputs) > 1
-    outputs = []
+    outputs: list[tuple[int, bool, str | None]] = []
     for i, (name, carries) in enumerate(
         zip(autograd.outputs, autograd.output_differentiability, strict=True)
     ):
@@ -217,7 +218,7 @@ def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
         for g in autograd.gradients
     )
     tensors = ", ".join(names.cpp_name(a.name) for a in args if _tensor_kind(a))
-    grads = tuple(f"grad_{n}" if many else "grad" for n in autograd.outputs)
+    grads = () if autograd.list_output else tuple(f"grad_{n}" if many else "grad" for n in autograd.outputs)
     return Functional(
         node=_node_name(group),
         name=f"structops::{fn.func.name} backward",
@@ -235,6 +236,7 @@ def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
         gradients=gradients,
         release=tuple(release),
         written=tuple(names.cpp_name(a.name) for a in args if a.is_write),
+        list_output=autograd.list_output,
     )
 
 

@@ -10,6 +10,10 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/abs.h>
 #include <ATen/ops/avg_pool2d_backward.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/scatter_reduce.h>
+#include <ATen/ops/searchsorted.h>
 #include <ATen/ops/binary_cross_entropy_backward.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/cat.h>
@@ -327,6 +331,30 @@ std::vector<at::Tensor> stack_backward(const at::Tensor& grad, const std::vector
   return out;
 }
 
+at::Tensor split_backward(const std::vector<at::Tensor>& grads, const TensorMeta& self,
+                          c10::SymIntArrayRef split_sizes, int64_t dim) {
+  const int64_t d = rules::wrap_dim("split_with_sizes_copy", "self", dim, static_cast<int64_t>(self.sizes.size()));
+  const at::Tensor* like = nullptr;
+  for (const auto& g : grads) {
+    if (g.defined()) {
+      like = &g;
+      break;
+    }
+  }
+  std::vector<at::Tensor> pieces;
+  pieces.reserve(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (grads[i].defined()) {
+      pieces.push_back(grads[i]);
+      continue;
+    }
+    std::vector<c10::SymInt> shape(self.sizes);
+    shape[d] = split_sizes[i];
+    pieces.push_back(at::zeros_symint(shape, like->options()));
+  }
+  return as_dtype(at::cat(pieces, d), self.dtype);
+}
+
 // -- indexing --------------------------------------------------------------------------------------
 
 at::Tensor index_select_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index) {
@@ -359,6 +387,46 @@ at::Tensor masked_select_backward(const at::Tensor& grad, const TensorMeta& self
   std::vector<c10::SymInt> shape = at::infer_size_symint(c10::SymIntArrayRef(self.sizes), mask.sym_sizes());
   const at::Tensor zeros = at::zeros_symint(shape, grad.options());
   return sum_to(at::masked_scatter(zeros, mask.expand_symint(shape), grad), self);
+}
+
+std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at::Tensor& weight,
+                                               const at::Tensor& indices, const at::Tensor& offsets,
+                                               const at::Tensor& result, bool scale_grad_by_freq, int64_t mode,
+                                               const std::optional<at::Tensor>& per_sample_weights,
+                                               bool include_last_offset, std::array<bool, 2> mask) {
+  // Written with differentiable ops (a second derivative holds): each index's bag, then its row
+  // of grad, scaled as the mode does (sum: by its per-sample weight; mean: by 1/bag size; max:
+  // only where the row was its bag's maximum, the first one on ties), added to its weight row.
+  const int64_t n = indices.numel();
+  at::Tensor off = offsets.to(at::kLong);
+  if (include_last_offset && off.numel() > 0) off = off.narrow(0, 0, off.numel() - 1);
+  const at::Tensor ix = indices.to(at::kLong).reshape({-1});
+  const at::Tensor pos = at::arange(n, ix.options());
+  const at::Tensor bag = at::searchsorted(off, pos, /*out_int32=*/false, /*right=*/true) - 1;
+  at::Tensor rows = grad.index_select(0, bag);  // [n, d]
+  if (mode == 1) {
+    const at::Tensor size = at::zeros({off.numel()}, grad.options()).index_add(0, bag, at::ones({n}, grad.options()));
+    rows = rows / size.index_select(0, bag).unsqueeze(1);
+  } else if (mode == 2) {
+    const at::Tensor picked = weight.index_select(0, ix);
+    const at::Tensor hit = picked == result.index_select(0, bag);
+    const at::Tensor where_hit = at::where(hit, pos.unsqueeze(1).expand_as(hit), n);
+    const at::Tensor first = at::full({off.numel(), hit.size(1)}, n, ix.options())
+                                 .scatter_reduce(0, bag.unsqueeze(1).expand_as(hit), where_hit, "amin");
+    rows = rows * (pos.unsqueeze(1) == first.index_select(0, bag)).to(rows.scalar_type());
+  }
+  const bool weighted = per_sample_weights.has_value() && per_sample_weights->defined();
+  at::Tensor gw, gp;
+  if (mask[0]) {
+    at::Tensor scaled = weighted ? rows * per_sample_weights->unsqueeze(1) : rows;
+    if (scale_grad_by_freq && n > 0) {  // each weight row's gradient divided by its index's count
+      const at::Tensor count = at::zeros({weight.size(0)}, grad.options()).index_add(0, ix, at::ones({n}, grad.options()));
+      scaled = scaled / count.index_select(0, ix).unsqueeze(1);
+    }
+    gw = at::zeros_like(weight).index_add(0, ix, scaled);
+  }
+  if (mask[1] && weighted) gp = at::sum(rows * weight.index_select(0, ix), {1});
+  return {gw, gp};
 }
 
 // -- pooling ---------------------------------------------------------------------------------------

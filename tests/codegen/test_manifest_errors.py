@@ -484,7 +484,9 @@ def test_cli_exit_status_and_nothing_written(tmp_path):
 
 def test_bad_manifest_leaves_previous_output_untouched(tmp_path):
     good = write_manifest(
-        tmp_path, NEG_OUT + "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.out\n"
+        tmp_path,
+        NEG_OUT + "- func: neg(Tensor self) -> Tensor\n  structured_delegate: neg.out\n"
+        '  derivatives: {self: "-grad"}\n',
     )
     out = tmp_path / "generated"
     generate(load_manifest(good), out, shards=2)

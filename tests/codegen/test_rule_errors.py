@@ -663,6 +663,7 @@ def test_cat_like_pattern_generates_per_element_loop(tmp_path):
             func=CAT,
         )
         + "- func: mycat(Tensor[] tensors, int dim=0) -> Tensor\n  structured_delegate: mycat.out\n"
+        + "  derivatives: not_differentiable\n"
     )
     manifest = load_manifest(write_manifest(tmp_path, text))
     out = tmp_path / "generated"

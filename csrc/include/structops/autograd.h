@@ -127,6 +127,13 @@ std::vector<at::Tensor> cdist_backward(const at::Tensor& grad, const at::Tensor&
                                        const at::Tensor& result, std::array<bool, 2> mask);
 std::vector<at::Tensor> cat_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim);
 std::vector<at::Tensor> stack_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim);
+at::Tensor split_backward(const std::vector<at::Tensor>& grads, const TensorMeta& self,
+                          c10::SymIntArrayRef split_sizes, int64_t dim);
+std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at::Tensor& weight,
+                                               const at::Tensor& indices, const at::Tensor& offsets,
+                                               const at::Tensor& result, bool scale_grad_by_freq, int64_t mode,
+                                               const std::optional<at::Tensor>& per_sample_weights,
+                                               bool include_last_offset, std::array<bool, 2> mask);
 at::Tensor index_select_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index);
 at::Tensor gather_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index);
 at::Tensor take_backward(const at::Tensor& grad, const TensorMeta& self, const at::Tensor& index);

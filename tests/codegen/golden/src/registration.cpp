@@ -32,10 +32,10 @@ TORCH_LIBRARY(structops, m) {
 // raises. torch's C++ fallback redispatches at once when no input requires grad, so it costs
 // an eager call next to nothing (a Python autograd kernel cost ~8 us per call).
 TORCH_LIBRARY_IMPL(structops, Autograd, m) {
-  m.impl("add.Tensor", torch::autograd::autogradNotImplementedFallback());
   m.impl("amax", torch::autograd::autogradNotImplementedFallback());
   m.impl("aminmax", torch::autograd::autogradNotImplementedFallback());
   m.impl("my_fused", torch::autograd::autogradNotImplementedFallback());
+  m.impl("scaled_act", torch::autograd::autogradNotImplementedFallback());
 }
 
 // torch.compile traces out= and inplace overloads as their functional sibling (functionalize.h).
