@@ -10,6 +10,8 @@ goes through helpers that keep a Scalar's kind (int, float, complex).
 
 from __future__ import annotations
 
+import dataclasses
+
 from codegen.autograd.formulas import Apply, Const, Expr, Op, Ref, Select, Where
 
 _TENSOR_OPS = {"+": "+", "-": "-", "*": "*", "/": "/"}
@@ -20,6 +22,31 @@ H = "structops::autograd::"
 
 
 def code(e: Expr) -> str:
+    return _code(e)
+
+
+def forward_code(e: Expr) -> str:
+    """A forward-mode formula: its tensor arguments are their primals (<name>_p locals)."""
+    return _code(_primals(e))
+
+
+def _primals(e: Expr) -> Expr:
+    if isinstance(e, Ref):
+        if e.role == "arg" and e.kind in ("tensor", "tensor?"):
+            return dataclasses.replace(e, name=f"{e.name}_p")
+        return e
+    if isinstance(e, Where):
+        return dataclasses.replace(
+            e, cond=_primals(e.cond), then=_primals(e.then), otherwise=_primals(e.otherwise)
+        )
+    if isinstance(e, Select):
+        return dataclasses.replace(e, cases=tuple((v, _primals(x)) for v, x in e.cases))
+    if isinstance(e, Op | Apply):
+        return dataclasses.replace(e, args=tuple(_primals(a) for a in e.args))
+    return e
+
+
+def _code(e: Expr) -> str:
     if isinstance(e, Ref):
         if e.kind == "mask":
             return "so_mask"
@@ -29,16 +56,16 @@ def code(e: Expr) -> str:
     if isinstance(e, Op):
         return _op(e)
     if isinstance(e, Apply):
-        args = (_tensor(a) if e.fn.tensorize else code(a) for a in e.args)
+        args = (_tensor(a) if e.fn.tensorize else _code(a) for a in e.args)
         return f"{e.fn.cpp}({', '.join(args)})"
     if isinstance(e, Where):
         if e.cond.kind == "tensor":
-            return f"at::where({code(e.cond)}, {_arg(e.then)}, {_arg(e.otherwise)})"
+            return f"at::where({_code(e.cond)}, {_arg(e.then)}, {_arg(e.otherwise)})"
         if e.kind == "tensor":
-            return f"({code(e.cond)} ? {_tensor(e.then)} : {_tensor(e.otherwise)})"
-        return f"({code(e.cond)} ? at::Scalar({code(e.then)}) : at::Scalar({code(e.otherwise)}))"
+            return f"({_code(e.cond)} ? {_tensor(e.then)} : {_tensor(e.otherwise)})"
+        return f"({_code(e.cond)} ? at::Scalar({_code(e.then)}) : at::Scalar({_code(e.otherwise)}))"
     assert isinstance(e, Select)
-    wrap = _tensor if e.kind == "tensor" else (lambda x: f"at::Scalar({code(x)})")
+    wrap = _tensor if e.kind == "tensor" else (lambda x: f"at::Scalar({_code(x)})")
     out = wrap(e.cases[-1][1])
     for value, branch in reversed(e.cases[:-1]):
         test = f"!{e.arg.name}.has_value()" if value is None else f'{H}is({e.arg.name}, "{value}")'
@@ -60,38 +87,38 @@ def _const(e: Const) -> str:
 
 def _arg(e: Expr) -> str:
     """An operand of an ATen function: tensors as they are, numbers as Scalars."""
-    return code(e) if e.kind == "tensor" else f"at::Scalar({code(e)})"
+    return _code(e) if e.kind == "tensor" else f"at::Scalar({_code(e)})"
 
 
 def _tensor(e: Expr) -> str:
     """A value as a tensor (a scalar branch of a condition decided on the host: a 0-dim tensor
     in grad's dtype and device, which broadcasts where it is used)."""
-    return code(e) if e.kind == "tensor" else f"{H}as_tensor(at::Scalar({code(e)}), grad_like)"
+    return _code(e) if e.kind == "tensor" else f"{H}as_tensor(at::Scalar({_code(e)}), grad_like)"
 
 
 def _op(e: Op) -> str:
     if e.op == "neg":
         (a,) = e.args
-        return f"(-{code(a)})" if a.kind == "tensor" else f"{H}scalar_neg({code(a)})"
+        return f"(-{_code(a)})" if a.kind == "tensor" else f"{H}scalar_neg({_code(a)})"
     if e.op == "not":
         (a,) = e.args
-        return f"at::logical_not({code(a)})" if a.kind == "tensor" else f"(!{code(a)})"
+        return f"at::logical_not({_code(a)})" if a.kind == "tensor" else f"(!{_code(a)})"
     a, b = e.args
     if e.op in ("and", "or"):
         if e.kind == "bool":
-            return f"({code(a)} {'&&' if e.op == 'and' else '||'} {code(b)})"
+            return f"({_code(a)} {'&&' if e.op == 'and' else '||'} {_code(b)})"
         return f"at::logical_{e.op}({_arg(a)}, {_arg(b)})"
     if e.op in ("==", "!=") and a.kind == "str":
         test = f"!{a.name}.has_value()" if b.kind == "none" else f"{H}is({a.name}, {_const(b)})"
         return test if e.op == "==" else f"(!{test})"
     if e.op in _COMPARE:
         if e.kind == "bool":
-            return f"{H}scalar_{_COMPARE[e.op]}({code(a)}, {code(b)})"
+            return f"{H}scalar_{_COMPARE[e.op]}({_code(a)}, {_code(b)})"
         if a.kind != "tensor":  # ATen's comparisons take the tensor first
-            return f"at::{_COMPARE[_SWAPPED[e.op]]}({code(b)}, {_arg(a)})"
-        return f"at::{_COMPARE[e.op]}({code(a)}, {_arg(b)})"
+            return f"at::{_COMPARE[_SWAPPED[e.op]]}({_code(b)}, {_arg(a)})"
+        return f"at::{_COMPARE[e.op]}({_code(a)}, {_arg(b)})"
     if e.kind == "scalar":
-        return f"{H}scalar_{_SCALAR_OPS[e.op]}({code(a)}, {code(b)})"
+        return f"{H}scalar_{_SCALAR_OPS[e.op]}({_code(a)}, {_code(b)})"
     if e.op == "//":
         return f"at::floor_divide({_tensor_first(a, b)})"
     if e.op == "%":

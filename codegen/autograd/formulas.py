@@ -40,6 +40,7 @@ from codegen.pointwise.syntax import (
 NOT_DIFFERENTIABLE = "not_differentiable"
 NON_DIFFERENTIABLE_INPUT = "non_differentiable"  # no gradient, silently (an index, a mask)
 NOT_IMPLEMENTED = "not_implemented"  # backward raises if the input requires grad (as torch's)
+AUTO_LINEAR = "auto_linear"  # forward mode: the op is linear in its tensors, applied to tangents
 _ARITHMETIC = ("+", "-", "*", "/", "//", "%")
 
 
@@ -65,6 +66,8 @@ class WrittenDerivatives:
     output_differentiability: tuple[bool, ...] | None
     not_differentiable: bool  # derivatives: not_differentiable
     not_implemented: tuple[str, ...] = ()
+    # `result:` forward-mode formula over primals and tangents (<input>_t), or AUTO_LINEAR
+    forward: tuple[Node | str, str, int] | None = None
 
 
 def parse_derivatives(
@@ -86,9 +89,22 @@ def parse_derivatives(
             'write e.g. derivatives: {self: "grad * other"}',
         )
     names = {a.name for a in schema.arguments.all}
-    formulas, non_diff, outputs, missing = [], [], None, []
+    formulas, non_diff, outputs, missing, forward = [], [], None, [], None
     for key, value in raw.items():
         at = raw.line_of(key)
+        if key == "result":
+            if value == AUTO_LINEAR:
+                forward = (AUTO_LINEAR, AUTO_LINEAR, at)
+                continue
+            if not isinstance(value, str):
+                raise fail(f"the forward formula must be a string, got {value!r}", "quote the formula", at)
+            try:
+                forward = (parse_formula(value), value, at)
+            except FormulaSyntaxError as e:
+                raise fail(
+                    f"cannot parse '{value}': {e}", "see docs/autograd.md for the formula syntax", at
+                ) from None
+            continue
         if key == "output_differentiability":
             if not isinstance(value, list) or not all(isinstance(v, bool) for v in value):
                 raise fail(
@@ -123,7 +139,7 @@ def parse_derivatives(
                 f"cannot parse '{value}': {e}", "see docs/autograd.md for the formula syntax", at
             ) from None
         formulas.append((inputs, node, value, at))
-    return WrittenDerivatives(line, tuple(formulas), tuple(non_diff), outputs, False, tuple(missing))
+    return WrittenDerivatives(line, tuple(formulas), tuple(non_diff), outputs, False, tuple(missing), forward)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,6 +218,10 @@ class Autograd:
     output_differentiability: tuple[bool, ...]
     line: int
     list_output: bool = False  # one Tensor[] output: formulas read `grads`
+    # Forward mode (jvp): the output's tangent over primals and <input>_t tangents; AUTO_LINEAR:
+    # the op applied to the tangents; None: forward AD raises (not implemented)
+    forward: Expr | str | None = None
+    tangents: tuple[str, ...] = ()  # the inputs whose tangents forward mode reads
 
 
 # ---------------------------------------------------------------------------------------------
@@ -505,7 +525,39 @@ def resolve(
                 f"output '{name}' carries a gradient, but no formula reads {grad}",
                 f"read {grad} in a formula, or mark it false in output_differentiability",
             )
-    return Autograd(tuple(gradients), outputs, tuple(differentiability), line, list_output)
+    forward, tangents = _forward(written, pointwise, scope, differentiable_inputs, gradients, fail)
+    return Autograd(tuple(gradients), outputs, tuple(differentiability), line, list_output, forward, tangents)
+
+
+def _forward(written, pointwise, scope, differentiable_inputs, gradients, fail):
+    """Forward mode: the written `result:` formula, auto_linear, or for a pointwise op the sum of
+    each input's derivative times its tangent (f'(z) t: no conjugate in forward mode)."""
+    inputs = tuple(n for n in differentiable_inputs if scope[n].kind in ("tensor", "tensor?"))
+    tangent_scope = dict(scope) | {f"{n}_t": Ref(f"{n}_t", "tensor", "tangent") for n in inputs}
+    if written is not None and written.forward is not None:
+        node, text, at = written.forward
+        if node == AUTO_LINEAR:  # every input with a gradient takes its tangent
+            with_gradient = {n for g in gradients if g.text != NOT_IMPLEMENTED for n in g.inputs}
+            return AUTO_LINEAR, tuple(n for n in differentiable_inputs if n in with_gradient)
+        try:
+            expr = _Checker(tangent_scope).expr(node)
+        except FormulaError as e:
+            raise fail(f"result: {e.problem}", e.fix, at) from None
+        if expr.kind != "tensor":
+            raise fail(f"result: '{text}' gives a {expr.kind}, not a tensor", "multiply by a tangent", at)
+        return expr, tuple(n for n in inputs if f"{n}_t" in _uses(expr))
+    if pointwise is None:
+        return None, ()
+    derived = {n for g in gradients if g.derived for n in g.inputs}
+    total = derive.ZERO
+    for name in inputs:
+        if name not in derived and not any(name in g.inputs for g in gradients):
+            continue
+        total = derive.add(total, derive.mul(derive.derivative(pointwise, name), Var(f"{name}_t")))
+    if total == derive.ZERO:
+        return None, ()
+    expr = _Checker(tangent_scope).expr(total)
+    return expr, tuple(n for n in inputs if f"{n}_t" in _uses(expr))
 
 
 def uses(autograd: Autograd) -> set[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from codegen.api import cpp, names
 from codegen.autograd import cpp as formula_cpp
-from codegen.autograd.formulas import Apply, Autograd, Expr, Op, Ref, Select, Where
+from codegen.autograd.formulas import AUTO_LINEAR, Apply, Autograd, Expr, Op, Ref, Select, Where
 from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType
 from codegen.native import Manifest, NativeFunction, StructuredGroup
 
@@ -64,6 +64,11 @@ class Functional:
     release: tuple[str, ...]  # SavedVariable members
     written: tuple[str, ...]  # arguments the functional writes (batch_norm's running statistics)
     list_output: bool = False  # the one output is a Tensor[]: a history per element
+    # Forward mode: the C++ of the output's tangent (None: forward AD is refused by name), the
+    # tensor arguments whose primals (<name>_p) and tangents (<name>_t) it reads
+    forward: str | None = None
+    primals: tuple[str, ...] = ()
+    tangents: tuple[tuple[str, str], ...] = ()  # (argument, tangent kind: tensor | tensor? | tensors)
 
 
 @dataclass(frozen=True)
@@ -237,7 +242,32 @@ def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
         release=tuple(release),
         written=tuple(names.cpp_name(a.name) for a in args if a.is_write),
         list_output=autograd.list_output,
+        **_forward(fn, autograd, params),
     )
+
+
+def _forward(fn: NativeFunction, autograd: Autograd, params) -> dict:
+    """The forward-mode C++ of a functional kernel (see Functional)."""
+    if autograd.forward is None or len(autograd.outputs) != 1:
+        return {}
+    kinds = {a.name: _tensor_kind(a) for a in fn.func.arguments.all}
+    if autograd.forward == AUTO_LINEAR:  # the op applied to the tangents (zeros where none)
+        tangents = tuple((n, kinds[n]) for n in autograd.tangents)
+        call = ", ".join(
+            f"{names.cpp_name(a.name)}_t" if a.name in autograd.tangents else names.cpp_name(a.name)
+            for a in fn.func.arguments.all
+        )
+        return {
+            "forward": f"{_handle(fn).variable}.call({call})",
+            "tangents": tuple((names.cpp_name(n), k) for n, k in tangents),
+        }
+    expr = autograd.forward
+    primals = sorted({r.name for r in _refs(expr) if r.role == "arg" and r.kind in ("tensor", "tensor?")})
+    return {
+        "forward": formula_cpp.forward_code(expr),
+        "primals": tuple(names.cpp_name(n) for n in primals),
+        "tangents": tuple((names.cpp_name(n), kinds[n]) for n in autograd.tangents),
+    }
 
 
 def _written(group: StructuredGroup, fn: NativeFunction, kind: str) -> Written:

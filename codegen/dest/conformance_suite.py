@@ -64,6 +64,7 @@ class SuiteSpec:
     differentiable: bool = False  # derivatives (written or derived): backward gives gradients
     grad_inputs: tuple[str, ...] = ()  # the tensor inputs backward gives a gradient (a formula)
     grad_reference: str | None = None  # the gradients' reference where torch's op is wrong
+    forward_ad: bool = False  # a forward-mode formula (derived, written or auto_linear)
     # The rule, for samples drawn from it when the manifest gives none: each tensor input's
     # pattern (argument, kind, pattern text), each argument's rule kind (int, ints, tensor, ...)
     # and the dtypes `allowed` gives single arguments (indices: int32, int64).
@@ -139,6 +140,7 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
         described=group.out.rule is not None,
         differentiable=group.autograd is not None,
         grad_reference=tests.grad_reference if tests else None,
+        forward_ad=group.autograd is not None and group.autograd.forward is not None,
         grad_inputs=tuple(n for g in group.autograd.gradients if g.text != NOT_IMPLEMENTED for n in g.inputs)
         if group.autograd
         else (),

@@ -16,6 +16,7 @@
 #include <ATen/ops/minimum.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/zeros_like.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 
@@ -123,6 +124,35 @@ at::Tensor not_implemented(std::string_view op, std::string_view input) {
 
 void bump_version(const at::Tensor& t) {
   if (t.defined()) torch::autograd::increment_version(t);
+}
+
+at::Tensor primal(const at::Tensor& t) { return has_tangent(t) ? t._fw_primal(/*level=*/0) : t; }
+std::optional<at::Tensor> primal(const std::optional<at::Tensor>& t) {
+  return t.has_value() ? std::optional<at::Tensor>(primal(*t)) : std::nullopt;
+}
+at::Tensor tangent(const at::Tensor& t) {
+  if (!t.defined()) return t;
+  const at::Tensor g = t._fw_grad(/*level=*/0);
+  return g.defined() ? g : at::zeros_like(primal(t));
+}
+std::optional<at::Tensor> tangent(const std::optional<at::Tensor>& t) {
+  return t.has_value() ? std::optional<at::Tensor>(tangent(*t)) : std::nullopt;
+}
+std::vector<at::Tensor> tangent(at::TensorList ts) {
+  std::vector<at::Tensor> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.push_back(tangent(t));
+  return out;
+}
+void set_tangent(const at::Tensor& result, const at::Tensor& tangent) {
+  at::Tensor t = tangent.scalar_type() == result.scalar_type() ? tangent : tangent.to(result.scalar_type());
+  if (!t.sym_sizes().equals(result.sym_sizes())) t = t.expand_symint(result.sym_sizes()).clone();
+  result._set_fw_grad(t, /*level=*/0, /*is_inplace_op=*/false);
+}
+void forward_not_implemented(std::string_view overload) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "Trying to use forward AD with structops::", overload,
+                              " that does not support it (docs/autograd.md: its derivatives have no "
+                              "'result:' formula)");
 }
 
 void check_out_not_differentiable(std::string_view overload, bool any_input_requires_grad) {

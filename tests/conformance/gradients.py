@@ -149,6 +149,43 @@ def _compare_gradients(spec, s: Sample, g: Sample, leaves, outputs, reference, c
         torch.testing.assert_close(a, b, equal_nan=True, msg=msg, **tol)
 
 
+@check(few_dtypes=True, applies=lambda spec: spec.differentiable)
+def check_forward_ad(spec: SuiteSpec, device: str, dtype: str) -> None:
+    """Forward mode (torch.func.jvp): the tangent equals torch's for the reference op, in
+    float64; an op without a forward formula refuses by name."""
+    if not dtype_of(dtype).is_floating_point:
+        pytest.skip("tangents need a floating dtype")
+    fn, reference = functional(spec), compiled(spec).grad_reference
+    for s in _gradcheck_samples(spec, device, "float64")[:2]:
+        g, leaves = _with_grad(s, spec)
+        leaves = [t.detach() for t in leaves]
+        if not leaves:
+            continue
+        gen = torch.Generator().manual_seed(0)
+        tangents = tuple(torch.randn(t.shape, generator=gen, dtype=t.dtype) for t in leaves)
+
+        def call(f, g=g):
+            def run(*primals):
+                it = iter(primals)
+
+                def place(x, it=it):
+                    return next(it) if x.requires_grad else x
+
+                return tuple(o for o in _outputs(g.map_tensors(place).call(f)) if o.is_floating_point())
+
+            return run
+
+        if not spec.forward_ad:
+            with pytest.raises(NotImplementedError, match=f"forward AD with structops::{spec.functional}"):
+                torch.func.jvp(call(fn), tuple(leaves), tangents)
+            return
+        got = torch.func.jvp(call(fn), tuple(leaves), tangents)[1]
+        want = torch.func.jvp(call(reference), tuple(leaves), tangents)[1] if reference else None
+        ctx = f"{spec.name} on {s!r}"
+        for i, (a, b) in enumerate(zip(got, want or got, strict=False)):
+            torch.testing.assert_close(a, b, msg=lambda m, i=i, ctx=ctx: f"{ctx}: tangent {i}: {m}")
+
+
 @check(applies=lambda spec: not spec.differentiable)
 def check_backward_raises(spec: SuiteSpec, device: str, dtype: str) -> None:
     """Ops without derivatives must fail loudly on backward, not warn and return wrong grads."""

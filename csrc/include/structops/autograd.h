@@ -86,6 +86,10 @@ inline bool is(const std::optional<std::string>& mode, std::string_view value) {
   return mode.has_value() && *mode == value;
 }
 inline bool is(const std::string& mode, std::string_view value) { return mode == value; }
+inline bool is(c10::string_view mode, std::string_view value) { return std::string_view(mode) == value; }
+inline bool is(const std::optional<c10::string_view>& mode, std::string_view value) {
+  return mode.has_value() && std::string_view(*mode) == value;
+}
 
 inline at::Tensor mT(const at::Tensor& x) { return x.mT(); }
 // An input written `not_implemented`: its gradient was asked for (it requires grad).
@@ -198,6 +202,31 @@ inline void bump_version(at::TensorList ts) {
 inline std::optional<at::Tensor> copy_of(const std::optional<at::Tensor>& t) {
   return t.has_value() && t->defined() ? std::optional<at::Tensor>(t->detach().clone()) : std::nullopt;
 }
+
+// -- forward mode ----------------------------------------------------------------------------------
+
+// Whether an argument carries a tangent (a forward gradient at level 0, as ATen's kernels ask).
+inline bool has_tangent(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
+inline bool has_tangent(const std::optional<at::Tensor>& t) { return t.has_value() && has_tangent(*t); }
+inline bool has_tangent(at::TensorList ts) {
+  for (const auto& t : ts) {
+    if (has_tangent(t)) return true;
+  }
+  return false;
+}
+template <class... T>
+bool any_tangent(const T&... ts) {
+  return (has_tangent(ts) || ...);
+}
+// An argument's primal and tangent (zeros where it has none).
+at::Tensor primal(const at::Tensor& t);
+std::optional<at::Tensor> primal(const std::optional<at::Tensor>& t);
+at::Tensor tangent(const at::Tensor& t);
+std::optional<at::Tensor> tangent(const std::optional<at::Tensor>& t);
+std::vector<at::Tensor> tangent(at::TensorList ts);
+// The output's tangent, in its shape and dtype (a broadcast input's term expanded).
+void set_tangent(const at::Tensor& result, const at::Tensor& tangent);
+[[noreturn]] void forward_not_implemented(std::string_view overload);
 
 // A saved Tensor? as formulas see it.
 inline std::optional<at::Tensor> optional(const at::Tensor& t) {

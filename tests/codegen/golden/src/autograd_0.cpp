@@ -77,6 +77,10 @@ at::Tensor add_Tensor_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self
       so_node->add_input_metadata(torch::autograd::Node::undefined_input());
     }
   }
+  // Forward mode (torch.func.jvp, torch.autograd.forward_ad): the output's tangent.
+  if (structops::autograd::any_tangent(self, other)) {
+    structops::autograd::forward_not_implemented("add.Tensor");
+  }
   return so_result;
 }
 

@@ -1,0 +1,217 @@
+"""Gradients on the users' paths: a model trained with structops ops, torch.compile of a forward
+and backward (Inductor, dynamic shapes), torch.func's grad/vjp/jvp, forward-mode AD, fake
+tensors, and torch's rules for inplace and out= calls (docs/autograd.md). Each op's gradients
+against finite differences and against torch are the conformance suite's `gradients` check."""
+
+from __future__ import annotations
+
+import pytest
+import structops
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+
+def block(x, w1, b1, gamma, beta, w2, target):
+    """A transformer-like block: linear, bias_gelu, layer_norm, linear, softmax, cross_entropy."""
+    h = structops.linear(x, w1)
+    h = structops.bias_gelu(h, b1)
+    h = structops.layer_norm(h, [h.shape[-1]], gamma, beta)[0]
+    logits = structops.linear(h, w2)
+    probs = structops.softmax(logits, -1)
+    return structops.cross_entropy_loss(logits, target) + structops.sum(probs * probs, [])
+
+
+def torch_block(x, w1, b1, gamma, beta, w2, target):
+    h = torch.nn.functional.linear(x, w1)
+    h = torch.nn.functional.gelu(h + b1)
+    h = torch.nn.functional.layer_norm(h, [h.shape[-1]], gamma, beta)
+    logits = torch.nn.functional.linear(h, w2)
+    probs = torch.softmax(logits, -1)
+    return torch.nn.functional.cross_entropy(logits, target) + (probs * probs).sum()
+
+
+def params(batch=6, dim=8, hidden=16, classes=5, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch, dim, generator=g, dtype=dtype)
+    weights = [
+        torch.randn(hidden, dim, generator=g, dtype=dtype) / dim**0.5,
+        torch.randn(hidden, generator=g, dtype=dtype) * 0.1,
+        1 + 0.1 * torch.randn(hidden, generator=g, dtype=dtype),
+        0.1 * torch.randn(hidden, generator=g, dtype=dtype),
+        torch.randn(classes, hidden, generator=g, dtype=dtype) / hidden**0.5,
+    ]
+    target = torch.randint(0, classes, (batch,), generator=g)
+    return x, [w.requires_grad_() for w in weights], target
+
+
+def test_a_block_has_torchs_gradients():
+    x, ws, target = params(dtype=torch.float64)
+    ours = torch.autograd.grad(block(x, *ws, target), ws)
+    theirs = torch.autograd.grad(torch_block(x, *ws, target), ws)
+    for a, b in zip(ours, theirs, strict=True):
+        torch.testing.assert_close(a, b)
+
+
+def test_training_lowers_the_loss_as_torch_does():
+    """Twenty SGD steps with structops ops follow the same losses as with torch's."""
+    x, ws, target = params()
+    ref = [w.detach().clone().requires_grad_() for w in ws]
+    losses, ref_losses = [], []
+    for _ in range(20):
+        for weights, fn, record in ((ws, block, losses), (ref, torch_block, ref_losses)):
+            loss = fn(x, *weights, target)
+            grads = torch.autograd.grad(loss, weights)
+            with torch.no_grad():
+                for w, g in zip(weights, grads, strict=True):
+                    w -= 0.1 * g
+            record.append(float(loss.detach()))
+    assert losses[-1] < 0.7 * losses[0]
+    torch.testing.assert_close(torch.tensor(losses), torch.tensor(ref_losses), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compiled_forward_and_backward_equal_eager(dynamic):
+    """torch.compile with Inductor traces the generated autograd kernels (AOTAutograd)."""
+    torch._dynamo.reset()
+    x, ws, target = params()
+
+    def step(x, *ws):
+        loss = block(x, *ws, target)
+        return loss, torch.autograd.grad(loss, ws)
+
+    expected = step(x, *ws)
+    compiled = torch.compile(step, fullgraph=False, dynamic=dynamic)
+    for batch in (6, 9):  # a second shape: recompiled, or reused symbolically
+        xb, wb, tb = params(batch=batch)
+        target = tb
+        got, want = compiled(xb, *wb), step(xb, *wb)
+        torch.testing.assert_close(got[0], want[0])
+        for a, b in zip(got[1], want[1], strict=True):
+            torch.testing.assert_close(a, b)
+    assert expected[0].isfinite()
+
+
+def test_compiled_training_step_fullgraph_dynamic():
+    torch._dynamo.reset()
+    x = torch.randn(4, 8)
+    w = torch.randn(8, 8, requires_grad=True)
+    b = torch.randn(8, requires_grad=True)
+
+    def loss_fn(x, w, b):
+        h = structops.bias_gelu(structops.mm(x, w), b)
+        return structops.mean(structops.mul(h, h), [])
+
+    @torch.compile(fullgraph=True, dynamic=True)
+    def compiled(x, w, b):
+        return loss_fn(x, w, b)
+
+    loss = compiled(x, w, b)
+    loss.backward()
+    gw, gb = w.grad.clone(), b.grad.clone()
+    w.grad = b.grad = None
+    loss_fn(x, w, b).backward()
+    torch.testing.assert_close(gw, w.grad)
+    torch.testing.assert_close(gb, b.grad)
+
+
+def test_torch_func_grad_vjp_and_jvp():
+    x = torch.randn(3, 4, dtype=torch.float64)
+    y = torch.randn(4, dtype=torch.float64)
+
+    def f(x, y):
+        return structops.sum(structops.exp(structops.mul(x, y)), [])
+
+    def g(x, y):
+        return torch.exp(x * y).sum()
+
+    for a, b in zip(torch.func.grad(f, argnums=(0, 1))(x, y), torch.func.grad(g, argnums=(0, 1))(x, y)):
+        torch.testing.assert_close(a, b)
+    out, vjp = torch.func.vjp(lambda x: structops.tanh(structops.mm(x, x.T)), x)
+    (vx,) = vjp(torch.ones_like(out))
+    _, tvjp = torch.func.vjp(lambda x: torch.tanh(x @ x.T), x)
+    torch.testing.assert_close(vx, tvjp(torch.ones_like(out))[0])
+    t = torch.randn_like(x)
+    for fn, ref in (
+        (lambda x: structops.sigmoid(structops.add(x, y, alpha=2)), lambda x: torch.sigmoid(x + 2 * y)),
+        (lambda x: structops.mm(x, x.T), lambda x: x @ x.T),
+        (lambda x: structops.sum(structops.mul(x, x), [1]), lambda x: (x * x).sum(1)),
+    ):
+        got = torch.func.jvp(fn, (x,), (t,))
+        want = torch.func.jvp(ref, (x,), (t,))
+        torch.testing.assert_close(got, want)
+
+
+def test_hessian_by_forward_over_reverse():
+    x = torch.randn(5, dtype=torch.float64)
+    f = lambda x: structops.sum(structops.mul(structops.tanh(x), x), [])
+    g = lambda x: (torch.tanh(x) * x).sum()
+    torch.testing.assert_close(torch.func.hessian(f)(x), torch.func.hessian(g)(x))
+
+
+def test_forward_ad_dual_tensors():
+    import torch.autograd.forward_ad as fwAD
+
+    x, t = torch.randn(3), torch.randn(3)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, t)
+        out = fwAD.unpack_dual(structops.mul(structops.exp(dual), dual))
+    torch.testing.assert_close(out.tangent, (torch.exp(x) * x + torch.exp(x)) * t)
+
+
+def test_forward_ad_without_a_formula_is_refused_by_name():
+    with pytest.raises(NotImplementedError, match="forward AD with structops::softmax.int"):
+        torch.func.jvp(lambda x: structops.softmax(x, 0), (torch.randn(3),), (torch.randn(3),))
+
+
+def test_backward_on_fake_tensors():
+    with FakeTensorMode():
+        x = torch.randn(4, 8, requires_grad=True)
+        w = torch.randn(8, 3, requires_grad=True)
+        loss = structops.sum(structops.gelu(structops.mm(x, w)), [])
+        gx, gw = torch.autograd.grad(loss, (x, w))
+    assert (gx.shape, gw.shape) == ((4, 8), (8, 3))
+
+
+def test_inplace_follows_torchs_rules():
+    leaf = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        structops.mul_(leaf, torch.randn(3))
+    a = leaf * 1
+    b = structops.exp(a)  # saves its result
+    structops.add_(b, torch.ones(3))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.sum().backward()
+    c = leaf * 1
+    version = c._version
+    structops.mul_(c, torch.full((3,), 2.0))
+    assert c._version > version
+    c.sum().backward()
+    torch.testing.assert_close(leaf.grad, torch.full((3,), 2.0))
+
+
+def test_out_refuses_inputs_that_require_grad():
+    x = torch.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"add\(\): functions with out=\.\.\. arguments don't support"):
+        structops.add(x, x, out=torch.empty(3))
+    with torch.no_grad():
+        structops.add(x, x, out=torch.empty(3))  # no grad mode: no autograd, no error
+
+
+def test_opcheck_autograd_registration_with_inputs_that_require_grad():
+    x = torch.randn(3, 4, requires_grad=True)
+    y = torch.randn(4, requires_grad=True)
+    for op, args in (
+        (torch.ops.structops.mul.Tensor, (x, y)),
+        (torch.ops.structops.mm.default, (x, torch.randn(4, 2, requires_grad=True))),
+        (torch.ops.structops.layer_norm.default, (x, [4], y, y)),
+    ):
+        report = torch.library.opcheck(op, args, test_utils=("test_autograd_registration",))
+        assert set(report.values()) == {"SUCCESS"}, report
+
+
+def test_a_not_implemented_input_raises_when_its_gradient_is_asked():
+    p = torch.rand(3, 4)
+    w = torch.rand(3, 4, requires_grad=True)
+    loss = structops.binary_cross_entropy(p.requires_grad_(), torch.rand(3, 4), w)
+    with pytest.raises(NotImplementedError, match="the derivative for 'weight'"):
+        loss.backward()
