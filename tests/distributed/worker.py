@@ -250,6 +250,9 @@ def main() -> None:
         report[spec.name] = check_op(spec, mesh, rng, failures, strategy_checks=len(shape) == 1)
     with open(f"{options.result}.rank{rank}", "w") as f:
         json.dump({"failures": failures, "calls": report}, f)
+    # Every rank done before any tears gloo down: a rank that destroys its group while another
+    # still talks to it can abort the other ("terminate called without an active exception").
+    dist.barrier()
     dist.destroy_process_group()
 
 
