@@ -50,8 +50,14 @@ def launch(tmp_path: Path, world: int, mesh: str, *extra: str, timeout: float = 
     finally:
         for p in procs:
             p.kill()
-    for rank, (p, log) in enumerate(zip(procs, logs, strict=True)):
-        assert p.returncode == 0, f"rank {rank} exited with {p.returncode}:\n{log[-4000:]}"
+    # Every rank that failed, not only the first: a rank that dies takes its peers down with a
+    # "Connection reset by peer", so the first failing rank is rarely the one to read.
+    failed = [
+        f"rank {rank} exited with {p.returncode}:\n{log[-3000:]}"
+        for rank, (p, log) in enumerate(zip(procs, logs, strict=True))
+        if p.returncode != 0
+    ]
+    assert not failed, "\n\n".join(failed)
     return [json.loads(Path(f"{result}.rank{rank}").read_text()) for rank in range(world)]
 
 
