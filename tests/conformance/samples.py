@@ -3,6 +3,7 @@ run it on, seeded per op and dtype so that a failing sample reproduces."""
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import torch
 
 from codegen.dest.conformance_suite import SuiteSpec
+from codegen.dtypes import NAMES as DTYPES
 from tests.conformance import drawn
 from tests.conformance.spec import compiled, functional
 from tests.conformance.tensors import Sample, call_args, dtype_of, is_integral, laid_out, values
@@ -68,6 +70,10 @@ def with_tensors(
     """A sample from the op's tensor arguments, in order, and its scalar arguments (default: defaults)."""
     scalars = next(scalar_choices(spec)) if scalars is None else scalars
     return call_args(spec, dict(zip(spec.tensor_args, tensors, strict=True)) | scalars, desc)
+
+
+def _with_fitted_tensors(spec, tensors, desc, scalars=None, *, gen) -> Sample:
+    return with_tensors(spec, _fitted(spec, tensors, gen), desc, scalars)
 
 
 def rejected_by_both(spec: SuiteSpec, sample: Sample) -> bool:
@@ -129,9 +135,28 @@ def _manifest_samples(spec: SuiteSpec, device, dtype, gen) -> list[Sample]:
     return result
 
 
+def _arg_dtype(spec: SuiteSpec, arg: str, dtype: torch.dtype) -> torch.dtype:
+    """``dtype``, or for an argument that `allowed` limits to named dtypes without it (where's
+    bool condition), the first of those."""
+    names = dict(spec.arg_dtypes).get(arg, ())
+    if names and all(d in DTYPES for d in names) and str(dtype).removeprefix("torch.") not in names:
+        return dtype_of(names[0])
+    return dtype
+
+
+def _fitted(spec: SuiteSpec, tensors: list[torch.Tensor], gen) -> list[torch.Tensor]:
+    """The tensors, each drawn again where its argument does not take its dtype (_arg_dtype)."""
+    out = []
+    for arg, t in zip(spec.tensor_args, tensors, strict=True):
+        own = _arg_dtype(spec, arg, t.dtype)
+        out.append(t if own == t.dtype else values(t.shape, own, t.device, spec.domain, gen))
+    return out
+
+
 def _pointwise_samples(spec: SuiteSpec, device, dtype, gen) -> list[Sample]:
     result = []
     n = len(spec.tensor_args)
+    sample_of = functools.partial(_with_fitted_tensors, gen=gen)  # where's bool condition stays bool
     for shapes in _pointwise_shapes(n):
         for layout in ("contiguous", "transposed", "strided", "expanded", "channels_last"):
             if layout != "contiguous" and len(shapes[0]) < (4 if layout == "channels_last" else 1):
@@ -141,29 +166,27 @@ def _pointwise_samples(spec: SuiteSpec, device, dtype, gen) -> list[Sample]:
             tensors = [values(s, dtype, device, spec.domain, gen) for s in shapes]
             tensors[0] = laid_out(tensors[0], layout)
             for scalars in scalar_choices(spec):
-                result.append(
-                    with_tensors(spec, tensors, f"{layout} {shapes} {scalars or ''}".strip(), scalars)
-                )
+                result.append(sample_of(spec, tensors, f"{layout} {shapes} {scalars or ''}".strip(), scalars))
     if n >= 2:
         # Type promotion: a tensor of another dtype, and a 0-dim tensor of another kind.
         other = torch.float32 if not (dtype.is_floating_point or dtype.is_complex) else torch.int64
         for shape, desc in (((3, 4), "mixed dtypes"), ((), "0-dim of another kind")):
             tensors = [values((3, 4), dtype, device, spec.domain, gen)]
             tensors += [values(shape, other, device, spec.domain, gen) for _ in range(n - 1)]
-            sample = with_tensors(spec, tensors, f"{desc}: other is {other}")
+            sample = sample_of(spec, tensors, f"{desc}: other is {other}")
             if not rejected_by_both(spec, sample):
                 result.append(sample)
         if is_integral(dtype) and spec.domain == "any":
             # A 0-dim tensor of the same kind does not promote: int8 + tensor(1000) stays int8.
             tensors = [values((3, 4), dtype, device, spec.domain, gen)]
             tensors += [torch.tensor(1000, device=device) for _ in range(n - 1)]
-            result.append(with_tensors(spec, tensors, "0-dim int64 of the same kind, value 1000"))
+            result.append(sample_of(spec, tensors, "0-dim int64 of the same kind, value 1000"))
     ext = _extremes(dtype, device) if spec.extremes else None
     if ext is not None and spec.domain == "any":
         tensors = [ext] + [values((8,), dtype, device, spec.domain, gen) for _ in range(n - 1)]
-        result.append(with_tensors(spec, tensors, "extreme values"))
+        result.append(sample_of(spec, tensors, "extreme values"))
         if n >= 2:
-            result.append(with_tensors(spec, [ext] * n, "extreme values, all operands"))
+            result.append(sample_of(spec, [ext] * n, "extreme values, all operands"))
     return result
 
 
@@ -217,7 +240,8 @@ def draw_pointwise(draw, spec: SuiteSpec, dtype: torch.dtype, device: str) -> Sa
         keep = draw(st.integers(0, ndim))  # broadcast: drop leading dims, set some to 1
         own = [1 if draw(st.booleans()) and i > 0 else s for s in shape[ndim - keep :]]
         layout = draw(st.sampled_from(["contiguous", "transposed", "strided", "expanded"]))
-        t = values(tuple(own), dtype, device, spec.domain, torch.Generator().manual_seed(seed + i))
+        gen = torch.Generator().manual_seed(seed + i)
+        t = values(tuple(own), _arg_dtype(spec, spec.tensor_args[i], dtype), device, spec.domain, gen)
         tensors.append(laid_out(t, layout) if own else t)
     return with_tensors(spec, tensors, "hypothesis")
 
