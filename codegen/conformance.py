@@ -1,6 +1,7 @@
 """The manifest's ``tests:`` key: what the conformance suite (tests/conformance) needs to know
 about an op. Its Python sources (reference, args, errors, samples) are evaluated by the suite with
-torch and over_dims (a reduction over one dim as one over a dim list) in scope.
+torch, over_dims (a reduction over one dim as one over a dim list), and, for references written
+as a pointwise formula, precise and pw (tests/conformance/formula.py) in scope.
 
 Everything has a default except the reference, so most ops need one line:
 

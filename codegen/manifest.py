@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from codegen import dtypes as dtype_table
+from codegen.autograd import fused
 from codegen.autograd.formulas import Autograd, resolve
 from codegen.entry import parse_entry
 from codegen.errors import SpecError
@@ -179,10 +180,61 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
                 "move 'derivatives' to the functional overload",
             )
     groups = [dataclasses.replace(g, autograd=_autograd(path, g)) for g in groups]
+    functions = list(functions)
+    groups = _with_fused_backward(path, groups, functions)  # appends their entries to functions
     return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
 
 
+def _with_fused_backward(path: str, groups: list[StructuredGroup], functions: list) -> list[StructuredGroup]:
+    """Every pointwise op's gradients that are pointwise formulas get generated backward ops
+    (codegen/autograd/fused.py), checked as any entry; their groups follow the op's."""
+    out = []
+    for g in groups:
+        kernels = [
+            (grad.inputs[0], grad.kernel)
+            for grad in (g.autograd.gradients if g.autograd else ())
+            if grad.kernel
+        ]
+        if not kernels:
+            out.append(g)
+            continue
+        allowed = dict(g.out.rule.allowed)
+        bool_tensors = {a for a, dts in allowed.items() if a is not None and tuple(dts) == ("bool",)}
+        taken = {d for a, dts in allowed.items() if a not in bool_tensors for d in _dtypes_of(dts)}
+        groups_ = ["floating"] + (["complex"] if not allowed or taken & _COMPLEX else [])
+        ops = fused.backward_entries(
+            g.name,
+            g.functional.func,
+            kernels,
+            bool_tensors,
+            groups_,
+            g.tests,
+            g.functional.loc.line,
+        )
+        made = []
+        for _, _, entries in ops:
+            out_fn, functional = (parse_entry(path, e) for e in entries)
+            functions += [out_fn, functional]
+            made.append(StructuredGroup(out_fn, functional, None, backward_of=g.name))
+        shared, args = fused.shared(kernels, g.name), {name: a for name, a, _ in ops}
+        gradients = tuple(
+            dataclasses.replace(grad, fused=shared[grad.inputs[0]], fused_args=args[shared[grad.inputs[0]]])
+            if grad.kernel
+            else grad
+            for grad in g.autograd.gradients
+        )
+        out.append(dataclasses.replace(g, autograd=dataclasses.replace(g.autograd, gradients=gradients)))
+        out.extend(made)
+    return out
+
+
 _FLOATING = {d.name for d in dtype_table.DTYPES if d.group in ("floating", "complex")}
+_COMPLEX = {d.name for d in dtype_table.DTYPES if d.group == "complex"}
+
+
+def _dtypes_of(allowed: tuple[str, ...]) -> set[str]:
+    """dtype names of an `allowed` list, its groups (floating, complex, ...) spelled out."""
+    return {d.name for d in dtype_table.DTYPES if d.name in allowed or d.group in allowed}
 
 
 def _autograd(path: str, g: StructuredGroup) -> Autograd | None:

@@ -82,6 +82,8 @@ class StructuredGroup:
     inplace: NativeFunction | None
     # The op's derivatives (written, or derived from its pointwise formula); None: backward raises.
     autograd: Autograd | None = None
+    # A generated fused backward op (codegen/autograd/fused.py): the pointwise op it belongs to.
+    backward_of: str | None = None
 
     @property
     def name(self) -> str:

@@ -7,8 +7,8 @@ function is not differentiable, torch's conventions hold (docs/autograd.md):
 
 - abs, sign, relu-like max with a constant: abs'(0) = sign(0) = 0;
 - max/min of two values that tie: each gets half (torch.maximum's rule);
-- clamp: the gradient passes at the bounds (x == lo or x == hi), as torch.clamp's
-  (``in_bounds(x, lo, hi)``, a function of derivative formulas only);
+- clamp: the gradient passes at the bounds (x == lo or x == hi), as torch.clamp's: it passes
+  where ``clamp(x, lo, hi) == x`` (a NaN x gets none);
 - floor, ceil, round, trunc, sign, comparisons, //, trunc_div, isnan: zero (piecewise constant);
 - where(c, a, b): c is not differentiated.
 
@@ -51,6 +51,11 @@ def _is(n: Node, value: float) -> bool:
 
 def _const(n: Node) -> bool:
     return isinstance(n, Lit) and isinstance(n.value, int | float) and not isinstance(n.value, bool)
+
+
+def is_real_constant(n: Node) -> bool:
+    """A number literal (its conjugate is itself)."""
+    return _const(n)
 
 
 def add(a: Node, b: Node) -> Node:
@@ -190,9 +195,9 @@ class _Derive:
             return where(c, self.d(a), self.d(b))
         if f == "select":  # select(mode, v1, e1, v2, e2, ...): differentiate each branch
             return Call("select", (args[0], *(self.d(a) if i % 2 else a for i, a in enumerate(args[1:]))))
-        if f == "clamp":  # bounds are Scalar?: in_bounds() skips a None one
+        if f == "clamp":  # within the bounds, both inclusive (clamp leaves x as it is there)
             x, lo, hi = args
-            return where(Call("in_bounds", (x, lo, hi)), self.d(x), ZERO)
+            return where(Bin("==", Call("clamp", (x, lo, hi)), x), self.d(x), ZERO)
         if f in ("max", "min"):
             return self.extremum(n)
         if f == "pow" or f == "pow_scalar":

@@ -17,14 +17,18 @@ written for it overrides the derived formula of the inputs it names.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass
 
+from codegen import limits
 from codegen.autograd import derive
 from codegen.autograd.functions import FUNCTIONS, SPECIAL, Function
 from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
+from codegen.pointwise.lower import FUNCTIONS as KERNEL_FUNCTIONS
+from codegen.pointwise.lower import SPECIAL as KERNEL_SPECIAL
 from codegen.pointwise.syntax import (
     COMPARISONS,
     Bin,
@@ -34,7 +38,10 @@ from codegen.pointwise.syntax import (
     Node,
     Un,
     Var,
+    free_names,
+    operation_count,
     parse_formula,
+    substitute,
 )
 
 NOT_DIFFERENTIABLE = "not_differentiable"
@@ -206,6 +213,13 @@ class Gradient:
     expr: Expr
     text: str  # the formula as written or derived, for errors and docs
     derived: bool
+    # A pointwise op's gradient that is one pointwise formula (then sum_to the input, where the
+    # formula says so): what a generated fused backward kernel computes (codegen/autograd/fused.py)
+    kernel: Node | None = None
+    kernel_sum_to: bool = False
+    kernel_scale: Expr | None = None  # a number the kernel's result is multiplied by (alpha)
+    fused: str | None = None  # the generated backward op that computes kernel
+    fused_args: tuple[str, ...] = ()  # its arguments: grad, the op's arguments, result
 
 
 @dataclass(frozen=True)
@@ -491,7 +505,8 @@ def resolve(
             if d == derive.ZERO:  # piecewise constant (floor, a rounded division): zeros
                 formula = Call("sum_to", (Call("zeros_like", (Var("grad"),)), Var(name)))
             else:
-                formula = Call("sum_to", (derive.mul(Var("grad"), Call("conj", (d,))), Var(name)))
+                conj = d if derive.is_real_constant(d) else Call("conj", (d,))
+                formula = Call("sum_to", (derive.mul(Var("grad"), conj), Var(name)))
             try:
                 gradients.append(Gradient((name,), checker.expr(formula), str(formula), True))
             except FormulaError as e:
@@ -525,8 +540,103 @@ def resolve(
                 f"output '{name}' carries a gradient, but no formula reads {grad}",
                 f"read {grad} in a formula, or mark it false in output_differentiability",
             )
+    if pointwise is not None and len(outputs) == 1:
+        gradients = [_with_kernel(g, scope, pointwise, checker) for g in gradients]
     forward, tangents = _forward(written, pointwise, scope, differentiable_inputs, gradients, fail)
     return Autograd(tuple(gradients), outputs, tuple(differentiability), line, list_output, forward, tangents)
+
+
+def _with_kernel(g: Gradient, scope: dict[str, Ref], pointwise: Node, checker: _Checker) -> Gradient:
+    """The gradient with its kernel formula, where it has one: its tensor part, the factors that
+    are numbers only (alpha) kept apart as ``kernel_scale``, so inputs whose gradients differ by
+    a number share one kernel (add_relu's self and other). The kernel reads the saved output
+    where the formula does; where that is one tensor more than a kernel takes, it computes the
+    output again (pow's exponent); a formula of still more tensors stays unfused."""
+    found = _kernel(g, scope)
+    if found is None:
+        return g
+    node, scale = _split_scale(found[0], scope)
+
+    def tensors(n: Node) -> set[str]:
+        return {
+            x
+            for x in free_names(n)
+            if x in ("grad", "result") or scope.get(x, Ref(x, "", "")).kind == "tensor"
+        }
+
+    if len(tensors(node)) > limits.MAX_POINTWISE_TENSORS:
+        node = substitute(node, "result", pointwise)
+    if len(tensors(node)) > limits.MAX_POINTWISE_TENSORS or operation_count(node) < 2:
+        return g
+    scale_expr = None if scale is None else checker.expr(scale)
+    return dataclasses.replace(g, kernel=node, kernel_sum_to=found[1], kernel_scale=scale_expr)
+
+
+def _split_scale(n: Node, scope: dict[str, Ref]) -> tuple[Node, Node | None]:
+    """A product's factors of numbers only (no tensor) apart from the rest."""
+    factors: list[Node] = []
+
+    def flatten(x: Node) -> None:
+        if isinstance(x, Bin) and x.op == "*":
+            flatten(x.lhs)
+            flatten(x.rhs)
+        else:
+            factors.append(x)
+
+    flatten(n)
+
+    def numeric(x: Node) -> bool:
+        return all(scope[v].kind in ("scalar", "scalar?") for v in free_names(x) if v in scope)
+
+    scalars = [f for f in factors if numeric(f) and free_names(f)]
+    rest = [f for f in factors if f not in scalars]
+    if not scalars or not rest:
+        return n, None
+
+    def product(xs: list[Node]) -> Node:
+        out = xs[0]
+        for x in xs[1:]:
+            out = Bin("*", out, x)
+        return out
+
+    return product(rest), product(scalars)
+
+
+def _kernel(g: Gradient, scope: dict[str, Ref]) -> tuple[Node, bool] | None:
+    """The pointwise formula of a gradient `sum_to(<formula>, x)` (or `<formula>` alone): one
+    of a single input, over the op's arguments, grad and result, made of what generated kernels
+    compute (codegen/pointwise/lower.py)."""
+    if len(g.inputs) != 1 or g.text == NOT_IMPLEMENTED:
+        return None
+    node = parse_formula(g.text)
+    summed = (
+        isinstance(node, Call)
+        and node.fn == "sum_to"
+        and len(node.args) == 2
+        and node.args[1] == Var(g.inputs[0])
+    )
+    if summed:
+        node = node.args[0]
+    names = {
+        n
+        for n, r in scope.items()
+        if r.kind in ("tensor", "scalar", "scalar?", "str", "bool") or n == "result"
+    }
+    # One ATen op or none (grad, grad * other) is as fast unfused: only longer chains get kernels.
+    return (node, summed) if _kernel_node(node, names) else None
+
+
+def _kernel_node(n: Node, names: set[str]) -> bool:
+    if isinstance(n, Lit):
+        return True
+    if isinstance(n, Var):
+        return n.name in names
+    if isinstance(n, Un):
+        return _kernel_node(n.operand, names)
+    if isinstance(n, Bin):
+        return _kernel_node(n.lhs, names) and _kernel_node(n.rhs, names)
+    known = n.fn in KERNEL_FUNCTIONS or n.fn in KERNEL_SPECIAL
+    return known and all(_kernel_node(a, names) for a in n.args)
 
 
 def _forward(written, pointwise, scope, differentiable_inputs, gradients, fail):

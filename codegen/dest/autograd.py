@@ -64,6 +64,8 @@ class Functional:
     release: tuple[str, ...]  # SavedVariable members
     written: tuple[str, ...]  # arguments the functional writes (batch_norm's running statistics)
     list_output: bool = False  # the one output is a Tensor[]: a history per element
+    handles: tuple[OpHandle, ...] = ()  # the generated backward ops apply() calls
+    fused_locals: tuple[str, ...] = ()  # their results, where several inputs' gradients share one
     # Forward mode: the C++ of the output's tangent (None: forward AD is refused by name), the
     # tensor arguments whose primals (<name>_p) and tangents (<name>_t) it reads
     forward: str | None = None
@@ -135,13 +137,15 @@ def _node_name(group: StructuredGroup) -> str:
     return f"{group.functional.func.name.unambiguous}_backward"
 
 
-def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
+def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHandle]) -> Functional:
+    """``fused``: the handles of the generated backward ops, by name."""
     fn = group.functional
     args = fn.func.arguments.all
     params = cpp.arguments(args)
     by_name = {a.name: (a, b) for a, b in zip(args, params, strict=True)}
     refs = [r for g in autograd.gradients for r in _refs(g.expr)]
     values = {r.name for r in refs if r.kind != "like" and r.role == "arg"}
+    values |= {n for g in autograd.gradients for n in g.fused_args if n in by_name}
     likes = {r.name for r in refs if r.kind in ("like", "likes")}
     results = {r.name for r in refs if r.role == "result"}
     members, unpack, release = [], [], []
@@ -218,8 +222,27 @@ def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
         many = _tensor_kind(by_name[name][0]) == "tensors"
         return edges[name], f"{names.cpp_name(name)}_count" if many else None
 
+    uses = [g.fused for g in autograd.gradients if g.fused]
+    shared = tuple(n for n in dict.fromkeys(uses) if uses.count(n) > 1)
+
+    def code(g) -> str:
+        """The gradient's C++: with a fused backward op, that op's one pass where backward needs
+        no graph of its own, the ATen formula where it does (create_graph=True)."""
+        composite = formula_cpp.code(g.expr)
+        if g.fused is None:
+            return composite
+        call = f"{fused[g.fused].variable}.call({', '.join(names.cpp_name(a) for a in g.fused_args)})"
+        if g.fused in shared:  # computed once for the inputs that share it (bias_gelu's)
+            local = f"so_{g.fused}"
+            call = f"({local}.defined() ? {local} : ({local} = {call}))"
+        if g.kernel_scale is not None:
+            call = f"structops::autograd::scaled({call}, {formula_cpp.code(g.kernel_scale)})"
+        if g.kernel_sum_to:
+            call = f"structops::autograd::sum_to({call}, {names.cpp_name(g.inputs[0])}_meta)"
+        return f"(at::GradMode::is_enabled() ? {composite} : {call})"
+
     gradients = tuple(
-        GradCode(tuple(edge(n) for n in g.inputs), formula_cpp.code(g.expr), g.expr.kind == "tensors")
+        GradCode(tuple(edge(n) for n in g.inputs), code(g), g.expr.kind == "tensors")
         for g in autograd.gradients
     )
     tensors = ", ".join(names.cpp_name(a.name) for a in args if _tensor_kind(a))
@@ -242,6 +265,8 @@ def functional(group: StructuredGroup, autograd: Autograd) -> Functional:
         release=tuple(release),
         written=tuple(names.cpp_name(a.name) for a in args if a.is_write),
         list_output=autograd.list_output,
+        handles=tuple(fused[n] for n in dict.fromkeys(uses)),
+        fused_locals=tuple(f"so_{n}" for n in shared),
         **_forward(fn, autograd, params),
     )
 
@@ -318,9 +343,12 @@ def autograd_shards(manifest: Manifest, shards: int) -> list[AutogradShard]:
     buckets: list[list[StructuredGroup]] = [[] for _ in range(shards)]
     for g in differentiable_groups(manifest):
         buckets[zlib.crc32(g.name.encode()) % shards].append(g)
+    fused = {
+        str(g.functional.func.name.name): _handle(g.functional) for g in manifest.groups if g.backward_of
+    }
     out = []
     for groups in buckets:
-        functionals = tuple(functional(g, g.autograd) for g in groups)
+        functionals = tuple(functional(g, g.autograd, fused) for g in groups)
         written = tuple(
             _written(g, fn, kind)
             for g in groups

@@ -71,6 +71,7 @@ class SuiteSpec:
     patterns: tuple[tuple[str, str, str], ...] = ()
     arg_kinds: tuple[tuple[str, str], ...] = ()
     arg_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    backward_of: str | None = None  # a generated backward op (docs/autograd.md): its forward op
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -147,6 +148,7 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
         patterns=tuple((i.arg, i.kind, str(i.pattern)) for i in rule.inputs) if rule else (),
         arg_kinds=tuple((a.name, arg_kind(a.type) or "other") for a in non_out),
         arg_dtypes=tuple((a, d) for a, d in rule.allowed if a is not None) if rule else (),
+        backward_of=group.backward_of,
         kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)
         if group.out.kernels
         else (),

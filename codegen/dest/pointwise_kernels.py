@@ -141,15 +141,27 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
 
 @dataclass(frozen=True)
 class KernelUnit:
-    """One op's kernel translation units (CPU, CUDA device code, CUDA host glue)."""
+    """One op's kernel translation units (CPU, CUDA device code, CUDA host glue): the op's
+    kernels and those of its generated backward ops (codegen/autograd/fused.py), so a formula's
+    edit recompiles its files alone and the backward adds no files."""
 
     stem: str  # the files' name part: kernels_cpu_<stem>.cpp
-    op: PointwiseOp
+    ops: tuple[PointwiseOp, ...]
 
 
 def pointwise_groups(manifest: Manifest) -> list[StructuredGroup]:
-    return [group for group in manifest.groups if group.out.pointwise is not None]
+    """The pointwise ops with files of their own (generated backward ops share their op's)."""
+    return [
+        group for group in manifest.groups if group.out.pointwise is not None and group.backward_of is None
+    ]
 
 
 def kernel_units(manifest: Manifest) -> list[KernelUnit]:
-    return [KernelUnit(group.name, pointwise_op(group)) for group in pointwise_groups(manifest)]
+    backward: dict[str, list[StructuredGroup]] = {}
+    for group in manifest.groups:
+        if group.backward_of is not None:
+            backward.setdefault(group.backward_of, []).append(group)
+    return [
+        KernelUnit(group.name, tuple(pointwise_op(g) for g in (group, *backward.get(group.name, ()))))
+        for group in pointwise_groups(manifest)
+    ]

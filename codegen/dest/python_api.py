@@ -111,6 +111,8 @@ def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
 def python_functions(manifest: Manifest) -> list[PyFunction]:
     by_name: dict[str, list[NativeFunction]] = {}
     for fn in manifest.functions:
+        if "generated" in fn.tags:  # fused backward ops: torch.ops.structops only, for autograd
+            continue
         by_name.setdefault(str(fn.func.name.name), []).append(fn)
     result = []
     for name, fns in by_name.items():

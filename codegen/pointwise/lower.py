@@ -40,6 +40,8 @@ FUNCTIONS: dict[str, tuple[int, tuple[str, ...], str, str]] = {
     "min": (2, ("bool",) + _IF, "num", "pw::minimum"),
     "fma": (3, _IF, "num", "pw::fma"),
     "trunc_div": (2, _IF, "num", "pw::trunc_div"),
+    "conj": (1, NUMERIC + ("bool",), "num", "pw::conj"),
+    "nonneg_real": (1, NUMERIC + ("bool",), "bool", "pw::nonneg_real"),
     "isnan": (1, CATEGORIES, "bool", "pw::isnan_"),
     "isinf": (1, CATEGORIES, "bool", "pw::isinf_"),
 }

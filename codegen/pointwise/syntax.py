@@ -228,3 +228,44 @@ def parse_formula(text: str) -> Node:
             f"nested more than {MAX_DEPTH} levels deep (each operator of a chain is a level)"
         )
     return node
+
+
+# -- walks over a formula ----------------------------------------------------------------------
+
+
+def free_names(n: Node) -> set[str]:
+    """The names a formula reads."""
+    if isinstance(n, Var):
+        return {n.name}
+    if isinstance(n, Un):
+        return free_names(n.operand)
+    if isinstance(n, Bin):
+        return free_names(n.lhs) | free_names(n.rhs)
+    if isinstance(n, Call):
+        return set().union(*(free_names(a) for a in n.args)) if n.args else set()
+    return set()
+
+
+def substitute(n: Node, name: str, value: Node) -> Node:
+    """The formula with ``value`` in place of each read of ``name``."""
+    if isinstance(n, Var):
+        return value if n.name == name else n
+    if isinstance(n, Un):
+        return Un(n.op, substitute(n.operand, name, value))
+    if isinstance(n, Bin):
+        return Bin(n.op, substitute(n.lhs, name, value), substitute(n.rhs, name, value))
+    if isinstance(n, Call):
+        return Call(n.fn, tuple(substitute(a, name, value) for a in n.args))
+    return n
+
+
+def operation_count(n: Node) -> int:
+    """How many operations a formula computes (conj counts none: a real value's is itself)."""
+    if isinstance(n, Lit | Var):
+        return 0
+    if isinstance(n, Un):
+        return 1 + operation_count(n.operand)
+    if isinstance(n, Bin):
+        return 1 + operation_count(n.lhs) + operation_count(n.rhs)
+    assert isinstance(n, Call)
+    return (0 if n.fn == "conj" else 1) + sum(operation_count(a) for a in n.args)

@@ -33,22 +33,6 @@ at::Tensor as_tensor(const at::Scalar& value, const at::Tensor& like) {
   return at::scalar_tensor(value, like.options());
 }
 
-at::Tensor in_bounds(const at::Tensor& x, const std::optional<at::Scalar>& lo, const std::optional<at::Scalar>& hi) {
-  at::Tensor inside;
-  if (lo.has_value()) inside = at::ge(x, *lo);
-  if (hi.has_value()) inside = inside.defined() ? at::logical_and(inside, at::le(x, *hi)) : at::le(x, *hi);
-  return inside.defined() ? inside : at::ones_like(x, x.options().dtype(at::kBool));
-}
-
-at::Tensor in_bounds(const at::Tensor& x, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi) {
-  at::Tensor inside;
-  if (lo.has_value() && lo->defined()) inside = at::ge(x, *lo);
-  if (hi.has_value() && hi->defined()) {
-    inside = inside.defined() ? at::logical_and(inside, at::le(x, *hi)) : at::le(x, *hi);
-  }
-  return inside.defined() ? inside : at::ones_like(x, x.options().dtype(at::kBool));
-}
-
 at::Tensor nonneg_real(const at::Tensor& x) {
   if (!x.is_complex()) return at::ge(x, 0);
   return at::logical_and(at::eq(at::imag(x), 0), at::ge(at::real(x), 0));

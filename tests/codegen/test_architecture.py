@@ -13,10 +13,17 @@ CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
 LAYERS = (
     ("errors", "limits", "dtypes", "model", "api.names", "files", "link", "autograd.functions"),  # leaves
     ("load", "api.cpp", "api.python", "rules.syntax", "rules.ir", "rules.builtins", "pointwise.syntax"),
-    ("rules.spec", "rules.cpp", "rules.python", "pointwise.lower", "autograd.derive"),  # IR printers
+    (
+        "rules.spec",
+        "rules.cpp",
+        "rules.python",
+        "pointwise.lower",
+        "pointwise.python",
+        "autograd.derive",
+    ),  # IR printers
     ("rules.check",),  # a rule as written -> its IR
     ("rules.model", "conformance", "multi_kernel", "autograd.formulas"),  # manifest keys
-    ("pointwise.model", "autograd.cpp"),
+    ("pointwise.model", "autograd.cpp", "autograd.fused"),
     ("native",),  # the typed model of a checked manifest
     ("entry",),  # the checker: one entry
     ("manifest",),  # the checker: the whole manifest

@@ -125,10 +125,14 @@ def test_a_pointwise_op_needs_no_key_and_a_written_one_overrides(tmp_path):
         '  pointwise: "self * self"\n'
         "- func: sq(Tensor self) -> Tensor\n  structured_delegate: sq.out\n"
     )
-    (group,) = load_manifest(write_manifest(tmp_path, text)).groups
+    group, backward = load_manifest(write_manifest(tmp_path, text)).groups
     (g,) = group.autograd.gradients
     assert g.derived and g.text == "sum_to(grad * conj(self + self), self)"
+    # the gradient is one pointwise formula: a generated op computes it in one pass
+    assert (backward.name, backward.backward_of, g.fused) == ("_sq_backward_self", "sq", "_sq_backward_self")
+    assert backward.out.pointwise.formula == "grad * conj(self + self)" and g.kernel_sum_to
     text += '  derivatives: {self: "2 * grad * self"}\n'
-    (group,) = load_manifest(write_manifest(tmp_path, text)).groups
+    group, backward = load_manifest(write_manifest(tmp_path, text)).groups
     (g,) = group.autograd.gradients
     assert not g.derived and g.text == "2 * grad * self"
+    assert backward.out.pointwise.formula == "(2 * grad) * self" and not g.kernel_sum_to

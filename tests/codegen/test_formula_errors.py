@@ -43,9 +43,9 @@ CASES = {
         UNARY + '  pointwise: "expp(self)"\n',
         (
             f"native_functions.yaml:3: {U}: pointwise: unknown function 'expp' — use one of: abs, bool, ceil,"
-            " clamp, cos, erf, erfc, exp, exp2, expm1, floor, fma, isinf, isnan, log, log1p, log2, max, min,"
-            " pow, pow_scalar, round, rsqrt, select, sigmoid, sign, sin, sqrt, tan, tanh, trunc, trunc_div,"
-            " where"
+            " clamp, conj, cos, erf, erfc, exp, exp2, expm1, floor, fma, isinf, isnan, log, log1p, log2, max,"
+            " min, nonneg_real, pow, pow_scalar, round, rsqrt, select, sigmoid, sign, sin, sqrt, tan, tanh,"
+            " trunc, trunc_div, where"
         ),
     ),
     "arity": (

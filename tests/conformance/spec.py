@@ -22,6 +22,7 @@ import torch
 from codegen.api import names
 from codegen.dest.conformance_suite import SuiteSpec, suite_specs
 from codegen.manifest import load_manifest
+from tests.conformance import formula
 
 MANIFEST = Path(__file__).resolve().parents[2] / "native_functions.yaml"
 
@@ -89,7 +90,13 @@ class Compiled:
 
 
 # What the manifest's `tests:` sources may name.
-SOURCE_SCOPE = {"torch": torch, "over_dims": over_dims, "arguments": arguments}
+SOURCE_SCOPE = {
+    "torch": torch,
+    "over_dims": over_dims,
+    "arguments": arguments,
+    "precise": formula.precise,
+    "pw": formula.pw,
+}
 
 
 @functools.cache

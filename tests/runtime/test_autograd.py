@@ -215,3 +215,49 @@ def test_a_not_implemented_input_raises_when_its_gradient_is_asked():
     loss = structops.binary_cross_entropy(p.requires_grad_(), torch.rand(3, 4), w)
     with pytest.raises(NotImplementedError, match="the derivative for 'weight'"):
         loss.backward()
+
+
+class _Calls(torch.utils._python_dispatch.TorchDispatchMode):
+    """The ops called below autograd, by name (backward's included: the CPU engine runs it on
+    the calling thread, under the mode)."""
+
+    def __init__(self):
+        super().__init__()
+        self.names: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func.name())
+        return func(*args, **(kwargs or {}))
+
+
+def test_backward_runs_the_fused_kernel_and_create_graph_the_differentiable_formula():
+    """bias_gelu's gradients: one generated op, called once for both inputs (they share it), with
+    no ATen op of the formula; with create_graph=True the ATen formula instead, which
+    differentiates again to torch's second derivative."""
+    x = torch.randn(4, 8, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(8, dtype=torch.float64, requires_grad=True)
+    g = torch.randn(4, 8, dtype=torch.float64)
+    y = structops.bias_gelu(x, b)
+    with _Calls() as calls:
+        gx, gb = torch.autograd.grad(y, (x, b), g)
+    assert calls.names.count("structops::_bias_gelu_backward_self") == 1, calls.names
+    assert not any(n in calls.names for n in ("aten::erf", "aten::exp", "aten::mul.Tensor")), calls.names
+    xt, bt = x.detach().requires_grad_(), b.detach().requires_grad_()
+    expected = torch.autograd.grad(torch.nn.functional.gelu(xt + bt), (xt, bt), g, create_graph=True)
+    torch.testing.assert_close((gx, gb), tuple(e.detach() for e in expected))
+
+    with _Calls() as calls:
+        gx2, gb2 = torch.autograd.grad(structops.bias_gelu(x, b), (x, b), g, create_graph=True)
+    assert "structops::_bias_gelu_backward_self" not in calls.names and "aten::erf" in calls.names
+    second = torch.autograd.grad(gx2.sum() + gb2.sum(), (x, b))
+    torch.testing.assert_close(second, torch.autograd.grad(expected[0].sum() + expected[1].sum(), (xt, bt)))
+
+
+def test_a_gradient_scaled_by_a_number_shares_the_kernel():
+    """add_relu(self, other, alpha): other's gradient is alpha times self's, one kernel call."""
+    x, y = torch.randn(5, 3, requires_grad=True), torch.randn(3, requires_grad=True)
+    with _Calls() as calls:
+        gx, gy = torch.autograd.grad(structops.add_relu(x, y, alpha=2.5), (x, y), torch.ones(5, 3))
+    assert calls.names.count("structops::_add_relu_backward_self") == 1, calls.names
+    mask = (x + 2.5 * y > 0).to(x.dtype)
+    torch.testing.assert_close((gx, gy), (mask, 2.5 * mask.sum(0)))

@@ -58,17 +58,19 @@ const T& view(const T& v) {
 inline at::OptionalIntArrayRef view(const std::optional<std::vector<int64_t>>& v) {
   return v.has_value() ? at::OptionalIntArrayRef(*v) : at::OptionalIntArrayRef();
 }
+inline std::optional<c10::string_view> view(const std::optional<std::string>& v) {
+  return v.has_value() ? std::optional<c10::string_view>(*v) : std::nullopt;
+}
 
 // -- formula helpers ---------------------------------------------------------------------------
 
 // A gradient in the form of its input: summed over the dims broadcasting added or expanded, and
 // in the input's dtype (float16 + float32 gives a float32 result; self's gradient is float16).
 at::Tensor sum_to(const at::Tensor& grad, const TensorMeta& like);
+// A fused backward kernel's result times the number it left out (alpha): no pass when it is 1.
+inline at::Tensor scaled(const at::Tensor& t, const at::Scalar& s) { return s.equal(1) ? t : t.mul(s); }
 // A number as a 0-dim tensor in like's dtype and device (a branch of a host-side condition).
 at::Tensor as_tensor(const at::Scalar& value, const at::Tensor& like);
-// clamp's gradient mask: lo <= x <= hi, both inclusive, a None bound being no bound.
-at::Tensor in_bounds(const at::Tensor& x, const std::optional<at::Scalar>& lo, const std::optional<at::Scalar>& hi);
-at::Tensor in_bounds(const at::Tensor& x, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi);
 at::Tensor nonneg_real(const at::Tensor& x);
 bool nonneg_real(const at::Scalar& x);
 inline at::Tensor conj(const at::Tensor& x) { return x.is_complex() ? x.conj() : x; }

@@ -44,6 +44,26 @@ SO_HD T zero_division() {
 template <typename T>
 SO_HD bool truth(T x) { return x != T(0); }
 
+// The complex conjugate; a real value as it is (derived gradients: grad * conj(f'(z))).
+template <typename T>
+SO_HD T conj(T x) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return x;
+  } else {
+    return T(x.real(), -x.imag());
+  }
+}
+
+// x >= 0; a complex x: real and >= 0 (pow's exponent gradient).
+template <typename T>
+SO_HD bool nonneg_real(T x) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return x >= T(0);
+  } else {
+    return x.imag() == 0 && x.real() >= 0;
+  }
+}
+
 template <typename T>
 SO_HD bool isnan_(T x) {
   if constexpr (is_float_v<T>) return x != x;

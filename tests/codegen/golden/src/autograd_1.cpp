@@ -7,6 +7,7 @@
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/ops/copy.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/csrc/autograd/function.h>
@@ -23,8 +24,94 @@ namespace {
 
 using torch::autograd::variable_list;
 
+// ---- scaled_tanh
+struct scaled_tanh_backward final : torch::autograd::TraceableFunction {
+  std::string name() const override { return "structops::scaled_tanh backward"; }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    self_.reset_data();
+  }
+  variable_list apply(variable_list&& grads) override {
+  static const auto _scaled_tanh_backward_self_op = c10::Dispatcher::singleton()
+      .findSchemaOrThrow("structops::_scaled_tanh_backward_self", "")
+      .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Scalar&)>();
+    std::lock_guard<std::mutex> lock(mutex_);
+    variable_list so_grads(num_outputs());
+    const at::Tensor& grad = grads[0];
+    const at::Tensor* so_like = nullptr;  // a defined grad: the dtype and device of constants
+    for (const auto& g : grads) {
+      if (g.defined()) {
+        so_like = &g;
+        break;
+      }
+    }
+    if (so_like == nullptr) return so_grads;  // no output's gradient reaches this node
+    const at::Tensor& grad_like = *so_like;
+    const auto self = self_.unpack();
+    const auto& alpha = structops::autograd::view(alpha_);
+    if (should_compute_output(0)) so_grads[0] = (at::GradMode::is_enabled() ? structops::autograd::sum_to((grad * structops::autograd::conj((at::Scalar(alpha) * (at::Scalar(int64_t(1)) - (at::tanh(self) * at::tanh(self)))))), self_meta) : structops::autograd::sum_to(_scaled_tanh_backward_self_op.call(grad, self, alpha), self_meta));
+    (void)grad_like;
+    return so_grads;
+  }
+  torch::autograd::SavedVariable self_;
+  structops::autograd::TensorMeta self_meta;
+  structops::autograd::kept_t<const at::Scalar&> alpha_;
+};
+
+at::Tensor scaled_tanh_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, const at::Scalar& alpha) {
+  static const auto scaled_tanh_op = c10::Dispatcher::singleton()
+      .findSchemaOrThrow("structops::scaled_tanh", "")
+      .typed<at::Tensor(const at::Tensor&, const at::Scalar&)>();
+  decltype(structops::autograd::make_node<scaled_tanh_backward>()) so_node;
+  if (torch::autograd::compute_requires_grad(self)) {
+    so_node = structops::autograd::make_node<scaled_tanh_backward>();
+    so_node->set_next_edges(torch::autograd::collect_next_edges(self));
+    so_node->self_ = torch::autograd::SavedVariable(self, false);
+    so_node->self_meta = structops::autograd::TensorMeta(self);
+    so_node->alpha_ = structops::autograd::keep(alpha);
+  }
+  // Below autograd, also for the ops the kernels call inside (ATen's VariableType does the same).
+  auto so_result = [&] {
+    at::AutoDispatchBelowADInplaceOrView so_below;
+    return scaled_tanh_op.redispatch(so_ks & c10::after_autograd_keyset, self, alpha);
+  }();
+  if (so_node) {
+    if (torch::autograd::isDifferentiableType(so_result.scalar_type())) {
+      torch::autograd::set_history(so_result, so_node);
+    } else {
+      so_node->add_input_metadata(torch::autograd::Node::undefined_input());
+    }
+  }
+  // Forward mode (torch.func.jvp, torch.autograd.forward_ad): the output's tangent.
+  if (structops::autograd::any_tangent(self)) {
+    const auto self_p = structops::autograd::primal(self);
+    const auto self_t = structops::autograd::tangent(self);
+    const at::Tensor& result = so_result;
+    const at::Tensor& grad_like = so_result;  // the dtype and device of constants
+    structops::autograd::set_tangent(so_result, ((at::Scalar(alpha) * (at::Scalar(int64_t(1)) - (at::tanh(self_p) * at::tanh(self_p)))) * self_t));
+  }
+  return so_result;
+}
+
+// ---- scaled_tanh.out
+at::Tensor& scaled_tanh_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, const at::Scalar& alpha, at::Tensor& out) {
+  static const auto scaled_tanh_out_op = c10::Dispatcher::singleton()
+      .findSchemaOrThrow("structops::scaled_tanh", "out")
+      .typed<at::Tensor&(const at::Tensor&, const at::Scalar&, at::Tensor&)>();
+  structops::autograd::check_out_not_differentiable(
+      "scaled_tanh", torch::autograd::compute_requires_grad(self));
+  decltype(auto) so_result = [&]() -> decltype(auto) {
+    at::AutoDispatchBelowADInplaceOrView so_below;
+    return scaled_tanh_out_op.redispatch(so_ks & c10::after_autograd_keyset, self, alpha, out);
+  }();
+  structops::autograd::bump_version(out);
+  return so_result;
+}
+
 }  // namespace
 }  // namespace structops
 
 TORCH_LIBRARY_IMPL(structops, Autograd, m) {
+  m.impl("scaled_tanh", TORCH_FN(structops::scaled_tanh_autograd));
+  m.impl("scaled_tanh.out", TORCH_FN(structops::scaled_tanh_out_autograd));
 }

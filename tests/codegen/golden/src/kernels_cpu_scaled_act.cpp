@@ -1,8 +1,9 @@
 // @generated from native_functions.yaml by codegen/templates/kernels_cpu.cpp.j2 — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
-// CPU kernels of one pointwise op, generated from its formula (a file per op: editing a formula
-// recompiles that op alone). The impl brings promoted inputs to the common dtype and runs the
-// formula through cpu::run (csrc/include/structops/cpu/pointwise.h) for the dtype it dispatches to.
+// CPU kernels of one pointwise op and of its generated backward ops, from their formulas (a file
+// per op: editing a formula recompiles that op alone). An impl brings promoted inputs to the
+// common dtype and runs the formula through cpu::run (csrc/include/structops/cpu/pointwise.h)
+// for the dtype it dispatches to.
 #include <structops/cpu/pointwise.h>
 #include <structops/ops/scaled_act.h>
 

@@ -7,6 +7,7 @@
 #include <structops/rules.h>
 #include <structops/ops/bmm_out.h>
 #include <structops/ops/amax.h>
+#include <structops/ops/scaled_tanh.h>
 
 namespace structops::meta {
 
@@ -67,6 +68,16 @@ amax_meta amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   auto reduced_dims_value = rules::reduced_dims(op, "self", self.dim(), rules::concrete(dim));
   auto all_dims_value = (c10::SymInt(static_cast<int64_t>(rules::sym(dim).size())) == c10::SymInt(0));
   return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, std::move(reduced_dims_value), std::move(all_dims_value), out_dtypes.compute, out_dtypes.common};
+}
+
+// scaled_tanh, scaled_tanh.out
+scaled_tanh_meta scaled_tanh(const at::Tensor& self, const at::Scalar& alpha) {
+  static constexpr std::string_view op = "scaled_tanh";
+  rules::Dims out_shape = rules::join({rules::Dims(rules::sizes(self))});
+  const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}}, {}, {}, rules::Promotion::DEFAULT);
+  rules::check_allowed_promoted(op, {{"self", self}}, out_dtypes.promoted, rules::bit(at::kHalf) | rules::bit(at::kBFloat16) | rules::bit(at::kFloat) | rules::bit(at::kDouble), "float16, bfloat16, float32, float64");
+  rules::Dims out_strides = elementwise_strides(out_shape, {{"self", self}});
+  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute, out_dtypes.common};
 }
 
 }  // namespace structops::meta

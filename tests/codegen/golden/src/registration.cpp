@@ -26,6 +26,10 @@ TORCH_LIBRARY(structops, m) {
   define(m, R"schema(my_fused(Tensor x, Tensor? bias, float scale=1.0, str mode="fast") -> Tensor)schema", {});
   define(m, R"schema(scaled_act.out(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu', Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
   define(m, R"schema(scaled_act(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu') -> Tensor)schema", {at::Tag::pointwise});
+  define(m, R"schema(scaled_tanh.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
+  define(m, R"schema(scaled_tanh(Tensor self, *, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise});
+  define(m, R"schema(_scaled_tanh_backward_self.out(Tensor grad, Tensor self, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise, at::Tag::generated});
+  define(m, R"schema(_scaled_tanh_backward_self(Tensor grad, Tensor self, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise, at::Tag::generated});
 }
 
 // Functional overloads have no derivative (the manifest declares none): backward through them
@@ -36,6 +40,7 @@ TORCH_LIBRARY_IMPL(structops, Autograd, m) {
   m.impl("aminmax", torch::autograd::autogradNotImplementedFallback());
   m.impl("my_fused", torch::autograd::autogradNotImplementedFallback());
   m.impl("scaled_act", torch::autograd::autogradNotImplementedFallback());
+  m.impl("_scaled_tanh_backward_self", torch::autograd::autogradNotImplementedFallback());
 }
 
 // torch.compile traces out= and inplace overloads as their functional sibling (functionalize.h).
@@ -45,4 +50,6 @@ TORCH_LIBRARY_IMPL(structops, Functionalize, m) {
   m.impl("amax.out", structops::functionalize_as("amax"));
   m.impl("aminmax.out", structops::functionalize_as("aminmax"));
   m.impl("scaled_act.out", structops::functionalize_as("scaled_act"));
+  m.impl("scaled_tanh.out", structops::functionalize_as("scaled_tanh"));
+  m.impl("_scaled_tanh_backward_self.out", structops::functionalize_as("_scaled_tanh_backward_self"));
 }

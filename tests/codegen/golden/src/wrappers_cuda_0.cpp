@@ -4,6 +4,7 @@
 // derived from its meta function and impl, and their registration with the dispatcher.
 #include <structops/structured.h>
 #include <structops/ops/scaled_act.h>
+#include <structops/ops/_scaled_tanh_backward_self.h>
 
 #include <torch/library.h>
 
@@ -32,11 +33,35 @@ at::Tensor& wrapper_CUDA_scaled_act_out(const at::Tensor& self, const at::Tensor
   return out;
 }
 
+at::Tensor wrapper_CUDA__scaled_tanh_backward_self(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& alpha) {
+  const at::Device so_device = device_of({{"grad", grad}, {"self", self}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("_scaled_tanh_backward_self", so_device, {{"grad", grad}, {"self", self}}, /*cpu_scalars=*/true);
+  const auto so_meta = meta::_scaled_tanh_backward_self(grad, self, alpha);
+  at::Tensor out = allocate(so_meta.out, so_device);
+  impl::_scaled_tanh_backward_self_out_cuda(grad, self, alpha, so_meta.common_dtype, out);
+  return out;
+}
+
+at::Tensor& wrapper_CUDA__scaled_tanh_backward_self_out(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& alpha, at::Tensor& out) {
+  const at::Device so_device = device_of({{"grad", grad}, {"self", self}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("_scaled_tanh_backward_self.out", so_device, {{"grad", grad}, {"self", self}}, /*cpu_scalars=*/true);
+  const auto so_meta = meta::_scaled_tanh_backward_self(grad, self, alpha);
+  prepare_out("_scaled_tanh_backward_self.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"grad", grad}, {"self", self}});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  impl::_scaled_tanh_backward_self_out_cuda(grad, self, alpha, so_meta.common_dtype, target_out.tensor());
+  target_out.commit();
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(STRUCTOPS_CUDA_LIBRARY, STRUCTOPS_CUDA_KEY, m) {
   m.impl("scaled_act", TORCH_FN(wrapper_CUDA_scaled_act));
   m.impl("scaled_act.out", TORCH_FN(wrapper_CUDA_scaled_act_out));
+  m.impl("_scaled_tanh_backward_self", TORCH_FN(wrapper_CUDA__scaled_tanh_backward_self));
+  m.impl("_scaled_tanh_backward_self.out", TORCH_FN(wrapper_CUDA__scaled_tanh_backward_self_out));
 }
 
 }  // namespace structops

@@ -6,6 +6,7 @@
 #include <structops/ops/add_Tensor.h>
 #include <structops/ops/aminmax.h>
 #include <structops/ops/scaled_act.h>
+#include <structops/ops/_scaled_tanh_backward_self.h>
 #include <structops/ops/my_fused.h>
 
 #include <torch/library.h>
@@ -71,6 +72,22 @@ at::Tensor& wrapper_Meta_scaled_act_out(const at::Tensor& self, const at::Tensor
   return out;
 }
 
+at::Tensor wrapper_Meta__scaled_tanh_backward_self(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& alpha) {
+  const at::Device so_device = at::kMeta;
+  check_devices("_scaled_tanh_backward_self", so_device, {{"grad", grad}, {"self", self}}, /*cpu_scalars=*/true);
+  const auto so_meta = meta::_scaled_tanh_backward_self(grad, self, alpha);
+  at::Tensor out = allocate(so_meta.out, so_device);
+  return out;
+}
+
+at::Tensor& wrapper_Meta__scaled_tanh_backward_self_out(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& alpha, at::Tensor& out) {
+  const at::Device so_device = at::kMeta;
+  check_devices("_scaled_tanh_backward_self.out", so_device, {{"grad", grad}, {"self", self}}, /*cpu_scalars=*/true);
+  const auto so_meta = meta::_scaled_tanh_backward_self(grad, self, alpha);
+  prepare_out("_scaled_tanh_backward_self.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"grad", grad}, {"self", self}});
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(structops, Meta, m) {
@@ -81,6 +98,8 @@ TORCH_LIBRARY_IMPL(structops, Meta, m) {
   m.impl("aminmax.out", TORCH_FN(wrapper_Meta_aminmax_out));
   m.impl("scaled_act", TORCH_FN(wrapper_Meta_scaled_act));
   m.impl("scaled_act.out", TORCH_FN(wrapper_Meta_scaled_act_out));
+  m.impl("_scaled_tanh_backward_self", TORCH_FN(wrapper_Meta__scaled_tanh_backward_self));
+  m.impl("_scaled_tanh_backward_self.out", TORCH_FN(wrapper_Meta__scaled_tanh_backward_self_out));
   m.impl("my_fused", TORCH_FN(impl::my_fused_meta));
 }
 

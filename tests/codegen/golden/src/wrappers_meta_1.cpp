@@ -5,6 +5,7 @@
 #include <structops/structured.h>
 #include <structops/ops/bmm_out.h>
 #include <structops/ops/amax.h>
+#include <structops/ops/scaled_tanh.h>
 
 #include <torch/library.h>
 
@@ -35,12 +36,30 @@ at::Tensor& wrapper_Meta_amax_out(const at::Tensor& self, at::IntArrayRef dim, b
   return out;
 }
 
+at::Tensor wrapper_Meta_scaled_tanh(const at::Tensor& self, const at::Scalar& alpha) {
+  const at::Device so_device = at::kMeta;
+  check_devices("scaled_tanh", so_device, {{"self", self}}, /*cpu_scalars=*/true);
+  const auto so_meta = meta::scaled_tanh(self, alpha);
+  at::Tensor out = allocate(so_meta.out, so_device);
+  return out;
+}
+
+at::Tensor& wrapper_Meta_scaled_tanh_out(const at::Tensor& self, const at::Scalar& alpha, at::Tensor& out) {
+  const at::Device so_device = at::kMeta;
+  check_devices("scaled_tanh.out", so_device, {{"self", self}}, /*cpu_scalars=*/true);
+  const auto so_meta = meta::scaled_tanh(self, alpha);
+  prepare_out("scaled_tanh.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}});
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(structops, Meta, m) {
   m.impl("bmm.out", TORCH_FN(wrapper_Meta_bmm_out));
   m.impl("amax", TORCH_FN(wrapper_Meta_amax));
   m.impl("amax.out", TORCH_FN(wrapper_Meta_amax_out));
+  m.impl("scaled_tanh", TORCH_FN(wrapper_Meta_scaled_tanh));
+  m.impl("scaled_tanh.out", TORCH_FN(wrapper_Meta_scaled_tanh_out));
 }
 
 }  // namespace structops

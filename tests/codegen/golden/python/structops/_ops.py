@@ -24,6 +24,7 @@ __all__ = [
     "aminmax",
     "my_fused",
     "scaled_act",
+    "scaled_tanh",
 ]
 
 
@@ -91,4 +92,14 @@ def scaled_act(self, other, *, alpha=1, mode='relu', out=None):
     if out is None:
         return _ops.scaled_act.default(self, other, alpha=alpha, mode=mode)
     return _call(_ops.scaled_act.out, self, other, alpha=alpha, mode=mode, out=out)
+
+
+def scaled_tanh(self, *, alpha=1, out=None):
+    """Overloads (torch.ops.structops.*):
+        scaled_tanh.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+        scaled_tanh(Tensor self, *, Scalar alpha=1) -> Tensor
+    """
+    if out is None:
+        return _ops.scaled_tanh.default(self, alpha=alpha)
+    return _call(_ops.scaled_tanh.out, self, alpha=alpha, out=out)
 

@@ -49,6 +49,16 @@ def index_scaled_act(so, self, other, alpha, mode):
     return {'out': so_out}
 
 
+def index_scaled_tanh(so, self, alpha):
+    so_out = [*so.dim_list(self.dims())]
+    return {'out': so_out}
+
+
+def index__scaled_tanh_backward_self(so, grad, self, alpha):
+    so_out = so.broadcast([('grad', grad), ('self', self)])
+    return {'out': so_out}
+
+
 RULES = {
     'add_Tensor': {
         "op": 'add',
@@ -86,6 +96,24 @@ RULES = {
         "combine": None,
         "index": index_scaled_act,
     },
+    'scaled_tanh': {
+        "op": 'scaled_tanh',
+        "functional": 'scaled_tanh.default',
+        "args": (('self', 'tensor'), ('alpha', 'scalar')),
+        "outputs": ('out',),
+        "list_outputs": (),
+        "combine": None,
+        "index": index_scaled_tanh,
+    },
+    '_scaled_tanh_backward_self': {
+        "op": '_scaled_tanh_backward_self',
+        "functional": '_scaled_tanh_backward_self.default',
+        "args": (('grad', 'tensor'), ('self', 'tensor'), ('alpha', 'scalar')),
+        "outputs": ('out',),
+        "list_outputs": (),
+        "combine": None,
+        "index": index__scaled_tanh_backward_self,
+    },
 }
 
 OVERLOADS = {
@@ -97,4 +125,8 @@ OVERLOADS = {
     'amax.out': 'amax',
     'scaled_act.default': 'scaled_act',
     'scaled_act.out': 'scaled_act',
+    'scaled_tanh.default': 'scaled_tanh',
+    'scaled_tanh.out': 'scaled_tanh',
+    '_scaled_tanh_backward_self.default': '_scaled_tanh_backward_self',
+    '_scaled_tanh_backward_self.out': '_scaled_tanh_backward_self',
 }

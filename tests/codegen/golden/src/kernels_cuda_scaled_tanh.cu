@@ -1,0 +1,55 @@
+// @generated from native_functions.yaml by codegen/templates/kernels_cuda.cu.j2 — DO NOT EDIT.
+// Regenerate with: python -m codegen (run by the CMake build)
+// CUDA kernels of one pointwise op and of its generated backward ops, from their formulas (a
+// file per op, so nvcc's compile check redoes only an edited op). Device code only: no torch
+// header (ARCHITECTURE decision 6); the host glue (kernels_cuda_host_<op>.cpp) fills a
+// PointwiseLaunch and calls the launcher here.
+#include <structops/cuda/pointwise.cuh>
+
+namespace structops::cuda_kernels {
+
+// scaled_tanh: the formula, over the compute type T.
+template <typename T>
+struct scaled_tanh_out_formula {
+  T alpha;
+  SO_HD auto operator()(T self) const { return T(alpha * pw::tanh(self)); }
+};
+
+const char* scaled_tanh_out(const PointwiseLaunch& p) {
+  auto run = [&]<typename scalar_t>() -> const char* {
+    using T = opmath_t<scalar_t>;
+    const scaled_tanh_out_formula<T> f{pw::scalar_as<T>(p.scalars[0])};
+    return launch<256, 2, scalar_t, scalar_t>(f, p);
+  };
+  switch (p.dtype) {
+    case Dtype::Float16: return run.template operator()<__half>();
+    case Dtype::BFloat16: return run.template operator()<__nv_bfloat16>();
+    case Dtype::Float32: return run.template operator()<float>();
+    case Dtype::Float64: return run.template operator()<double>();
+    default: return "no CUDA kernel for this dtype";
+  }
+}
+
+// _scaled_tanh_backward_self: the formula, over the compute type T.
+template <typename T>
+struct _scaled_tanh_backward_self_out_formula {
+  T alpha;
+  SO_HD auto operator()(T grad, T self) const { return T(grad * pw::conj(T(alpha * T(T(1) - T(pw::tanh(self) * pw::tanh(self)))))); }
+};
+
+const char* _scaled_tanh_backward_self_out(const PointwiseLaunch& p) {
+  auto run = [&]<typename scalar_t>() -> const char* {
+    using T = opmath_t<scalar_t>;
+    const _scaled_tanh_backward_self_out_formula<T> f{pw::scalar_as<T>(p.scalars[0])};
+    return launch<256, 2, scalar_t, scalar_t, scalar_t>(f, p);
+  };
+  switch (p.dtype) {
+    case Dtype::Float16: return run.template operator()<__half>();
+    case Dtype::BFloat16: return run.template operator()<__nv_bfloat16>();
+    case Dtype::Float32: return run.template operator()<float>();
+    case Dtype::Float64: return run.template operator()<double>();
+    default: return "no CUDA kernel for this dtype";
+  }
+}
+
+}  // namespace structops::cuda_kernels
