@@ -16,6 +16,7 @@
 #include <ATen/ops/searchsorted.h>
 #include <ATen/ops/binary_cross_entropy_backward.h>
 #include <ATen/ops/bmm.h>
+#include <ATen/ops/_log_softmax_backward_data.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/clamp_min.h>
 #include <ATen/ops/cumprod.h>
@@ -34,6 +35,7 @@
 #include <ATen/ops/mean.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/mse_loss_backward.h>
+#include <ATen/ops/nll_loss_backward.h>
 #include <ATen/ops/native_batch_norm_backward.h>
 #include <ATen/ops/native_layer_norm_backward.h>
 #include <ATen/ops/ones.h>
@@ -496,6 +498,29 @@ std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at:
   wshape[class_dim] = classes;
   const bool weighted = weight.has_value() && weight->defined();
   const at::Tensor w = weighted ? weight->to(self.scalar_type()).reshape(wshape) : at::Tensor();
+  // The samples a mean over class indices divides by, each counted by its class weight (as
+  // torch's nll_loss: the ignored ones not at all).
+  auto counted = [&](const at::Tensor& keep) {
+    const at::Tensor safe = at::where(keep, target, at::zeros_like(target));
+    at::Tensor n = keep.to(self.scalar_type());
+    if (weighted) n = n * weight->to(self.scalar_type()).index_select(0, safe.reshape({-1})).reshape(keep.sizes());
+    return at::sum(n);
+  };
+  if (!target.is_floating_point() && label_smoothing == 0 && self.dim() <= 2) {
+    // Class indices, no smoothing: torch's own backward kernels (nll_loss's, then
+    // log_softmax's) instead of the general formula's one-hot, exp and sums.
+    at::Tensor gs;
+    if (mask[0]) {
+      const at::Tensor keep = target != ignore_index.guard_int(__FILE__, __LINE__);
+      const at::Tensor total = reduction == 1 ? counted(keep) : at::zeros({}, self.options());
+      std::optional<at::Tensor> wt;
+      if (weighted) wt = weight->to(self.scalar_type());
+      gs = at::_log_softmax_backward_data(
+          at::nll_loss_backward_symint(grad, logp, target, wt, reduction, ignore_index, total), logp, class_dim,
+          self.scalar_type());
+    }
+    return {gs, at::Tensor()};
+  }
   at::Tensor q;
   at::Tensor keep;  // class indices: the samples not ignored
   at::Tensor denom;
@@ -515,11 +540,7 @@ std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at:
     if (target.is_floating_point()) {
       g = g / (self.dim() >= 2 ? self.numel() / classes : 1);
     } else {
-      // the mean over the samples kept, each counted by its class weight (torch's nll_loss)
-      const at::Tensor safe = at::where(keep, target, at::zeros_like(target));
-      at::Tensor counted = keep.to(self.scalar_type());
-      if (weighted) counted = counted * weight->to(self.scalar_type()).index_select(0, safe.reshape({-1})).reshape(keep.sizes());
-      g = g / at::sum(counted);
+      g = g / counted(keep);
     }
   }
   at::Tensor gs, gt;

@@ -164,6 +164,19 @@ void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& targ
 //                   the mean over the N * S samples,
 // as torch's cross_entropy_loss. Per-sample losses go to a buffer in double and are summed in
 // sample order, so the result does not depend on the thread count.
+// The log-sum-exp of one sample's C classes (class c at x[c * S]), in double. A function of
+// its own so that it gets the CPU clones, and the exp loop libmvec's vector exp.
+template <typename scalar_t>
+SO_CPU_CLONES double log_sum_exp(const scalar_t* __restrict x, int64_t C, int64_t S) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t c = 0; c < C; ++c) m = std::max(m, static_cast<double>(x[c * S]));
+  const double shift = std::isinf(m) ? 0.0 : m;
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t c = 0; c < C; ++c) sum += std::exp(static_cast<double>(x[c * S]) - shift);
+  return shift + std::log(sum);
+}
+
 void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target,
                                 const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
                                 double label_smoothing, const at::Tensor& out) {
@@ -196,12 +209,7 @@ void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target
       for (int64_t i = begin; i < end; ++i) {
         const int64_t n = i / S, s = i % S;
         const scalar_t* xi = px + n * C * S + s;  // class c at xi[c * S]
-        double m = -std::numeric_limits<double>::infinity();
-        for (int64_t c = 0; c < C; ++c) m = std::max(m, static_cast<double>(xi[c * S]));
-        const double shift = std::isinf(m) ? 0.0 : m;
-        double sum = 0;
-        for (int64_t c = 0; c < C; ++c) sum += std::exp(static_cast<double>(xi[c * S]) - shift);
-        const double lse = shift + std::log(sum);
+        const double lse = log_sum_exp(xi, C, S);
         if (probabilities) {
           const scalar_t* pt = t.const_data_ptr<scalar_t>() + n * C * S + s;
           double l = 0;
