@@ -43,6 +43,8 @@ def main() -> None:
     small = torch.randn(1, 16, 32, 32)
     x3 = torch.randn(2, 16, 32, 32, 32)
     p_, t_, w_ = (torch.rand(1 << 20) * 0.98 + 0.01 for _ in range(3))
+    logits, big = torch.randn(64, 512), torch.randn(4096, 1000)
+    classes, big_classes = torch.randint(0, 512, (64,)), torch.randint(0, 1000, (4096,))
     cases = [
         (
             "max_pool2d k3 s2 p1 [8,64,56,56]",
@@ -74,6 +76,18 @@ def main() -> None:
         ("mse_loss none 1M", A.mse_loss, structops.mse_loss, (p_, t_, 0)),
         ("bce mean 1M", A.binary_cross_entropy, structops.binary_cross_entropy, (p_, t_, None, 1)),
         ("bce weighted none 1M", A.binary_cross_entropy, structops.binary_cross_entropy, (p_, t_, w_, 0)),
+        (
+            "cross_entropy mean [64,512]",
+            A.cross_entropy_loss,
+            structops.cross_entropy_loss,
+            (logits, classes),
+        ),
+        (
+            "cross_entropy mean [4096,1000]",
+            A.cross_entropy_loss,
+            structops.cross_entropy_loss,
+            (big, big_classes),
+        ),
     ]
     print(f"{'case':>34} {'torch us':>10} {'structops us':>13} {'ratio':>6}")
     for name, theirs, ours, a in cases:

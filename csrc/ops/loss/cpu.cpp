@@ -164,17 +164,21 @@ void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& targ
 //                   the mean over the N * S samples,
 // as torch's cross_entropy_loss. Per-sample losses go to a buffer in double and are summed in
 // sample order, so the result does not depend on the thread count.
-// The log-sum-exp of one sample's C classes (class c at x[c * S]), in double. A function of
-// its own so that it gets the CPU clones, and the exp loop libmvec's vector exp.
+// The log-sum-exp of one sample's C classes (class c at x[c * S]), in opmath as torch's
+// log_softmax (float for float32/16-bit inputs). A function of its own so that it gets the CPU
+// clones, and the exp loop libmvec's vector exp.
 template <typename scalar_t>
 SO_CPU_CLONES double log_sum_exp(const scalar_t* __restrict x, int64_t C, int64_t S) {
-  double m = -std::numeric_limits<double>::infinity();
-  for (int64_t c = 0; c < C; ++c) m = std::max(m, static_cast<double>(x[c * S]));
-  const double shift = std::isinf(m) ? 0.0 : m;
-  double sum = 0;
+  using acc_t = at::opmath_type<scalar_t>;
+  acc_t m = -std::numeric_limits<acc_t>::infinity();
+  // A NaN makes the sum below NaN whichever maximum this takes.
+#pragma omp simd reduction(max : m)
+  for (int64_t c = 0; c < C; ++c) m = std::max(m, static_cast<acc_t>(x[c * S]));
+  const acc_t shift = std::isinf(m) ? acc_t(0) : m;
+  acc_t sum = 0;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t c = 0; c < C; ++c) sum += std::exp(static_cast<double>(x[c * S]) - shift);
-  return shift + std::log(sum);
+  for (int64_t c = 0; c < C; ++c) sum += std::exp(static_cast<acc_t>(x[c * S]) - shift);
+  return static_cast<double>(shift) + std::log(static_cast<double>(sum));
 }
 
 void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target,
