@@ -154,7 +154,7 @@ def check_forward_ad(spec: SuiteSpec, device: str, dtype: str) -> None:
     """Forward mode (torch.func.jvp): the tangent equals torch's for the reference op, in
     float64; an op without a forward formula refuses by name."""
     if not dtype_of(dtype).is_floating_point:
-        pytest.skip("tangents need a floating dtype")
+        pytest.skip("torch has no tangents for integer or bool tensors (forward AD refuses them)")
     fn, reference = functional(spec), compiled(spec).grad_reference
     for s in _gradcheck_samples(spec, device, "float64")[:2]:
         g, leaves = _with_grad(s, spec)
@@ -189,16 +189,16 @@ def check_forward_ad(spec: SuiteSpec, device: str, dtype: str) -> None:
 @check(applies=lambda spec: not spec.differentiable)
 def check_backward_raises(spec: SuiteSpec, device: str, dtype: str) -> None:
     """Ops without derivatives must fail loudly on backward, not warn and return wrong grads."""
-    if not dtype_of(dtype).is_floating_point:
-        pytest.skip("gradients need a floating dtype")
+    if not (dtype_of(dtype).is_floating_point or dtype_of(dtype).is_complex):
+        pytest.skip("torch has no gradients for integer or bool tensors (requires_grad refuses them)")
     s = next(s for s in samples(spec, device, dtype) if s.first_tensor.numel() > 0)
     written = _written_inputs(functional(spec))  # in-place updates of a leaf that requires grad fail first
-    g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.dtype.is_floating_point else t)
+    g = s.map_tensors(lambda t: t.detach().requires_grad_() if t.is_floating_point() or t.is_complex() else t)
     for i, name in enumerate(spec.positional[: len(g.args)]):
         if name in written and isinstance(g.args[i], torch.Tensor):
             g.args[i] = g.args[i].detach()
     result = _first(g.call(functional(spec)))
-    if not result.dtype.is_floating_point:
-        pytest.skip(f"a {result.dtype} result has no gradient")
+    if not (result.dtype.is_floating_point or result.dtype.is_complex):
+        pytest.skip(f"torch gives a {result.dtype} result no gradient")
     with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
-        result.sum().backward()
+        result.sum().abs().backward()  # abs: a real scalar, for complex results too
