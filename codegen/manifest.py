@@ -200,7 +200,7 @@ def _with_fused_backward(path: str, groups: list[StructuredGroup], functions: li
             continue
         allowed = dict(g.out.rule.allowed)
         bool_tensors = {a for a, dts in allowed.items() if a is not None and tuple(dts) == ("bool",)}
-        taken = {d for a, dts in allowed.items() if a not in bool_tensors for d in _dtypes_of(dts)}
+        taken = {d for a, dts in allowed.items() if a not in bool_tensors for d in dts}  # expanded
         groups_ = ["floating"] + (["complex"] if not allowed or taken & _COMPLEX else [])
         ops = fused.backward_entries(
             g.name,
@@ -229,12 +229,7 @@ def _with_fused_backward(path: str, groups: list[StructuredGroup], functions: li
 
 
 _FLOATING = {d.name for d in dtype_table.DTYPES if d.group in ("floating", "complex")}
-_COMPLEX = {d.name for d in dtype_table.DTYPES if d.group == "complex"}
-
-
-def _dtypes_of(allowed: tuple[str, ...]) -> set[str]:
-    """dtype names of an `allowed` list, its groups (floating, complex, ...) spelled out."""
-    return {d.name for d in dtype_table.DTYPES if d.name in allowed or d.group in allowed}
+_COMPLEX = set(dtype_table.GROUPS["complex"])
 
 
 def _autograd(path: str, g: StructuredGroup) -> Autograd | None:

@@ -11,7 +11,6 @@ from typing import Any
 import torch
 
 from codegen.dest.conformance_suite import SuiteSpec
-from codegen.dtypes import NAMES as DTYPES
 from tests.conformance import drawn
 from tests.conformance.spec import compiled, functional
 from tests.conformance.tensors import Sample, call_args, dtype_of, is_integral, laid_out, values
@@ -136,12 +135,8 @@ def _manifest_samples(spec: SuiteSpec, device, dtype, gen) -> list[Sample]:
 
 
 def _arg_dtype(spec: SuiteSpec, arg: str, dtype: torch.dtype) -> torch.dtype:
-    """``dtype``, or for an argument that `allowed` limits to named dtypes without it (where's
-    bool condition), the first of those."""
-    names = dict(spec.arg_dtypes).get(arg, ())
-    if names and all(d in DTYPES for d in names) and str(dtype).removeprefix("torch.") not in names:
-        return dtype_of(names[0])
-    return dtype
+    """``dtype``, or bool for an argument that `allowed` takes as bool only (where's condition)."""
+    return torch.bool if dict(spec.arg_dtypes).get(arg) == ("bool",) else dtype
 
 
 def _fitted(spec: SuiteSpec, tensors: list[torch.Tensor], gen) -> list[torch.Tensor]:
