@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import keyword
 
+from codegen import composite
 from codegen.api import cpp, python
 from codegen.api.names import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
 from codegen.autograd.formulas import parse_derivatives
@@ -50,6 +51,9 @@ SUPPORTED_KEYS = (
     "kernels",
     "out_dtype",
     "derivatives",
+    "scalar_of",
+    "torch_differs",
+    "composite",
 )
 # What an out= (or inplace self) of another dtype than the result's gets (`out_dtype:`):
 # castable: the result is cast into it when torch.can_cast allows (TensorIterator's rule);
@@ -418,9 +422,83 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         kernels=_parse_kernels(path, entry, raw_func, schema, rule, precomputed, dispatch, structured),
         out_dtype=_parse_out_dtype(path, entry, raw_func, schema, structured, tuple(tags)),
         derivatives=parse_derivatives(path, entry, raw_func, schema),
+        scalar_of=OperatorName.parse(str(entry["scalar_of"])) if "scalar_of" in entry else None,
+        torch_differs=_parse_torch_differs(path, entry, raw_func, schema),
+        composite=_parse_composite(path, entry, raw_func),
     )
     _check_entry(path, entry, fn)
     return fn
+
+
+def _parse_composite(path: str, entry: LineDict, op: str) -> composite.Composite | None:
+    raw = entry.get("composite")
+    if raw is None:
+        return None
+    for key in (
+        "structured",
+        "structured_delegate",
+        "dispatch",
+        "pointwise",
+        "meta",
+        "kernels",
+        "derivatives",
+    ):
+        if key in entry:
+            raise _err(
+                path,
+                entry,
+                key,
+                op,
+                f"'{key}' does not go with 'composite' (the target's kernels and derivatives serve the call)",
+                f"remove '{key}'",
+            )
+    if not isinstance(raw, str):
+        raise _err(path, entry, "composite", op, "'composite' must be a call, as a string", "quote the call")
+    try:
+        return composite.parse(raw)
+    except composite.CompositeError as e:
+        raise _err(path, entry, "composite", op, f"composite: {e.problem}", e.fix) from None
+
+
+def _parse_torch_differs(
+    path: str, entry: LineDict, op: str, schema: FunctionSchema
+) -> tuple[tuple[str, str], ...]:
+    """`torch_differs: {overload: why}`: PyTorch overloads of this op that structops lacks or
+    declares with another schema, each with its reason (tests/codegen/test_torch_parity.py)."""
+    raw = entry.get("torch_differs")
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise _err(
+            path, entry, "torch_differs", op, "'torch_differs' must be a mapping", "write {overload: reason}"
+        )
+    base = schema.name.name.base
+    result = []
+    for name, why in raw.items():
+        try:
+            parsed = OperatorName.parse(str(name))
+        except SchemaSyntaxError:
+            parsed = None
+        if parsed is None or parsed.name.base != base:
+            raise _err(
+                path,
+                entry,
+                "torch_differs",
+                op,
+                f"torch_differs: '{name}' is not an overload of '{base}'",
+                f"name torch's overloads of {base} (e.g. {base}.out)",
+            )
+        if not isinstance(why, str) or not why.strip():
+            raise _err(
+                path,
+                entry,
+                "torch_differs",
+                op,
+                f"torch_differs: '{name}' has no reason",
+                "say why structops differs from torch there",
+            )
+        result.append((str(name), why.strip()))
+    return tuple(result)
 
 
 def _parse_out_dtype(
@@ -777,12 +855,13 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
             "an entry with 'structured_delegate' gets its kernels from the delegate",
             "remove 'dispatch' here",
         )
-    if not fn.structured and fn.structured_delegate is None and not fn.dispatch:
+    if not fn.structured and fn.structured_delegate is None and not fn.dispatch and fn.composite is None:
         raise _err(
             path,
             entry,
             None,
             op,
             "entry has no kernel",
-            "add 'structured: True' + 'dispatch', 'structured_delegate: <op>.out', or 'dispatch'",
+            "add 'structured: True' + 'dispatch', 'structured_delegate: <op>.out', 'dispatch', or"
+            " 'composite: <call>'",
         )

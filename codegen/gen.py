@@ -7,6 +7,7 @@ from pathlib import Path
 from codegen.api import names
 from codegen.dest import (
     autograd,
+    composites,
     multi_kernel,
     pointwise_kernels,
     python_api,
@@ -25,7 +26,7 @@ OPS_HEADER_DIR = "include/structops/ops"
 
 def fixed_outputs(shards: int) -> list[str]:
     """Files whose names do not depend on the manifest: what CMake compiles and installs."""
-    files = ["src/registration.cpp"]
+    files = ["src/registration.cpp", "src/composites.cpp"]
     files += [f"src/meta_{i}.cpp" for i in range(shards)]
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
@@ -88,6 +89,7 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         no_derivative=registration.no_derivative(manifest),
         functionalizations=registration.functionalizations(manifest),
     )
+    fm.render("src/composites.cpp", "composites.cpp.j2", calls=composites.composite_calls(manifest))
     for i, autograd_shard in enumerate(autograd.autograd_shards(manifest, shards)):
         fm.render(f"src/autograd_{i}.cpp", "autograd.cpp.j2", shard=autograd_shard)
     for i, meta_shard in enumerate(structured.meta_shards(manifest, shards)):

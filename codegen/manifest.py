@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
+from codegen import composite, scalar_of
 from codegen import dtypes as dtype_table
 from codegen.autograd import fused
 from codegen.autograd.formulas import Autograd, resolve
@@ -30,7 +31,7 @@ def same_arguments(a: Iterable[Argument], b: Iterable[Argument]) -> bool:
 def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
     functions: list[NativeFunction] = []
     by_name: dict[str, NativeFunction] = {}
-    for entry in entries:
+    for entry in scalar_of.expand(path, entries):
         fn = parse_entry(path, entry)
         name = str(fn.func.name)
         if name in by_name:
@@ -44,11 +45,12 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         by_name[name] = fn
         functions.append(fn)
 
+    functions = [_bound(path, fn, by_name) if fn.composite else fn for fn in functions]
     delegates: dict[str, dict[SchemaKind, NativeFunction]] = {}
     unstructured: list[NativeFunction] = []
     for fn in functions:
         if fn.structured_delegate is None:
-            if not fn.structured:
+            if not fn.structured and fn.composite is None:
                 unstructured.append(fn)
             continue
         target = by_name.get(str(fn.structured_delegate))
@@ -185,6 +187,26 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
     return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
 
 
+def _bound(path: str, fn: NativeFunction, by_name: dict[str, NativeFunction]) -> NativeFunction:
+    """A composite overload with its call checked against the target's schema."""
+    assert fn.composite is not None
+    target = by_name.get(str(fn.composite.target))
+    line = fn.loc.line
+    if target is None or target.composite is not None:
+        problem = "is itself a composite" if target else "is not declared"
+        raise SpecError(
+            path,
+            line,
+            str(fn.func),
+            f"composite: '{fn.composite.target}' {problem}",
+            "call a declared overload",
+        )
+    try:
+        return dataclasses.replace(fn, composite=composite.bind(fn.composite, fn.func, target.func))
+    except composite.CompositeError as e:
+        raise SpecError(path, line, str(fn.func), f"composite: {e.problem}", e.fix) from None
+
+
 def _with_fused_backward(path: str, groups: list[StructuredGroup], functions: list) -> list[StructuredGroup]:
     """Every pointwise op's gradients that are pointwise formulas get generated backward ops
     (codegen/autograd/fused.py), checked as any entry; their groups follow the op's."""
@@ -201,7 +223,11 @@ def _with_fused_backward(path: str, groups: list[StructuredGroup], functions: li
         allowed = dict(g.out.rule.allowed)
         bool_tensors = {a for a, dts in allowed.items() if a is not None and tuple(dts) == ("bool",)}
         taken = {d for a, dts in allowed.items() if a not in bool_tensors for d in dts}  # expanded
-        groups_ = ["floating"] + (["complex"] if not allowed or taken & _COMPLEX else [])
+        # Complex unless every value argument's dtypes are restricted to real ones.
+        free = None not in allowed and any(
+            a.name not in allowed for a in g.out.func.arguments.non_out if a.type in (_TENSOR, _SCALAR)
+        )
+        groups_ = ["floating"] + (["complex"] if not allowed or free or taken & _COMPLEX else [])
         ops = fused.backward_entries(
             g.name,
             g.functional.func,
@@ -228,6 +254,7 @@ def _with_fused_backward(path: str, groups: list[StructuredGroup], functions: li
     return out
 
 
+_TENSOR, _SCALAR = BaseType(BaseTy.Tensor), BaseType(BaseTy.Scalar)
 _FLOATING = {d.name for d in dtype_table.DTYPES if d.group in ("floating", "complex")}
 _COMPLEX = set(dtype_table.GROUPS["complex"])
 

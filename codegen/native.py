@@ -8,6 +8,7 @@ import enum
 from dataclasses import dataclass
 
 from codegen.autograd.formulas import Autograd, WrittenDerivatives
+from codegen.composite import Composite
 from codegen.conformance import TestSpec
 from codegen.model import Argument, FunctionSchema, OperatorName, SchemaKind
 from codegen.multi_kernel import MultiKernel
@@ -67,6 +68,13 @@ class NativeFunction:
     out_dtype: str = "exact"
     # Functional entries: the `derivatives:` key as written (checked per op: StructuredGroup.autograd).
     derivatives: WrittenDerivatives | None = None
+    # Scalar overloads (codegen/scalar_of.py): the pointwise out= overload whose kernels this
+    # one calls, its numbers as 0-dim tensors.
+    scalar_of: OperatorName | None = None
+    # PyTorch overloads of this op that structops lacks or declares otherwise: (name, why).
+    torch_differs: tuple[tuple[str, str], ...] = ()
+    # An overload that is a call of another (codegen/composite.py), bound to its target.
+    composite: Composite | None = None
 
     @property
     def kind(self) -> SchemaKind:

@@ -15,11 +15,11 @@ BUDGET = 700  # lines
 # Files allowed more, with why.
 LARGER = {
     "tests/fuzz/test_call_fuzz.py": (
-        900,
+        950,
         "the call fuzzer's generators and its table of classified differences",
     ),
     "tests/conformance/checks.py": (850, "every conformance check, one function each"),
-    "codegen/entry.py": (800, "one check per manifest key of an entry, each with its message"),
+    "codegen/entry.py": (900, "one check per manifest key of an entry (17 keys), each with its message"),
 }
 
 

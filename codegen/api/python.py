@@ -82,3 +82,25 @@ def parameter(a: Argument, with_hint: bool) -> str:
         value = default(a.default)
         text += f" = {value if value is not None else '...'}" if with_hint else f"={value}"
     return text
+
+
+def parser_kind(t: Type) -> tuple[str, bool]:
+    """(kind, optional) of a parameter as structops._dispatch.pick checks a value against it:
+    torch's Python argument parser's classes of values (a bool is no int, a number no Tensor)."""
+    optional = isinstance(t, OptionalType)
+    inner = t.elem if optional else t
+    if isinstance(inner, ListType):
+        if inner.elem in (BaseType(BaseTy.int), BaseType(BaseTy.SymInt)):
+            return ("ints1" if inner.size is not None else "ints"), optional
+        return ("tensors" if inner.elem == BaseType(BaseTy.Tensor) else "any"), optional
+    kinds = {
+        BaseTy.Tensor: "Tensor",
+        BaseTy.Scalar: "number",
+        BaseTy.bool: "bool",
+        BaseTy.int: "int",
+        BaseTy.SymInt: "int",
+        BaseTy.float: "float",
+        BaseTy.ScalarType: "dtype",
+        BaseTy.str: "str",
+    }
+    return kinds.get(inner.name, "any") if isinstance(inner, BaseType) else "any", optional

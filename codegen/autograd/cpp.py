@@ -107,7 +107,7 @@ def _op(e: Op) -> str:
     if e.op in ("and", "or"):
         if e.kind == "bool":
             return f"({_code(a)} {'&&' if e.op == 'and' else '||'} {_code(b)})"
-        return f"at::logical_{e.op}({_arg(a)}, {_arg(b)})"
+        return f"at::logical_{e.op}({_tensor(a)}, {_tensor(b)})"  # ATen's take tensors only
     if e.op in ("==", "!=") and a.kind == "str":
         test = f"!{a.name}.has_value()" if b.kind == "none" else f"{H}is({a.name}, {_const(b)})"
         return test if e.op == "==" else f"(!{test})"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from codegen import dtypes
 from codegen.api import names
-from codegen.dest.structured import _impl_params, _params, shard_of
+from codegen.dest.structured import _params, impl_params, shard_of
 from codegen.multi_kernel import KernelVariant
 from codegen.native import DispatchKey, Manifest, StructuredGroup
 from codegen.rules import cpp as rules_cpp
@@ -111,7 +111,7 @@ def chooser(group: StructuredGroup, key: DispatchKey) -> Chooser:
                 " && ".join(f"({p})" for p in parts) or "true",
             )
         )
-    params = _impl_params(group)
+    params = impl_params(group)
     out_names = tuple(names.cpp_name(o) for o in outs)
     call_args = "".join(f"{b.name}, " for b in params if b.name not in out_names)
     return Chooser(

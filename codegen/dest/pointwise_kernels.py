@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from codegen import dtypes, limits
 from codegen.api import names
-from codegen.dest.structured import op_header
+from codegen.dest.structured import impl_params, op_header
 from codegen.native import DispatchKey, Manifest, StructuredGroup
 
 
@@ -140,28 +140,78 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
 
 
 @dataclass(frozen=True)
+class Forward:
+    """A Scalar overload's kernel (codegen/scalar_of.py): its target's, each number passed as a
+    0-dim CPU tensor."""
+
+    header: str
+    function: str  # eq_Scalar_out_cpu
+    params: str
+    target: str  # eq_Tensor_out_cpu
+    args: str  # "self, cpu::wrapped_number(other), common_dtype, out"
+
+
+@dataclass(frozen=True)
 class KernelUnit:
     """One op's kernel translation units (CPU, CUDA device code, CUDA host glue): the op's
-    kernels and those of its generated backward ops (codegen/autograd/fused.py), so a formula's
-    edit recompiles its files alone and the backward adds no files."""
+    kernels, those of its generated backward ops (codegen/autograd/fused.py) and its Scalar
+    overloads' forwards, so a formula's edit recompiles its files alone and neither the backward
+    nor a Scalar overload adds files."""
 
     stem: str  # the files' name part: kernels_cpu_<stem>.cpp
     ops: tuple[PointwiseOp, ...]
+    cpu_forwards: tuple[Forward, ...] = ()
+    cuda_forwards: tuple[Forward, ...] = ()
 
 
 def pointwise_groups(manifest: Manifest) -> list[StructuredGroup]:
-    """The pointwise ops with files of their own (generated backward ops share their op's)."""
+    """The pointwise ops with files of their own (generated backward ops and Scalar overloads
+    share their op's)."""
     return [
-        group for group in manifest.groups if group.out.pointwise is not None and group.backward_of is None
+        group
+        for group in manifest.groups
+        if group.out.pointwise is not None and group.backward_of is None and group.out.scalar_of is None
     ]
+
+
+def _forward(group: StructuredGroup, target: StructuredGroup, key: DispatchKey) -> Forward:
+    number_args = {
+        names.cpp_name(a.name)
+        for a, t in zip(group.out.func.arguments.all, target.out.func.arguments.all)
+        if a.type != t.type
+    }
+    args = ", ".join(
+        f"cpu::wrapped_number({b.name})" if b.name in number_args else b.name for b in impl_params(group)
+    )
+    decl = next(k for k in op_header(group).kernels if k.key == key.value and k.variant is None)
+    target_kernel = next(k for k in op_header(target).kernels if k.key == key.value and k.variant is None)
+    return Forward(names.group_header(group.name), decl.name, decl.params, target_kernel.name, args)
 
 
 def kernel_units(manifest: Manifest) -> list[KernelUnit]:
-    backward: dict[str, list[StructuredGroup]] = {}
+    by_out = {str(g.out.func.name): g for g in manifest.groups}
+    # Each group's unit: its own, its forward op's (backward ops) or its target's (Scalar overloads).
+    home: dict[str, str] = {}
+    for group in manifest.groups:
+        if group.out.scalar_of is not None:
+            home[group.name] = by_out[str(group.out.scalar_of)].name
     for group in manifest.groups:
         if group.backward_of is not None:
-            backward.setdefault(group.backward_of, []).append(group)
-    return [
-        KernelUnit(group.name, tuple(pointwise_op(g) for g in (group, *backward.get(group.name, ()))))
-        for group in pointwise_groups(manifest)
-    ]
+            home[group.name] = home.get(group.backward_of, group.backward_of)
+    members: dict[str, list[StructuredGroup]] = {}
+    for group in manifest.groups:
+        if group.name in home:
+            members.setdefault(home[group.name], []).append(group)
+    units = []
+    for group in pointwise_groups(manifest):
+        shared = members.get(group.name, [])
+        scalar = [g for g in shared if g.out.scalar_of is not None]
+        units.append(
+            KernelUnit(
+                group.name,
+                tuple(pointwise_op(g) for g in (group, *(g for g in shared if g.out.scalar_of is None))),
+                tuple(_forward(g, group, DispatchKey.CPU) for g in scalar),
+                tuple(_forward(g, group, DispatchKey.CUDA) for g in scalar),
+            )
+        )
+    return units

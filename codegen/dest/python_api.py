@@ -27,8 +27,10 @@ class PyFunction:
     out_op: str | None
     out_names: tuple[str, ...]
     op_writes_out: bool = False  # `op` itself is an out= overload (it can warn on resizing)
-    # An op of several overloads: one typing.overload stub (parameters, return) per overload.
+    # An op of several overloads: one typing.overload stub (parameters, return) per overload,
+    # and what structops._dispatch.pick resolves among (torch.ops path, writes out=, parameters).
     stub_overloads: tuple[tuple[str, str], ...] = ()
+    overloads: tuple[tuple[str, bool, str], ...] = ()
 
 
 def _doc(fns: list[NativeFunction]) -> str:
@@ -86,14 +88,30 @@ def _direct(
     )
 
 
+def _parameters(fn: NativeFunction) -> str:
+    """fn's parameters as structops._dispatch.pick reads them: a Python tuple literal of
+    (name, kind, optional, has default, keyword-only)."""
+    args = fn.func.arguments
+    items = []
+    for a in args.all:
+        kind, optional = python.parser_kind(a.type)
+        items.append(f"({a.name!r}, {kind!r}, {optional}, {a.default is not None}, {a in args.kwarg_only})")
+    return "(" + "".join(f"{i}, " for i in items) + ")"
+
+
 def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
-    """Several overloads: the call resolves among them as torch.ops does; the stub lists each."""
+    """Several overloads: the call resolves among them as torch's Python layer does (the
+    functional and inplace overloads first, in manifest order, then the out= ones); the stub
+    lists each."""
     non_out = [f for f in fns if f.kind is not SchemaKind.out]
     outs = [f for f in fns if f.kind is SchemaKind.out]
     overloads = []
     for fn in non_out:
         out = next((o for o in outs if same_arguments(fn.func.arguments.all, o.func.arguments.non_out)), None)
         overloads.append((_signature(fn, out, True), python.return_hint(fn.func.returns)))
+    # Narrower stubs first: mypy reports a stub an earlier, broader one already matches (prod(x)
+    # before prod(x, dim: int) before prod(x, dim: int | Sequence[int] | None)).
+    overloads.sort(key=lambda o: (o[0].count(":"), o[0].count("|")))
     return PyFunction(
         name=name,
         params="*args, **kwargs",
@@ -105,6 +123,7 @@ def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
         out_op=None,
         out_names=(),
         stub_overloads=tuple(overloads),
+        overloads=tuple((_overload(f), f.kind is SchemaKind.out, _parameters(f)) for f in non_out + outs),
     )
 
 

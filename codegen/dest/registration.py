@@ -58,5 +58,7 @@ def no_derivative(manifest: Manifest) -> tuple[str, ...]:
     return tuple(
         str(f.func.name)
         for f in manifest.functions
-        if f.kind in (SchemaKind.functional, SchemaKind.mutable) and str(f.func.name) not in differentiable
+        if f.kind in (SchemaKind.functional, SchemaKind.mutable)
+        and str(f.func.name) not in differentiable
+        and f.composite is None  # differentiated through the call
     )

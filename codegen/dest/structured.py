@@ -109,7 +109,7 @@ def _meta_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
     return cpp.arguments(args)
 
 
-def _impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
+def impl_params(group: StructuredGroup) -> tuple[cpp.Binding, ...]:
     pre = group.out.precomputed
     replaced = dict(pre.replace) if pre else {}
     out_args = group.out.func.arguments.out
@@ -157,7 +157,7 @@ def op_header(group: StructuredGroup) -> OpHeader:
         reads_data=group.dynamic_output_shape,
         list_out=_list_out(group),
     )
-    params = _params(_impl_params(group))
+    params = _params(impl_params(group))
     op = str(group.out.func.name)
     kernels = []
     mk = group.out.kernels

@@ -111,14 +111,18 @@ def _promotion(rule: Rule, d=None) -> _Promotion:
     )
 
 
-def _kernel_dtypes(allowed: set[str], scalars: bool, kind: str) -> tuple[str, ...]:
-    """Every common dtype promotion can produce from the allowed input dtypes."""
+def _kernel_dtypes(
+    allowed: set[str], scalars: bool, kind: str, promoted_allowed: set[str]
+) -> tuple[str, ...]:
+    """Every common dtype promotion can produce from the allowed input dtypes, of those the
+    op's `allowed` lets through (it restricts the promoted dtype, before the kind)."""
     cats = {CATEGORY[d] for d in allowed}
     if scalars:  # a bool tensor with an int Scalar is int64; an int tensor with 2.5 is float
         if "bool" in cats:
             cats.add("integral")
         if cats & {"bool", "integral"}:
             cats.add("floating")
+    cats = {CATEGORY[d] for d in dtype_table.NAMES if CATEGORY[d] in cats and d in promoted_allowed}
     if kind == "INT_TO_FLOAT" and cats & {"bool", "integral"}:
         cats -= {"bool", "integral"}
         cats.add("floating")
@@ -188,7 +192,7 @@ def parse_pointwise(
             "split the formula into several ops",
         )
     scalars_promoted = any(o.kind in ("scalar", "scalar?") and o.name in promoted for o in operands)
-    by_kind = [_kernel_dtypes(promoted_dtypes, scalars_promoted, kind) for kind in kinds]
+    by_kind = [_kernel_dtypes(promoted_dtypes, scalars_promoted, kind, set(everything)) for kind in kinds]
     dtypes = tuple(d for d in dtype_table.NAMES if any(d in ds for ds in by_kind))
     categories = tuple(dict.fromkeys(CATEGORY[d] for d in dtypes))
     never_none = {}

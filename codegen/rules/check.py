@@ -124,7 +124,7 @@ class Checker:
             for name, kind in rule.args:
                 if (arg is not None and name != arg) or (arg is None and name in promoted):
                     continue
-                if kind in ("tensor", "tensor?", "tensors"):
+                if kind in ("tensor", "tensor?", "tensors") or (kind == "scalar" and arg == name):
                     self.statements.append(ir.Allowed(ir.Arg(name, kind), allowed))
         for out in rule.outputs:
             self.env[out.arg] = ir.OutputRef(out.arg)

@@ -395,6 +395,8 @@ def statement(s: ir.Statement) -> list[str]:
         name, c = s.arg.name, cpp_name(s.arg.name)
         if s.arg.kind == "tensor":
             return [f'rules::check_allowed(op, "{name}", {c}.scalar_type(), {mask}, "{listed}");']
+        if s.arg.kind == "scalar":  # the dtype torch wraps the number in
+            return [f'rules::check_allowed(op, "{name}", {c}.type(), {mask}, "{listed}");']
         if s.arg.kind == "tensor?":
             return [
                 (

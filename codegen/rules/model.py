@@ -232,10 +232,12 @@ def parse_rule(
         items = raw["allowed"]
         if isinstance(items, dict):
             for name, value in items.items():
-                if kinds.get(name) not in ("tensor", "tensors", "tensor?"):
+                # A Scalar is checked by the dtype torch wraps it in (a Scalar overload's number).
+                checkable = (*TENSOR_KINDS, "scalar")
+                if kinds.get(name) not in checkable:
                     raise fail(
-                        f"meta.allowed.{name}: '{name}' is not a tensor argument",
-                        f"use one of: {', '.join(n for n in all_names if kinds.get(n) in TENSOR_KINDS)}",
+                        f"meta.allowed.{name}: '{name}' is not a tensor or Scalar argument",
+                        f"use one of: {', '.join(n for n in all_names if kinds.get(n) in checkable)}",
                         items.line_of(name),
                     )
                 allowed.append((name, dtype_set(value, f"meta.allowed.{name}", items.line_of(name))))

@@ -2,6 +2,7 @@
 // and the integer-division error of structops/pointwise/math.h.
 #include <structops/cpu/pointwise.h>
 
+#include <ATen/ScalarOps.h>
 #include <ATen/ops/full.h>
 #include <c10/util/Exception.h>
 
@@ -75,6 +76,12 @@ at::Tensor operand(const at::Tensor& t, at::ScalarType dtype, at::Device device)
     return at::full({}, t.item(), at::TensorOptions().dtype(dtype).device(device));
   }
   return t.to(device, dtype);
+}
+
+at::Tensor wrapped_number(const at::Scalar& s) {
+  at::Tensor t = at::scalar_to_tensor(s);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
 }
 
 PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype) {

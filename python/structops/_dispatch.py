@@ -17,3 +17,87 @@ def call(op, *args, **kwargs):
     # OpOverload.__call__ only forwards to the C++ callable _op; calling _op saves a Python frame
     # (about 1 us of the ~4 us a small call costs).
     return _C.call_with_warnings(op._op, args, kwargs)
+
+
+def _number(v) -> bool:
+    return isinstance(v, bool | int | float | complex)
+
+
+def _int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _ints(v) -> bool:
+    return isinstance(v, list | tuple | torch.Size) and all(_int(i) for i in v)
+
+
+# What a value must be for each parameter kind (codegen/dest/python_api.py writes the kinds):
+# torch's Python argument parser's rules, so a bool is no int and a number no Tensor.
+_FITS = {
+    "Tensor": lambda v: isinstance(v, torch.Tensor),
+    "number": _number,
+    "bool": lambda v: isinstance(v, bool),
+    "int": _int,
+    "float": lambda v: _number(v) and not isinstance(v, complex | bool),
+    "ints": _ints,
+    "ints1": lambda v: _int(v) or _ints(v),  # int[1]: one int stands for a list of one
+    "tensors": lambda v: isinstance(v, list | tuple) and all(isinstance(t, torch.Tensor) for t in v),
+    "dtype": lambda v: isinstance(v, torch.dtype),
+    "str": lambda v: isinstance(v, str),
+    "any": lambda v: True,
+}
+
+
+def _fits(params, args, kwargs) -> bool:
+    """Whether the call binds to one overload's parameters: (name, kind, optional, has default,
+    keyword-only) each."""
+    if len(args) > sum(1 for p in params if not p[4]):
+        return False
+    names = {p[0] for p in params}
+    if any(k not in names for k in kwargs):
+        return False
+    for i, (name, kind, optional, has_default, kwarg_only) in enumerate(params):
+        if not kwarg_only and i < len(args):
+            if name in kwargs:
+                return False
+            v = args[i]
+        elif name in kwargs:
+            v = kwargs[name]
+        else:
+            if not has_default:
+                return False
+            continue
+        if not ((optional and v is None) or _FITS[kind](v)):
+            return False
+    return True
+
+
+_PICKED: dict = {}
+
+
+def pick(name: str, overloads, args, kwargs):
+    """The overload of several a call binds to, in the manifest's order, as torch's Python layer
+    picks among an operator's overloads; ``overloads``: (OpOverload, writes out=, parameters).
+
+    torch.ops' own packets pick by the JIT's looser rules (False binds to an int[] dim), and a
+    packet left in a torch.compile graph is resolved again there, so structops.* resolves here
+    and calls the OpOverload. Eager calls cache the pick per argument types.
+    """
+    compiling = torch.compiler.is_compiling()
+    key = None
+    if not compiling and not any(isinstance(v, list | tuple) for v in (*args, *kwargs.values())):
+        key = (name, tuple(map(type, args)), tuple(kwargs))
+        hit = _PICKED.get(key)
+        if hit is not None:
+            return hit
+    for op, writes, params in overloads:
+        if _fits(params, args, kwargs):
+            if key is not None:
+                _PICKED[key] = (op, writes)
+            return op, writes
+    got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    expected = "\n  ".join(str(op._schema) for op, _, _ in overloads)
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:"
+        f"\n  {expected}"
+    )

@@ -353,19 +353,28 @@ class Runtime:
 
 
 def _bind(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]]:
-    """The op's rule and its argument values by name (defaults from the registered schema)."""
+    """The op's rule and its argument values by name (defaults from the registered schema). A
+    name of several overloads (mul: mul.Tensor, mul.Scalar) picks the first the arguments fit."""
     name = _rules.OVERLOADS.get(op_name) or _rules.OVERLOADS.get(f"{op_name}.default")
-    if name is None:
-        for rule_name, rule in _rules.RULES.items():
-            if rule["op"] == op_name and rule["functional"]:
-                name = rule_name
-                break
-    if name is None:
+    candidates = (
+        [name] if name else [n for n, r in _rules.RULES.items() if r["op"] == op_name and r["functional"]]
+    )
+    if not candidates:
         raise ValueError(
             f"structops has no op with a meta rule called '{op_name}'; "
             f"known: {', '.join(sorted(r['op'] for r in _rules.RULES.values()))}"
         )
-    rule = _rules.RULES[name]
+    error = None
+    for name in candidates:
+        rule = _rules.RULES[name]
+        try:
+            return rule, _values(op_name, rule, args, kwargs)
+        except TypeError as e:
+            error = error or e
+    raise error
+
+
+def _values(op_name: str, rule: dict, args: tuple, kwargs: dict) -> dict[str, Any]:
     values: dict[str, Any] = {}
     positional = list(args)
     for a in _functional(rule)._schema.arguments:
@@ -377,9 +386,15 @@ def _bind(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]
             values[a.name] = a.default_value
         else:
             raise TypeError(f"{op_name}: missing argument '{a.name}'")
+        if isinstance(a.type, torch.NumberType) and isinstance(values[a.name], torch.Tensor):
+            raise TypeError(f"{op_name}: '{a.name}' is a number in {rule['functional']}, got a tensor")
+        if isinstance(a.type, torch.TensorType) and not isinstance(values[a.name], torch.Tensor):
+            raise TypeError(
+                f"{op_name}: '{a.name}' is a tensor in {rule['functional']}, got {values[a.name]!r}"
+            )
     if positional:
         raise TypeError(f"{op_name}: too many positional arguments")
-    return rule, values
+    return values
 
 
 def _functional(rule: dict):

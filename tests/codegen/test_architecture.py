@@ -22,10 +22,10 @@ LAYERS = (
         "autograd.derive",
     ),  # IR printers
     ("rules.check",),  # a rule as written -> its IR
-    ("rules.model", "conformance", "multi_kernel", "autograd.formulas"),  # manifest keys
+    ("rules.model", "conformance", "multi_kernel", "autograd.formulas", "composite"),  # manifest keys
     ("pointwise.model", "autograd.cpp", "autograd.fused"),
     ("native",),  # the typed model of a checked manifest
-    ("entry",),  # the checker: one entry
+    ("entry", "scalar_of"),  # the checker: one entry (a Scalar overload with its target's keys)
     ("manifest",),  # the checker: the whole manifest
     ("dest.*",),  # template contexts from the model
     ("gen", "new_op"),

@@ -18,13 +18,127 @@ ADD_OUT = (
     " structured: True\n  dispatch: {CPU: add_out_cpu}\n  meta: custom\n"
 )
 
+EQ_OUT = (
+    "- func: eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+    '  pointwise: "self == other"\n  meta:\n    dtype: {out: "promote(self, other, kind=ALWAYS_BOOL)"}\n'
+)
+
+
+def _eq_scalar(args: str, extra: str = "", name: str = "Scalar_out") -> str:
+    """eq.Tensor_out, then a Scalar overload of it (lines 6-8) with ``args``."""
+    return (
+        EQ_OUT
+        + f"- func: eq.{name}({args}, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+        + "  scalar_of: eq.Tensor_out\n"
+        + extra
+    )
+
+
+EQ_SCALAR_OP = "eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"
+
+SUM_DIM = (
+    "- func: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)"
+    " -> Tensor\n  dispatch: {CPU: sum_cpu}\n"
+)
+SUM_OP = "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"
+
+
+def _sum_composite(call: str, extra: str = "") -> str:
+    """sum.dim_IntList (lines 1-2), then sum(x) as a composite of it (lines 3-4)."""
+    return SUM_DIM + f'- func: {SUM_OP}\n  composite: "{call}"\n' + extra
+
+
 CASES = {
+    "composite_not_a_call": (
+        _sum_composite("sum.dim_IntList"),
+        (
+            f"native_functions.yaml:4: {SUM_OP}: composite: 'sum.dim_IntList' is not a call — write a"
+            " call such as 'sum.dim_IntList(self, None, False, dtype=dtype)'"
+        ),
+    ),
+    "composite_unknown_target": (
+        _sum_composite("sum.dim(self, None, False, dtype=dtype)"),
+        (
+            f"native_functions.yaml:3: {SUM_OP}: composite: 'sum.dim' is not declared — call a declared"
+            " overload"
+        ),
+    ),
+    "composite_unknown_name": (
+        _sum_composite("sum.dim_IntList(self, None, False, dtype=dtyp)"),
+        (
+            f"native_functions.yaml:3: {SUM_OP}: composite: 'dtyp' is not an argument of 'sum' — use one of:"
+            " self, dtype"
+        ),
+    ),
+    "composite_unused_argument": (
+        _sum_composite("sum.dim_IntList(self, None, False)"),
+        (
+            f"native_functions.yaml:3: {SUM_OP}: composite: the call does not use 'dtype' — pass every"
+            " argument of the overload on"
+        ),
+    ),
+    "composite_value_does_not_fit": (
+        _sum_composite("sum.dim_IntList(self, True, False, dtype=dtype)"),
+        (
+            f"native_functions.yaml:3: {SUM_OP}: composite: the value for 'dim' (int[1]?) does not fit it —"
+            " match 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType?"
+            " dtype=None) -> Tensor'"
+        ),
+    ),
+    "composite_with_kernels": (
+        _sum_composite("sum.dim_IntList(self, None, False, dtype=dtype)", "  dispatch: {CPU: sum_all_cpu}\n"),
+        (
+            f"native_functions.yaml:5: {SUM_OP}: 'dispatch' does not go with 'composite' (the target's"
+            " kernels and derivatives serve the call) — remove 'dispatch'"
+        ),
+    ),
+    "scalar_of_missing_target": (
+        _eq_scalar("Tensor self, Scalar other").replace(
+            "scalar_of: eq.Tensor_out", "scalar_of: eq.Tensor_outt"
+        ),
+        (
+            f"native_functions.yaml:8: {EQ_SCALAR_OP}: 'scalar_of: eq.Tensor_outt' names no structured"
+            " pointwise out= overload — name one of: eq.Tensor_out"
+        ),
+    ),
+    "scalar_of_inherited_key": (
+        _eq_scalar("Tensor self, Scalar other", "  pointwise: 'self != other'\n"),
+        (
+            f"native_functions.yaml:9: {EQ_SCALAR_OP}: 'pointwise' comes from 'eq.Tensor_out' (scalar_of)"
+            " — remove it; edit 'eq.Tensor_out' instead"
+        ),
+    ),
+    "scalar_of_renamed_argument": (
+        _eq_scalar("Tensor self, Scalar value"),
+        (
+            "native_functions.yaml:8: eq.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) ->"
+            " Tensor(a!): its arguments are not those of 'eq.Tensor_out' (Tensor self, Tensor other, *,"
+            " Tensor(a!) out) — use the same argument names in the same order, with Scalar for the tensors"
+            " taken as numbers"
+        ),
+    ),
+    "scalar_of_other_type": (
+        _eq_scalar("Tensor self, int other"),
+        (
+            "native_functions.yaml:8: eq.Scalar_out(Tensor self, int other, *, Tensor(a!) out) -> Tensor(a!):"
+            " argument 'other' is int but 'eq.Tensor_out' takes Tensor — write 'Tensor other', or 'Scalar"
+            " other' where the target takes a Tensor"
+        ),
+    ),
+    "scalar_of_no_number": (
+        _eq_scalar("Tensor self, Tensor other", name="Same_out"),
+        (
+            "native_functions.yaml:8: eq.Same_out(Tensor self, Tensor other, *, Tensor(a!) out) ->"
+            " Tensor(a!): no argument is a Scalar where 'eq.Tensor_out' takes a Tensor — declare the number"
+            " arguments as 'Scalar', or remove 'scalar_of'"
+        ),
+    ),
     "unknown_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  colour: red\n",
         (
             "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func,"
             " structured, structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta,"
-            " pointwise, kernels, out_dtype, derivatives"
+            " pointwise, kernels, out_dtype, derivatives, scalar_of, torch_differs, composite"
         ),
     ),
     "pytorch_only_key": (
@@ -151,7 +265,7 @@ CASES = {
         "- func: neg(Tensor self) -> Tensor\n  doc: negation\n",
         (
             "native_functions.yaml:1: neg(Tensor self) -> Tensor: entry has no kernel — add 'structured:"
-            " True' + 'dispatch', 'structured_delegate: <op>.out', or 'dispatch'"
+            " True' + 'dispatch', 'structured_delegate: <op>.out', 'dispatch', or 'composite: <call>'"
         ),
     ),
     "unknown_type": (

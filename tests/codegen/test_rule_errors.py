@@ -365,7 +365,7 @@ CASES = {
     ),
     "allowed_on_non_tensor_argument": (
         entry('shape:\n  out: "[*self]"\nallowed:\n  self: [floating]\n  dim: [int64]\n'),
-        at(9, "meta.allowed.dim: 'dim' is not a tensor argument — use one of: self, other"),
+        at(9, "meta.allowed.dim: 'dim' is not a tensor or Scalar argument — use one of: self, other, alpha"),
     ),
     # -- meta.checks (flow list: the check is on the 'checks' line) ---------------------------------
     "check_not_a_condition": (

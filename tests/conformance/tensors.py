@@ -40,8 +40,9 @@ class Sample:
 
     @property
     def first_tensor(self) -> torch.Tensor:
-        """The first tensor argument (the first element of a leading Tensor[] argument)."""
-        first = self.args[0]
+        """The first tensor argument (the first element of a leading Tensor[] argument; a
+        leading number, as pow(2, x)'s, is not one)."""
+        first = next(a for a in self.args if isinstance(a, torch.Tensor | list | tuple))
         return first[0] if isinstance(first, list | tuple) else first
 
     def __repr__(self) -> str:

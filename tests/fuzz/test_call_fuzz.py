@@ -27,8 +27,9 @@ import pytest
 import torch
 
 from codegen.dest.conformance_suite import SuiteSpec
+from codegen.manifest import load_manifest
 from tests.conformance import samples
-from tests.conformance.spec import compiled, load_specs, overload
+from tests.conformance.spec import MANIFEST, compiled, load_specs, overload
 from tests.fuzz import settings
 
 CI_CASES, LONG_CASES = 4000, 200_000
@@ -200,6 +201,9 @@ def targets() -> tuple[list[Target], dict[str, str]]:
                 skipped[name] = "no tests.samples to shape its arguments"
             else:
                 fuzzed.append(Target(spec, variant, name, torch_op))
+    for fn in load_manifest(MANIFEST).functions:
+        if fn.composite is not None:
+            skipped[str(fn.func.name)] = f"a call of {fn.composite.target} (composite:), which is fuzzed"
     return fuzzed, skipped
 
 
@@ -717,8 +721,9 @@ def compare(target: Target, seed: int) -> tuple[str | None, str | None]:
 # Tests
 
 # Known differences from torch found by this fuzzer and not fixed yet: (pattern of the failure text,
-# the defect, a case of seed 0 that shows it). A failure matching a pattern is listed, not failed; the
-# case runs on its own as a strict xfail, so a fix makes it pass and says to drop the entry.
+# the defect, a case that shows it: the overload and the seed of its arguments, which stay valid
+# when ops are added, unlike a case index). A failure matching a pattern is listed, not failed;
+# the case runs on its own as a strict xfail, so a fix makes it pass and says to drop the entry.
 KNOWN_DEFECTS = [
     (
         r"structops raises .*layer_norm: '(weight|bias)' has dtype Float but 'input' has (BFloat16|Half)",
@@ -726,7 +731,7 @@ KNOWN_DEFECTS = [
             "layer_norm with float32 weight/bias for a bfloat16/float16 input (torch's mixed-precision path)"
             " is refused"
         ),
-        165210,
+        ("layer_norm", 1567956486),
     ),
     (
         r"structops raises .*div: .*(has dtype|promote to) Complex\w+, which div does not support",
@@ -734,7 +739,7 @@ KNOWN_DEFECTS = [
             "div with an explicit rounding_mode=None refuses complex operands (div without the argument takes"
             " them)"
         ),
-        16664,
+        ("div.Tensor_mode", 383008435),
     ),
     (
         r"structops raises .*(no CPU kernel for dtype ComplexHalf|promote to ComplexHalf)",
@@ -742,52 +747,94 @@ KNOWN_DEFECTS = [
             "a float16 tensor with a complex 0-dim promotes to ComplexHalf, which torch computes and"
             " structops has no kernel for (addcmul)"
         ),
-        3520,
+        ("addcmul", 1527999185),
     ),
 ]
 
 
-# Cases of seed 0 that found a defect, now fixed: each runs on its own, so it stays fixed.
+# Cases that found a defect, now fixed, as (overload, seed): each runs on its own, so it stays fixed.
 REGRESSIONS = {
-    111: "uint16/uint32/uint64 inputs hit an internal assert (at::toOpMathType) instead of a clean rejection",
-    691: "argmax/argmin computed on bool, which torch rejects",
-    35102: "max_pool3d_with_indices.out into an expanded indices: torch corrupts its heap, structops raises",
-    2195: "cdist in bfloat16: one unit in the last place from torch's mm form (the manifest's tolerance)",
-    839: "binary_cross_entropy.out: torch's out= reduces wrongly, structops' out= matches torch's functional",
-    272: (
+    (
+        "sin.out",
+        1971843563,
+    ): "uint16/uint32/uint64 inputs hit an internal assert (at::toOpMathType) instead of a clean rejection",
+    ("argmax", 1407206880): "argmax/argmin computed on bool, which torch rejects",
+    (
+        "max_pool3d_with_indices.out",
+        61858135,
+    ): "max_pool3d_with_indices.out into an expanded indices: torch corrupts its heap, structops raises",
+    (
+        "cdist",
+        1466884258,
+    ): "cdist in bfloat16: one unit in the last place from torch's mm form (the manifest's tolerance)",
+    (
+        "binary_cross_entropy.out",
+        314175866,
+    ): "binary_cross_entropy.out: torch's out= reduces wrongly, structops' out= matches torch's functional",
+    ("max_pool3d_with_indices", 2072308032): (
         "max_pool3d on a 4-D input with channels-last strides: torch raises, structops computes (documented)"
     ),
-    589: (
+    ("bmm.out", 1164497703): (
         "bmm of empty int32 and bfloat16 batches: torch skips the dtype check, structops keeps it"
         " (documented)"
     ),
-    398: "an out= that is also an input and must be resized: a documented refusal (design.md decision 2)",
-    641: (
+    (
+        "masked_select.out",
+        419640580,
+    ): "an out= that is also an input and must be resized: a documented refusal (design.md decision 2)",
+    ("mm.out", 2134489946): (
         "out=/inplace dtype: an out of another dtype was cast into where torch's op demands its result dtype"
     ),
-    2989: "sum(out=) of another dtype was rejected where torch sums in the out's dtype",
-    3955: "int ** negative int Scalar was computed where torch raises",
-    1898: (
+    (
+        "sum.IntList_out",
+        1275951964,
+    ): "sum(out=) of another dtype was rejected where torch sums in the out's dtype",
+    ("pow.Tensor_Scalar_out", 1898257921): "int ** negative int Scalar was computed where torch raises",
+    ("addcmul.out", 188822125): (
         "a bool operand torch promotes away (addcmul of int32 and bool) was rejected by a per-input dtype"
         " check"
     ),
-    3236: "sub with a bool operand: torch refuses it even when the promoted dtype is not bool",
-    14922: "pow(bfloat16 -inf, 0.5) was +inf (std::pow) where torch takes sqrt: NaN",
-    46667: "pow(complex -inf, 0.5) was (inf, NaN) where torch takes sqrt: (0, inf)",
-    41385: "norm(p=-1000) of an empty reduced dim returned inf where torch raises (no identity)",
-    48984: "cumsum of bool into a uint32 out= had no unsigned kernel",
-    6941: "cumsum into a complex out= (its dtype is the computation's) had no complex kernel",
-    94783: "cdist with p=0 counted a NaN coordinate as 1 where torch propagates NaN",
-    107151: (
+    (
+        "sub_.Tensor",
+        657184686,
+    ): "sub with a bool operand: torch refuses it even when the promoted dtype is not bool",
+    (
+        "pow.Tensor_Scalar_out",
+        1654823087,
+    ): "pow(bfloat16 -inf, 0.5) was +inf (std::pow) where torch takes sqrt: NaN",
+    (
+        "pow.Tensor_Scalar_out",
+        1253273653,
+    ): "pow(complex -inf, 0.5) was (inf, NaN) where torch takes sqrt: (0, inf)",
+    (
+        "norm.ScalarOpt_dim",
+        1572794323,
+    ): "norm(p=-1000) of an empty reduced dim returned inf where torch raises (no identity)",
+    ("cumsum.out", 1469975960): "cumsum of bool into a uint32 out= had no unsigned kernel",
+    (
+        "cumsum.out",
+        458169990,
+    ): "cumsum into a complex out= (its dtype is the computation's) had no complex kernel",
+    ("cdist", 275671053): "cdist with p=0 counted a NaN coordinate as 1 where torch propagates NaN",
+    ("batch_norm", 1871371540): (
         "batch_norm in evaluation computed x * scale + (bias - mean * scale), which cancels for a large scale"
     ),
-    106213: "cross_entropy_loss with class probabilities and ignore_index=1 computed where torch raises",
-    87813: "cross_entropy_loss with class probabilities and ignore_index=-101 raised where torch computes",
-    3565: (
+    (
+        "cross_entropy_loss",
+        1690583296,
+    ): "cross_entropy_loss with class probabilities and ignore_index=1 computed where torch raises",
+    (
+        "cross_entropy_loss",
+        1242953527,
+    ): "cross_entropy_loss with class probabilities and ignore_index=-101 raised where torch computes",
+    ("cross_entropy_loss", 1667547153): (
         "cross_entropy_loss with float64 class probabilities for float32 logits: torch promotes, structops"
         " refused"
     ),
-    4641: "lerp with a 0-dim weight of another dtype: torch promotes it as a number, structops refused",
+    (
+        "lerp.Tensor",
+        2034555234,
+    ): "lerp with a 0-dim weight of another dtype: torch promotes it as a number, structops refused",
 }
 
 
@@ -836,14 +883,16 @@ def test_calls():
 
 
 @pytest.mark.parametrize(
-    "index",
-    [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=d)) for _, d, i in KNOWN_DEFECTS]
-    + [pytest.param(i, id=f"regression-{i}") for i in REGRESSIONS],
+    "case",
+    [
+        pytest.param(c, id=f"{c[0]}-{c[1]}", marks=pytest.mark.xfail(strict=True, reason=d))
+        for _, d, c in KNOWN_DEFECTS
+    ]
+    + [pytest.param(c, id=f"regression-{c[0]}-{c[1]}") for c in REGRESSIONS],
 )
-def test_known_case(index):
-    if settings.SEED != 0:
-        pytest.skip("the known cases are cases of seed 0")
-    target, seed = draw(index)
+def test_known_case(case):
+    name, seed = case
+    target = next(t for t in targets()[0] if t.name == name)
     failure, _ = compare(target, seed)
     assert failure is None, failure
 

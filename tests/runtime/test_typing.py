@@ -27,7 +27,7 @@ u: torch.Tensor = structops.cat([x, x], 1, out=torch.empty(2, 6))
 v: list[torch.Tensor] = structops.split_with_sizes_copy(x, [1, 2], 1)
 """
 BAD = {
-    'structops.add(x, "two")': 'Argument 2 to "add" has incompatible type "str"',
+    'structops.add(x, "two")': 'No overload variant of "add" matches argument types "Tensor", "str"',
     "structops.div(x, x, rounding_mode=3)": 'No overload variant of "div" matches',
     "n: int = structops.sum(x, [0])": 'expression has type "Tensor", variable has type "int"',
     "structops.layer_norm(x, [3], eps=1)": "",  # an int is a float: accepted

@@ -4,7 +4,7 @@
 #include <structops/cpu/reduce.h>
 #include <structops/ops/all_dims.h>
 #include <structops/ops/any_dims.h>
-#include <structops/ops/prod_dim.h>
+#include <structops/ops/prod_dims.h>
 
 #include <ATen/Dispatch.h>
 
@@ -26,7 +26,7 @@ void truth(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tenso
 
 }  // namespace
 
-void prod_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+void prod_dims_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // prod(int) -> int64, dtype=
   AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "prod", [&] {

@@ -11,7 +11,7 @@
 #include <structops/ops/argmin.h>
 #include <structops/ops/mean_dim.h>
 #include <structops/ops/norm_ScalarOpt_dim.h>
-#include <structops/ops/prod_dim.h>
+#include <structops/ops/prod_dims.h>
 #include <structops/ops/sum_dim_IntList.h>
 #include <ops/reduce/launch.h>
 
@@ -150,7 +150,7 @@ void amin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*
   reduce_cuda("amin", ReduceOp::Min, self, reduced_dims, out);
 }
 
-void prod_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
+void prod_dims_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                    std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   reduce_cuda("prod", ReduceOp::Prod, self, reduced_dims, out);
 }

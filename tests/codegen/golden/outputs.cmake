@@ -4,6 +4,7 @@
 # changes (an op added or removed), so every output is a declared byproduct of codegen.
 set(STRUCTOPS_GENERATED_OUTPUTS
   "src/registration.cpp"
+  "src/composites.cpp"
   "src/meta_0.cpp"
   "src/meta_1.cpp"
   "src/wrappers_cpu_0.cpp"

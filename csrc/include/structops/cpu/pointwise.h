@@ -90,6 +90,10 @@ Geometry make_geometry(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs);
 // on the CPU) and on `device` (a 0-dim CPU tensor given to a CUDA op is moved there).
 at::Tensor operand(const at::Tensor& t, at::ScalarType dtype, at::Device device);
 
+// A Python number as the 0-dim CPU tensor torch wraps it in (double, int64, complex<double> or
+// bool, flagged a wrapped number): how a Scalar overload hands it to its Tensor overload's kernel.
+at::Tensor wrapped_number(const at::Scalar& s);
+
 // The CUDA launcher's view of the same geometry (structops/pointwise/launch.h); the host glue adds
 // scalars, conditions and the stream.
 PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype);

@@ -2,7 +2,8 @@
 # Regenerate with: python -m codegen (run by the CMake build)
 """The structops operators as Python functions (generated from the manifest).
 
-Each function calls torch.ops.structops.<op>.<overload>. Calls that may reach an out= overload
+Each function calls torch.ops.structops.<op>.<overload>; a name of several overloads picks one
+as torch's Python layer does (structops._dispatch.pick). Calls that may reach an out= overload
 go through a bridge that turns C++ warnings (the out= resize warning) into Python warnings;
 functional and inplace calls, which raise no such warning, call the overload directly (the
 bridge costs ~1 us a call).
@@ -13,6 +14,7 @@ import math  # noqa: F401 - used by some defaults
 import torch
 
 from structops._dispatch import call as _call
+from structops._dispatch import pick as _pick
 
 _ops = torch.ops.structops
 

@@ -1,0 +1,207 @@
+"""Composite overloads (``composite:``): an overload that is a call of another overload.
+
+    - func: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+      composite: "sum.dim_IntList(self, None, False, dtype=dtype)"
+
+is torch's sum(x) as a call of sum.dim_IntList. It is registered as CompositeImplicitAutograd,
+as torch registers such overloads: the dispatcher runs the call, so meta tensors, autograd,
+torch.compile, vmap and DTensor all see the target op, whose support is generated already.
+
+The call is written in Python syntax and holds only the overload's own argument names, None,
+True, False, int literals, lists of names and ints (``[dim]`` for an ``int[1]`` target), and
+``A if name else B`` of literals (var's ``unbiased`` as a correction). parse() reads it;
+bind() checks it against the target's schema, filling omitted arguments with their defaults.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from codegen.model import (
+    Argument,
+    BaseTy,
+    BaseType,
+    FunctionSchema,
+    ListType,
+    OperatorName,
+    OptionalType,
+    Type,
+)
+
+
+class CompositeError(ValueError):
+    def __init__(self, problem: str, fix: str):
+        super().__init__(problem)
+        self.problem, self.fix = problem, fix
+
+
+@dataclass(frozen=True)
+class Name:
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: None | bool | int
+
+
+@dataclass(frozen=True)
+class IntList:
+    items: tuple[Name | Const, ...]
+
+
+@dataclass(frozen=True)
+class Cond:
+    test: str  # a bool argument
+    then: Const
+    otherwise: Const
+
+
+Value = Name | Const | IntList | Cond
+
+
+@dataclass(frozen=True)
+class Composite:
+    target: OperatorName
+    positional: tuple[Value, ...]
+    keywords: tuple[tuple[str, Value], ...]
+    # After bind(): the target's arguments, in its schema order, each with its value.
+    bound: tuple[tuple[Argument, Value], ...] = ()
+
+
+_FIX = "write a call such as 'sum.dim_IntList(self, None, False, dtype=dtype)'"
+
+
+def _const(node: ast.expr) -> Const:
+    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (bool, int)):
+        return Const(node.value)
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    if negative and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+        return Const(-node.operand.value)
+    raise CompositeError(f"'{ast.unparse(node)}' is not None, True, False or an int", _FIX)
+
+
+def _value(node: ast.expr) -> Value:
+    if isinstance(node, ast.Name):
+        return Name(node.id)
+    if isinstance(node, ast.List):
+        return IntList(tuple(Name(e.id) if isinstance(e, ast.Name) else _const(e) for e in node.elts))
+    if isinstance(node, ast.IfExp):
+        if not isinstance(node.test, ast.Name):
+            raise CompositeError(f"the condition of '{ast.unparse(node)}' must be an argument name", _FIX)
+        return Cond(node.test.id, _const(node.body), _const(node.orelse))
+    return _const(node)
+
+
+def parse(text: str) -> Composite:
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as e:
+        raise CompositeError(f"'{text}' is not a call: {e.msg}", _FIX) from None
+    if not isinstance(tree, ast.Call):
+        raise CompositeError(f"'{text}' is not a call", _FIX)
+    func = ast.unparse(tree.func)
+    try:
+        target = OperatorName.parse(func)
+    except ValueError:
+        raise CompositeError(
+            f"'{func}' is not an operator name", "name an overload, e.g. sum.dim_IntList"
+        ) from None
+    keywords = []
+    for k in tree.keywords:
+        if k.arg is None:
+            raise CompositeError("'**' is not supported in a composite call", _FIX)
+        keywords.append((k.arg, _value(k.value)))
+    return Composite(target, tuple(_value(a) for a in tree.args), tuple(keywords))
+
+
+def _names(v: Value) -> list[str]:
+    if isinstance(v, Name):
+        return [v.name]
+    if isinstance(v, IntList):
+        return [i.name for i in v.items if isinstance(i, Name)]
+    if isinstance(v, Cond):
+        return [v.test]
+    return []
+
+
+def _default(a: Argument) -> Value:
+    text = a.default
+    if text is None:
+        raise CompositeError(f"the call does not pass '{a.name}', which has no default", f"pass '{a.name}'")
+    try:
+        return _value(ast.parse(text, mode="eval").body)
+    except (CompositeError, SyntaxError):
+        raise CompositeError(
+            f"'{a.name}' has the default '{text}', which a composite cannot spell", f"pass '{a.name}'"
+        ) from None
+
+
+def _fits(v: Value, source: dict[str, Argument], t: Type) -> bool:
+    inner = t.elem if isinstance(t, OptionalType) else t
+    if isinstance(v, Name):
+        s = source[v.name].type
+        return s == t or s == inner
+    if isinstance(v, Const):
+        if v.value is None:
+            return isinstance(t, OptionalType)
+        if isinstance(v.value, bool):
+            return inner == BaseType(BaseTy.bool)
+        return inner in (BaseType(BaseTy.int), BaseType(BaseTy.Scalar), BaseType(BaseTy.SymInt))
+    if isinstance(v, IntList):
+        int_ = BaseType(BaseTy.int)
+        return (
+            isinstance(inner, ListType)
+            and inner.elem == int_
+            and all(isinstance(i, Const) or source[i.name].type == int_ for i in v.items)
+        )
+    return (
+        source[v.test].type == BaseType(BaseTy.bool)
+        and _fits(v.then, source, t)
+        and _fits(v.otherwise, source, t)
+    )
+
+
+def bind(composite: Composite, schema: FunctionSchema, target: FunctionSchema) -> Composite:
+    """The call checked against ``target``: every value fits its parameter, every name is an
+    argument of ``schema``, written arguments map to written ones."""
+    source = {a.name: a for a in schema.arguments.all}
+    params = target.arguments.all
+    if len(composite.positional) > len(target.arguments.positional):
+        raise CompositeError(
+            f"'{target.name}' takes {len(target.arguments.positional)} positional arguments, the call passes"
+            f" {len(composite.positional)}",
+            f"match '{target}'",
+        )
+    given: dict[str, Value] = dict(zip((a.name for a in params), composite.positional))
+    for name, v in composite.keywords:
+        if name not in {a.name for a in params}:
+            raise CompositeError(f"'{target.name}' has no argument '{name}'", f"match '{target}'")
+        if name in given:
+            raise CompositeError(f"'{name}' is passed twice", "pass it once")
+        given[name] = v
+    bound = []
+    for a in params:
+        v = given[a.name] if a.name in given else _default(a)
+        for n in _names(v):
+            if n not in source:
+                raise CompositeError(
+                    f"'{n}' is not an argument of '{schema.name}'", f"use one of: {', '.join(source)}"
+                )
+        if not _fits(v, source, a.type):
+            raise CompositeError(f"the value for '{a.name}' ({a.type}) does not fit it", f"match '{target}'")
+        if a.is_write != (isinstance(v, Name) and source[v.name].is_write):
+            raise CompositeError(
+                f"'{a.name}' is {'' if a.is_write else 'not '}written by '{target.name}'",
+                "pass written arguments to written arguments",
+            )
+        bound.append((a, v))
+    unused = [a.name for a in schema.arguments.all if not any(a.name in _names(v) for _, v in bound)]
+    if unused:
+        raise CompositeError(f"the call does not use '{unused[0]}'", "pass every argument of the overload on")
+    if len(schema.returns) != len(target.returns):
+        raise CompositeError(
+            f"'{target.name}' returns {len(target.returns)} values", "return what the target returns"
+        )
+    return Composite(composite.target, composite.positional, composite.keywords, tuple(bound))

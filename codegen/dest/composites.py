@@ -1,0 +1,73 @@
+"""Context for composites.cpp: each `composite:` overload as a C++ function that calls its target
+through the dispatcher, registered as CompositeImplicitAutograd (codegen/composite.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen.api import cpp
+from codegen.api.names import cpp_name
+from codegen.composite import Cond, Const, IntList, Name, Value
+from codegen.model import BaseTy, BaseType, OptionalType, Type
+from codegen.native import Manifest
+
+
+@dataclass(frozen=True)
+class CompositeCall:
+    name: str  # the overload: "sum", "all.dim"
+    function: str  # sum_composite
+    returns: str
+    params: str
+    target_name: str  # "structops::sum"
+    target_overload: str  # "dim_IntList"
+    target_signature: str  # at::Tensor(const at::Tensor&, ...)
+    handle: str
+    args: str
+
+
+def _const(v: Const, t: Type) -> str:
+    inner = t.elem if isinstance(t, OptionalType) else t
+    if v.value is None:
+        return "std::nullopt"
+    if isinstance(v.value, bool):
+        return "true" if v.value else "false"
+    if inner == BaseType(BaseTy.Scalar):
+        return f"at::Scalar(int64_t({v.value}))"
+    return f"int64_t({v.value})"
+
+
+def _code(v: Value, t: Type) -> str:
+    if isinstance(v, Name):
+        return cpp_name(v.name)
+    if isinstance(v, Const):
+        return _const(v, t)
+    if isinstance(v, IntList):  # the initializer list lives until the call returns
+        items = ", ".join(cpp_name(i.name) if isinstance(i, Name) else f"int64_t({i.value})" for i in v.items)
+        return f"at::IntArrayRef{{{items}}}"
+    assert isinstance(v, Cond)
+    return f"({cpp_name(v.test)} ? {_const(v.then, t)} : {_const(v.otherwise, t)})"
+
+
+def composite_calls(manifest: Manifest) -> list[CompositeCall]:
+    by_name = {str(f.func.name): f for f in manifest.functions}
+    calls = []
+    for fn in manifest.functions:
+        if fn.composite is None:
+            continue
+        target = by_name[str(fn.composite.target)]
+        returns, params = cpp.kernel_signature(fn.func)
+        t_returns, t_params = cpp.kernel_signature(target.func)
+        calls.append(
+            CompositeCall(
+                name=str(fn.func.name),
+                function=f"{fn.func.name.unambiguous}_composite",
+                returns=returns,
+                params=", ".join(b.decl() for b in params),
+                target_name=f"structops::{target.func.name.name}",
+                target_overload=target.func.name.overload_name,
+                target_signature=f"{t_returns}({', '.join(b.ctype for b in t_params)})",
+                handle=f"{target.func.name.unambiguous}_op",
+                args=", ".join(_code(v, a.type) for a, v in fn.composite.bound),
+            )
+        )
+    return calls

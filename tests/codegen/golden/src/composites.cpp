@@ -1,0 +1,22 @@
+// @generated from native_functions.yaml by codegen/templates/composites.cpp.j2 — DO NOT EDIT.
+// Regenerate with: python -m codegen (run by the CMake build)
+// Overloads that are calls of other overloads (the manifest's `composite:`, codegen/composite.py),
+// registered as CompositeImplicitAutograd as torch registers its own: the dispatcher runs the
+// call, so meta tensors, autograd, torch.compile, vmap and DTensor see the target op.
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+namespace structops {
+namespace {
+
+}  // namespace
+}  // namespace structops
+
+TORCH_LIBRARY_IMPL(structops, CompositeImplicitAutograd, m) {
+}
+
+// vmap decomposes them too (as torch's own composites): the target's batching rule runs once,
+// instead of functorch's fallback looping over the batch.
+TORCH_LIBRARY_IMPL(structops, FuncTorchBatchedDecomposition, m) {
+}

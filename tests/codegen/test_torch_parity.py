@@ -1,0 +1,82 @@
+"""Drop-in parity with PyTorch's overloads (issue 23).
+
+Every manifest op named like a PyTorch operator has each of torch's overloads of it, under the
+same name and with the same schema text (so defaults match too), or names that overload in
+`torch_differs:` with the reason. Checked against the native_functions.yaml packaged with the
+installed torch, so a torch release that adds or changes an overload is caught here.
+"""
+
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import torch
+import torchgen
+import yaml
+
+from codegen.manifest import load_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+TORCH_MANIFEST = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+# Ours alone: torch has no operator of these names (add_relu is its private _add_relu).
+NOT_TORCH_OPS = {"add_relu", "bias_gelu", "mul_add"}
+
+
+def _base(name: str) -> str:
+    return name.split(".")[0].removesuffix("_")
+
+
+def _torch_schemas() -> dict[str, str]:
+    """Every overload torch's manifest declares, with its schema: each `func:`, and each name its
+    `autogen:` keys generate (add.Scalar_out), whose schema torch registers."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    entries = yaml.load(TORCH_MANIFEST.read_text(), Loader=loader)
+    schemas = {e["func"].split("(")[0]: e["func"] for e in entries}
+    for e in entries:
+        for name in (n.strip() for n in str(e.get("autogen", "")).split(",") if n.strip()):
+            base, _, overload = name.partition(".")
+            packet = getattr(torch.ops.aten, base, None)
+            if packet is not None and overload in packet.overloads():
+                schemas[name] = str(getattr(packet, overload)._schema).removeprefix("aten::")
+    return schemas
+
+
+TORCH = _torch_schemas()
+MANIFEST = load_manifest(ROOT / "native_functions.yaml")
+OURS = {str(f.func.name): str(f.func) for f in MANIFEST.functions if "generated" not in f.tags}
+DIFFERS = {name: why for f in MANIFEST.functions for name, why in f.torch_differs}
+TORCH_BY_BASE: dict[str, list[str]] = defaultdict(list)
+for _name in TORCH:
+    TORCH_BY_BASE[_base(_name)].append(_name)
+MIRRORED = sorted({_base(n) for n in OURS} - NOT_TORCH_OPS)
+
+
+def test_every_op_is_a_torch_op_or_listed_as_ours_alone():
+    assert set(MIRRORED) <= set(TORCH_BY_BASE), sorted(set(MIRRORED) - set(TORCH_BY_BASE))
+    assert NOT_TORCH_OPS.isdisjoint(TORCH_BY_BASE)
+
+
+@pytest.mark.parametrize("base", MIRRORED)
+def test_torch_overloads_are_mirrored_or_explained(base):
+    problems = []
+    for name in TORCH_BY_BASE[base]:
+        if name in DIFFERS:
+            if OURS.get(name) == TORCH[name]:
+                problems.append(f"{name}: listed in torch_differs but declared as torch's: remove the reason")
+            continue
+        if name not in OURS:
+            problems.append(f"missing {TORCH[name]}  (add it, or say why in torch_differs:)")
+        elif OURS[name] != TORCH[name]:
+            problems.append(f"{name}: ours {OURS[name]}\n    torch's {TORCH[name]}")
+    assert not problems, "\n".join(problems)
+
+
+def test_reasons_name_torch_overloads():
+    """A reason for an overload torch does not have is stale (renamed or removed in torch)."""
+    assert not sorted(set(DIFFERS) - set(TORCH))
+
+
+def test_the_issue_examples_are_covered():
+    """The overloads a user's first lines reach (issue 23's examples) are declared as torch's."""
+    for name in ("add.Scalar", "mul.Scalar", "eq.Scalar", "where.ScalarOther", "sub.out", "div.out"):
+        assert OURS[name] == TORCH[name]

@@ -1,0 +1,181 @@
+"""Drop-in parity with torch (issue 23): the calls of ordinary code give torch's result, dtype
+and shape, eagerly, on meta tensors and under torch.compile.
+
+Python numbers take part in type promotion as torch's wrapped numbers (a float with a float16
+tensor stays float16, an int with a uint8 tensor stays uint8 and wraps around); composite
+overloads (sum(x), var(x, unbiased), all(x, dim)) are torch's; a name of several overloads picks
+the one torch's Python layer would (var(x, False) is unbiased=False, not dim=0).
+"""
+
+import pytest
+import structops
+import torch
+
+F16 = torch.tensor([1.0, 2.0, -3.5], dtype=torch.float16)
+U8 = torch.tensor([1, 2, 250], dtype=torch.uint8)
+I64 = torch.tensor([1, -2, 3])
+B = torch.tensor([True, False, True])
+F64 = torch.tensor([0.5, -1.25, 3.0], dtype=torch.float64)
+C64 = torch.tensor([1 + 2j, -1j, 3], dtype=torch.complex64)
+ZERO_DIM_I32 = torch.tensor(5, dtype=torch.int32)
+ZERO_DIM_F16 = torch.tensor(1.5, dtype=torch.float16)
+
+# (name, arguments): each is called as structops.<name>(*args) and torch.<name>(*args).
+NUMBER_CALLS = [
+    ("add", (F16, 2.5)),
+    ("add", (U8, 300)),  # wraps around in uint8, as torch
+    ("add", (I64, 2.5)),  # int tensor and a float: the default float dtype
+    ("add", (B, 1)),
+    ("add", (B, True)),
+    ("add", (ZERO_DIM_I32, 3)),  # a 0-dim tensor still wins over a number of its category
+    ("add", (ZERO_DIM_F16, 2.5)),
+    ("add", (F64, 0.1)),  # the number keeps double precision
+    ("add", (I64, 1j)),
+    ("add", (F16, 2, 3)),  # alpha
+    ("sub", (F16, 1.5)),
+    ("sub", (I64, 2, -3)),
+    ("mul", (U8, 2.5)),
+    ("mul", (C64, 2)),
+    ("mul", (I64, True)),
+    ("div", (I64, 2)),
+    ("div", (F16, 3)),
+    ("eq", (I64, 2.5)),
+    ("eq", (U8, 300)),
+    ("ne", (F16, 2)),
+    ("lt", (I64, 0.5)),
+    ("le", (U8, 2)),
+    ("gt", (F64, 0)),
+    ("ge", (B, 0)),
+    ("bitwise_and", (I64, 6)),
+    ("bitwise_and", (B, True)),
+    ("bitwise_and", (6, I64)),
+    ("pow", (2, F16)),
+    ("pow", (2.5, I64)),
+    ("pow", (F64, 2)),
+    ("where", (B, F16, 0.5)),
+    ("where", (B, 7, U8)),
+    ("where", (B, I64, 2.5)),
+]
+
+
+def _same(got, expected):
+    assert got.dtype == expected.dtype
+    assert got.shape == expected.shape
+    torch.testing.assert_close(got, expected, equal_nan=True)
+
+
+@pytest.mark.parametrize("name, args", NUMBER_CALLS, ids=lambda x: x if isinstance(x, str) else "")
+def test_python_numbers_promote_as_torch(name, args):
+    _same(getattr(structops, name)(*args), getattr(torch, name)(*args))
+    meta = tuple(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)
+    got = getattr(structops, name)(*meta)
+    expected = getattr(torch, name)(*args)
+    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+
+
+def test_div_by_a_number_with_rounding_modes():
+    for mode in (None, "trunc", "floor"):
+        _same(structops.div(I64, -2, rounding_mode=mode), torch.div(I64, -2, rounding_mode=mode))
+
+
+def test_inplace_and_out_with_a_number():
+    x, y = F16.clone(), F16.clone()
+    structops.add_(x, 2.5)
+    y.add_(2.5)
+    _same(x, y)
+    out = torch.empty(3, dtype=torch.bool)
+    structops.lt(I64, 2, out=out)
+    _same(out, torch.lt(I64, 2))
+
+
+def test_errors_are_torchs():
+    with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):
+        structops.add(I64, 2, 1.5)
+    with pytest.raises(RuntimeError, match="'other' has dtype Bool"):
+        structops.sub(F16, True)
+    with pytest.raises(RuntimeError, match="bitwise_and: .*Float"):
+        structops.bitwise_and(I64, 2.5)
+
+
+def test_schema_semantics_of_torch_ops():
+    """torch.ops.structops.* resolves by schema (the JIT's rules), as torch.ops.aten.* does."""
+    _same(torch.ops.structops.add(F16, 2.5), torch.ops.aten.add(F16, 2.5))
+    _same(torch.ops.structops.add.Scalar(F16, 2.5, 2), torch.ops.aten.add.Scalar(F16, 2.5, 2))
+    _same(torch.ops.structops.where.ScalarOther(B, I64, 2.5), torch.ops.aten.where.ScalarOther(B, I64, 2.5))
+
+
+X = torch.randn(3, 4, dtype=torch.float64)
+XB = X > 0
+COMPOSITE_CALLS = [
+    ("sum", (X,), {}),
+    ("sum", (XB,), {}),
+    ("sum", (X,), {"dtype": torch.float32}),
+    ("mean", (X,), {}),
+    ("mean", (X.float(),), {"dtype": torch.float64}),
+    ("prod", (X,), {}),
+    ("prod", (X, 1), {}),
+    ("prod", (X, -1, True), {}),
+    ("all", (XB,), {}),
+    ("all", (XB, 1), {}),
+    ("any", (XB,), {}),
+    ("any", (XB, 0, True), {}),
+    ("var", (X,), {}),
+    ("var", (X, False), {}),
+    ("var", (X, 1), {}),
+    ("var", (X, [0], False, True), {}),
+    ("std", (X, True), {}),
+    ("std", (X, 1, False), {}),
+    ("std", (X,), {"dim": 0, "correction": 0}),
+    ("norm", (X,), {}),
+    ("norm", (X, 3), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", COMPOSITE_CALLS, ids=lambda x: x if isinstance(x, str) else "")
+def test_composite_overloads_are_torchs(name, args, kwargs):
+    expected = getattr(torch, name)(*args, **kwargs)
+    _same(getattr(structops, name)(*args, **kwargs), expected)
+    meta = tuple(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)
+    got = getattr(structops, name)(*meta, **kwargs)
+    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+
+
+def test_composite_out_overloads():
+    out = torch.empty((), dtype=torch.float64)
+    _same(structops.mean(X, out=out), torch.mean(X))
+    out = torch.empty(3, dtype=torch.bool)
+    _same(structops.all(XB, 1, out=out), torch.all(XB, 1))
+    out = torch.empty(4, dtype=torch.float64)
+    _same(structops.var(X, 0, False, out=out), torch.var(X, 0, False))
+    out = torch.empty(3, dtype=torch.float64)
+    _same(structops.prod(X, 1, out=out), torch.prod(X, 1))
+
+
+def test_composites_differentiate_through_their_target():
+    x = X.clone().requires_grad_()
+    y = X.clone().requires_grad_()
+    structops.var(x, False).backward()
+    torch.var(y, False).backward()
+    _same(x.grad, y.grad)
+
+
+def test_vmap_runs_the_composites_target_batched():
+    got = torch.func.vmap(structops.sum)(X)
+    _same(got, X.sum(1))
+
+
+def test_compile_keeps_the_overload_the_python_layer_picked():
+    """A structops.* call leaves an OpOverload in the graph: var(t, False) stays unbiased=False
+    next to other ops (a packet in the graph was resolved to var.correction with dim=0 there)."""
+
+    def f(t):
+        return structops.mean(t) + structops.var(t, False) + structops.add(t, 2.5).sum()
+
+    torch._dynamo.reset()
+    got = torch.compile(f, backend="inductor")(X)
+    _same(got, torch.mean(X) + torch.var(X, False) + (X + 2.5).sum())
+
+
+def test_a_call_no_overload_takes_names_them_all():
+    with pytest.raises(TypeError, match=r"var\(\) received an invalid combination of arguments"):
+        structops.var(X, "0")
