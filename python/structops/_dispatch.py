@@ -83,17 +83,27 @@ def pick(name: str, overloads, args, kwargs):
     packet left in a torch.compile graph is resolved again there, so structops.* resolves here
     and calls the OpOverload. Eager calls cache the pick per argument types.
     """
-    compiling = torch.compiler.is_compiling()
-    key = None
-    if not compiling and not any(isinstance(v, list | tuple) for v in (*args, *kwargs.values())):
-        key = (name, tuple(map(type, args)), tuple(kwargs))
-        hit = _PICKED.get(key)
-        if hit is not None:
-            return hit
+    if torch.compiler.is_compiling():  # traced once per graph: no cache to guard on
+        return _first_fit(name, overloads, args, kwargs)
+    types = tuple(map(type, args))
+    key = (name, types, tuple(kwargs)) if kwargs else (name, types)
+    hit = _PICKED.get(key)
+    if hit is not None:
+        return hit
+    picked = _first_fit(name, overloads, args, kwargs)
+    # A list's elements decide some picks (int[] or Tensor[]), its type alone does not: not cached.
+    if (
+        list not in types
+        and tuple not in types
+        and all(type(v) not in (list, tuple) for v in kwargs.values())
+    ):
+        _PICKED[key] = picked
+    return picked
+
+
+def _first_fit(name: str, overloads, args, kwargs):
     for op, writes, params in overloads:
         if _fits(params, args, kwargs):
-            if key is not None:
-                _PICKED[key] = (op, writes)
             return op, writes
     got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
     expected = "\n  ".join(str(op._schema) for op, _, _ in overloads)

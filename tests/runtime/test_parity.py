@@ -31,9 +31,7 @@ NUMBER_CALLS = [
     ("add", (ZERO_DIM_F16, 2.5)),
     ("add", (F64, 0.1)),  # the number keeps double precision
     ("add", (I64, 1j)),
-    ("add", (F16, 2, 3)),  # alpha
     ("sub", (F16, 1.5)),
-    ("sub", (I64, 2, -3)),
     ("mul", (U8, 2.5)),
     ("mul", (C64, 2)),
     ("mul", (I64, True)),
@@ -71,6 +69,13 @@ def test_python_numbers_promote_as_torch(name, args):
     got = getattr(structops, name)(*meta)
     expected = getattr(torch, name)(*args)
     assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+
+
+def test_alpha_with_a_number():
+    """alpha by keyword, as torch.add takes it (positionally, torch.add reads the deprecated
+    add(input, alpha, other))."""
+    _same(structops.add(F16, 2, alpha=3), torch.add(F16, 2, alpha=3))
+    _same(structops.sub(I64, 2, alpha=-3), torch.sub(I64, 2, alpha=-3))
 
 
 def test_div_by_a_number_with_rounding_modes():
