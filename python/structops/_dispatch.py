@@ -85,18 +85,17 @@ def pick(name: str, overloads, args, kwargs):
     """
     if torch.compiler.is_compiling():  # traced once per graph: no cache to guard on
         return _first_fit(name, overloads, args, kwargs)
+    # The pick depends on the types of the values and the keywords given; a list's elements can
+    # decide it too (int[] or Tensor[]), so a call with a list or tuple is not cached.
     types = tuple(map(type, args))
-    key = (name, types, tuple(kwargs)) if kwargs else (name, types)
+    if kwargs:
+        types += (*kwargs, *map(type, kwargs.values()))
+    key = (name, types)
     hit = _PICKED.get(key)
     if hit is not None:
         return hit
     picked = _first_fit(name, overloads, args, kwargs)
-    # A list's elements decide some picks (int[] or Tensor[]), its type alone does not: not cached.
-    if (
-        list not in types
-        and tuple not in types
-        and all(type(v) not in (list, tuple) for v in kwargs.values())
-    ):
+    if list not in types and tuple not in types:
         _PICKED[key] = picked
     return picked
 

@@ -181,6 +181,16 @@ def test_compile_keeps_the_overload_the_python_layer_picked():
     _same(got, torch.mean(X) + torch.var(X, False) + (X + 2.5).sum())
 
 
+def test_the_pick_depends_on_keyword_values_not_only_their_names():
+    """The same keywords with an int, then a tuple, then None pick three overloads (the eager
+    pick is cached per call shape: the cache must tell these apart)."""
+    _same(structops.all(XB, dim=0), torch.all(XB, dim=0))
+    _same(structops.all(XB, dim=(0, 1)), torch.all(XB, dim=(0, 1)))
+    _same(structops.all(XB, dim=0), torch.all(XB, dim=0))
+    _same(structops.var(X, dim=None, correction=0), torch.var(X, dim=None, correction=0))
+    _same(structops.var(X, dim=1, correction=0), torch.var(X, dim=1, correction=0))
+
+
 def test_a_call_no_overload_takes_names_them_all():
     with pytest.raises(TypeError, match=r"var\(\) received an invalid combination of arguments"):
         structops.var(X, "0")
