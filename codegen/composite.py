@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from codegen.errors import Problem
 from codegen.model import (
     Argument,
     BaseTy,
@@ -30,10 +31,8 @@ from codegen.model import (
 )
 
 
-class CompositeError(ValueError):
-    def __init__(self, problem: str, fix: str):
-        super().__init__(problem)
-        self.problem, self.fix = problem, fix
+class CompositeError(Problem):
+    """A composite call that does not check."""
 
 
 @dataclass(frozen=True)

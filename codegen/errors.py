@@ -50,3 +50,12 @@ class SpecError(Exception):  # not frozen: raising through a context manager set
         if self.op:
             where += f"{self.op}: "
         return f"{where}{self.problem} — {self.fix}"
+
+
+class Problem(Exception):
+    """What is wrong with one key's text, and how to fix it, found before its line is known: the
+    entry checker raises it again as a SpecError at the key's line (formulas, composite calls)."""
+
+    def __init__(self, problem: str, fix: str):
+        super().__init__(problem)
+        self.problem, self.fix = problem, fix

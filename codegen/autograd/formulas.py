@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from codegen import limits
 from codegen.autograd import derive
 from codegen.autograd.functions import FUNCTIONS, SPECIAL, Function
-from codegen.errors import SpecError
+from codegen.errors import Problem, SpecError
 from codegen.load import LineDict
 from codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 from codegen.pointwise.lower import FUNCTIONS as KERNEL_FUNCTIONS
@@ -51,10 +51,8 @@ AUTO_LINEAR = "auto_linear"  # forward mode: the op is linear in its tensors, ap
 _ARITHMETIC = ("+", "-", "*", "/", "//", "%")
 
 
-class FormulaError(Exception):
-    def __init__(self, problem: str, fix: str):
-        super().__init__(problem)
-        self.problem, self.fix = problem, fix
+class FormulaError(Problem):
+    """A derivative formula that does not check."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from codegen.errors import Problem
 from codegen.pointwise.syntax import COMPARISONS, Bin, Call, Lit, Node, Un, Var
 
 CATEGORIES = ("bool", "integral", "floating", "complex")
@@ -68,11 +69,8 @@ _A_TYPE = {
 }
 
 
-class FormulaError(Exception):
-    def __init__(self, problem: str, fix: str):
-        super().__init__(problem)
-        self.problem = problem
-        self.fix = fix
+class FormulaError(Problem):
+    """A pointwise formula that does not check."""
 
 
 @dataclass(frozen=True)
