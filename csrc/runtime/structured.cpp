@@ -97,10 +97,14 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
   check_overlaps(out, inputs, allow_full_overlap);
   if (same_sizes(out.sym_sizes(), spec.sizes)) return;
   // An out that is also an input (possible only where full overlap is allowed: pointwise ops)
-  // cannot be resized: the kernel would read the resized input. PyTorch raises here too.
+  // cannot be resized: the kernel would read the resized input. PyTorch raises here too. A
+  // strided view's overlap is too hard to tell: it counts as the input only on the same storage.
   if (checkable(out)) {
     for (const auto& in : inputs) {
-      TORCH_CHECK(!checkable(in.tensor) || at::get_overlap_status(out, in.tensor) == at::MemOverlapStatus::No,
+      if (!checkable(in.tensor)) continue;
+      const auto overlap = at::get_overlap_status(out, in.tensor);
+      TORCH_CHECK(overlap == at::MemOverlapStatus::No ||
+                      (overlap == at::MemOverlapStatus::TooHard && !out.is_alias_of(in.tensor)),
                   op, ": output with shape ", out.sym_sizes(), " doesn't match the broadcast shape ",
                   c10::SymIntArrayRef(spec.sizes), " ('", name, "' is also the input '", in.name, "')");
     }

@@ -3,7 +3,9 @@
 Every manifest op named like a PyTorch operator has each of torch's overloads of it, under the
 same name and with the same schema text (so defaults match too), or names that overload in
 `torch_differs:` with the reason. Checked against the native_functions.yaml packaged with the
-installed torch, so a torch release that adds or changes an overload is caught here.
+installed torch, so a torch release that adds or changes an overload is caught here. Named-tensor
+overloads (a `Dimname` argument) are left out: torch 2.13 no longer has them, and structops
+supports torch 2.11 through 2.13 with one manifest.
 """
 
 from collections import defaultdict
@@ -30,7 +32,7 @@ def _torch_schemas() -> dict[str, str]:
     """Every overload torch's manifest declares, with its schema: each `func:`, and each name its
     `autogen:` keys generate (add.Scalar_out), whose schema torch registers."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    entries = yaml.load(TORCH_MANIFEST.read_text(), Loader=loader)
+    entries = [e for e in yaml.load(TORCH_MANIFEST.read_text(), Loader=loader) if "Dimname" not in e["func"]]
     schemas = {e["func"].split("(")[0]: e["func"] for e in entries}
     for e in entries:
         for name in (n.strip() for n in str(e.get("autogen", "")).split(",") if n.strip()):

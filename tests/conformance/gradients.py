@@ -110,7 +110,7 @@ def _compare_gradients(spec, s: Sample, g: Sample, leaves, outputs, reference, c
     float32/float64: close. float16/bfloat16: as close to the float64 gradient as torch's is (up
     to twice torch's error, plus a few ulps of the largest gradient)."""
     gen = torch.Generator().manual_seed(0)
-    grads_out = [torch.randn(o.shape, generator=gen, dtype=torch.float64).to(o.dtype) for o in outputs]
+    grads_out = [torch.randn(o.shape, generator=gen, dtype=torch.float64).to(o) for o in outputs]
 
     def grads(sample: Sample, fn, cast=None) -> list[torch.Tensor]:
         if cast is not None:
@@ -162,7 +162,7 @@ def check_forward_ad(spec: SuiteSpec, device: str, dtype: str) -> None:
         if not leaves:
             continue
         gen = torch.Generator().manual_seed(0)
-        tangents = tuple(torch.randn(t.shape, generator=gen, dtype=t.dtype) for t in leaves)
+        tangents = tuple(torch.randn(t.shape, generator=gen, dtype=t.dtype).to(t.device) for t in leaves)
 
         def call(f, g=g):
             def run(*primals):

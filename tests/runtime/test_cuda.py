@@ -95,10 +95,10 @@ def test_out_into_views_and_mixed_dtypes():
     x = torch.randn(300, 200, generator=g, device="cuda")
     y = torch.randn(300, 200, generator=g, device="cuda", dtype=torch.float64)  # promotes to float64
     buf = torch.zeros(200, 600, device="cuda", dtype=torch.float64)
-    out = buf.t()[:, ::2]  # transposed and sliced view
+    out = buf.t()[::2]  # transposed and sliced view, [300, 200]
     assert structops.mul(x, y, out=out) is out
     torch.testing.assert_close(out, torch.mul(x, y))
-    assert torch.count_nonzero(buf.t()[:, 1::2]) == 0  # nothing written between the view's elements
+    assert torch.count_nonzero(buf.t()[1::2]) == 0  # nothing written between the view's elements
     z = x.clone()
     structops.add_(z, y.float(), alpha=-1)
     torch.testing.assert_close(z, x - y.float())
@@ -292,9 +292,9 @@ def test_batch_norm_matches_torch_cuda(shape, dtype):
         got = structops.batch_norm(x, w, b, ours_rm, ours_rv, training, 0.3, 1e-5)
         want = torch.ops.aten.native_batch_norm(x, w, b, rm, rv, training, 0.3, 1e-5)
         torch.testing.assert_close(got[0], want[0], **tol)
-        if training:
-            torch.testing.assert_close(got[1], want[1], **tol)
-            torch.testing.assert_close(got[2], want[2], **tol)
+        if training:  # torch's CUDA statistics are float32 for float16 input; ours, as its CPU's
+            torch.testing.assert_close(got[1], want[1].to(dtype), **tol)
+            torch.testing.assert_close(got[2], want[2].to(dtype), **tol)
             torch.testing.assert_close(ours_rm, rm, **tol)
             torch.testing.assert_close(ours_rv, rv, **tol)
 
@@ -339,11 +339,14 @@ def test_embedding_and_embedding_bag_match_torch_cuda():
     torch.testing.assert_close(structops.embedding(w.half(), idx.int()), F.embedding(idx, w.half()))
     flat = idx.reshape(-1)
     offsets = torch.tensor([0, 0, 5, 100, 101, 900, 2000], device="cuda")
+    # include_last_offset: the last offset is the number of indices (torch's documented input;
+    # torch's own modes disagree on what a smaller one means).
+    ends = torch.cat([offsets, torch.tensor([flat.numel()], device="cuda")])
     for mode, name in enumerate(("sum", "mean", "max")):
-        for last in (False, True):
+        for last, offs in ((False, offsets), (True, ends)):
             torch.testing.assert_close(
-                structops.embedding_bag(w, flat, offsets, False, mode, False, None, last),
-                F.embedding_bag(flat, w, offsets, mode=name, include_last_offset=last),
+                structops.embedding_bag(w, flat, offs, False, mode, False, None, last),
+                F.embedding_bag(flat, w, offs, mode=name, include_last_offset=last),
             )
     psw = _randn(flat.numel(), seed=5)
     torch.testing.assert_close(

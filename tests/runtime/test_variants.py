@@ -38,6 +38,18 @@ def test_out_wrong_shape_with_elements_is_resized_with_warning():
     assert torch.equal(out, torch.add(a, b))
 
 
+def test_strided_out_of_the_wrong_shape_is_resized_as_torch_resizes_it():
+    """A non-dense out view (its overlap with the inputs too hard to tell) on its own storage is
+    no input: resized with the warning, as torch does, not refused as if it were one."""
+    a, b = ab()
+    ours, theirs = torch.zeros(4, 6).t()[::2], torch.zeros(4, 6).t()[::2]  # [3, 4], strides (2, 6)
+    with pytest.warns(UserWarning, match="was resized"):
+        structops.add(a, b, out=ours)
+    with pytest.warns(UserWarning, match="was resized"):
+        torch.add(a, b, out=theirs)
+    assert ours.shape == theirs.shape == (2, 3) and torch.equal(ours, theirs)
+
+
 def test_out_empty_is_resized_silently():
     a, b = ab()
     out = torch.empty(0)
