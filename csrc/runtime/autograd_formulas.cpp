@@ -209,12 +209,21 @@ at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& result
   return as_dtype(grad - at::exp(result) * at::sum(grad, {dim}, /*keepdim=*/true), self.dtype);
 }
 
+namespace {
+// structops' statistics are in the input's dtype on every device (torch's CPU convention,
+// docs/design.md); torch's CUDA backward kernels read float16/bfloat16 inputs' statistics as float.
+at::Tensor stats_for_aten(const at::Tensor& stats, const at::Tensor& input) {
+  const bool float_stats = input.is_cuda() && at::isReducedFloatingType(input.scalar_type());
+  return float_stats && stats.defined() ? stats.to(at::kFloat) : stats;
+}
+}  // namespace
+
 std::vector<at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                             c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
                                             const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
                                             const std::optional<at::Tensor>& bias, std::array<bool, 3> mask) {
-  auto [gi, gw, gb] = at::native_layer_norm_backward_symint(grad, input, normalized_shape, mean, rstd, weight, bias,
-                                                            mask);
+  auto [gi, gw, gb] = at::native_layer_norm_backward_symint(
+      grad, input, normalized_shape, stats_for_aten(mean, input), stats_for_aten(rstd, input), weight, bias, mask);
   return {gi, gw, gb};
 }
 
@@ -224,8 +233,9 @@ std::vector<at::Tensor> batch_norm_backward(const at::Tensor& grad, const at::Te
                                             const std::optional<at::Tensor>& running_var, const at::Tensor& save_mean,
                                             const at::Tensor& save_invstd, bool training, double eps,
                                             std::array<bool, 3> mask) {
-  auto [gi, gw, gb] = at::native_batch_norm_backward(grad, input, weight, running_mean, running_var, save_mean,
-                                                     save_invstd, training, eps, mask);
+  auto [gi, gw, gb] =
+      at::native_batch_norm_backward(grad, input, weight, running_mean, running_var, stats_for_aten(save_mean, input),
+                                     stats_for_aten(save_invstd, input), training, eps, mask);
   return {gi, gw, gb};
 }
 

@@ -49,7 +49,9 @@ def _logical(op):
     def apply(a, b):
         if isinstance(a, bool) and isinstance(b, bool):
             return (a and b) if op is torch.logical_and else (a or b)
-        return op(_tensor(a), _tensor(b))
+        # A number goes where the tensor is: torch's logical ops take no CPU scalar with CUDA.
+        device = (a if isinstance(a, torch.Tensor) else b).device
+        return op(torch.as_tensor(a, device=device), torch.as_tensor(b, device=device))
 
     return apply
 

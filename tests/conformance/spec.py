@@ -63,6 +63,32 @@ def over_dims(fn: Callable) -> Callable:
     return reference
 
 
+def on_cpu(fn: Callable) -> Callable:
+    """``fn`` on CPU copies of its tensor arguments: torch's CPU kernel as the reference on every
+    device, where torch's CUDA kernel keeps another convention (docs/design.md, Known
+    differences). What ``fn`` writes into an argument is copied back; the outputs come back to
+    the first tensor's device, autograd following through both copies."""
+
+    def run(*args, **kwargs):
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        device = tensors[0].device
+        copies = {id(t): t.cpu() for t in tensors}
+
+        def cpu(a):
+            return copies[id(a)] if isinstance(a, torch.Tensor) else a
+
+        versions = {key: c._version for key, c in copies.items()}
+        result = fn(*map(cpu, args), **{k: cpu(v) for k, v in kwargs.items()})
+        with torch.no_grad():
+            for t in tensors:
+                if copies[id(t)]._version != versions[id(t)] and copies[id(t)] is not t:
+                    t.copy_(copies[id(t)])
+        back = [r.to(device) for r in (result if isinstance(result, tuple | list) else (result,))]
+        return type(result)(back) if isinstance(result, tuple | list) else back[0]
+
+    return run
+
+
 def arguments(*args, **kwargs) -> tuple[tuple, dict]:
     """Capture a call's arguments (the manifest writes samples and error cases as argument lists)."""
     return args, kwargs
@@ -94,6 +120,7 @@ SOURCE_SCOPE = {
     "torch": torch,
     "over_dims": over_dims,
     "arguments": arguments,
+    "on_cpu": on_cpu,
     "precise": formula.precise,
     "pw": formula.pw,
 }

@@ -193,6 +193,7 @@ def test_calls_are_captured_in_cuda_graphs(call):
 def test_current_stream_is_used():
     s = torch.cuda.Stream()
     x = torch.randn(1 << 22, device="cuda")
+    s.wait_stream(torch.cuda.current_stream())  # x is written on the default stream
     with torch.cuda.stream(s):
         y = structops.exp(x)
         z = structops.mul(y, y)
@@ -352,6 +353,8 @@ def test_embedding_and_embedding_bag_match_torch_cuda():
     torch.testing.assert_close(
         structops.embedding_bag(w, flat, offsets, False, 0, False, psw),
         F.embedding_bag(flat, w, offsets, mode="sum", per_sample_weights=psw),
+        atol=1e-4,  # weighted sums of up to 1,900 rows, added in another order than torch's
+        rtol=1e-5,
     )
 
 
