@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -125,6 +126,9 @@ def main() -> None:
                     if dtype == torch.bfloat16 or name == "cumsum"
                     else 1e-4
                 )
+                # n terms added or multiplied in another order than torch's: rounding grows like
+                # sqrt(n) ulps (prod over 1e7 rows on CUDA: 1.9e-3 relative)
+                tol = max(tol, 1e-6 * math.sqrt(rows if dim == 0 else cols))
                 torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
                 t_torch = median_time(functools.partial(theirs, x, dim), device)
                 t_ours = median_time(functools.partial(ours, x, dim), device)
