@@ -8,8 +8,10 @@ as torch registers such overloads: the dispatcher runs the call, so meta tensors
 torch.compile, vmap and DTensor all see the target op, whose support is generated already.
 
 The call is written in Python syntax and holds only the overload's own argument names, None,
-True, False, int literals, lists of names and ints (``[dim]`` for an ``int[1]`` target), and
-``A if name else B`` of literals (var's ``unbiased`` as a correction). parse() reads it;
+True, False, int literals, lists of names and ints (``[dim]`` for an ``int[1]`` target),
+``A if name else B`` of literals (var's ``unbiased`` as a correction), and ``promoted(a, b)``
+for a Tensor parameter: the Scalar ``a`` as a 0-dim CPU tensor of the dtype torch gives two
+numbers ``a`` and ``b`` (where.Scalar: ``where(c, 1, 2.5)`` is float32). parse() reads it;
 bind() checks it against the target's schema, filling omitted arguments with their defaults.
 """
 
@@ -57,7 +59,13 @@ class Cond:
     otherwise: Const
 
 
-Value = Name | Const | IntList | Cond
+@dataclass(frozen=True)
+class Promoted:
+    number: str  # a Scalar argument, as a tensor of the dtype torch gives it and `other`
+    other: str  # a Scalar argument
+
+
+Value = Name | Const | IntList | Cond | Promoted
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,12 @@ def _value(node: ast.expr) -> Value:
         return Name(node.id)
     if isinstance(node, ast.List):
         return IntList(tuple(Name(e.id) if isinstance(e, ast.Name) else _const(e) for e in node.elts))
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "promoted":
+        if len(node.args) != 2 or node.keywords or not all(isinstance(a, ast.Name) for a in node.args):
+            raise CompositeError(
+                f"'{ast.unparse(node)}' must name two Scalar arguments", "write promoted(self, other)"
+            )
+        return Promoted(node.args[0].id, node.args[1].id)
     if isinstance(node, ast.IfExp):
         if not isinstance(node.test, ast.Name):
             raise CompositeError(f"the condition of '{ast.unparse(node)}' must be an argument name", _FIX)
@@ -122,6 +136,8 @@ def _names(v: Value) -> list[str]:
         return [i.name for i in v.items if isinstance(i, Name)]
     if isinstance(v, Cond):
         return [v.test]
+    if isinstance(v, Promoted):
+        return [v.number, v.other]
     return []
 
 
@@ -155,6 +171,9 @@ def _fits(v: Value, source: dict[str, Argument], t: Type) -> bool:
             and inner.elem == int_
             and all(isinstance(i, Const) or source[i.name].type == int_ for i in v.items)
         )
+    if isinstance(v, Promoted):
+        scalar = BaseType(BaseTy.Scalar)
+        return inner == BaseType(BaseTy.Tensor) and source[v.number].type == source[v.other].type == scalar
     return (
         source[v.test].type == BaseType(BaseTy.bool)
         and _fits(v.then, source, t)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from codegen.api import cpp
 from codegen.api.names import cpp_name
-from codegen.composite import Cond, Const, IntList, Name, Value
+from codegen.composite import Cond, Const, IntList, Name, Promoted, Value
 from codegen.model import BaseTy, BaseType, OptionalType, Type
 from codegen.native import Manifest
 
@@ -44,6 +44,9 @@ def _code(v: Value, t: Type) -> str:
     if isinstance(v, IntList):  # the initializer list lives until the call returns
         items = ", ".join(cpp_name(i.name) if isinstance(i, Name) else f"int64_t({i.value})" for i in v.items)
         return f"at::IntArrayRef{{{items}}}"
+    if isinstance(v, Promoted):  # a CPU scalar operand, as torch's wrapped numbers are
+        number, other = cpp_name(v.number), cpp_name(v.other)
+        return f"at::scalar_tensor({number}, at::TensorOptions().dtype(at::result_type({number}, {other})))"
     assert isinstance(v, Cond)
     return f"({cpp_name(v.test)} ? {_const(v.then, t)} : {_const(v.otherwise, t)})"
 

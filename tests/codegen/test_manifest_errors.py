@@ -85,6 +85,21 @@ CASES = {
             " dtype=None) -> Tensor'"
         ),
     ),
+    "composite_promoted_of_tensors": (
+        _sum_composite("sum.dim_IntList(promoted(self, dtype), None, False, dtype=dtype)"),
+        (
+            f"native_functions.yaml:3: {SUM_OP}: composite: the value for 'self' (Tensor) does not fit it —"
+            " match 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType?"
+            " dtype=None) -> Tensor'"
+        ),
+    ),
+    "composite_promoted_arity": (
+        _sum_composite("sum.dim_IntList(promoted(self), None, False, dtype=dtype)"),
+        (
+            f"native_functions.yaml:4: {SUM_OP}: composite: 'promoted(self)' must name two Scalar arguments"
+            " — write promoted(self, other)"
+        ),
+    ),
     "composite_with_kernels": (
         _sum_composite("sum.dim_IntList(self, None, False, dtype=dtype)", "  dispatch: {CPU: sum_all_cpu}\n"),
         (

@@ -53,6 +53,13 @@ NUMBER_CALLS = [
     ("where", (B, F16, 0.5)),
     ("where", (B, 7, U8)),
     ("where", (B, I64, 2.5)),
+    ("where", (B, 1.0, 0.0)),  # two numbers: the default dtype of the wider kind
+    ("where", (B, 1, 2.5)),
+    ("where", (B, 3, -1)),
+    ("where", (B, True, False)),
+    ("where", (B, True, 2)),
+    ("where", (B, 1j, 0)),
+    ("where", (ZERO_DIM_I32 > 0, 300, 0.5)),
 ]
 
 
@@ -69,6 +76,17 @@ def test_python_numbers_promote_as_torch(name, args):
     got = getattr(structops, name)(*meta)
     expected = getattr(torch, name)(*args)
     assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+
+
+def test_where_of_two_numbers_follows_the_default_dtype_and_compiles():
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        _same(structops.where(B, 1, 2.5), torch.where(B, 1, 2.5))
+    finally:
+        torch.set_default_dtype(previous)
+    compiled = torch.compile(lambda c: structops.where(c, 1.0, 0.0) * 2, fullgraph=True)
+    _same(compiled(B), torch.where(B, 1.0, 0.0) * 2)
 
 
 def test_alpha_with_a_number():

@@ -438,6 +438,7 @@ def composite_samples():
         ("norm.Scalar_out", (x, 3), {"out": torch.empty(0)}),
         ("sum.out", (x,), {"out": torch.empty(0)}),
         ("prod.out", (x,), {"dtype": torch.float64, "out": torch.empty(0, dtype=torch.float64)}),
+        ("where.Scalar", (b, 1, 2.5), {}),
     ]
     for name in ("all", "any"):
         result += [

@@ -5,6 +5,8 @@
 // call, so meta tensors, autograd, torch.compile, vmap and DTensor see the target op.
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/result_type.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <torch/library.h>
 
 namespace structops {
