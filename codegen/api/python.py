@@ -84,6 +84,12 @@ def parameter(a: Argument, with_hint: bool) -> str:
     return text
 
 
+# The operators whose first Tensor torch's Python layer also takes as a number (torch.add(2, x)):
+# its argument parser's allow-list, of the names structops mirrors. structops._dispatch.pick
+# passes such a number as the 0-dim tensor a wrapped number would be; the stubs allow it.
+NUMBER_SELF = frozenset({"add", "sub", "mul", "div"})
+
+
 def parser_kind(t: Type) -> tuple[str, bool]:
     """(kind, optional) of a parameter as structops._dispatch.pick checks a value against it:
     torch's Python argument parser's classes of values (a bool is no int, a number no Tensor)."""

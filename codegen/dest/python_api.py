@@ -31,6 +31,7 @@ class PyFunction:
     # and what structops._dispatch.pick resolves among (torch.ops path, writes out=, parameters).
     stub_overloads: tuple[tuple[str, str], ...] = ()
     overloads: tuple[tuple[str, bool, str], ...] = ()
+    number_self: bool = False  # a number may stand for the first Tensor (python.NUMBER_SELF)
 
 
 def _doc(fns: list[NativeFunction]) -> str:
@@ -105,10 +106,14 @@ def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
     lists each."""
     non_out = [f for f in fns if f.kind is not SchemaKind.out]
     outs = [f for f in fns if f.kind is SchemaKind.out]
+    number_self = name in python.NUMBER_SELF
     overloads = []
     for fn in non_out:
         out = next((o for o in outs if same_arguments(fn.func.arguments.all, o.func.arguments.non_out)), None)
-        overloads.append((_signature(fn, out, True), python.return_hint(fn.func.returns)))
+        params = _signature(fn, out, True)
+        if number_self and params.startswith("self: Tensor,"):
+            params = "self: Tensor | int | float | bool | complex," + params.removeprefix("self: Tensor,")
+        overloads.append((params, python.return_hint(fn.func.returns)))
     # Narrower stubs first: mypy reports a stub an earlier, broader one already matches (prod(x)
     # before prod(x, dim: int) before prod(x, dim: int | Sequence[int] | None)).
     overloads.sort(key=lambda o: (o[0].count(":"), o[0].count("|")))
@@ -124,6 +129,7 @@ def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
         out_names=(),
         stub_overloads=tuple(overloads),
         overloads=tuple((_overload(f), f.kind is SchemaKind.out, _parameters(f)) for f in non_out + outs),
+        number_self=number_self,
     )
 
 

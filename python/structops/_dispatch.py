@@ -75,35 +75,64 @@ def _fits(params, args, kwargs) -> bool:
 _PICKED: dict = {}
 
 
-def pick(name: str, overloads, args, kwargs):
+def pick(name: str, overloads, args, kwargs, number_self: bool = False):
     """The overload of several a call binds to, in the manifest's order, as torch's Python layer
     picks among an operator's overloads; ``overloads``: (OpOverload, writes out=, parameters).
+    Returns it, whether it writes out=, and the positional arguments to call it with: with
+    ``number_self`` (torch.add(2, x)), a number for the first Tensor becomes a 0-dim tensor.
 
     torch.ops' own packets pick by the JIT's looser rules (False binds to an int[] dim), and a
     packet left in a torch.compile graph is resolved again there, so structops.* resolves here
     and calls the OpOverload. Eager calls cache the pick per argument types.
     """
     if torch.compiler.is_compiling():  # traced once per graph: no cache to guard on
-        return _first_fit(name, overloads, args, kwargs)
-    # The pick depends on the types of the values and the keywords given; a list's elements can
-    # decide it too (int[] or Tensor[]), so a call with a list or tuple is not cached.
-    types = tuple(map(type, args))
-    if kwargs:
-        types += (*kwargs, *map(type, kwargs.values()))
-    key = (name, types)
-    hit = _PICKED.get(key)
-    if hit is not None:
-        return hit
-    picked = _first_fit(name, overloads, args, kwargs)
-    if list not in types and tuple not in types:
-        _PICKED[key] = picked
-    return picked
+        picked = _first_fit(name, overloads, args, kwargs, number_self)
+    else:
+        # The pick depends on the types of the values and the keywords given; a list's elements
+        # can decide it too (int[] or Tensor[]), so a call with a list or tuple is not cached.
+        types = tuple(map(type, args))
+        if kwargs:
+            types += (*kwargs, *map(type, kwargs.values()))
+        key = (name, types)
+        picked = _PICKED.get(key)
+        if picked is None:
+            picked = _first_fit(name, overloads, args, kwargs, number_self)
+            if list not in types and tuple not in types:
+                _PICKED[key] = picked
+    op, writes, wrap_self = picked
+    return op, writes, (_number_operand(args[0], args[1]), *args[1:]) if wrap_self else args
 
 
-def _first_fit(name: str, overloads, args, kwargs):
+def _number_operand(number, other: torch.Tensor) -> torch.Tensor:
+    """A number given for a Tensor, as a 0-dim CPU tensor that promotes with ``other`` as torch's
+    wrapped number does: beside a tensor of its kind, of that kind's widest dtype (the number
+    keeps its precision until the kernel casts it), else of the dtype the two give. Plain Python
+    (torch.result_type is a graph break under torch.compile)."""
+    kind = next(i for i, t in enumerate((bool, int, float, complex)) if isinstance(number, t))
+    have = (
+        0 if other.dtype == torch.bool else 3 if other.is_complex() else 2 if other.is_floating_point() else 1
+    )
+    if kind <= have:
+        dtype = other.dtype if other.dim() == 0 else _WIDEST[have]
+    elif kind == 3 and have == 2:  # a complex number and a real floating tensor: its complex dtype
+        dtype = other.dtype.to_complex()
+    else:
+        dtype = torch.int64 if kind == 1 else torch.get_default_dtype()
+        dtype = dtype.to_complex() if kind == 3 else dtype
+    return torch.tensor(number, dtype=dtype)
+
+
+_WIDEST = (torch.bool, torch.int64, torch.float64, torch.complex128)
+
+
+def _first_fit(name: str, overloads, args, kwargs, number_self: bool = False):
     for op, writes, params in overloads:
         if _fits(params, args, kwargs):
-            return op, writes
+            return op, writes, False
+    if number_self and len(args) >= 2 and _number(args[0]) and isinstance(args[1], torch.Tensor):
+        for op, writes, params in overloads:
+            if params[0][1] == "Tensor" and _fits(params, (args[1], *args[1:]), kwargs):
+                return op, writes, True
     got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
     expected = "\n  ".join(str(op._schema) for op, _, _ in overloads)
     raise TypeError(

@@ -53,6 +53,14 @@ NUMBER_CALLS = [
     ("where", (B, F16, 0.5)),
     ("where", (B, 7, U8)),
     ("where", (B, I64, 2.5)),
+    ("add", (2, F16)),  # a number first: add/sub/mul/div only, as torch's Python layer allows
+    ("add", (0.1, F16)),
+    ("sub", (300, U8)),
+    ("mul", (2.5, I64)),
+    ("mul", (True, B)),
+    ("add", (3, ZERO_DIM_I32)),
+    ("div", (3, ZERO_DIM_I32)),
+    ("sub", (1j, I64)),
     ("where", (B, 1.0, 0.0)),  # two numbers: the default dtype of the wider kind
     ("where", (B, 1, 2.5)),
     ("where", (B, 3, -1)),
@@ -87,6 +95,17 @@ def test_where_of_two_numbers_follows_the_default_dtype_and_compiles():
         torch.set_default_dtype(previous)
     compiled = torch.compile(lambda c: structops.where(c, 1.0, 0.0) * 2, fullgraph=True)
     _same(compiled(B), torch.where(B, 1.0, 0.0) * 2)
+
+
+def test_a_number_first_compiles_and_is_refused_where_torch_refuses_it():
+    compiled = torch.compile(lambda t: structops.add(2, t, alpha=3) * structops.div(1, t), fullgraph=True)
+    _same(compiled(F64), torch.add(2, F64, alpha=3) * torch.div(1, F64))
+    o = torch.empty(3)
+    assert structops.mul(2, F64, out=o) is o
+    with pytest.raises(
+        TypeError, match=r"eq\(\) received an invalid combination of arguments - got \(int, Tensor\)"
+    ):
+        structops.eq(2, I64)
 
 
 def test_alpha_with_a_number():

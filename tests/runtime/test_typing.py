@@ -25,12 +25,14 @@ s: torch.Tensor = structops.sum(x, [0], keepdim=True, dtype=torch.float64)
 t: torch.Tensor = structops.clamp(x, -1, 2.5)
 u: torch.Tensor = structops.cat([x, x], 1, out=torch.empty(2, 6))
 v: list[torch.Tensor] = structops.split_with_sizes_copy(x, [1, 2], 1)
+w: torch.Tensor = structops.sub(1.0, x)
 """
 BAD = {
     'structops.add(x, "two")': 'No overload variant of "add" matches argument types "Tensor", "str"',
     "structops.div(x, x, rounding_mode=3)": 'No overload variant of "div" matches',
     "n: int = structops.sum(x, [0])": 'expression has type "Tensor", variable has type "int"',
     "structops.layer_norm(x, [3], eps=1)": "",  # an int is a float: accepted
+    "structops.eq(2, x)": 'No overload variant of "eq" matches argument types "int", "Tensor"',
 }
 
 
