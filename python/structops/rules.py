@@ -360,10 +360,13 @@ def _bind(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]
         [name] if name else [n for n, r in _rules.RULES.items() if r["op"] == op_name and r["functional"]]
     )
     if not candidates:
-        raise ValueError(
-            f"structops has no op with a meta rule called '{op_name}'; "
-            f"known: {', '.join(sorted(r['op'] for r in _rules.RULES.values()))}"
-        )
+        if hasattr(torch.ops.structops, op_name.split(".")[0]):
+            raise ValueError(
+                f"'{op_name}' has a hand-written meta function (meta: custom in the manifest), so no "
+                "rule gives its index space: describe() and run_sharded() cover ops with a meta rule"
+            )
+        known = sorted({r["op"] for r in _rules.RULES.values() if not r["op"].startswith("_")})
+        raise ValueError(f"structops has no op called '{op_name}'; ops with a meta rule: {', '.join(known)}")
     error = None
     for name in candidates:
         rule = _rules.RULES[name]

@@ -245,8 +245,13 @@ def test_a_checked_shape_equality_links_a_broadcast_input():
 
 
 def test_describe_unknown_op():
-    with pytest.raises(ValueError, match="structops has no op with a meta rule called 'nope'"):
+    with pytest.raises(ValueError, match=r"no op called 'nope'; ops with a meta rule: abs, add, addcmul,"):
         structops.describe("nope", torch.ones(2))
+
+
+def test_describe_an_op_with_a_hand_written_meta_says_so():
+    with pytest.raises(ValueError, match=r"^'masked_select' has a hand-written meta function \(meta: custom"):
+        structops.describe("masked_select", torch.ones(2), torch.ones(2, dtype=torch.bool))
 
 
 # ---------------------------------------------------------------------------------------------
