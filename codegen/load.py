@@ -30,19 +30,31 @@ def _line(mark: yaml.Mark | None) -> int:
     return mark.line + 1 if mark else 1
 
 
-def _loader_class(path: str) -> type[yaml.SafeLoader]:
-    class LineLoader(yaml.SafeLoader):
-        def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-            if self.check_event(yaml.AliasEvent):
-                raise SpecError(
-                    path,
-                    _line(self.peek_event().start_mark),
-                    None,
-                    "YAML aliases are not supported",
-                    "write the value out",
-                )
-            return super().compose_node(parent, index)
+# libyaml's parser and composer (PyYAML's wheels carry it) build the node tree about 10x faster
+# than the pure-Python ones; the nodes keep their lines either way.
+_BASE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+
+def _reject_aliases(node: yaml.Node | None, text: str, path: str) -> None:
+    """An alias is a node the tree holds twice: refused, at the alias, before anything expands it."""
+    seen: set[int] = set()
+    stack = [] if node is None else [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:  # the events say where the alias is (the node is the anchor's)
+            alias = next(e for e in yaml.parse(text, Loader=_BASE_LOADER) if isinstance(e, yaml.AliasEvent))
+            raise SpecError(
+                path, _line(alias.start_mark), None, "YAML aliases are not supported", "write the value out"
+            )
+        seen.add(id(n))
+        if isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+        elif isinstance(n, yaml.MappingNode):
+            stack.extend(v for pair in n.value for v in pair)
+
+
+def _loader_class(path: str) -> type:
+    class LineLoader(_BASE_LOADER):
         def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> LineDict:
             self.flatten_mapping(node)
             key_lines: dict[Any, int] = {}
@@ -83,7 +95,9 @@ def _compose(text: str, path: str) -> tuple[yaml.SafeLoader, yaml.Node | None]:
     """The YAML's node tree (positions, no values yet), and the loader that constructs it."""
     try:
         loader = _loader_class(path)(text)  # the reader checks for control characters here
-        return loader, loader.get_single_node()
+        node = loader.get_single_node()
+        _reject_aliases(node, text, path)
+        return loader, node
     except yaml.reader.ReaderError as e:
         raise SpecError(
             path,
