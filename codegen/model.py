@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from functools import cached_property
 
 
 class SchemaSyntaxError(ValueError):
@@ -171,16 +172,18 @@ class Arguments:
     positional: tuple[Argument, ...]
     kwarg_only: tuple[Argument, ...]
 
-    @property
+    # Cached (the generator asks a schema for these tens of thousands of times); the fields are
+    # frozen, so the cache cannot go stale.
+    @cached_property
     def all(self) -> tuple[Argument, ...]:
         return self.positional + self.kwarg_only
 
-    @property
+    @cached_property
     def out(self) -> tuple[Argument, ...]:
         """The out= arguments: keyword-only, written-to tensors (PyTorch's definition)."""
         return tuple(a for a in self.kwarg_only if a.is_write and is_tensor_like(a.type))
 
-    @property
+    @cached_property
     def non_out(self) -> tuple[Argument, ...]:
         outs = set(self.out)
         return tuple(a for a in self.all if a not in outs)
@@ -301,6 +304,10 @@ class FunctionSchema:
         return SchemaKind.functional
 
     def __str__(self) -> str:
+        return self._text
+
+    @cached_property
+    def _text(self) -> str:
         if len(self.returns) == 1:
             rets = str(self.returns[0])
         else:

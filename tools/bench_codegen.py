@@ -6,6 +6,7 @@ e.g. autogen and method variants), so the second figure is the part of codegen t
 the number of entries.
 """
 
+import gc
 import sys
 import tempfile
 import time
@@ -54,6 +55,7 @@ def synthetic_manifest(ops: int) -> str:
 
 
 def main() -> None:
+    gc.disable()  # as python -m codegen runs (codegen/__main__.py)
     with tempfile.TemporaryDirectory() as out:
         t = best_of(5, lambda: generate(load_manifest(ROOT / "native_functions.yaml"), Path(out), 4))
     entries = len(load_manifest(ROOT / "native_functions.yaml").functions)
