@@ -1,10 +1,10 @@
-// CPU impls of sum (its two kernel variants) and mean on the loops of structops/cpu/reduce.h. The
-// meta function has already applied keepdim and dtype to out, and validated `dim` into
-// `reduced_dims` (None and [] already expanded as the op defines).
+// CPU impls of sum (its two kernel variants) on the loops of structops/cpu/reduce.h (mean is in
+// cpu_mean.cpp: an edit here recompiles sum's instantiations alone). The meta function has already
+// applied keepdim and dtype to out, and validated `dim` into `reduced_dims` (None and [] already
+// expanded as the op defines).
 #include "cpu_reducers.h"
 
 #include <structops/cpu/reduce.h>
-#include <structops/ops/mean_dim.h>
 #include <structops/ops/sum_dim_IntList.h>
 
 #include <ATen/Dispatch.h>
@@ -31,14 +31,6 @@ void sum_out_cpu_columns(const at::Tensor& self, at::IntArrayRef reduced_dims, b
                          std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
                          const at::Tensor& out) {
   sum_with_layout(self, reduced_dims, out, cpu::ReduceLayout::columns);
-}
-
-void mean_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                  std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // sum(int) -> int64, dtype=
-  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "mean", [&] {
-    cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, true>{}, x, reduced_dims, out);
-  });
 }
 
 }  // namespace structops::impl
