@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from codegen.api import python
 from codegen.manifest import same_arguments
-from codegen.model import ListType, SchemaKind
+from codegen.model import BaseTy, BaseType, ListType, SchemaKind
 from codegen.native import Manifest, NativeFunction
 
 
@@ -49,10 +49,17 @@ def _overload(fn: NativeFunction) -> str:
     return f"{fn.func.name.name}.{fn.func.name.overload_name or 'default'}"
 
 
-def _signature(fn: NativeFunction, out: NativeFunction | None, with_hint: bool) -> str:
-    """The Python parameters of ``fn``, and ``out=`` when an out= overload takes its arguments."""
+def _signature(
+    fn: NativeFunction, out: NativeFunction | None, with_hint: bool, number_self: bool = False
+) -> str:
+    """The Python parameters of ``fn``, and ``out=`` when an out= overload takes its arguments;
+    with ``number_self``, a Tensor ``self`` beside a Tensor ``other`` hinted as also taking a
+    number (python.NUMBER_SELF: torch.add(2, x), never add(2, 3))."""
     args = fn.func.arguments
     positional = [python.parameter(a, with_hint) for a in args.positional]
+    tensor = BaseType(BaseTy.Tensor)
+    if number_self and with_hint and [a.type for a in args.positional[:2]] == [tensor, tensor]:
+        positional[0] = "self: Tensor | int | float | bool | complex"
     keyword = [python.parameter(a, with_hint) for a in args.kwarg_only]
     if out is not None:
         outs = out.func.arguments.out
@@ -110,10 +117,7 @@ def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
     overloads = []
     for fn in non_out:
         out = next((o for o in outs if same_arguments(fn.func.arguments.all, o.func.arguments.non_out)), None)
-        params = _signature(fn, out, True)
-        if number_self and params.startswith("self: Tensor,"):
-            params = "self: Tensor | int | float | bool | complex," + params.removeprefix("self: Tensor,")
-        overloads.append((params, python.return_hint(fn.func.returns)))
+        overloads.append((_signature(fn, out, True, number_self), python.return_hint(fn.func.returns)))
     # Narrower stubs first: mypy reports a stub an earlier, broader one already matches (prod(x)
     # before prod(x, dim: int) before prod(x, dim: int | Sequence[int] | None)).
     overloads.sort(key=lambda o: (o[0].count(":"), o[0].count("|")))

@@ -23,7 +23,7 @@ from codegen.dest.conformance_suite import SuiteSpec
 from tests.conformance.drawn import HypothesisPick, accepted, drawn_sample
 from tests.conformance.emulation import emulated
 from tests.conformance.samples import draw_pointwise, draw_reduction, rejected_by_both, samples, with_tensors
-from tests.conformance.spec import compiled, functional, overload
+from tests.conformance.spec import compiled, functional, on_cpu, overload
 from tests.conformance.tensors import Sample, dtype_of, is_integral, values
 
 RESIZE_WARNING = "An output with one or more elements was resized"
@@ -175,7 +175,7 @@ def reference_result(reference, s: Sample):
     except NotImplementedError:
         if s.first_tensor.device.type == "cpu":
             raise
-        return s.map_tensors(lambda t: t.cpu()).call(reference)
+        return s.call(on_cpu(reference))
 
 
 DYNAMIC_META_REASON = (

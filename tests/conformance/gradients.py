@@ -10,7 +10,7 @@ import torch
 from codegen.dest.conformance_suite import SuiteSpec
 from tests.conformance.checks import _first, _outputs, _tolerance, _written_inputs, check
 from tests.conformance.samples import samples
-from tests.conformance.spec import compiled, functional
+from tests.conformance.spec import compiled, functional, on_cpu
 from tests.conformance.tensors import Sample, dtype_of
 
 
@@ -118,10 +118,7 @@ def _compare_gradients(spec, s: Sample, g: Sample, leaves, outputs, reference, c
         except NotImplementedError:  # torch has no backward kernel for the dtype on this device
             if sample.first_tensor.device.type == "cpu":
                 raise
-            return [
-                g.to(sample.first_tensor.device)
-                for g in _grads(sample.map_tensors(torch.Tensor.cpu), fn, cast)
-            ]
+            return _grads(sample, on_cpu(fn), cast)  # the leaves stay on the device
 
     def _grads(sample: Sample, fn, cast=None) -> list[torch.Tensor]:
         if cast is not None:

@@ -44,8 +44,9 @@ KNOWN = (
         ),
     ),
 )
-# torch's OpInfo database imports expecttest (tools/setup.sh installs it; the GPU image lacks it).
-pytest.importorskip("expecttest", reason="torch.testing._internal's OpInfo database needs expecttest")
+# torch's OpInfo database (torch.testing._internal) imports expecttest, a dependency torch's wheel
+# does not declare: tools/setup.sh installs it; a preinstalled torch (the GPU image) may lack it.
+pytest.importorskip("expecttest", reason="torch's OpInfo database imports expecttest, absent here")
 OPS = mirrored_ops()
 
 

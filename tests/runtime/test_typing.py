@@ -33,6 +33,7 @@ BAD = {
     "n: int = structops.sum(x, [0])": 'expression has type "Tensor", variable has type "int"',
     "structops.layer_norm(x, [3], eps=1)": "",  # an int is a float: accepted
     "structops.eq(2, x)": 'No overload variant of "eq" matches argument types "int", "Tensor"',
+    "structops.add(2, 3)": 'No overload variant of "add" matches argument types "int", "int"',
 }
 
 
