@@ -46,6 +46,10 @@ class Precomputed:
         return tuple(a for _, args in self.replace for a in args) + self.add
 
 
+# `spellings:` per argument: (argument, ((text, value), ...)), value None, an int or a float.
+Spellings = tuple[tuple[str, tuple[tuple[str, None | int | float], ...]], ...]
+
+
 @dataclass(frozen=True)
 class NativeFunction:
     func: FunctionSchema
@@ -75,6 +79,8 @@ class NativeFunction:
     torch_differs: tuple[tuple[str, str], ...] = ()
     # An overload that is a call of another (codegen/composite.py), bound to its target.
     composite: Composite | None = None
+    # Texts torch's Python layer takes for number arguments (codegen/entry.py _parse_spellings).
+    spellings: Spellings = ()
 
     @property
     def kind(self) -> SchemaKind:

@@ -74,10 +74,11 @@ def return_hint(returns: tuple[Return, ...]) -> str:
     return "tuple[" + ", ".join(one(r) for r in returns) + "]"
 
 
-def parameter(a: Argument, with_hint: bool) -> str:
+def parameter(a: Argument, with_hint: bool, spelled: bool = False) -> str:
+    """``name: hint = default`` (or ``name=default``); a ``spelled`` argument's hint adds str."""
     text = a.name
     if with_hint:
-        text += f": {hint(a.type)}"
+        text += f": {hint(a.type)}" + (" | str" if spelled else "")
     if a.default is not None:
         value = default(a.default)
         text += f" = {value if value is not None else '...'}" if with_hint else f"={value}"

@@ -32,6 +32,22 @@ class PyFunction:
     stub_overloads: tuple[tuple[str, str], ...] = ()
     overloads: tuple[tuple[str, bool, str], ...] = ()
     number_self: bool = False  # a number may stand for the first Tensor (python.NUMBER_SELF)
+    # `spellings:`: (argument, its position (-1: keyword-only), {text: value} as a Python literal).
+    spellings: tuple[tuple[str, int, str], ...] = ()
+
+
+def _spellings(fns: list[NativeFunction]) -> tuple[tuple[str, int, str], ...]:
+    """The name's `spellings:` (one entry declares them, codegen/manifest.py checks), each
+    argument with the position it has in every overload."""
+    source = next((f for f in fns if f.spellings), None)
+    if source is None:
+        return ()
+    positional = [a.name for a in source.func.arguments.positional]
+    result = []
+    for arg, table in source.spellings:
+        literal = "{" + ", ".join(f"{text!r}: {value!r}" for text, value in table) + "}"
+        result.append((arg, positional.index(arg) if arg in positional else -1, literal))
+    return tuple(result)
 
 
 def _doc(fns: list[NativeFunction]) -> str:
@@ -50,17 +66,22 @@ def _overload(fn: NativeFunction) -> str:
 
 
 def _signature(
-    fn: NativeFunction, out: NativeFunction | None, with_hint: bool, number_self: bool = False
+    fn: NativeFunction,
+    out: NativeFunction | None,
+    with_hint: bool,
+    number_self: bool = False,
+    spelled: frozenset[str] = frozenset(),
 ) -> str:
     """The Python parameters of ``fn``, and ``out=`` when an out= overload takes its arguments;
     with ``number_self``, a Tensor ``self`` beside a Tensor ``other`` hinted as also taking a
-    number (python.NUMBER_SELF: torch.add(2, x), never add(2, 3))."""
+    number (python.NUMBER_SELF: torch.add(2, x), never add(2, 3)); ``spelled`` arguments also
+    take a str."""
     args = fn.func.arguments
-    positional = [python.parameter(a, with_hint) for a in args.positional]
+    positional = [python.parameter(a, with_hint, a.name in spelled) for a in args.positional]
     tensor = BaseType(BaseTy.Tensor)
     if number_self and with_hint and [a.type for a in args.positional[:2]] == [tensor, tensor]:
         positional[0] = "self: Tensor | int | float | bool | complex"
-    keyword = [python.parameter(a, with_hint) for a in args.kwarg_only]
+    keyword = [python.parameter(a, with_hint, a.name in spelled) for a in args.kwarg_only]
     if out is not None:
         outs = out.func.arguments.out
         if with_hint:
@@ -79,8 +100,11 @@ def _direct(
     args = fn.func.arguments
     call = [a.name for a in args.positional] + [f"{a.name}={a.name}" for a in args.kwarg_only]
 
+    spellings = _spellings(fns)
+    spelled = frozenset(arg for arg, _, _ in spellings)
+
     def sig(with_hint: bool) -> str:
-        return _signature(fn, out, with_hint)
+        return _signature(fn, out, with_hint, spelled=spelled)
 
     return PyFunction(
         name=name,
@@ -93,6 +117,7 @@ def _direct(
         out_op=_overload(out) if out else None,
         out_names=tuple(o.name for o in out.func.arguments.out) if out else (),
         op_writes_out=fn.kind is SchemaKind.out,
+        spellings=spellings,
     )
 
 
@@ -114,10 +139,13 @@ def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
     non_out = [f for f in fns if f.kind is not SchemaKind.out]
     outs = [f for f in fns if f.kind is SchemaKind.out]
     number_self = name in python.NUMBER_SELF
+    spellings = _spellings(fns)
+    spelled = frozenset(arg for arg, _, _ in spellings)
     overloads = []
     for fn in non_out:
         out = next((o for o in outs if same_arguments(fn.func.arguments.all, o.func.arguments.non_out)), None)
-        overloads.append((_signature(fn, out, True, number_self), python.return_hint(fn.func.returns)))
+        signature = _signature(fn, out, True, number_self, spelled)
+        overloads.append((signature, python.return_hint(fn.func.returns)))
     # Narrower stubs first: mypy reports a stub an earlier, broader one already matches (prod(x)
     # before prod(x, dim: int) before prod(x, dim: int | Sequence[int] | None)).
     overloads.sort(key=lambda o: (o[0].count(":"), o[0].count("|")))
@@ -134,6 +162,7 @@ def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
         stub_overloads=tuple(overloads),
         overloads=tuple((_overload(f), f.kind is SchemaKind.out, _parameters(f)) for f in non_out + outs),
         number_self=number_self,
+        spellings=spellings,
     )
 
 

@@ -19,6 +19,32 @@ def call(op, *args, **kwargs):
     return _C.call_with_warnings(op._op, args, kwargs)
 
 
+def spelled(name: str, argument: str, value, spellings: dict):
+    """The schema's value for a text torch's Python layer takes in place of a number
+    (torch.cdist's compute_mode="use_mm_for_euclid_dist" is 1); any other value as it is."""
+    if not isinstance(value, str):
+        return value
+    if value not in spellings:
+        accepted = ", ".join(repr(t) for t in spellings)
+        raise ValueError(
+            f"{name}(): {value!r} is not a valid value for {argument}: expected one of {accepted}"
+        )
+    return spellings[value]
+
+
+def spelled_call(
+    name: str, argument: str, position: int, spellings: dict, args: tuple, kwargs: dict
+) -> tuple:
+    """``args`` (and ``kwargs``, changed in place) with a spelled ``argument`` given at
+    ``position`` (-1: keyword-only) or by name turned into the schema's value, for a name of
+    several overloads."""
+    if 0 <= position < len(args):
+        return args[:position] + (spelled(name, argument, args[position], spellings),) + args[position + 1 :]
+    if argument in kwargs:
+        kwargs[argument] = spelled(name, argument, kwargs[argument], spellings)
+    return args
+
+
 def _number(v) -> bool:
     return isinstance(v, bool | int | float | complex)
 

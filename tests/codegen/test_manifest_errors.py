@@ -49,7 +49,69 @@ def _sum_composite(call: str, extra: str = "") -> str:
     return SUM_DIM + f'- func: {SUM_OP}\n  composite: "{call}"\n' + extra
 
 
+CDIST = "cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor"
+
+
+def _cdist(spellings: str, again: str = "") -> str:
+    """cdist (lines 1-3) with ``spellings`` (line 3), then ``again`` (a second entry, line 4-)."""
+    return f"- func: {CDIST}\n  dispatch: {{CPU: cdist_cpu}}\n  spellings: {spellings}\n" + again
+
+
 CASES = {
+    "spellings_unknown_argument": (
+        _cdist("{mode: {fast: 1}}"),
+        (
+            f"native_functions.yaml:3: {CDIST}: spellings: 'mode' is not an argument — use one of: x1, x2, p,"
+            " compute_mode"
+        ),
+    ),
+    "spellings_of_a_tensor": (
+        _cdist("{x1: {fast: 1}}"),
+        (
+            f"native_functions.yaml:3: {CDIST}: spellings: 'x1' is Tensor; only int, float and Scalar"
+            " arguments take spelled values — remove 'x1'"
+        ),
+    ),
+    "spellings_value_does_not_fit": (
+        _cdist("{compute_mode: {fast: 1.5}}"),
+        (
+            f"native_functions.yaml:3: {CDIST}: spellings: 'fast' stands for 1.5, which is not a text and a"
+            " value of 'compute_mode' (int?) — map a text to a number of the argument's type (null where the"
+            " argument is optional)"
+        ),
+    ),
+    "spellings_null_for_a_required_argument": (
+        _cdist("{p: {euclid: null}}"),
+        (
+            f"native_functions.yaml:3: {CDIST}: spellings: 'euclid' stands for None, which is not a text"
+            " and a value of 'p' (float) — map a text to a number of the argument's type (null where the"
+            " argument is optional)"
+        ),
+    ),
+    "spellings_twice": (
+        _cdist(
+            "{compute_mode: {mm: 1}}",
+            "- func: cdist.other(Tensor x1, Tensor x2, int? compute_mode=None) -> Tensor\n"
+            "  dispatch: {CPU: cdist_other_cpu}\n  spellings: {compute_mode: {mm: 1}}\n",
+        ),
+        (
+            "native_functions.yaml:4: cdist.other(Tensor x1, Tensor x2, int? compute_mode=None) -> Tensor:"
+            " 'cdist' has spellings on line 1 already — declare a name's spellings once; they apply to all"
+            " its overloads"
+        ),
+    ),
+    "spellings_argument_moves": (
+        _cdist(
+            "{compute_mode: {mm: 1}}",
+            "- func: cdist.other(Tensor x1, Tensor x2, int? compute_mode=None) -> Tensor\n"
+            "  dispatch: {CPU: cdist_other_cpu}\n",
+        ),
+        (
+            "native_functions.yaml:4: cdist.other(Tensor x1, Tensor x2, int? compute_mode=None) -> Tensor:"
+            " 'compute_mode' has spellings (line 1) but is not argument 4 here as there — give 'compute_mode'"
+            " one position in every overload of cdist"
+        ),
+    ),
     "composite_not_a_call": (
         _sum_composite("sum.dim_IntList"),
         (
@@ -154,7 +216,7 @@ CASES = {
         (
             "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func,"
             " structured, structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta,"
-            " pointwise, kernels, out_dtype, derivatives, scalar_of, torch_differs, composite"
+            " pointwise, kernels, out_dtype, derivatives, scalar_of, torch_differs, composite, spellings"
         ),
     ),
     "pytorch_only_key": (

@@ -231,3 +231,40 @@ def test_the_pick_depends_on_keyword_values_not_only_their_names():
 def test_a_call_no_overload_takes_names_them_all():
     with pytest.raises(TypeError, match=r"var\(\) received an invalid combination of arguments"):
         structops.var(X, "0")
+
+
+# torch's Python layer takes texts for some numbers (the manifest's `spellings:`).
+SPELLED_CALLS = [
+    ("norm", (X.float(), "fro"), {}),
+    ("norm", (X.float(),), {"p": "fro", "dim": 1}),
+    ("norm", (X.float(), "fro", (0, 1), True), {}),
+    ("cdist", (X.float(), X.float()[:2]), {"compute_mode": "use_mm_for_euclid_dist_if_necessary"}),
+    ("cdist", (X.float(), X.float()[:2], 2.0, "use_mm_for_euclid_dist"), {}),
+    ("cdist", (X.float(), X.float()[:2]), {"compute_mode": "donot_use_mm_for_euclid_dist"}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", SPELLED_CALLS, ids=lambda x: x if isinstance(x, str) else "")
+def test_texts_torchs_python_layer_takes_for_numbers(name, args, kwargs):
+    expected = getattr(torch, name)(*args, **kwargs)
+    _same(getattr(structops, name)(*args, **kwargs), expected)
+    meta = tuple(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)
+    got = getattr(structops, name)(*meta, **kwargs)
+    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda *a: getattr(structops, name)(*a, **kwargs), backend="inductor")
+    _same(compiled(*args), expected)
+
+
+def test_an_unknown_text_is_a_value_error_naming_the_accepted_ones():
+    with pytest.raises(ValueError, match="is not a valid value for compute_mode"):
+        torch.cdist(X.float(), X.float(), compute_mode="fast")
+    with pytest.raises(ValueError, match=r"cdist\(\): 'fast' is not a valid value for compute_mode: "):
+        structops.cdist(X.float(), X.float(), compute_mode="fast")
+    with pytest.raises(
+        ValueError, match=r"norm\(\): 'nuc' is not a valid value for p: expected one of 'fro'$"
+    ):
+        structops.norm(X.float(), "nuc")
+    # torch.ops keeps the schema: a text is no number there.
+    with pytest.raises(RuntimeError, match="Expected a value of type"):
+        torch.ops.structops.cdist(X.float(), X.float(), 2.0, "use_mm_for_euclid_dist")

@@ -26,6 +26,8 @@ t: torch.Tensor = structops.clamp(x, -1, 2.5)
 u: torch.Tensor = structops.cat([x, x], 1, out=torch.empty(2, 6))
 v: list[torch.Tensor] = structops.split_with_sizes_copy(x, [1, 2], 1)
 w: torch.Tensor = structops.sub(1.0, x)
+y: torch.Tensor = structops.norm(x, "fro", [0, 1])
+z: torch.Tensor = structops.cdist(x, x, compute_mode="use_mm_for_euclid_dist")
 """
 BAD = {
     'structops.add(x, "two")': 'No overload variant of "add" matches argument types "Tensor", "str"',

@@ -15,6 +15,8 @@ import torch
 
 from structops._dispatch import call as _call
 from structops._dispatch import pick as _pick
+from structops._dispatch import spelled as _spelled
+from structops._dispatch import spelled_call as _spelled_call
 
 _ops = torch.ops.structops
 
