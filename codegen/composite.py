@@ -13,11 +13,25 @@ True, False, int literals, lists of names and ints (``[dim]`` for an ``int[1]`` 
 for a Tensor parameter: the Scalar ``a`` as a 0-dim CPU tensor of the dtype torch gives two
 numbers ``a`` and ``b`` (where.Scalar: ``where(c, 1, 2.5)`` is float32). parse() reads it;
 bind() checks it against the target's schema, filling omitted arguments with their defaults.
+
+An overload whose optional arguments choose the call is a list of cases, the first whose
+``given`` arguments are all given (not None) runs, and they pass as their inner type:
+
+    - func: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+      composite:
+      - {given: [min, max], call: "_clamp_tensors(self, min, max)"}
+      - {given: [min], call: "clamp_min.Tensor(self, min)"}
+      - {given: [max], call: "clamp_max.Tensor(self, max)"}
+
+With none given, the call raises "clamp: at least one of 'min' or 'max' must not be None"
+(missing_message). bind_cases() checks that a case leaves out only arguments an earlier case
+takes whenever they are given, so no given argument is dropped.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass
 
 from codegen.errors import Problem
@@ -75,6 +89,8 @@ class Composite:
     keywords: tuple[tuple[str, Value], ...]
     # After bind(): the target's arguments, in its schema order, each with its value.
     bound: tuple[tuple[Argument, Value], ...] = ()
+    # The optional arguments this call needs given (not None); they pass as their inner type.
+    given: tuple[str, ...] = ()
 
 
 _FIX = "write a call such as 'sum.dim_IntList(self, None, False, dtype=dtype)'"
@@ -153,6 +169,24 @@ def _default(a: Argument) -> Value:
         ) from None
 
 
+def parse_cases(raw: object) -> tuple[Composite, ...]:
+    """The `composite:` value: a call, or a list of {given: [names], call: text} cases."""
+    if isinstance(raw, str):
+        return (parse(raw),)
+    fix = "write a call, or cases such as [{given: [min], call: 'clamp_min.Tensor(self, min)'}]"
+    if not isinstance(raw, list) or not raw:
+        raise CompositeError("'composite' must be a call or a list of cases", fix)
+    cases = []
+    for case in raw:
+        if not isinstance(case, dict) or set(case) - {"given", "call"} or type(case.get("call")) is not str:
+            raise CompositeError(f"the case '{case}' is not {{given: [names], call: text}}", fix)
+        given = case.get("given", [])
+        if not isinstance(given, list) or not all(isinstance(g, str) for g in given):
+            raise CompositeError(f"the case '{case['call']}' must give 'given' as a list of names", fix)
+        cases.append(dataclasses.replace(parse(case["call"]), given=tuple(given)))
+    return tuple(cases)
+
+
 def _fits(v: Value, source: dict[str, Argument], t: Type) -> bool:
     inner = t.elem if isinstance(t, OptionalType) else t
     if isinstance(v, Name):
@@ -181,10 +215,24 @@ def _fits(v: Value, source: dict[str, Argument], t: Type) -> bool:
     )
 
 
-def bind(composite: Composite, schema: FunctionSchema, target: FunctionSchema) -> Composite:
+def bind(
+    composite: Composite,
+    schema: FunctionSchema,
+    target: FunctionSchema,
+    unused_ok: frozenset[str] = frozenset(),
+) -> Composite:
     """The call checked against ``target``: every value fits its parameter, every name is an
-    argument of ``schema``, written arguments map to written ones."""
+    argument of ``schema``, written arguments map to written ones, every argument is passed on
+    but the ``unused_ok`` ones (None whenever this case runs)."""
     source = {a.name: a for a in schema.arguments.all}
+    for name in composite.given:
+        a = source.get(name)
+        if a is None or not isinstance(a.type, OptionalType):
+            raise CompositeError(
+                f"given: '{name}' is not an optional argument of '{schema.name}'",
+                "name optional arguments the call needs given",
+            )
+        source[name] = dataclasses.replace(a, type=a.type.elem)
     params = target.arguments.all
     if len(composite.positional) > len(target.arguments.positional):
         raise CompositeError(
@@ -215,11 +263,57 @@ def bind(composite: Composite, schema: FunctionSchema, target: FunctionSchema) -
                 "pass written arguments to written arguments",
             )
         bound.append((a, v))
-    unused = [a.name for a in schema.arguments.all if not any(a.name in _names(v) for _, v in bound)]
+    unused = [
+        a.name
+        for a in schema.arguments.all
+        if a.name not in unused_ok and not any(a.name in _names(v) for _, v in bound)
+    ]
+    if unused and composite.given and isinstance(source[unused[0]].type, OptionalType):
+        needed = ", ".join((*composite.given, unused[0]))
+        raise CompositeError(
+            f"the case '{composite.target}' does not use '{unused[0]}', which may be given when it runs",
+            f"put a case with given: [{needed}] before it",
+        )
     if unused:
         raise CompositeError(f"the call does not use '{unused[0]}'", "pass every argument of the overload on")
     if len(schema.returns) != len(target.returns):
         raise CompositeError(
             f"'{target.name}' returns {len(target.returns)} values", "return what the target returns"
         )
-    return Composite(composite.target, composite.positional, composite.keywords, tuple(bound))
+    return dataclasses.replace(composite, bound=tuple(bound))
+
+
+def bind_cases(
+    cases: tuple[Composite, ...], schema: FunctionSchema, targets: tuple[FunctionSchema, ...]
+) -> tuple[Composite, ...]:
+    """Each case bound to its target. A case may leave out an optional argument only where an
+    earlier case runs whenever that argument is given too (clamp_min.Tensor(self, min) after
+    the case of min and max), and only the last case may need nothing given."""
+    bound = []
+    for i, (case, target) in enumerate(zip(cases, targets)):
+        if not case.given and i != len(cases) - 1:
+            raise CompositeError(
+                f"the case '{case.target}' needs nothing given, so the cases after it never run",
+                "make it the last case",
+            )
+        optional = {a.name for a in schema.arguments.all if isinstance(a.type, OptionalType)}
+        covered = frozenset(
+            name
+            for name in optional - set(case.given)
+            if any(set(earlier.given) <= set(case.given) | {name} for earlier in cases[:i])
+        )
+        bound.append(bind(case, schema, target, covered))
+    return tuple(bound)
+
+
+def missing_message(name: str, cases: tuple[Composite, ...]) -> str | None:
+    """What a call none of whose cases applies raises (None: the last case always applies)."""
+    if not cases[-1].given:
+        return None
+    needs = [c.given for c in cases]
+    minimal = [
+        n for i, n in enumerate(needs) if n not in needs[:i] and not any(set(o) < set(n) for o in needs)
+    ]
+    if all(len(m) == 1 for m in minimal) and len(minimal) > 1:
+        return f"{name}: at least one of {' or '.join(repr(m[0]) for m in minimal)} must not be None"
+    return f"{name}: " + " or ".join(" and ".join(repr(g) for g in m) for m in minimal) + " must be given"

@@ -435,7 +435,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
     return fn
 
 
-def _parse_composite(path: str, entry: LineDict, op: str) -> composite.Composite | None:
+def _parse_composite(path: str, entry: LineDict, op: str) -> tuple[composite.Composite, ...] | None:
     raw = entry.get("composite")
     if raw is None:
         return None
@@ -457,10 +457,8 @@ def _parse_composite(path: str, entry: LineDict, op: str) -> composite.Composite
                 f"'{key}' does not go with 'composite' (the target's kernels and derivatives serve the call)",
                 f"remove '{key}'",
             )
-    if not isinstance(raw, str):
-        raise _err(path, entry, "composite", op, "'composite' must be a call, as a string", "quote the call")
     try:
-        return composite.parse(raw)
+        return composite.parse_cases(raw)
     except composite.CompositeError as e:
         raise _err(path, entry, "composite", op, f"composite: {e.problem}", e.fix) from None
 

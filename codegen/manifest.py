@@ -225,19 +225,22 @@ def _check_spellings(path: str, functions: list[NativeFunction]) -> None:
 def _bound(path: str, fn: NativeFunction, by_name: dict[str, NativeFunction]) -> NativeFunction:
     """A composite overload with its call checked against the target's schema."""
     assert fn.composite is not None
-    target = by_name.get(str(fn.composite.target))
     line = fn.loc.line
-    if target is None or target.composite is not None:
-        problem = "is itself a composite" if target else "is not declared"
-        raise SpecError(
-            path,
-            line,
-            str(fn.func),
-            f"composite: '{fn.composite.target}' {problem}",
-            "call a declared overload",
-        )
+    targets = []
+    for case in fn.composite:
+        target = by_name.get(str(case.target))
+        if target is None or target.composite is not None:
+            problem = "is itself a composite" if target else "is not declared"
+            raise SpecError(
+                path,
+                line,
+                str(fn.func),
+                f"composite: '{case.target}' {problem}",
+                "call a declared overload",
+            )
+        targets.append(target.func)
     try:
-        return dataclasses.replace(fn, composite=composite.bind(fn.composite, fn.func, target.func))
+        return dataclasses.replace(fn, composite=composite.bind_cases(fn.composite, fn.func, tuple(targets)))
     except composite.CompositeError as e:
         raise SpecError(path, line, str(fn.func), f"composite: {e.problem}", e.fix) from None
 

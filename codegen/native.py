@@ -77,8 +77,9 @@ class NativeFunction:
     scalar_of: OperatorName | None = None
     # PyTorch overloads of this op that structops lacks or declares otherwise: (name, why).
     torch_differs: tuple[tuple[str, str], ...] = ()
-    # An overload that is a call of another (codegen/composite.py), bound to its target.
-    composite: Composite | None = None
+    # An overload that is a call of another (codegen/composite.py), bound to its target: one
+    # call, or cases chosen by which optional arguments are given.
+    composite: tuple[Composite, ...] | None = None
     # Texts torch's Python layer takes for number arguments (codegen/entry.py _parse_spellings).
     spellings: Spellings = ()
 

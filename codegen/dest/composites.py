@@ -7,9 +7,19 @@ from dataclasses import dataclass
 
 from codegen.api import cpp
 from codegen.api.names import cpp_name
-from codegen.composite import Cond, Const, IntList, Name, Promoted, Value
+from codegen.composite import Composite, Cond, Const, IntList, Name, Promoted, Value, missing_message
 from codegen.model import BaseTy, BaseType, OptionalType, Type
-from codegen.native import Manifest
+from codegen.native import Manifest, NativeFunction
+
+
+@dataclass(frozen=True)
+class CompositeCase:
+    condition: str  # C++: the case's given arguments are given; "" when it needs none
+    target_name: str  # "structops::sum"
+    target_overload: str  # "dim_IntList"
+    target_signature: str  # at::Tensor(const at::Tensor&, ...)
+    handle: str
+    args: str
 
 
 @dataclass(frozen=True)
@@ -18,11 +28,8 @@ class CompositeCall:
     function: str  # sum_composite
     returns: str
     params: str
-    target_name: str  # "structops::sum"
-    target_overload: str  # "dim_IntList"
-    target_signature: str  # at::Tensor(const at::Tensor&, ...)
-    handle: str
-    args: str
+    cases: tuple[CompositeCase, ...]
+    missing: str | None  # what a call no case applies to raises
 
 
 def _const(v: Const, t: Type) -> str:
@@ -36,9 +43,9 @@ def _const(v: Const, t: Type) -> str:
     return f"int64_t({v.value})"
 
 
-def _code(v: Value, t: Type) -> str:
-    if isinstance(v, Name):
-        return cpp_name(v.name)
+def _code(v: Value, t: Type, given: tuple[str, ...]) -> str:
+    if isinstance(v, Name):  # a given optional passes as its value
+        return f"*{cpp_name(v.name)}" if v.name in given else cpp_name(v.name)
     if isinstance(v, Const):
         return _const(v, t)
     if isinstance(v, IntList):  # the initializer list lives until the call returns
@@ -51,26 +58,41 @@ def _code(v: Value, t: Type) -> str:
     return f"({cpp_name(v.test)} ? {_const(v.then, t)} : {_const(v.otherwise, t)})"
 
 
+def _given(name: str, t: Type) -> str:
+    """C++: the optional argument ``name`` is given (a Tensor? also defined, as ATen reads it)."""
+    if isinstance(t, OptionalType) and t.elem == BaseType(BaseTy.Tensor):
+        return f"({cpp_name(name)}.has_value() && {cpp_name(name)}->defined())"
+    return f"{cpp_name(name)}.has_value()"
+
+
+def _case(case: Composite, fn: NativeFunction, target: NativeFunction) -> CompositeCase:
+    types = {a.name: a.type for a in fn.func.arguments.all}
+    t_returns, t_params = cpp.kernel_signature(target.func)
+    return CompositeCase(
+        condition=" && ".join(_given(g, types[g]) for g in case.given),
+        target_name=f"structops::{target.func.name.name}",
+        target_overload=target.func.name.overload_name,
+        target_signature=f"{t_returns}({', '.join(b.ctype for b in t_params)})",
+        handle=f"{target.func.name.unambiguous}_op",
+        args=", ".join(_code(v, a.type, case.given) for a, v in case.bound),
+    )
+
+
 def composite_calls(manifest: Manifest) -> list[CompositeCall]:
     by_name = {str(f.func.name): f for f in manifest.functions}
     calls = []
     for fn in manifest.functions:
         if fn.composite is None:
             continue
-        target = by_name[str(fn.composite.target)]
         returns, params = cpp.kernel_signature(fn.func)
-        t_returns, t_params = cpp.kernel_signature(target.func)
         calls.append(
             CompositeCall(
                 name=str(fn.func.name),
                 function=f"{fn.func.name.unambiguous}_composite",
                 returns=returns,
                 params=", ".join(b.decl() for b in params),
-                target_name=f"structops::{target.func.name.name}",
-                target_overload=target.func.name.overload_name,
-                target_signature=f"{t_returns}({', '.join(b.ctype for b in t_params)})",
-                handle=f"{target.func.name.unambiguous}_op",
-                args=", ".join(_code(v, a.type) for a, v in fn.composite.bound),
+                cases=tuple(_case(c, fn, by_name[str(c.target)]) for c in fn.composite),
+                missing=missing_message(str(fn.func.name.name), fn.composite),
             )
         )
     return calls

@@ -198,6 +198,14 @@ BUILTINS = (
         "an integral result of a negative integral Scalar power raises (torch.pow)",
     ),
     Builtin(
+        "fits_check",
+        "check",
+        ("scalar", "output"),
+        "check",
+        "fits_check(min, out)",
+        "the number converts to the output's dtype without overflow, or raises (torch.clamp_min)",
+    ),
+    Builtin(
         "same_dtype",
         "check",
         None,

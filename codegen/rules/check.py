@@ -496,17 +496,12 @@ class Checker:
 
     def check(self, e: Expr) -> None:
         labels = tuple(str(a) for a in e.args) if isinstance(e, Call) else ()
-        if isinstance(e, Call) and e.fn in ("alpha_check", "integer_power_check"):
+        if isinstance(e, Call) and e.fn in ("alpha_check", "integer_power_check", "fits_check"):
             args = [self.expr(a) for a in e.args]
             if [a.kind for a in args] != ["scalar", "output"]:
-                if e.fn == "alpha_check":
-                    raise self.fail(
-                        "alpha_check() takes (Scalar alpha, output)", "write 'alpha_check(alpha, out)'"
-                    )
-                raise self.fail(
-                    "integer_power_check() takes (Scalar exponent, output)",
-                    "write 'integer_power_check(exponent, out)'",
-                )
+                names = {"alpha_check": "alpha", "integer_power_check": "exponent", "fits_check": "value"}
+                name = names[e.fn]
+                raise self.fail(f"{e.fn}() takes (Scalar {name}, output)", f"write '{e.fn}({name}, out)'")
             self.statements.append(
                 ir.Check(ir.Call(e.fn, tuple(args), labels, "check", context="check"), str(e))
             )

@@ -1,8 +1,10 @@
 #include <structops/rules.h>
 
+#include <ATen/Dispatch.h>
 #include <ATen/core/Formatting.h>
 #include <ATen/native/TypeProperties.h>
 #include <c10/core/DefaultDtype.h>
+#include <c10/util/overflows.h>
 
 #include <algorithm>
 #include <cmath>
@@ -491,6 +493,23 @@ void check_integer_power(std::string_view op, at::ScalarType dtype, const at::Sc
                   exponent.toLong() >= 0,
               op, ": integers to negative integer powers are not allowed, got exponent=", exponent,
               " with result type ", dtype);
+}
+
+void check_fits(std::string_view op, std::string_view name, at::ScalarType dtype, const at::Scalar& value) {
+  // torch converts such a number to the result's type with Scalar::to<T>(), which refuses one
+  // that overflows it (clamp_min(uint8, 300)); an infinity fits a floating type.
+  bool overflows = false;
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, dtype, "fits_check", [&] {
+    if (value.isComplex()) {
+      overflows = c10::overflows<scalar_t>(value.toComplexDouble());
+    } else if (value.isFloatingPoint()) {
+      overflows = c10::overflows<scalar_t>(value.toDouble());
+    } else if (!value.isBoolean()) {
+      overflows = c10::overflows<scalar_t>(value.toLong());
+    }
+  });
+  TORCH_CHECK(!overflows, op, ": ", name, "=", value, " does not fit the result's dtype ", dtype,
+              " (it would overflow)");
 }
 
 void check_nonempty(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,

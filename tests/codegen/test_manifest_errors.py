@@ -57,7 +57,54 @@ def _cdist(spellings: str, again: str = "") -> str:
     return f"- func: {CDIST}\n  dispatch: {{CPU: cdist_cpu}}\n  spellings: {spellings}\n" + again
 
 
+CLAMPS = (
+    "- func: clamp_min.Tensor(Tensor self, Tensor min) -> Tensor\n  dispatch: {CPU: a}\n"
+    "- func: clamp_max.Tensor(Tensor self, Tensor max) -> Tensor\n  dispatch: {CPU: b}\n"
+)
+CLAMP = "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"
+
+
+def _clamp_cases(*cases: str) -> str:
+    """clamp_min.Tensor and clamp_max.Tensor (lines 1-4), then clamp.Tensor (line 5) of ``cases``."""
+    return CLAMPS + f"- func: {CLAMP}\n  composite:\n" + "".join(f"  - {c}\n" for c in cases)
+
+
 CASES = {
+    "composite_case_given_not_optional": (
+        _clamp_cases('{given: [self], call: "clamp_min.Tensor(self, min)"}'),
+        (
+            f"native_functions.yaml:5: {CLAMP}: composite: given: 'self' is not an optional argument of"
+            " 'clamp.Tensor' — name optional arguments the call needs given"
+        ),
+    ),
+    "composite_case_drops_a_given_argument": (
+        _clamp_cases(
+            '{given: [min], call: "clamp_min.Tensor(self, min)"}',
+            '{given: [max], call: "clamp_max.Tensor(self, max)"}',
+        ),
+        (
+            f"native_functions.yaml:5: {CLAMP}: composite: the case 'clamp_min.Tensor' does not use 'max',"
+            " which may be given when it runs — put a case with given: [min, max] before it"
+        ),
+    ),
+    "composite_case_unconditional_before_others": (
+        _clamp_cases(
+            '{call: "clamp_min.Tensor(self, min)"}',
+            '{given: [max], call: "clamp_max.Tensor(self, max)"}',
+        ),
+        (
+            f"native_functions.yaml:5: {CLAMP}: composite: the case 'clamp_min.Tensor' needs nothing given,"
+            " so the cases after it never run — make it the last case"
+        ),
+    ),
+    "composite_case_not_a_mapping": (
+        _clamp_cases('"clamp_min.Tensor(self, min)"'),
+        (
+            f"native_functions.yaml:6: {CLAMP}: composite: the case 'clamp_min.Tensor(self, min)' is not"
+            " {given: [names], call: text} — write a call, or cases such as [{given: [min], call:"
+            " 'clamp_min.Tensor(self, min)'}]"
+        ),
+    ),
     "spellings_unknown_argument": (
         _cdist("{mode: {fast: 1}}"),
         (

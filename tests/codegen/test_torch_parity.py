@@ -20,8 +20,9 @@ from codegen.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCH_MANIFEST = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
-# Ours alone: torch has no operator of these names (add_relu is its private _add_relu).
-NOT_TORCH_OPS = {"add_relu", "bias_gelu", "mul_add"}
+# Ours alone: torch has no operator of these names (add_relu is its private _add_relu;
+# _clamp_tensors is clamp.Tensor's call with both bounds given).
+NOT_TORCH_OPS = {"add_relu", "bias_gelu", "mul_add", "_clamp_tensors"}
 
 
 def _base(name: str) -> str:

@@ -17,17 +17,6 @@ KNOWN = (
         "complex inputs are not implemented for these ops yet; torch takes them",
     ),
     (
-        ("clamp",),
-        (
-            r"Expected a value of type 'Optional\[number\]' for argument '(min|max)' but instead found type"
-            r" 'Tensor'"
-        ),
-        (
-            "tensor bounds are torch's clamp.Tensor, listed in the manifest's torch_differs (formulas take"
-            " no Tensor? operands yet)"
-        ),
-    ),
-    (
         ("embedding",),
         r"unexpected keyword argument '(sparse|scale_grad_by_freq|padding_idx|max_norm)'",
         "options of torch's backward and of F.embedding's Python layer: torch_differs in the manifest",

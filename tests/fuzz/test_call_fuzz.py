@@ -203,7 +203,8 @@ def targets() -> tuple[list[Target], dict[str, str]]:
                 fuzzed.append(Target(spec, variant, name, torch_op))
     for fn in load_manifest(MANIFEST).functions:
         if fn.composite is not None:
-            skipped[str(fn.func.name)] = f"a call of {fn.composite.target} (composite:), which is fuzzed"
+            targets = ", ".join(str(case.target) for case in fn.composite)
+            skipped[str(fn.func.name)] = f"a call of {targets} (composite:), which is fuzzed"
     return fuzzed, skipped
 
 

@@ -268,3 +268,88 @@ def test_an_unknown_text_is_a_value_error_naming_the_accepted_ones():
     # torch.ops keeps the schema: a text is no number there.
     with pytest.raises(RuntimeError, match="Expected a value of type"):
         torch.ops.structops.cdist(X.float(), X.float(), 2.0, "use_mm_for_euclid_dist")
+
+
+# clamp with tensor bounds (clamp.Tensor: the call of _clamp_tensors, clamp_min.Tensor or
+# clamp_max.Tensor for the bounds given).
+LO = torch.tensor([-0.5, 0.0, 0.25, -2.0], dtype=torch.float64)
+HI = torch.tensor([[0.5], [1.0], [0.0]], dtype=torch.float64)  # 0.0 < LO[2]: max wins there
+CLAMP_CALLS = [
+    ((X, LO, HI), {}),
+    ((X,), {"min": LO}),
+    ((X,), {"max": HI}),
+    ((X, None, HI), {}),
+    ((X.to(torch.int32), LO.float(), None), {}),  # an int tensor with float bounds: float32
+    ((X.to(torch.int64), torch.tensor(1), torch.tensor([3], dtype=torch.int16)), {}),
+    ((torch.tensor([1.0, float("nan"), 3.0]), torch.tensor([2.0, 2.0, float("nan")]), None), {}),
+    ((torch.tensor([1.0, float("nan"), 3.0]), torch.tensor(0.0), torch.tensor([float("nan"), 1, 1])), {}),
+    ((torch.empty(0, 4), LO, None), {}),
+]
+
+
+@pytest.mark.parametrize("args, kwargs", CLAMP_CALLS)
+def test_clamp_with_tensor_bounds_is_torchs(args, kwargs):
+    expected = torch.clamp(*args, **kwargs)
+    _same(structops.clamp(*args, **kwargs), expected)
+    meta = tuple(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)
+    meta_kwargs = {k: v.to("meta") for k, v in kwargs.items()}
+    got = structops.clamp(*meta, **meta_kwargs)
+    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+    out = torch.empty(expected.shape, dtype=expected.dtype)
+    assert structops.clamp(*args, **kwargs, out=out) is out
+    _same(out, expected)
+
+
+def test_clamp_with_tensor_bounds_inplace_compile_and_errors():
+    y = X.clone()
+    assert structops.clamp_(y, LO, HI) is y
+    _same(y, torch.clamp(X, LO, HI))
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda a, b, c: structops.clamp(a, b, c) * 2, backend="inductor")
+    _same(compiled(X, LO, HI), torch.clamp(X, LO, HI) * 2)
+    with pytest.raises(RuntimeError, match="clamp: at least one of 'min' or 'max' must not be None"):
+        structops.clamp(X, None, None)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        torch.clamp_(torch.tensor([1, 2]), torch.tensor([1.5]))
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        structops.clamp_(torch.tensor([1, 2]), torch.tensor([1.5]))
+
+
+def test_clamp_gradients_at_ties_are_torchs():
+    """A bound gets the gradient only where it wins strictly; a tie goes to self (the a == lo
+    and a == lo == hi elements), and min == max gives the bound none (torch's clamp_backward).
+    Forward AD is torch's too, which takes a tie's tangent from the one bound given."""
+    values = (
+        torch.tensor([0.0, 1.0, 2.0, 3.0, 5.0]),
+        torch.tensor([1.0, 1.0, 1.0, 3.0, 4.0]),
+        torch.tensor([2.0, 2.0, 2.0, 3.0, 4.0]),
+    )
+    for given in ((0, 1, 2), (0, 1), (0, 2)):
+        mine = [v.clone().requires_grad_() for v in values]
+        theirs = [v.clone().requires_grad_() for v in values]
+        args = [mine[i] if i in given else None for i in range(3)]
+        structops.clamp(*args).sum().backward()
+        torch.clamp(*[theirs[i] if i in given else None for i in range(3)]).sum().backward()
+        for i in given:
+            _same(mine[i].grad, theirs[i].grad)
+        primals = tuple(values[i] for i in given)
+        tangents = tuple(torch.full_like(values[i], 10.0**i) for i in given)  # which input it came from
+
+        def call(module, *given_values, given=given):
+            args = dict(zip(given, given_values))
+            return module.clamp(*[args.get(i) for i in range(3)])
+
+        got = torch.func.jvp(lambda *a: call(structops, *a), primals, tangents)[1]
+        _same(got, torch.func.jvp(lambda *a: call(torch, *a), primals, tangents)[1])
+
+
+def test_clamp_min_and_clamp_max_with_numbers():
+    u8 = torch.tensor([1, 5], dtype=torch.uint8)
+    _same(structops.clamp_min(u8, 3), torch.clamp_min(u8, 3))
+    _same(structops.clamp_min(I64, 2.5), torch.clamp_min(I64, 2.5))  # float32, as torch
+    _same(structops.clamp_max(F16, 1.0), torch.clamp_max(F16, 1.0))
+    for call in (lambda m: m.clamp_min(u8, 300), lambda m: m.clamp_max(F16, 1e6)):
+        with pytest.raises(RuntimeError, match="overflow"):
+            call(torch)
+        with pytest.raises(RuntimeError, match="overflow"):
+            call(structops)

@@ -2,7 +2,8 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // Overloads that are calls of other overloads (the manifest's `composite:`, codegen/composite.py),
 // registered as CompositeImplicitAutograd as torch registers its own: the dispatcher runs the
-// call, so meta tensors, autograd, torch.compile, vmap and DTensor see the target op.
+// call, so meta tensors, autograd, torch.compile, vmap and DTensor see the target op. An overload
+// of cases calls the first whose optional arguments are given.
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/result_type.h>
