@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import keyword
 
-from codegen import composite
+from codegen import composite, spellings
 from codegen.api import cpp, python
 from codegen.api.names import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
 from codegen.autograd.formulas import parse_derivatives
@@ -20,18 +20,15 @@ from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import (
     Argument,
-    BaseTy,
-    BaseType,
     FunctionSchema,
     ListType,
     OperatorName,
-    OptionalType,
     SchemaKind,
     SchemaSyntaxError,
     is_tensor_like,
 )
 from codegen.multi_kernel import MultiKernel, parse_kernels
-from codegen.native import DispatchKey, Location, NativeFunction, Precomputed, Spellings
+from codegen.native import DispatchKey, Location, NativeFunction, Precomputed
 from codegen.pointwise.model import elementwise_defaults, parse_pointwise
 from codegen.rules.check import RuleError, check_tuning
 from codegen.rules.model import parse_rule
@@ -429,7 +426,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         scalar_of=OperatorName.parse(str(entry["scalar_of"])) if "scalar_of" in entry else None,
         torch_differs=_parse_torch_differs(path, entry, raw_func, schema),
         composite=_parse_composite(path, entry, raw_func),
-        spellings=_parse_spellings(path, entry, raw_func, schema),
+        spellings=spellings.parse(path, entry, raw_func, schema),
     )
     _check_entry(path, entry, fn)
     return fn
@@ -501,66 +498,6 @@ def _parse_torch_differs(
                 "say why structops differs from torch there",
             )
         result.append((str(name), why.strip()))
-    return tuple(result)
-
-
-# The argument types that take spelled values, and the Python types of the values they stand for.
-_SPELLED_TYPES = {
-    BaseType(BaseTy.int): (int,),
-    BaseType(BaseTy.float): (int, float),
-    BaseType(BaseTy.Scalar): (int, float),
-}
-
-
-def _parse_spellings(path: str, entry: LineDict, op: str, schema: FunctionSchema) -> Spellings:
-    """`spellings: {argument: {text: value}}`: strings torch's Python layer takes for a number
-    argument (torch.cdist's compute_mode="use_mm_for_euclid_dist" is 1, torch.norm's "fro" is 2).
-    structops.<name> turns them into the schema's value; torch.ops.structops keeps the schema."""
-    raw = entry.get("spellings")
-    if raw is None:
-        return ()
-    fix = "write {argument: {text: value}}, e.g. {compute_mode: {use_mm_for_euclid_dist: 1}}"
-    if not isinstance(raw, dict) or not raw:
-        raise _err(path, entry, "spellings", op, "'spellings' must be a non-empty mapping", fix)
-    arguments = {a.name: a for a in schema.arguments.non_out}
-    result = []
-    for name, table in raw.items():
-        a = arguments.get(name)
-        if a is None:
-            raise _err(
-                path,
-                entry,
-                "spellings",
-                op,
-                f"spellings: '{name}' is not an argument",
-                f"use one of: {', '.join(arguments)}",
-            )
-        optional = isinstance(a.type, OptionalType)
-        inner = a.type.elem if optional else a.type
-        if inner not in _SPELLED_TYPES:
-            raise _err(
-                path,
-                entry,
-                "spellings",
-                op,
-                f"spellings: '{name}' is {a.type}; only int, float and Scalar arguments take spelled values",
-                f"remove '{name}'",
-            )
-        if not isinstance(table, dict) or not table:
-            raise _err(path, entry, "spellings", op, f"spellings: '{name}' needs a mapping of texts", fix)
-        for text, value in table.items():
-            fits = (value is None and optional) or type(value) in _SPELLED_TYPES[inner]
-            if not isinstance(text, str) or not fits:
-                raise _err(
-                    path,
-                    entry,
-                    "spellings",
-                    op,
-                    f"spellings: '{text}' stands for {value!r}, which is not a text and a value of '{name}'"
-                    f" ({a.type})",
-                    "map a text to a number of the argument's type (null where the argument is optional)",
-                )
-        result.append((str(name), tuple((k, v) for k, v in table.items())))
     return tuple(result)
 
 

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
-from codegen import composite, scalar_of
+from codegen import composite, scalar_of, spellings
 from codegen import dtypes as dtype_table
 from codegen.autograd import fused
 from codegen.autograd.formulas import Autograd, resolve
@@ -46,7 +46,7 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         functions.append(fn)
 
     functions = [_bound(path, fn, by_name) if fn.composite else fn for fn in functions]
-    _check_spellings(path, functions)
+    spellings.check(path, functions)
     delegates: dict[str, dict[SchemaKind, NativeFunction]] = {}
     unstructured: list[NativeFunction] = []
     for fn in functions:
@@ -186,40 +186,6 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
     functions = list(functions)
     groups = _with_fused_backward(path, groups, functions)  # appends their entries to functions
     return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
-
-
-def _check_spellings(path: str, functions: list[NativeFunction]) -> None:
-    """structops.<name> spells for all of a name's overloads: one entry declares the texts, and a
-    spelled argument sits at one position in every overload that has it."""
-    declared: dict[str, NativeFunction] = {}
-    for fn in functions:
-        if fn.spellings:
-            name = fn.func.name.name.base
-            if name in declared:
-                raise SpecError(
-                    path,
-                    fn.loc.line,
-                    str(fn.func),
-                    f"'{name}' has spellings on line {declared[name].loc.line} already",
-                    "declare a name's spellings once; they apply to all its overloads",
-                )
-            declared[name] = fn
-    for fn in functions:
-        source = declared.get(fn.func.name.name.base)
-        if source is None:
-            continue
-        for arg, _ in source.spellings:
-            where = [a.name for a in fn.func.arguments.positional]
-            there = [a.name for a in source.func.arguments.positional]
-            if arg in where and (arg not in there or where.index(arg) != there.index(arg)):
-                raise SpecError(
-                    path,
-                    fn.loc.line,
-                    str(fn.func),
-                    f"'{arg}' has spellings (line {source.loc.line}) but is not argument"
-                    f" {there.index(arg) + 1 if arg in there else '(keyword)'} here as there",
-                    f"give '{arg}' one position in every overload of {fn.func.name.name.base}",
-                )
 
 
 def _bound(path: str, fn: NativeFunction, by_name: dict[str, NativeFunction]) -> NativeFunction:

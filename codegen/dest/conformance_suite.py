@@ -18,11 +18,11 @@ from codegen.native import DispatchKey, Manifest, StructuredGroup
 from codegen.pointwise.model import CUDA_TYPES
 from codegen.rules.model import arg_kind
 
-# What an op kind is tested with when the manifest names no dtypes; other ops: every dtype
-# their rule allows their first tensor (_allowed_dtypes).
+# What an op kind is tested with when the manifest names no dtypes (reductions: those of them
+# the rule allows); other ops: every dtype their rule allows their first tensor (_allowed_dtypes).
 DEFAULT_DTYPES = {
     "pointwise": DTYPES,
-    "reduction": ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"),
+    "reduction": ("float32", "float64", "float16", "bfloat16", "complex64", "int64", "int32", "bool"),
 }
 
 
@@ -100,7 +100,12 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
             defaults.append((a.name, python.default(a.default) or "None"))
     kind = _kind(group)
     tensor_args = tuple(a.name for a in non_out if a.type == BaseType(BaseTy.Tensor))
-    dtypes = tests.dtypes if tests and tests.dtypes else DEFAULT_DTYPES.get(kind) or _allowed_dtypes(group)
+    if tests and tests.dtypes:
+        dtypes = tests.dtypes
+    elif kind == "reduction":
+        dtypes = tuple(d for d in DEFAULT_DTYPES[kind] if d in _allowed_dtypes(group))
+    else:
+        dtypes = DEFAULT_DTYPES.get(kind) or _allowed_dtypes(group)
     return SuiteSpec(
         name=group.name,
         kind=kind,

@@ -133,7 +133,8 @@ at::Tensor prod_backward(const at::Tensor& grad, const at::Tensor& self, const a
       at::flip(at::cumprod(at::flip(at::cat({rows.narrow_symint(last, 1, n - 1), one}, last), {last}), last), {last});
   const at::Tensor g = keep_dims(grad, rank, dim, keepdim).permute(order).reshape_symint(
       [&] { auto s = std::vector<c10::SymInt>(flat.begin(), flat.end() - 1); s.push_back(1); return s; }());
-  const at::Tensor per_row = (g * left * right).reshape_symint(x.sym_sizes());
+  const at::Tensor others = left * right;  // complex: torch's convention takes its conjugate
+  const at::Tensor per_row = (g * (others.is_complex() ? others.conj() : others)).reshape_symint(x.sym_sizes());
   std::vector<int64_t> inverse(rank);
   for (int64_t i = 0; i < rank; ++i) inverse[order[i]] = i;
   return as_dtype(per_row.permute(inverse), self.scalar_type());

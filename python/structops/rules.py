@@ -12,7 +12,6 @@ the tensor it reads or writes.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import torch
 
 from structops import _rules
+from structops.description import IPF, Description, IndexDim
 
 
 @dataclass(frozen=True)
@@ -361,10 +361,7 @@ def _bind(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]
     )
     if not candidates:
         if hasattr(torch.ops.structops, op_name.split(".")[0]):
-            raise ValueError(
-                f"'{op_name}' has a hand-written meta function (meta: custom in the manifest), so no "
-                "rule gives its index space: describe() and run_sharded() cover ops with a meta rule"
-            )
+            return _custom_rule(op_name, args, kwargs)
         known = sorted({r["op"] for r in _rules.RULES.values() if not r["op"].startswith("_")})
         raise ValueError(f"structops has no op called '{op_name}'; ops with a meta rule: {', '.join(known)}")
     error = None
@@ -375,6 +372,30 @@ def _bind(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]
         except TypeError as e:
             error = error or e
     raise error
+
+
+def _custom_rule(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]]:
+    """A rule-shaped record of an op whose meta function is hand-written (meta: custom): its
+    functional and out= overloads and tensor arguments, no index-space function."""
+    packet = getattr(torch.ops.structops, op_name.split(".")[0])
+    out = getattr(packet, "out", None)
+    outs = [a.name for a in out._schema.arguments if a.is_out] if out is not None else ["out"]
+    args_kinds = [
+        (a.name, "tensor?" if isinstance(a.type, torch.OptionalType) else "tensor")
+        for a in packet.default._schema.arguments
+        if isinstance(a.type, torch.TensorType)
+        or (isinstance(a.type, torch.OptionalType) and isinstance(a.type.getElementType(), torch.TensorType))
+    ]
+    rule = {
+        "op": op_name.split(".")[0],
+        "functional": f"{op_name.split('.')[0]}.default",
+        "outputs": outs,
+        "list_outputs": False,
+        "args": args_kinds,
+        "combine": None,
+        "custom": True,
+    }
+    return rule, _values(op_name, rule, args, kwargs)
 
 
 def _values(op_name: str, rule: dict, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -415,8 +436,19 @@ def _on_meta(v):
 
 def _meta_outputs(rule: dict, values: dict[str, Any]) -> list[tuple[str, torch.Tensor]]:
     """The outputs of the call on meta tensors, by name (``out[i]`` for a Tensor[] output's
-    elements): the compiled meta function's shapes, dtypes and strides, or its error."""
-    result = _functional(rule)(**{k: _on_meta(v) for k, v in values.items()})
+    elements): the compiled meta function's shapes, dtypes and strides, or its error. An op
+    with a data-dependent output size has no meta function: its fake impl, under FakeTensorMode,
+    gives that size as a symbol (masked_select's u0)."""
+    op = _functional(rule)
+    if torch.Tag.dynamic_output_shape not in op.tags:
+        result = op(**{k: _on_meta(v) for k, v in values.items()})
+    else:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        with FakeTensorMode(shape_env=ShapeEnv()) as mode:
+            fake = {k: mode.from_tensor(v) if isinstance(v, torch.Tensor) else v for k, v in values.items()}
+            result = op(**fake)
     results = [result] if isinstance(result, torch.Tensor) else list(result)
     if rule["list_outputs"]:
         return [(f"{rule['outputs'][0]}[{i}]", t) for i, t in enumerate(results)]
@@ -435,133 +467,22 @@ def _infos(rule: dict, values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True)
-class IndexDim:
-    name: str
-    size: int
-    # parallel: tiles are independent; windowed: tiles are independent, each reading its windows
-    # of the input, halo included (pooling); reduction: an input dim no output has (split only
-    # with a combine); whole: an output element needs all of it (softmax's dim); scanned: it
-    # needs the dim up to itself (cumsum's; split only with a combine, which carries earlier
-    # tiles' totals)
-    kind: str
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "size": self.size, "kind": self.kind}
-
-
-_KIND_LABELS = {
-    "reduction": " (reduced)",
-    "whole": " (whole)",
-    "scanned": " (scanned)",
-    "windowed": " (windowed)",
-}
-
-
-@dataclass(frozen=True)
-class IPF:
-    """Region of ``tensor`` for a box [lo, hi) of the index space: per tensor axis a,
-    start = sum_j matrix[a][j] * lo[j] + offset[a],
-    stop = sum_j matrix[a][j] * (hi[j] - 1) + offset[a] + tile[a],
-    clipped to the axis. ``select`` (index dim, value): a Tensor[] element read only when that
-    index dim's range holds the value (stack)."""
-
-    tensor: str
-    element: int | None
-    shape: tuple[int, ...]
-    matrix: tuple[tuple[int, ...], ...]
-    offset: tuple[int, ...]
-    tile: tuple[int, ...]
-    select: tuple[int, int] | None = None
-
-    def region(self, lo: list[int], hi: list[int]) -> tuple[slice, ...] | None:
-        if self.select is not None:
-            j, v = self.select
-            if not lo[j] <= v < hi[j]:
-                return None
-        out = []
-        for a, size in enumerate(self.shape):
-            row = self.matrix[a]
-            start = sum(m * x for m, x in zip(row, lo)) + self.offset[a]
-            stop = sum(m * (x - 1) for m, x in zip(row, hi)) + self.offset[a] + self.tile[a]
-            start, stop = max(start, 0), min(stop, size)
-            if stop <= start and size > 0:
-                return None
-            out.append(slice(start, max(stop, start)))
-        return tuple(out)
-
-    def to_json(self) -> dict:
-        return {
-            "tensor": self.tensor,
-            "element": self.element,
-            "shape": list(self.shape),
-            "matrix": [list(r) for r in self.matrix],
-            "offset": list(self.offset),
-            "tile": list(self.tile),
-            "select": list(self.select) if self.select else None,
-        }
-
-
-@dataclass(frozen=True)
-class Description:
-    op: str
-    outputs: tuple[tuple[str, tuple[int, ...], str, tuple[int, ...]], ...]  # name, shape, dtype, strides
-    index_space: tuple[IndexDim, ...]
-    ipfs: tuple[IPF, ...]
-    combine: str | None
-    # (argument, tensor argument, what [] means): the arguments that are dims of a tensor
-    dim_args: tuple[tuple[str, str, str], ...] = ()
-    # (output, tensor argument, axes): the output holds flat positions over those axes (row-major)
-    positions: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
-
-    def to_json(self) -> dict:
-        return {
-            "op": self.op,
-            "outputs": [
-                {"name": n, "shape": list(s), "dtype": d, "strides": list(st)} for n, s, d, st in self.outputs
-            ],
-            "index_space": [d.to_json() for d in self.index_space],
-            "ipfs": [i.to_json() for i in self.ipfs],
-            "combine": self.combine,
-            "positions": [{"output": o, "tensor": t, "axes": list(a)} for o, t, a in self.positions],
-        }
-
-    def __str__(self) -> str:
-        lines = [f"{self.op}:"]
-        for n, s, d, st in self.outputs:
-            lines.append(f"  output {n}: shape {list(s)}, {d}, strides {list(st)}")
-        space = ", ".join(f"{d.name}={d.size}{_KIND_LABELS.get(d.kind, '')}" for d in self.index_space)
-        lines.append(f"  index space: [{space}]")
-        names = [d.name for d in self.index_space]
-        for ipf in self.ipfs:
-            label = ipf.tensor if ipf.element is None else f"{ipf.tensor}[{ipf.element}]"
-            axes = []
-            for a in range(len(ipf.shape)):
-                terms = [f"{m}*{names[j]}" if m != 1 else names[j] for j, m in enumerate(ipf.matrix[a]) if m]
-                expr = " + ".join(terms) or "0"
-                if ipf.offset[a]:
-                    expr += f" {'+' if ipf.offset[a] > 0 else '-'} {abs(ipf.offset[a])}"
-                axes.append(f"{expr} (+{ipf.tile[a]})" if ipf.tile[a] != 1 else expr)
-            sel = f" when {names[ipf.select[0]]} = {ipf.select[1]}" if ipf.select else ""
-            lines.append(f"  {label} {list(ipf.shape)}: [{', '.join(axes)}]{sel}")
-        for output, tensor, axes in self.positions:
-            lines.append(f"  {output} holds positions over {tensor}'s axes {list(axes)}")
-        if self.combine is not None and any(d.kind == "reduction" for d in self.index_space):
-            lines.append(f"  combine: {self.combine}")
-        return "\n".join(lines)
-
-    def json(self) -> str:
-        return json.dumps(self.to_json())
-
-
 def describe(op: str, *args, **kwargs) -> Description:
     """Output shapes/dtypes/strides, the index space and each tensor's IPF for one call; the
     op's own error for a call it refuses."""
     rule, values = _bind(op, args, kwargs)
     metas = _meta_outputs(rule, values)
     outputs = tuple(
-        (n, tuple(t.shape), str(t.dtype).removeprefix("torch."), tuple(t.stride())) for n, t in metas
+        (
+            n,
+            tuple(_size(s) for s in t.shape),
+            str(t.dtype).removeprefix("torch."),
+            tuple(map(_size, t.stride())),
+        )
+        for n, t in metas
     )
+    if rule.get("custom"):
+        return _whole_description(rule, values, outputs)
     so = Runtime()
     infos = _infos(rule, values)
     dims = rule["index"](so, **infos)
@@ -649,6 +570,42 @@ def describe(op: str, *args, **kwargs) -> Description:
         tuple(dict.fromkeys(so.dim_args)),
         positions,
     )
+
+
+def _size(s) -> int | str:
+    """A size, or the symbol of a data-dependent one (masked_select's u0)."""
+    return s if isinstance(s, int) else str(s)
+
+
+def _whole_description(rule: dict, values: dict[str, Any], outputs) -> Description:
+    """A hand-written meta function says nothing of which input axes an output axis stands for,
+    so each axis of each input is an index dim of its own, whole: no split is safe (run_sharded
+    refuses each by name, and on DTensor the op replicates). The outputs are the meta
+    function's."""
+    index: list[IndexDim] = []
+    ipfs = []
+    for name, _ in rule["args"]:
+        t = values[name]
+        if t is None:
+            continue
+        first = len(index)
+        index.extend(IndexDim(f"{name}{a}", s, "whole") for a, s in enumerate(t.shape))
+        rank = t.dim()
+        matrix = tuple(tuple(1 if j == first + a else 0 for j in range(first + rank)) for a in range(rank))
+        ipfs.append((name, tuple(t.shape), matrix))
+    width = len(index)
+    padded = tuple(
+        IPF(
+            name,
+            None,
+            shape,
+            tuple(row + (0,) * (width - len(row)) for row in matrix),
+            (0,) * len(shape),
+            (1,) * len(shape),
+        )
+        for name, shape, matrix in ipfs
+    )
+    return Description(rule["op"], outputs, tuple(index), padded, None)
 
 
 def _output_ipf(name: str, dims: list[Dim], space: list[Dim]) -> IPF:

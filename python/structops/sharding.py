@@ -178,7 +178,7 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
     fn = getattr(
         getattr(torch.ops.structops, rule["functional"].split(".")[0]), rule["functional"].split(".")[1]
     )
-    if rule.get("list_outputs"):  # no index space yet: one tile, the whole call
+    if rule.get("list_outputs") or rule.get("custom"):  # no output IPFs: one tile, the whole call
         tiles(desc, splits)  # refuses any split by name
         return fn(**values)
     first = next(

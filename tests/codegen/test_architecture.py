@@ -25,13 +25,14 @@ LAYERS = (
     ("rules.model", "conformance", "multi_kernel", "autograd.formulas", "composite"),  # manifest keys
     ("pointwise.model", "autograd.cpp", "autograd.fused"),
     ("native",),  # the typed model of a checked manifest
+    ("spellings",),  # a manifest key over the model: one entry's, and a name's across entries
     ("entry", "scalar_of"),  # the checker: one entry (a Scalar overload with its target's keys)
     ("manifest",),  # the checker: the whole manifest
     ("dest.*",),  # template contexts from the model
     ("gen", "new_op"),
     ("__main__",),
 )
-CHECKING = {m for layer in LAYERS[:9] for m in layer}
+CHECKING = {m for layer in LAYERS[: LAYERS.index(("manifest",)) + 1] for m in layer}
 
 
 def _module(path: Path) -> str:

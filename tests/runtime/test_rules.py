@@ -249,9 +249,33 @@ def test_describe_unknown_op():
         structops.describe("nope", torch.ones(2))
 
 
-def test_describe_an_op_with_a_hand_written_meta_says_so():
-    with pytest.raises(ValueError, match=r"^'masked_select' has a hand-written meta function \(meta: custom"):
-        structops.describe("masked_select", torch.ones(2), torch.ones(2, dtype=torch.bool))
+def test_an_op_with_a_hand_written_meta_is_described_whole():
+    """meta: custom says nothing of which input axes an output axis stands for: every input axis
+    is a whole index dim of its own, so no split is made; the outputs are the meta function's
+    (masked_select's size is data: the symbol FakeTensorMode gives it)."""
+    x, mask = torch.randn(3, 4), torch.tensor([True, False, True, True])
+    d = structops.describe("masked_select", x, mask)
+    assert str(d).splitlines() == [
+        "masked_select:",
+        "  output out: shape [u0], float32, strides [1]",
+        "  index space: [self0=3 (whole), self1=4 (whole), mask0=4 (whole)]",
+        "  self [3, 4]: [self0, self1]",
+        "  mask [4]: [mask0]",
+    ]
+    torch.testing.assert_close(run_sharded("masked_select", x, mask, splits={}), torch.masked_select(x, mask))
+    with pytest.raises(ValueError, match="index dim 'mask0' is whole"):
+        run_sharded("masked_select", x, mask, splits={"mask0": 2})
+    logits, target, weight = torch.randn(4, 5), torch.tensor([0, 4, 1, 2]), torch.rand(5)
+    d = structops.describe("cross_entropy_loss", logits, target, weight, 0)
+    assert d.outputs == (("out", (4,), "float32", (1,)),)
+    assert [(i.name, i.size, i.kind) for i in d.index_space] == [
+        ("self0", 4, "whole"),
+        ("self1", 5, "whole"),
+        ("target0", 4, "whole"),
+        ("weight0", 5, "whole"),
+    ]
+    with pytest.raises(RuntimeError, match="cross_entropy_loss: class-index 'target' must have shape"):
+        structops.describe("cross_entropy_loss", logits, target[:3])
 
 
 # ---------------------------------------------------------------------------------------------

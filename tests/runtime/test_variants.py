@@ -439,6 +439,10 @@ def composite_samples():
         ("sum.out", (x,), {"out": torch.empty(0)}),
         ("prod.out", (x,), {"dtype": torch.float64, "out": torch.empty(0, dtype=torch.float64)}),
         ("where.Scalar", (b, 1, 2.5), {}),
+        ("clamp.Tensor", (x, x[0] - 0.2, x[:, :1] + 0.1), {}),
+        ("clamp.Tensor", (x,), {"max": x[0]}),
+        ("clamp.Tensor_out", (x, x[0]), {"out": torch.empty(0)}),
+        ("clamp_.Tensor", (x.clone(), None, x[0]), {}),
     ]
     for name in ("all", "any"):
         result += [

@@ -16,7 +16,7 @@ namespace {
 
 template <bool kAll>
 void truth(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out) {
-  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, self.scalar_type(), kAll ? "all" : "any", [&] {
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, self.scalar_type(), kAll ? "all" : "any", [&] {
     // The result is uint8 for uint8 input and bool otherwise (the rule's kind=BOOL, out_dtype:
     // exact), so each input dtype needs one output type's loops, not both.
     using out_t = std::conditional_t<std::is_same_v<scalar_t, uint8_t>, uint8_t, bool>;
@@ -29,7 +29,7 @@ void truth(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tenso
 void prod_dims_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // prod(int) -> int64, dtype=
-  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "prod", [&] {
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "prod", [&] {
     cpu::reduce<scalar_t, scalar_t>(Prod<scalar_t>{}, x, reduced_dims, out);
   });
 }
