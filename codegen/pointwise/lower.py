@@ -29,9 +29,9 @@ _IF = ("integral", "floating")
 FUNCTIONS: dict[str, tuple[int, tuple[str, ...], str, str]] = {
     **{
         f: (1, _FC, "num", f"pw::{f}")
-        for f in ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid")
+        for f in ("exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid")
     },
-    **{f: (1, _F, "num", f"pw::{f}") for f in ("exp2", "expm1", "log2", "log1p", "erf", "erfc")},
+    **{f: (1, _F, "num", f"pw::{f}") for f in ("exp2", "expm1", "log2", "erf", "erfc")},
     "abs": (1, ("bool",) + _IF, "num", "pw::abs"),
     "sign": (1, ("bool",) + _IF, "num", "pw::sign"),
     **{f: (1, _IF, "num", f"pw::{f}") for f in ("floor", "ceil", "round", "trunc")},
