@@ -442,9 +442,11 @@ Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType inpu
     case Reduction::SAME:
       return Dtypes::of(input);
     case Reduction::FLOAT:
+    case Reduction::REAL:
       TORCH_CHECK(at::isFloatingType(input) || at::isComplexType(input), op,
                   ": could not infer the output dtype: '", name,
                   "' must have a floating point or complex dtype, got ", input, "; pass dtype= to choose one");
+      if (kind == Reduction::REAL && at::isComplexType(input)) return {c10::toRealValueType(input), input, input};
       return Dtypes::of(input);
     case Reduction::BOOL:
       return Dtypes::of(input == at::kByte ? at::kByte : at::kBool);

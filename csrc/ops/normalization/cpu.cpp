@@ -21,6 +21,10 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/imag.h>
+#include <ATen/ops/real.h>
+#include <ATen/ops/sqrt.h>
 
 #include <algorithm>
 #include <array>
@@ -320,6 +324,16 @@ struct Variance {
 template <bool kStd>
 void variance(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
               const at::Tensor& out) {
+  if (self.is_complex()) {
+    // |z - mean|^2 is the sum of the parts' squared deviations: a complex tensor's variance is
+    // its real part's plus its imaginary part's, a real result (torch.var).
+    const at::Tensor parts = at::empty({2, out.numel()}, out.options());
+    variance<false>(at::real(self), reduced_dims, correction, parts[0].view(out.sizes()));
+    variance<false>(at::imag(self), reduced_dims, correction, parts[1].view(out.sizes()));
+    const at::Tensor total = at::add(parts[0], parts[1]).view(out.sizes());
+    out.copy_(kStd ? at::sqrt(total) : total);
+    return;
+  }
   const double c = correction.has_value() ? correction->toDouble() : 1.0;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), kStd ? "std" : "var", [&] {
     cpu::reduce<scalar_t, scalar_t>(Variance<scalar_t, kStd>{c}, self, reduced_dims, out);
