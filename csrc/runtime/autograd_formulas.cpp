@@ -14,6 +14,7 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/scatter_reduce.h>
 #include <ATen/ops/searchsorted.h>
+#include <ATen/ops/sgn.h>
 #include <ATen/ops/binary_cross_entropy_backward.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/_log_softmax_backward_data.h>
@@ -176,18 +177,18 @@ at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const s
   const at::Tensor g = keep_dims(grad, rank, dim, keepdim);
   const at::Tensor r = keep_dims(result, rank, dim, keepdim);
   if (q == 0.0) return at::zeros_like(self);
-  if (q == 1.0) return g * at::sign(self);
+  if (q == 1.0) return g * at::sgn(self);
   if (std::isinf(q)) {  // the gradient goes to the elements of largest (smallest) magnitude, shared
     const at::Tensor hit = (at::abs(self) == r).to(g.scalar_type());
     const std::vector<int64_t> dims = dims_of(rank, dim);
     const at::Tensor count = rank == 0 ? hit : at::sum(hit, dims, /*keepdim=*/true);
-    return g * at::sign(self) * hit / count;
+    return g * at::sgn(self) * hit / count;
   }
-  // d |x|_p / dx = sign(x) |x|^(p-1) / |x|_p^(p-1); 0 where the norm is 0.
+  // d |x|_p / dx = sgn(x) |x|^(p-1) / |x|_p^(p-1) (sgn: x / |x|, complex too); 0 where the norm is 0.
   const at::Tensor zero = r == 0;
   const at::Tensor safe = at::where(zero, at::ones_like(r), r);  // no inf in where's other branch
   const at::Tensor scaled =
-      q == 2.0 ? self / safe : at::sign(self) * at::pow(at::abs(self), q - 1) / at::pow(safe, q - 1);
+      q == 2.0 ? self / safe : at::sgn(self) * at::pow(at::abs(self), q - 1) / at::pow(safe, q - 1);
   return at::where(zero, at::zeros_like(scaled), g * scaled);
 }
 
