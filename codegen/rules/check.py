@@ -498,7 +498,10 @@ class Checker:
         labels = tuple(str(a) for a in e.args) if isinstance(e, Call) else ()
         if isinstance(e, Call) and e.fn in ("alpha_check", "integer_power_check", "fits_check"):
             args = [self.expr(a) for a in e.args]
-            if [a.kind for a in args] != ["scalar", "output"]:
+            kinds = [a.kind for a in args]
+            if kinds != ["scalar", "output"] and not (
+                e.fn == "fits_check" and kinds == ["scalar?", "output"]
+            ):
                 names = {"alpha_check": "alpha", "integer_power_check": "exponent", "fits_check": "value"}
                 name = names[e.fn]
                 raise self.fail(f"{e.fn}() takes (Scalar {name}, output)", f"write '{e.fn}({name}, out)'")

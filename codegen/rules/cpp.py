@@ -337,6 +337,10 @@ def _check(s: ir.Check) -> list[str]:
         return [f"rules::check_alpha(op, {a[1]}_dtypes.result, {a[0]});"]
     if t.fn == "integer_power_check":
         return [f"rules::check_integer_power(op, {a[1]}_dtypes.result, {a[0]});"]
+    if t.fn == "fits_check" and t.args[0].kind == "scalar?":  # a None bound fits
+        return [
+            f'if ({a[0]}.has_value()) rules::check_fits(op, "{t.labels[0]}", {a[1]}_dtypes.result, *{a[0]});'
+        ]
     if t.fn == "fits_check":
         return [f'rules::check_fits(op, "{t.labels[0]}", {a[1]}_dtypes.result, {a[0]});']
     if t.fn == "nonempty":
