@@ -36,10 +36,9 @@ class PyFunction:
     spellings: tuple[tuple[str, int, str], ...] = ()
 
 
-def _spellings(fns: list[NativeFunction]) -> tuple[tuple[str, int, str], ...]:
-    """The name's `spellings:` (one entry declares them, codegen/manifest.py checks), each
-    argument with the position it has in every overload."""
-    source = next((f for f in fns if f.spellings), None)
+def _spellings(source: NativeFunction | None) -> tuple[tuple[str, int, str], ...]:
+    """The `spellings:` of ``source``, the one entry of the op's base name that declares them
+    (codegen/spellings.py checks), each argument with the position it has in every overload."""
     if source is None:
         return ()
     positional = [a.name for a in source.func.arguments.positional]
@@ -95,12 +94,16 @@ def _signature(
 
 
 def _direct(
-    name: str, fn: NativeFunction, out: NativeFunction | None, fns: list[NativeFunction]
+    name: str,
+    fn: NativeFunction,
+    out: NativeFunction | None,
+    fns: list[NativeFunction],
+    spelled_by: NativeFunction | None = None,
 ) -> PyFunction:
     args = fn.func.arguments
     call = [a.name for a in args.positional] + [f"{a.name}={a.name}" for a in args.kwarg_only]
 
-    spellings = _spellings(fns)
+    spellings = _spellings(spelled_by)
     spelled = frozenset(arg for arg, _, _ in spellings)
 
     def sig(with_hint: bool) -> str:
@@ -132,14 +135,14 @@ def _parameters(fn: NativeFunction) -> str:
     return "(" + "".join(f"{i}, " for i in items) + ")"
 
 
-def _packet(name: str, fns: list[NativeFunction]) -> PyFunction:
+def _packet(name: str, fns: list[NativeFunction], spelled_by: NativeFunction | None = None) -> PyFunction:
     """Several overloads: the call resolves among them as torch's Python layer does (the
     functional and inplace overloads first, in manifest order, then the out= ones); the stub
     lists each."""
     non_out = [f for f in fns if f.kind is not SchemaKind.out]
     outs = [f for f in fns if f.kind is SchemaKind.out]
     number_self = name in python.NUMBER_SELF
-    spellings = _spellings(fns)
+    spellings = _spellings(spelled_by)
     spelled = frozenset(arg for arg, _, _ in spellings)
     overloads = []
     for fn in non_out:
@@ -172,6 +175,8 @@ def python_functions(manifest: Manifest) -> list[PyFunction]:
         if "generated" in fn.tags:  # fused backward ops: torch.ops.structops only, for autograd
             continue
         by_name.setdefault(str(fn.func.name.name), []).append(fn)
+    # spellings: apply to every Python function of the base name (norm and norm_ alike)
+    spelled_by = {f.func.name.name.base: f for f in manifest.functions if f.spellings}
     result = []
     for name, fns in by_name.items():
         non_out = [f for f in fns if f.kind is not SchemaKind.out]
@@ -179,10 +184,10 @@ def python_functions(manifest: Manifest) -> list[PyFunction]:
         if len(non_out) == 1 and len(outs) <= 1:
             fn, out = non_out[0], (outs[0] if outs else None)
             if out is None or same_arguments(fn.func.arguments.all, out.func.arguments.non_out):
-                result.append(_direct(name, fn, out, fns))
+                result.append(_direct(name, fn, out, fns, spelled_by.get(fn.func.name.name.base)))
                 continue
         if len(non_out) == 0 and len(outs) == 1:
-            result.append(_direct(name, outs[0], None, fns))
+            result.append(_direct(name, outs[0], None, fns, spelled_by.get(outs[0].func.name.name.base)))
             continue
-        result.append(_packet(name, fns))
+        result.append(_packet(name, fns, spelled_by.get(fns[0].func.name.name.base)))
     return result
