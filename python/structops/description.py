@@ -77,7 +77,8 @@ class IPF:
 @dataclass(frozen=True)
 class Description:
     op: str
-    outputs: tuple[tuple[str, tuple[int, ...], str, tuple[int, ...]], ...]  # name, shape, dtype, strides
+    # name, shape, dtype, strides (a data-dependent size as its symbol: masked_select's "u0")
+    outputs: tuple[tuple[str, tuple[int | str, ...], str, tuple[int | str, ...]], ...]
     index_space: tuple[IndexDim, ...]
     ipfs: tuple[IPF, ...]
     combine: str | None
