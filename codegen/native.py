@@ -80,7 +80,7 @@ class NativeFunction:
     # An overload that is a call of another (codegen/composite.py), bound to its target: one
     # call, or cases chosen by which optional arguments are given.
     composite: tuple[Composite, ...] | None = None
-    # Texts torch's Python layer takes for number arguments (codegen/entry.py _parse_spellings).
+    # Texts torch's Python layer takes for number arguments (codegen/spellings.py).
     spellings: Spellings = ()
 
     @property
