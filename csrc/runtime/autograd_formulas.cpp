@@ -167,7 +167,8 @@ at::Tensor logsumexp_backward(const at::Tensor& grad, const at::Tensor& self, co
                               at::IntArrayRef dim, bool keepdim) {
   const int64_t rank = self.dim();
   const at::Tensor r = keep_dims(result, rank, dim, keepdim);
-  return keep_dims(grad, rank, dim, keepdim) * at::exp(self - r);
+  const at::Tensor softmax = at::exp(self - r);  // complex: torch's convention takes its conjugate
+  return keep_dims(grad, rank, dim, keepdim) * (softmax.is_complex() ? softmax.conj() : softmax);
 }
 
 at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const std::optional<at::Scalar>& p,

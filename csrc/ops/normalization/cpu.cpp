@@ -360,6 +360,27 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
   if (rows == 0) return;
   // Reduced dims last and contiguous: one row per output; integers are computed as float32.
   const auto [x, n] = cpu::reduced_rows(cpu::operand(self, out.scalar_type(), self.device()), reduced_dims);
+  if (x.is_complex()) {
+    AT_DISPATCH_COMPLEX_TYPES(out.scalar_type(), "logsumexp", [&] {
+      using real_t = typename scalar_t::value_type;
+      const scalar_t* in = x.const_data_ptr<scalar_t>();
+      scalar_t* o = out.data_ptr<scalar_t>();
+      structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+                              [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          // torch's shift: the largest real part (0 when it is infinite); the sum and its log
+          // are complex.
+          real_t m = -std::numeric_limits<real_t>::infinity();
+          for (int64_t i = 0; i < n; ++i) m = std::max(m, in[r * n + i].real());
+          const real_t shift = std::isinf(m) ? real_t(0) : m;
+          scalar_t sum(0);
+          for (int64_t i = 0; i < n; ++i) sum += std::exp(in[r * n + i] - shift);
+          o[r] = std::log(sum) + shift;
+        }
+      });
+    });
+    return;
+  }
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "logsumexp", [&] {
     using acc_t = at::opmath_type<scalar_t>;
     const scalar_t* in = x.const_data_ptr<scalar_t>();
