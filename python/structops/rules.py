@@ -582,30 +582,13 @@ def _whole_description(rule: dict, values: dict[str, Any], outputs) -> Descripti
     so each axis of each input is an index dim of its own, whole: no split is safe (run_sharded
     refuses each by name, and on DTensor the op replicates). The outputs are the meta
     function's."""
-    index: list[IndexDim] = []
-    ipfs = []
-    for name, _ in rule["args"]:
-        t = values[name]
-        if t is None:
-            continue
-        first = len(index)
-        index.extend(IndexDim(f"{name}{a}", s, "whole") for a, s in enumerate(t.shape))
-        rank = t.dim()
-        matrix = tuple(tuple(1 if j == first + a else 0 for j in range(first + rank)) for a in range(rank))
-        ipfs.append((name, tuple(t.shape), matrix))
-    width = len(index)
-    padded = tuple(
-        IPF(
-            name,
-            None,
-            shape,
-            tuple(row + (0,) * (width - len(row)) for row in matrix),
-            (0,) * len(shape),
-            (1,) * len(shape),
-        )
-        for name, shape, matrix in ipfs
-    )
-    return Description(rule["op"], outputs, tuple(index), padded, None)
+    tensors = [
+        TensorInfo(name, tuple(values[name].shape)) for name, _ in rule["args"] if values[name] is not None
+    ]
+    space = [d for t in tensors for d in t.dims()]  # each axis its own dim, remembering its origin
+    names = [f"{o.tensor}{o.axis}" for d in space for o in d.origins]
+    index = tuple(IndexDim(n, d.size, "whole") for n, d in zip(names, space, strict=True))
+    return Description(rule["op"], outputs, index, tuple(_ipf(t, space) for t in tensors), None)
 
 
 def _output_ipf(name: str, dims: list[Dim], space: list[Dim]) -> IPF:

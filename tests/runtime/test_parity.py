@@ -173,13 +173,19 @@ COMPOSITE_CALLS = [
 ]
 
 
-@pytest.mark.parametrize("name, args, kwargs", COMPOSITE_CALLS, ids=lambda x: x if isinstance(x, str) else "")
-def test_composite_overloads_are_torchs(name, args, kwargs):
+def _eager_and_meta_as_torch(name, args, kwargs):
+    """structops.<name> gives torch.<name>'s result, and its dtype and shape on meta tensors."""
     expected = getattr(torch, name)(*args, **kwargs)
     _same(getattr(structops, name)(*args, **kwargs), expected)
     meta = tuple(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)
     got = getattr(structops, name)(*meta, **kwargs)
     assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+    return expected
+
+
+@pytest.mark.parametrize("name, args, kwargs", COMPOSITE_CALLS, ids=lambda x: x if isinstance(x, str) else "")
+def test_composite_overloads_are_torchs(name, args, kwargs):
+    _eager_and_meta_as_torch(name, args, kwargs)
 
 
 def test_composite_out_overloads():
@@ -246,11 +252,7 @@ SPELLED_CALLS = [
 
 @pytest.mark.parametrize("name, args, kwargs", SPELLED_CALLS, ids=lambda x: x if isinstance(x, str) else "")
 def test_texts_torchs_python_layer_takes_for_numbers(name, args, kwargs):
-    expected = getattr(torch, name)(*args, **kwargs)
-    _same(getattr(structops, name)(*args, **kwargs), expected)
-    meta = tuple(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)
-    got = getattr(structops, name)(*meta, **kwargs)
-    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+    expected = _eager_and_meta_as_torch(name, args, kwargs)
     torch._dynamo.reset()
     compiled = torch.compile(lambda *a: getattr(structops, name)(*a, **kwargs), backend="inductor")
     _same(compiled(*args), expected)
