@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from codegen.native import Manifest, StructuredGroup
 from codegen.rules import python
+from codegen.rules.spec import CombineBy
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class RuleData:
     args: tuple[tuple[str, str], ...]  # (name, rule kind) of the functional's arguments
     outputs: tuple[str, ...]
     list_outputs: tuple[str, ...]  # Tensor(a!)[] outputs: one shape per element
-    combine: str | None
+    combine: str | dict | None  # a combine, or {"by": int argument, "cases": {value: combine}}
     function: str  # the Python source of the index-space function
     index: str  # its name
 
@@ -38,7 +39,11 @@ def rule_data(group: StructuredGroup) -> RuleData:
         args=rule.args,
         outputs=tuple(o.arg for o in rule.outputs),
         list_outputs=tuple(o.arg for o in rule.outputs if o.is_list),
-        combine=rule.combine,
+        combine=(
+            {"by": rule.combine.arg, "cases": dict(rule.combine.cases)}
+            if isinstance(rule.combine, CombineBy)
+            else rule.combine
+        ),
         function=python.index_function(group.name, tuple(name for name, _ in rule.args), rule.ir),
         index=python.function_name(group.name),
     )

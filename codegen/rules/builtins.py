@@ -64,6 +64,16 @@ BUILTINS = (
         (EMPTY,),
     ),
     Builtin(
+        "reduce_all",
+        "shape",
+        ("ints",),
+        "ints",
+        "reduce_all(x)",
+        "no dims: every dim of `x` reduced away (a loss's `reduction` mean or sum: "
+        "`reduce_all(broadcast(self, target))`, which still checks that they broadcast); describe() "
+        "takes them as reduced index dims",
+    ),
+    Builtin(
         "dims",
         "shape",
         ("tensor", DIM_ARGUMENT),

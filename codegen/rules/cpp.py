@@ -142,6 +142,8 @@ def _call(e: ir.Call) -> str:
         if fn == "reduce":
             return f"rules::reduce(op, {q[0]}, {a[0]}.sym_sizes(), {dim_list(e.args[1])}, {a[2]}{empty})"
         return f"rules::reduced_dims(op, {q[0]}, {a[0]}.dim(), {dim_list(e.args[1])}{empty})"
+    if fn == "reduce_all":
+        return f"(static_cast<void>({a[0]}), rules::Dims{{}})"  # evaluated for its checks
     if fn == "matmul":
         return f"rules::matmul(op, {q[0]}, {a[0]}.sym_sizes(), {q[1]}, {a[1]}.sym_sizes())"
     if fn == "split":

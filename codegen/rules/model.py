@@ -27,7 +27,7 @@ from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType
 from codegen.rules.check import RuleError, check_rule
-from codegen.rules.spec import Check, Defaults, IndexKind, InputRule, OutputRule, Rule
+from codegen.rules.spec import Check, CombineBy, Defaults, IndexKind, InputRule, OutputRule, Rule
 from codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
 
 # How partial results of a split reduced dim merge (structops.sharding.COMBINES says how each
@@ -266,13 +266,7 @@ def parse_rule(
         where = f"precomputed {name}"
         rules_pre.append((name, parsed(parse_expr, rule_text, where, at), declared, at))
 
-    combine = raw.get("combine")
-    if combine is not None and combine not in COMBINES:
-        raise fail(
-            f"meta.combine: unknown combine '{combine}'",
-            f"use one of: {', '.join(COMBINES)}",
-            raw.line_of("combine"),
-        )
+    combine = _combine(raw, kinds, schema, fail)
 
     index = []
     raw_index = raw.get("index", {})
@@ -321,9 +315,11 @@ def parse_rule(
                 at,
             )
         index.append(IndexKind("positions", tensor.id, axes, at, output))
-    if combine in ("argmax", "argmin") and not any(i.output == out_names[0] for i in index):
+    merging = set(dict(combine.cases).values()) if isinstance(combine, CombineBy) else {combine}
+    if merging & {"argmax", "argmin"} and not any(i.output == out_names[0] for i in index):
+        name = min(merging & {"argmax", "argmin"})
         raise fail(
-            f"meta.combine: {combine} merges positions, but meta.positions names none for '{out_names[0]}'",
+            f"meta.combine: {name} merges positions, but meta.positions names none for '{out_names[0]}'",
             f"add 'positions: {{{out_names[0]}: \"dims(self, dim)\"}}' (the axes its positions count over)",
             raw.line_of("combine"),
         )
@@ -343,3 +339,36 @@ def parse_rule(
         return dataclasses.replace(rule, ir=check_rule(rule))
     except RuleError as e:
         raise fail(e.problem, e.fix, e.line) from None
+
+
+def _combine(raw: LineDict, kinds: dict[str, str], schema: FunctionSchema, fail) -> str | CombineBy | None:
+    """meta.combine: one combine, or one per value of an int argument (a loss's ``reduction``:
+    ``{reduction: {1: mean, 2: add}}``; a value not listed reduces nothing)."""
+    combine = raw.get("combine")
+    at = raw.line_of("combine")
+    if isinstance(combine, dict):
+        ints = [a.name for a in schema.arguments.non_out if a.type == BaseType(BaseTy.int)]
+        if len(combine) != 1 or next(iter(combine)) not in ints:
+            raise fail(
+                f"meta.combine: {dict(combine)!r} must map one int argument to a combine per value",
+                f"write e.g. {{reduction: {{1: mean, 2: add}}}}; int arguments: {', '.join(ints) or 'none'}",
+                at,
+            )
+        arg, cases = next(iter(combine.items()))
+        if not isinstance(cases, dict) or not cases or not all(type(v) is int for v in cases):
+            raise fail(
+                f"meta.combine.{arg}: {cases!r} must map values of '{arg}' to combines",
+                f"write e.g. {{{arg}: {{1: mean, 2: add}}}}",
+                at,
+            )
+        for value in cases.values():
+            _known(value, fail, at)
+        return CombineBy(arg, tuple(sorted(cases.items())))
+    if combine is not None:
+        _known(combine, fail, at)
+    return combine
+
+
+def _known(combine: object, fail, at: int) -> None:
+    if combine not in COMBINES:
+        raise fail(f"meta.combine: unknown combine '{combine}'", f"use one of: {', '.join(COMBINES)}", at)

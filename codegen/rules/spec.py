@@ -36,6 +36,15 @@ class Check:
 
 
 @dataclass(frozen=True)
+class CombineBy:
+    """A combine chosen by an int argument's value (a loss's ``reduction``: 1 mean, 2 add); a
+    value not listed reduces nothing (reduction='none' keeps every dim)."""
+
+    arg: str
+    cases: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True)
 class IndexKind:
     """``meta.index: {whole: "dims(self, dim)"}``: axes of an input whose index dims are not
     parallel (softmax's dim must stay whole; cumsum's dim is scanned). Also ``meta.positions:
@@ -57,7 +66,7 @@ class Rule:
     checks: tuple[Check, ...]
     allowed: tuple[tuple[str | None, tuple[str, ...]], ...]  # (argument or None: every tensor, dtypes)
     precomputed: tuple[tuple[str, Expr, str, int], ...]  # name, rule, declared type, line
-    combine: str | None
+    combine: str | CombineBy | None
     index: tuple[IndexKind, ...] = ()
     ir: MetaIR | None = None  # the checked rule (rules/check.py), set by parse_rule
 

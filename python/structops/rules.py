@@ -211,6 +211,11 @@ class Runtime:
         """An absent Tensor? takes no part; a group or computed shape is a list of dims."""
         return _broadcast([v.dims() if isinstance(v, TensorInfo) else v for _, v in named if v is not None])
 
+    def reduce_all(self, labels, dims: list[Dim]) -> list[Dim]:
+        """No dims: each of ``dims`` is reduced away (a loss's mean or sum)."""
+        self.reduced.extend(dims)
+        return []
+
     def reduce(self, labels, t: TensorInfo, dim, keepdim: bool, empty: str = "ALL") -> list[Dim]:
         self._dim_arg(labels, 1, 0, empty)
         dims = t.dims()
@@ -483,6 +488,7 @@ def describe(op: str, *args, **kwargs) -> Description:
     )
     if rule.get("custom"):
         return _whole_description(rule, values, outputs)
+    combine = _combine(rule, values)
     so = Runtime()
     infos = _infos(rule, values)
     dims = rule["index"](so, **infos)
@@ -500,7 +506,7 @@ def describe(op: str, *args, **kwargs) -> Description:
             )
     if rule["list_outputs"]:
         # One index space per element of a Tensor[] output is not modelled yet: outputs only.
-        return Description(rule["op"], outputs, (), (), rule["combine"], tuple(dict.fromkeys(so.dim_args)))
+        return Description(rule["op"], outputs, (), (), combine, tuple(dict.fromkeys(so.dim_args)))
     positions = tuple(so.positions)
     name, out_dims = computed[0]
     space: list[Dim] = list(out_dims)
@@ -508,7 +514,7 @@ def describe(op: str, *args, **kwargs) -> Description:
     tensors = [
         t for v in infos.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, TensorInfo)
     ]
-    if rule["combine"] is not None:
+    if combine is not None:
         # Input dims that no output has are reduced; split them and the combine merges partials.
         seen = {id(d) for d in space}
         candidates = list(so.reduced)
@@ -566,10 +572,19 @@ def describe(op: str, *args, **kwargs) -> Description:
         outputs,
         tuple(index),
         tuple(ipfs),
-        rule["combine"],
+        combine,
         tuple(dict.fromkeys(so.dim_args)),
         positions,
     )
+
+
+def _combine(rule: dict, values: dict[str, Any]) -> str | None:
+    """The call's combine: the rule's, or the one its int argument's value picks (a loss's
+    reduction: mean or add; 'none' reduces nothing)."""
+    combine = rule["combine"]
+    if isinstance(combine, dict):
+        return combine["cases"].get(values[combine["by"]])
+    return combine
 
 
 def _size(s) -> int | str:

@@ -16,7 +16,16 @@ it in one call, and proves it with describe():
   unbatched input that has j is repeated), the op runs once on B times the dim, and the outputs
   are split back. Tiles of a parallel dim are independent (the sharding check proves it), so
   this is the loop's result. (mm with only x batched: the batch joins n.)
-- ``loop``: the op per batch element, stacked; only where neither exists (mm with both operands
+- ``flatten``: a dim argument that is None makes the op reduce all of one tensor as if it were
+  flattened (argmax(x): positions over every axis, row-major). With a batch, the tensor is
+  viewed as [B, numel] and the dim argument is 1; taken when describe() of the flattened call is
+  the None call's combine over one reduced dim and the [B, numel] call prepends to it.
+- ``unreduced``: an op whose int argument picks its combine (a loss's ``reduction``: mean or sum
+  over every dim) runs batched with the value that reduces nothing (reduction='none', planned as
+  above) and the combine's reduction takes every dim but the batch (torch's loss batching
+  rules do the same). Taken when describe() of that call has the reduced call's dims as parallel
+  dims, every IPF unchanged.
+- ``loop``: the op per batch element, stacked; only where none exists (mm with both operands
   batched: no parallel dim both read; an op without a rule; an op that writes an input).
 
 ``register()`` registers the rule with torch.library.register_vmap for every functional and
@@ -26,6 +35,7 @@ inplace overload (an inplace call writes the functional's batched result into se
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import torch
@@ -35,13 +45,17 @@ from structops import _rules, rules
 
 @dataclass(frozen=True)
 class Plan:
-    kind: str  # prepend | fold | loop
+    kind: str  # prepend | fold | flatten | unreduced | loop
     dim: str | None = None  # fold: the index dim the batch joins
     axes: tuple[tuple[tuple[str, int | None], int], ...] = ()  # fold: each tensor's axis for it
-    out_axes: tuple[int, ...] = ()  # fold: each output's axis for it
+    out_axes: tuple[int | None, ...] = ()  # fold: each output's axis for it (None: an empty output)
     pad: int | None = None  # prepend: batched inputs padded with size-1 axes to this rank
     shifted: tuple[tuple[str, object], ...] = ()  # prepend: dim arguments moved past the batch axis
     expand: bool = False  # prepend: unbatched tensors get the batch axis too (expanded, no copy)
+    flat: tuple[str, str] | None = None  # flatten: the tensor viewed as [B, numel], its dim argument
+    out_shapes: tuple[tuple[int, ...], ...] = ()  # flatten: each output's per-example shape
+    unreduced: tuple[str, int, str] | None = None  # unreduced: (argument, value reducing nothing, combine)
+    inner: Plan | None = None  # unreduced: the plan of the call that reduces nothing
     why: str = ""  # loop: why neither batched form applies
 
 
@@ -90,10 +104,8 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
     """How ``op(*args, **kwargs)`` (one batch element) takes a batch of ``size`` over the tensors
     named in ``batched`` ((argument, Tensor[] element) pairs)."""
     rule, values = rules._bind(op, args, kwargs)
-    if any(
-        a.alias_info is not None and a.alias_info.is_write for a in rules._functional(rule)._schema.arguments
-    ):
-        return Plan("loop", why="it writes an input (each batch element's slice is written in turn)")
+    if any((name, None) not in batched for name in _written(rule, values)):
+        return Plan("loop", why="it writes an unbatched input (each batch element writes it in turn)")
     if rule["list_outputs"]:
         return Plan("loop", why="one index space per element of a Tensor[] output is not modelled")
     single = rules.describe(op, **_with(values, rule, lambda n, e, t: t.shape))
@@ -130,14 +142,97 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
             continue  # the op refuses the wider call (mm of a 3-D tensor)
         if _prepends(single, wide, wider, pad):
             return Plan("prepend", pad=pad, shifted=tuple(moved.items()), expand=expand and wider != batched)
+    for other in (
+        _flatten(op, single, values, rule, batched, size),
+        _unreduce(op, single, values, rule, batched, size),
+    ):
+        if other is not None:
+            return other
     for j, d in enumerate(single.index_space):
         if d.kind == "parallel" and _foldable(single, j, batched):
             inputs = [i for i in single.ipfs if i.tensor not in {n for n, *_ in single.outputs}]
             axes = tuple(((i.tensor, i.element), _axes(i, j)[0]) for i in inputs if _axes(i, j))
             outs = {(i.tensor, i.element): i for i in single.ipfs}
-            out_axes = tuple(_axes(outs[(name, None)], j)[0] for name, *_ in single.outputs)
+            out_axes = tuple(next(iter(_axes(outs[(n, None)], j)), None) for n, *_ in single.outputs)
             return Plan("fold", dim=d.name, axes=axes, out_axes=out_axes)
     return Plan("loop", why="no parallel dim is read straight by every batched tensor and every output")
+
+
+def _flatten(op: str, single: rules.Description, values: dict, rule: dict, batched, size: int) -> Plan | None:
+    """The ``flatten`` plan, where a None dim argument reduces a whole tensor (argmax(x))."""
+    nones = [(arg, t) for arg, t, _ in single.dim_args if arg in values and values[arg] is None]
+    tensors = _tensor_args(rule, values)
+    if len(nones) != 1 or {(n, e) for n, e, _ in tensors} != {(nones[0][1], None)}:
+        return None  # one tensor, reduced whole through one dim argument
+    arg, name = nones[0]
+    if any(d.kind != "reduction" and d.size != 1 for d in single.index_space):
+        return None
+    rank = values[name].dim()
+    if any(t != name or axes != tuple(range(rank)) for _, t, axes in single.positions):
+        return None  # positions over every axis, row-major: the flattened tensor's positions
+    numel = values[name].numel()
+    try:
+        one = rules.describe(op, **(_with(values, rule, lambda n, e, t: (numel,)) | {arg: 0}))
+        wide = rules.describe(op, **(_with(values, rule, lambda n, e, t: (size, numel)) | {arg: 1}))
+    except (RuntimeError, ValueError, IndexError, TypeError):
+        return None
+    if one.combine != single.combine or any(d.kind != "reduction" and d.size != 1 for d in one.index_space):
+        return None
+    shapes = tuple(tuple(s) for _, s, *_ in single.outputs)
+    if any(math.prod(s) != 1 for s in shapes) or not _prepends(one, wide, batched, None):
+        return None
+    return Plan("flatten", flat=(name, arg), out_shapes=shapes)
+
+
+# The reduction over every dim but the batch that does what a combine does to split parts.
+_REDUCTIONS = {
+    "add": torch.ops.structops.sum.dim_IntList,
+    "mean": torch.ops.structops.mean.dim,
+    "mul": torch.ops.structops.prod.dims,
+    "max": torch.ops.structops.amax.default,
+    "min": torch.ops.structops.amin.default,
+    "and": torch.ops.structops.all.dims,
+    "or": torch.ops.structops.any.dims,
+    "logaddexp": torch.ops.structops.logsumexp.default,
+}
+
+
+def _unreduce(
+    op: str, single: rules.Description, values: dict, rule: dict, batched, size: int
+) -> Plan | None:
+    """The ``unreduced`` plan, where an int argument's value picked a combine over every dim."""
+    by = rule["combine"] if isinstance(rule["combine"], dict) else None
+    if by is None or single.combine not in _REDUCTIONS:
+        return None
+    if any(d.kind != "reduction" for d in single.index_space):
+        return None
+    arg = by["by"]
+    for value in sorted(set(range(max(by["cases"]) + 2)) - set(by["cases"])):
+        try:
+            keeps = rules.describe(op, **(_with(values, rule, lambda n, e, t: t.shape) | {arg: value}))
+        except (RuntimeError, ValueError, IndexError, TypeError):
+            continue
+        same_dims = [(d.size, "parallel") for d in keeps.index_space] == [
+            (d.size, "parallel") for d in single.index_space
+        ]
+        inputs = {(i.tensor, i.element): i for i in single.ipfs}
+        if same_dims and all(
+            inputs.get((i.tensor, i.element), i) == i for i in keeps.ipfs if i.tensor != "out"
+        ):
+            inner = plan(op, set(batched), size, **(values | {arg: value}))
+            if inner.kind != "loop":
+                return Plan("unreduced", unreduced=(arg, value, single.combine), inner=inner)
+    return None
+
+
+def _written(rule: dict, values: dict) -> list[str]:
+    """The given tensor arguments the op writes (batch_norm's running statistics)."""
+    schema = rules._functional(rule)._schema
+    return [
+        a.name
+        for a in schema.arguments
+        if a.alias_info is not None and a.alias_info.is_write and values.get(a.name) is not None
+    ]
 
 
 def _straight(ipf: rules.IPF, axis: int, j: int) -> bool:
@@ -194,6 +289,8 @@ def _foldable(single: rules.Description, j: int, batched) -> bool:
         if ipf.select is not None and ipf.select[0] == j:
             return False
         must = ipf.tensor in outputs or (ipf.tensor, ipf.element) in batched
+        if ipf.tensor in outputs and not axes and math.prod(ipf.shape) == 0:
+            continue  # an empty output (batch_norm's saved statistics in eval) is empty per element
         if must and len(axes) != 1:
             return False
         if len(axes) > 1 or (axes and not _straight(ipf, axes[0], j)):
@@ -279,6 +376,17 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
             return t.reshape((t.shape[0],) + (1,) * (p.pad - (t.dim() - 1)) + tuple(t.shape[1:]))
 
         return op(**(_map_tensors(rule, front, padded) | dict(p.shifted)))
+    if p.kind == "unreduced":
+        arg, value, combine = p.unreduced
+        kept = _run(p.inner, rule, op, values | {arg: value}, bdim, size)
+        every = list(range(1, kept.dim()))
+        return _REDUCTIONS[combine](kept, every) if every else kept
+    if p.kind == "flatten":
+        name, arg = p.flat
+        result = op(**(front | {name: front[name].reshape(size, -1), arg: 1}))
+        outs = [result] if isinstance(result, torch.Tensor) else list(result)
+        shaped = [o.reshape(size, *s) for o, s in zip(outs, p.out_shapes, strict=True)]
+        return shaped[0] if isinstance(result, torch.Tensor) else tuple(shaped)
     if p.kind == "fold":
         axes = dict(p.axes)
 
@@ -292,11 +400,19 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
                 t = t.unsqueeze(a).expand(*t.shape[:a], size, *t.shape[a:])
             return t.reshape(*t.shape[:a], t.shape[a] * t.shape[a + 1], *t.shape[a + 2 :])
 
-        result = op(**_map_tensors(rule, front, folded))
+        args = _map_tensors(rule, front, folded)
+        result = op(**args)
+        for name in _written(rule, values):  # a batched input the op wrote, through a copy: back
+            a, into = axes[(name, None)], front[name]
+            if args[name].untyped_storage().data_ptr() != into.untyped_storage().data_ptr():
+                into.copy_(args[name].unflatten(a, (size, into.shape[a + 1])).movedim(a, 0))
         outs = [result] if isinstance(result, torch.Tensor) else list(result)
         split = []
         for a, out in zip(p.out_axes, outs, strict=True):
-            split.append(out.unflatten(a, (size, out.shape[a] // size)).movedim(a, 0))
+            if a is None:  # empty for every element
+                split.append(out.new_empty((size, *out.shape)))
+            else:
+                split.append(out.unflatten(a, (size, out.shape[a] // size)).movedim(a, 0))
         return split[0] if isinstance(result, torch.Tensor) else tuple(split)
     results = []
     for b in range(size):

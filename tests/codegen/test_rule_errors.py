@@ -200,8 +200,8 @@ CASES = {
         entry('shape:\n  out: "broadcat(self, other)"\n'),
         at(
             6,
-            "unknown builtin 'broadcat' — use one of: broadcast, reduce, dims, matmul, cat, stack, split,"
-            " index, gather, window, len, ndim, numel, sum, max, min, item, ones, given",
+            "unknown builtin 'broadcat' — use one of: broadcast, reduce, reduce_all, dims, matmul, cat, "
+            "stack, split, index, gather, window, len, ndim, numel, sum, max, min, item, ones, given",
         ),
     ),
     "reduce_wrong_argument_kinds": (

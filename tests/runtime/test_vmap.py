@@ -58,3 +58,48 @@ def test_gather_expands_an_unbatched_index_and_folds_only_equal_sizes():
     assert torch.equal(got, torch.stack([torch.gather(b, 1, index) for b in batch]))
     p = plan("gather", {("index", None)}, 5, x, -1, index)
     assert p.kind != "fold" or p.dim != "d0"
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_argmax_of_every_dim_flattens_each_element(keepdim):
+    """dim=None: positions over the flattened element, so the batch is viewed as [B, numel]."""
+    p = plan("argmax", {("self", None)}, 4, torch.ones(3, 5), None, keepdim)
+    assert (p.kind, p.flat, p.out_shapes) == ("flatten", ("self", "dim"), ((1, 1) if keepdim else (),))
+    x = torch.randn(4, 3, 5)
+    got = torch.func.vmap(lambda t: structops.argmax(t, keepdim=keepdim))(x)
+    assert torch.equal(got, torch.stack([torch.argmax(t, keepdim=keepdim) for t in x]))
+
+
+@pytest.mark.parametrize(("reduction", "combine"), [(1, "mean"), (2, "add")])
+def test_a_reduced_loss_runs_unreduced_and_reduces_every_dim_but_the_batch(reduction, combine):
+    self, target = torch.rand(3, 4), torch.rand(4)
+    p = plan("mse_loss", {("self", None)}, 5, self, target, reduction)
+    assert (p.kind, p.unreduced, p.inner.kind) == ("unreduced", ("reduction", 0, combine), "prepend")
+    batch = torch.rand(5, 3, 4)
+    got = torch.func.vmap(structops.mse_loss, in_dims=(0, None, None))(batch, target, reduction)
+    want = torch.stack([torch.ops.aten.mse_loss(b, target, reduction) for b in batch])
+    torch.testing.assert_close(got, want)
+
+
+def test_batch_norm_folds_the_batch_into_its_channels_and_writes_batched_running_stats():
+    """Batched running statistics (here batched at their last dim, so the fold copies them) are
+    written back as a loop of calls writes them; unbatched ones loop: each element writes them."""
+    x, mean, var = torch.randn(4, 5, 3, 2), torch.randn(3, 4), torch.rand(3, 4)
+    batched = {("input", None), ("running_mean", None), ("running_var", None)}
+    assert (
+        plan("batch_norm", batched, 4, x[0], None, None, mean[:, 0], var[:, 0], True, 0.1, 1e-5).kind
+        == "fold"
+    )
+    want_mean, want_var = mean.clone(), var.clone()
+    want = [
+        torch.ops.aten.native_batch_norm(x[b], None, None, want_mean[:, b], want_var[:, b], True, 0.1, 1e-5)
+        for b in range(4)
+    ]
+    got = torch.func.vmap(structops.batch_norm, in_dims=(0, None, None, 1, 1, None, None, None))(
+        x, None, None, mean, var, True, 0.1, 1e-5
+    )
+    for g, w in zip(got, zip(*want, strict=True), strict=True):
+        torch.testing.assert_close(g, torch.stack(w))
+    torch.testing.assert_close((mean, var), (want_mean, want_var))
+    p = plan("batch_norm", {("input", None)}, 4, x[0], None, None, mean[:, 0], var[:, 0], True, 0.1, 1e-5)
+    assert p.kind == "loop" and "writes an unbatched input" in p.why
