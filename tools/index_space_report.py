@@ -77,7 +77,7 @@ def main() -> None:
         s, desc = _sample(spec)
         space = ", ".join(f"{d.name}={d.size} {d.kind}" for d in desc.index_space)
         if not space:
-            space = "(a Tensor[] output: not modelled)" if spec.list_out else "(a 0-dim output, no combine)"
+            space = "(a 0-dim output, no combine)"
         options = dtensor.strategies(desc, (2,))
         sharded = ", ".join(f"{o.dim} -> {', '.join(str(p) for p in o.outputs)}" for o in options[1:]) or "-"
         names = {o.dim for o in options}

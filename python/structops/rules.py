@@ -276,9 +276,11 @@ class Runtime:
         return out[:d] + [selector] + out[d:]
 
     def split(self, labels, t: TensorInfo, sizes: list[int], dim) -> list[list[Dim]]:
-        """Piece i is t with dim ``dim`` of size sizes[i], read at a growing offset."""
+        """Piece i is t with dim ``dim`` of size sizes[i], read at a growing offset; that dim is
+        whole (a tile of it would need other sizes, which are arguments)."""
         self._dim_arg(labels, 2, 0)
         d = _wrap(_int(dim), len(t.shape))
+        self.mark("whole", t, [d])
         pieces, offset = [], 0
         for s in sizes:
             dims = t.dims()
@@ -505,8 +507,7 @@ def describe(op: str, *args, **kwargs) -> Description:
                 "structops/rules.py)"
             )
     if rule["list_outputs"]:
-        # One index space per element of a Tensor[] output is not modelled yet: outputs only.
-        return Description(rule["op"], outputs, (), (), combine, tuple(dict.fromkeys(so.dim_args)))
+        return _list_description(rule, outputs, computed, infos, so)
     positions = tuple(so.positions)
     name, out_dims = computed[0]
     space: list[Dim] = list(out_dims)
@@ -590,6 +591,42 @@ def _combine(rule: dict, values: dict[str, Any]) -> str | None:
 def _size(s) -> int | str:
     """A size, or the symbol of a data-dependent one (masked_select's u0)."""
     return s if isinstance(s, int) else str(s)
+
+
+def _list_description(rule: dict, outputs, computed, infos: dict[str, Any], so: Runtime) -> Description:
+    """A Tensor[] output (split_with_sizes_copy): the index space is the input's axes, each element
+    read along them (a piece at its offset). The split axis is whole (split() marks it): its
+    tiles' pieces would need other split sizes, which are arguments. An element axis no input
+    axis stands for is not modelled (outputs only)."""
+    dim_args = tuple(dict.fromkeys(so.dim_args))
+    inputs = [
+        t for v in infos.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, TensorInfo)
+    ]
+    axes = {(t.name, t.element, a): s for t in inputs for a, s in enumerate(t.shape)}
+    where = {key: j for j, key in enumerate(axes)}
+    kinds = ["parallel"] * len(axes)
+    pieces = []
+    for name, dims in computed:
+        rows, offsets = [], []
+        for d in dims:
+            o = next((o for o in d.origins if (o.tensor, o.element, o.axis) in where and o.stride == 1), None)
+            if o is None:
+                return Description(rule["op"], outputs, (), (), None, dim_args)
+            j = where[(o.tensor, o.element, o.axis)]
+            rows.append(tuple(1 if k == j else 0 for k in range(len(axes))))
+            offsets.append(-o.offset)
+        shape = tuple(d.size for d in dims)
+        pieces.append(IPF(name, None, shape, tuple(rows), tuple(offsets), (1,) * len(shape)))
+    for kind, t, marked in so.marks:
+        for axis in marked:
+            kinds[where[(t.name, t.element, axis)]] = kind
+    space = [Dim(size, [Origin(t, e, a)]) for (t, e, a), size in axes.items()]
+    index = tuple(
+        IndexDim(f"{t}{a}" if e is None else f"{t}{e}_{a}", size, kind)
+        for ((t, e, a), size), kind in zip(axes.items(), kinds, strict=True)
+    )
+    ipfs = tuple(_ipf(t, space) for t in inputs) + tuple(pieces)
+    return Description(rule["op"], outputs, index, ipfs, None, dim_args)
 
 
 def _whole_description(rule: dict, values: dict[str, Any], outputs) -> Description:

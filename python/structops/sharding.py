@@ -178,7 +178,7 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
     fn = getattr(
         getattr(torch.ops.structops, rule["functional"].split(".")[0]), rule["functional"].split(".")[1]
     )
-    if rule.get("list_outputs") or rule.get("custom"):  # no output IPFs: one tile, the whole call
+    if rule.get("custom") or not desc.ipfs:  # no output IPFs: one tile, the whole call
         tiles(desc, splits)  # refuses any split by name
         return fn(**values)
     first = next(
@@ -259,6 +259,8 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
                     edge = list(region)
                     edge[j] = slice(lo[j] - 1, lo[j])
                     out[region] = combine.merge(out[region], out[tuple(edge)], 1.0)
+    if rule["list_outputs"]:
+        return outs  # a Tensor[], as the op returns it
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

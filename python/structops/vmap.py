@@ -106,9 +106,9 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
     rule, values = rules._bind(op, args, kwargs)
     if any((name, None) not in batched for name in _written(rule, values)):
         return Plan("loop", why="it writes an unbatched input (each batch element writes it in turn)")
-    if rule["list_outputs"]:
-        return Plan("loop", why="one index space per element of a Tensor[] output is not modelled")
     single = rules.describe(op, **_with(values, rule, lambda n, e, t: t.shape))
+    if not single.ipfs:
+        return Plan("loop", why="an element of its Tensor[] output has an axis no input axis stands for")
     tensors = _tensor_args(rule, values)
     ranks = {n: t.dim() for n, e, t in tensors}
     shifted = {}
@@ -325,7 +325,7 @@ def _apply(rule: dict, info, in_dims, args, kwargs):
     key = tuple(_key(per_example[name]) for name, _ in rule["args"])
     p = _cached_plan(rule["functional"], frozenset(bdim), size, key, per_example)
     result = _run(p, rule, op, values, bdim, size)
-    return result, (0 if isinstance(result, torch.Tensor) else tuple(0 for _ in result))
+    return result, (0 if isinstance(result, torch.Tensor) else type(result)(0 for _ in result))
 
 
 def _key(v):
@@ -386,7 +386,7 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
         result = op(**(front | {name: front[name].reshape(size, -1), arg: 1}))
         outs = [result] if isinstance(result, torch.Tensor) else list(result)
         shaped = [o.reshape(size, *s) for o, s in zip(outs, p.out_shapes, strict=True)]
-        return shaped[0] if isinstance(result, torch.Tensor) else tuple(shaped)
+        return shaped[0] if isinstance(result, torch.Tensor) else type(result)(shaped)
     if p.kind == "fold":
         axes = dict(p.axes)
 
@@ -413,13 +413,13 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
                 split.append(out.new_empty((size, *out.shape)))
             else:
                 split.append(out.unflatten(a, (size, out.shape[a] // size)).movedim(a, 0))
-        return split[0] if isinstance(result, torch.Tensor) else tuple(split)
+        return split[0] if isinstance(result, torch.Tensor) else type(result)(split)
     results = []
     for b in range(size):
         results.append(op(**_map_tensors(rule, front, lambda n, e, t, b=b: t[b] if (n, e) in bdim else t)))
     if isinstance(results[0], torch.Tensor):
         return torch.stack(results)
-    return tuple(torch.stack(r) for r in zip(*results, strict=True))
+    return type(results[0])(torch.stack(r) for r in zip(*results, strict=True))  # a tuple or a Tensor[]
 
 
 def _functional_op(rule: dict):

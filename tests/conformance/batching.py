@@ -41,7 +41,6 @@ def _examples(sample: Sample, size: int, fn) -> list[Sample]:
 VMAP_LOOPS = {
     "batch_norm": "training writes the running statistics: unbatched ones are written by each element in "
     "turn (torch's vmap refuses that; the schema cannot say evaluation leaves them alone)",
-    "split_with_sizes_copy": "a Tensor[] output: one index space per element is not modelled",
     "take": "self is read through flat indices (data): no axis of it follows the batch",
 }
 

@@ -195,6 +195,30 @@ def test_describe_cat_offsets_and_stack_selection():
     assert [i.select for i in s.ipfs[:2]] == [(1, 0), (1, 1)]
 
 
+def test_describe_tensor_list_output_reads_each_piece_at_its_offset():
+    """split_with_sizes_copy: the index space is self's axes; the split axis is whole (a tile of
+    it would need other split sizes); run_sharded tiles the others and returns a list."""
+    d = structops.describe("split_with_sizes_copy", torch.ones(2, 7, 3), [3, 3, 1], 1)
+    assert [(i.name, i.kind) for i in d.index_space] == [
+        ("self0", "parallel"),
+        ("self1", "whole"),
+        ("self2", "parallel"),
+    ]
+    pieces = [i for i in d.ipfs if i.tensor.startswith("out[")]
+    assert [(i.tensor, i.offset) for i in pieces] == [
+        ("out[0]", (0, 0, 0)),
+        ("out[1]", (0, -3, 0)),
+        ("out[2]", (0, -6, 0)),
+    ]
+    x = torch.randn(2, 7, 3)
+    got = run_sharded("split_with_sizes_copy", x, [3, 3, 1], 1, splits={"self0": 2, "self2": 3})
+    assert isinstance(got, list) and all(
+        torch.equal(a, b) for a, b in zip(got, x.split([3, 3, 1], 1), strict=True)
+    )
+    with pytest.raises(ValueError, match="index dim 'self1' is whole"):
+        run_sharded("split_with_sizes_copy", x, [3, 3, 1], 1, splits={"self1": 2})
+
+
 def test_describe_reduction_and_gather():
     d = structops.describe("sum", torch.ones(3, 4, 5), [1], True)
     assert [(i.size, i.kind) for i in d.index_space] == [
