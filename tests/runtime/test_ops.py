@@ -317,3 +317,22 @@ def test_wide_unsigned_inputs_are_computed_or_rejected_by_name(dtype):
             assert "INTERNAL ASSERT" not in str(e) and str(dtype).split(".")[1].replace(
                 "uint", "UInt"
             ) in str(e), (name, e)
+
+
+def test_a_packet_tries_the_out_overloads_last():
+    """torch.ops.structops.add(x, y) tries the overloads in registration order and pays for each
+    schema that does not match: out= overloads come after the others, as aten's."""
+    for name in dir(torch.ops.structops):
+        packet = getattr(torch.ops.structops, name)
+        if not isinstance(packet, torch._ops.OpOverloadPacket):
+            continue
+        kinds = [
+            any(
+                a.kwarg_only and a.alias_info is not None and a.alias_info.is_write
+                for a in o._schema.arguments
+            )
+            for o in (getattr(packet, n) for n in packet.overloads())
+        ]
+        assert kinds == sorted(kinds), f"{name}: {packet.overloads()}"
+    x = torch.ones(3)
+    assert torch.equal(torch.ops.structops.add(x, x), x + x)

@@ -15,21 +15,21 @@ void define(torch::Library& m, const char* schema, const std::vector<at::Tag>& t
 }  // namespace
 
 TORCH_LIBRARY(structops, m) {
-  define(m, R"schema(add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
   define(m, R"schema(add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise});
   define(m, R"schema(add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!))schema", {at::Tag::pointwise});
-  define(m, R"schema(bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!))schema", {});
-  define(m, R"schema(amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::reduction});
   define(m, R"schema(amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor)schema", {});
-  define(m, R"schema(aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max))schema", {});
   define(m, R"schema(aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max))schema", {});
   define(m, R"schema(my_fused(Tensor x, Tensor? bias, float scale=1.0, str mode="fast") -> Tensor)schema", {});
-  define(m, R"schema(scaled_act.out(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu', Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
   define(m, R"schema(scaled_act(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu') -> Tensor)schema", {at::Tag::pointwise});
-  define(m, R"schema(scaled_tanh.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
   define(m, R"schema(scaled_tanh(Tensor self, *, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise});
-  define(m, R"schema(_scaled_tanh_backward_self.out(Tensor grad, Tensor self, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise, at::Tag::generated});
   define(m, R"schema(_scaled_tanh_backward_self(Tensor grad, Tensor self, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise, at::Tag::generated});
+  define(m, R"schema(add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
+  define(m, R"schema(bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!))schema", {});
+  define(m, R"schema(amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::reduction});
+  define(m, R"schema(aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max))schema", {});
+  define(m, R"schema(scaled_act.out(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu', Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
+  define(m, R"schema(scaled_tanh.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
+  define(m, R"schema(_scaled_tanh_backward_self.out(Tensor grad, Tensor self, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise, at::Tag::generated});
 }
 
 // Functional overloads have no derivative (the manifest declares none): backward through them
