@@ -336,3 +336,14 @@ def test_a_packet_tries_the_out_overloads_last():
         assert kinds == sorted(kinds), f"{name}: {packet.overloads()}"
     x = torch.ones(3)
     assert torch.equal(torch.ops.structops.add(x, x), x + x)
+
+
+def test_a_pick_with_a_list_is_cached_by_its_elements_types():
+    """structops.sum(x, [0]) caches its overload per the list's element types, so a list of
+    floats after it is still refused as torch refuses it."""
+    x = torch.randn(2, 3)
+    assert torch.equal(structops.sum(x, [0]), x.sum([0]))
+    assert torch.equal(structops.sum(x, [1]), x.sum([1]))
+    with pytest.raises(TypeError, match=r"sum\(\) received an invalid combination of arguments"):
+        structops.sum(x, [0.5])
+    assert torch.equal(structops.cat([x, x]), torch.cat([x, x]))
