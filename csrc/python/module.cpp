@@ -92,6 +92,10 @@ PYBIND11_MODULE(_C, m) {
     return out;
   });
   m.def("_autotune_clear_memory", &at_::clear_memory);
+  m.def("_autotune_judge", [](const std::vector<std::vector<double>>& rounds) {
+    const at_::Verdict v = at_::judge(rounds);
+    return py::make_tuple(v.pick, v.resolved);
+  });
   m.def("_autotune_set_pin", &at_::set_pin, py::arg("op"), py::arg("variant"));
   m.def("_autotune_cache_dir", &at_::cache_dir);
   m.def("_autotune_counters", [] { return py::make_tuple(at_::timed_count(), at_::disk_hits()); });

@@ -29,7 +29,7 @@ def decisions() -> list[dict]:
 
 
 def report(file=None) -> str:
-    """A table of this process's decisions with each variant's median time; printed to ``file``
+    """A table of this process's decisions with each variant's best time; printed to ``file``
     when given."""
     lines = [f"{'op':<24} {'device':<7} {'dtype':<12} {'key':<26} {'pick':<12} {'source':<13} timings (us)"]
     for d in decisions():

@@ -30,9 +30,15 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+# The variants' times in the scenarios' rounds (STRUCTOPS_AUTOTUNE_FAKE_US): clear winners, so the
+# decisions resolve and are saved however busy the machine running the tests is (the timing
+# itself is tools/bench_autotune.py's subject, the judging test_judge_*'s).
+FAKE_US = "sum.IntList_out:rows=100;sum.IntList_out:columns=50;mm.out:blocked=80;mm.out:aten=40"
+
+
 def run(cache: Path, **env) -> tuple[dict, str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
-    environ.update({"STRUCTOPS_AUTOTUNE_CACHE_DIR": str(cache), **env})
+    environ.update({"STRUCTOPS_AUTOTUNE_CACHE_DIR": str(cache), "STRUCTOPS_AUTOTUNE_FAKE_US": FAKE_US, **env})
     r = subprocess.run(
         [sys.executable, "-c", SCRIPT], env=environ, capture_output=True, text=True, timeout=300, check=False
     )
@@ -100,6 +106,7 @@ def test_files_of_other_builds_unused_for_30_days_are_removed(tmp_path):
 def test_eight_processes_tuning_at_once_leave_a_valid_cache(tmp_path):
     environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
     environ["STRUCTOPS_AUTOTUNE_CACHE_DIR"] = str(tmp_path)
+    environ["STRUCTOPS_AUTOTUNE_FAKE_US"] = FAKE_US
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", SCRIPT],
@@ -253,3 +260,36 @@ def test_pins_apply_per_device_type_and_are_restored():
         torch.testing.assert_close(structops.sum(x, [1]), x.sum(1))
     with autotune.pin("sum.IntList_out@cuda", "nonexistent"):  # another device type's pin is not consulted
         torch.testing.assert_close(structops.sum(x, [0]), x.sum(0))
+
+
+@pytest.mark.parametrize(
+    ("rounds", "verdict"),
+    [
+        ([[100, 200], [101, 210], [100, 205]], (0, True)),  # clearly faster
+        ([[200, 100], [210, 101], [205, 100]], (1, True)),
+        ([[100, 102], [101, 102], [100, 103]], (0, True)),  # truly tied: the first declared
+        ([[102, 100], [103, 101], [102, 100]], (0, True)),
+        # A loaded machine: the fast variant's calls mostly snapped to a scheduler tick. Its best
+        # round shows it is fastest, but the rounds cannot tell how much: not resolved.
+        ([[145, 12000], [12000, 12018], [11983, 12000]], (0, False)),
+        ([[12000, 145], [12018, 12000], [12000, 11983]], (1, False)),
+        ([[100, -1], [101, -1], [100, -1]], (0, True)),  # the other one raised
+        ([[-1, -1]], (-1, False)),
+    ],
+)
+def test_judge_picks_clear_winners_and_true_ties_and_leaves_noise_unresolved(rounds, verdict):
+    assert structops._C._autotune_judge(rounds) == verdict
+
+
+def test_an_unresolved_decision_runs_but_is_not_saved(tmp_path):
+    """Timings that stay ambiguous in every round (as under heavy load: one clean round of rows'
+    nine): the fastest best round runs, nothing is written, and the next process tunes again.
+    (Two clean rounds of four would resolve it: the median round then shows rows is faster.)"""
+    noisy = "sum.IntList_out:rows=145" + "/12000" * 8 + ";sum.IntList_out:columns=12000"
+    first, _ = run(tmp_path, STRUCTOPS_AUTOTUNE_FAKE_US=f"{noisy};mm.out:blocked=80;mm.out:aten=40")
+    sums = [d for d in first["decisions"] if d["op"] == "sum.IntList_out"]
+    assert [d["source"] for d in sums] == ["tuned, unresolved (not saved)"] * 2
+    assert all(d["pick"] == "rows" for d in sums)
+    assert [json.loads(p.read_text())["pick"] for p in files(tmp_path)] == ["aten"]  # mm only
+    second, _ = run(tmp_path, STRUCTOPS_AUTOTUNE_FAKE_US=FAKE_US)
+    assert [d["source"] for d in second["decisions"] if d["op"] == "sum.IntList_out"] == ["tuned"] * 2

@@ -6,10 +6,12 @@
 //   1. a pin (STRUCTOPS_AUTOTUNE_PIN, or structops.autotune.pin()) of an eligible variant wins;
 //   2. tuning disabled (STRUCTOPS_AUTOTUNE=0): the first eligible variant;
 //   3. the decision in memory, else the one on disk (one JSON file per decision), else
-//   4. one eligible variant: that one, untimed; several: each is timed on scratch outputs
-//      (warm-up, then repeats, median), the fastest kept, where a variant within kTie of the
-//      fastest counts as a tie and the earlier declared one wins (so picks do not flip with
-//      noise); a variant that throws is excluded. Never while a CUDA graph is being captured.
+//   4. one eligible variant: that one, untimed; several: they are timed on scratch outputs in
+//      interleaved rounds (each a warm-up, then repeats, the fastest; the order rotates), at least
+//      kMinRounds and, while `judge` cannot tell them apart, up to kMaxRounds. judge keeps the
+//      fastest, a true tie going to the earlier declared one (so picks do not flip with noise);
+//      a pick the rounds did not resolve (a loaded machine) is kept in memory, never saved. A
+//      variant that throws is excluded. Never while a CUDA graph is being captured.
 // The decision is kept in memory and written to disk atomically (temporary file + rename), keyed
 // by the variants' source hashes, compile flags, torch/CUDA versions, device name, variant list
 // and tuning key; the file holds every variant's timing. A corrupt file warns once and is
@@ -38,6 +40,8 @@ namespace structops::autotune {
 
 // Variants closer than this to the fastest count as ties (resolved to declaration order).
 constexpr double kTie = 0.03;
+constexpr int kMinRounds = 3;
+constexpr int kMaxRounds = 9;
 
 struct Variant {
   std::string name;
@@ -55,14 +59,14 @@ struct OpKernels {
 using Key = c10::SmallVector<int64_t, 6>;
 
 // The variant to run for this call. eligible[i]: variant i's condition holds (at least one does).
-// time_variant(i) runs variant i on scratch outputs and returns its median time in microseconds
+// time_variant(i) runs variant i on scratch outputs and returns its time in microseconds
 // (see measure); it may throw, which excludes the variant.
 int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const Key& key,
            c10::ArrayRef<bool> eligible, c10::function_ref<double(int)> time_variant);
 
-// The median time of `run` in microseconds: two warm-up calls, then repeats until about
-// kBudgetMs of work or kMaxRepeats calls (at least kMinRepeats); on CUDA each call is timed with
-// events on the current stream.
+// The fastest call of `run` in microseconds (a busy machine only adds time): two warm-up calls,
+// then repeats until about kBudgetMs of work or kMaxRepeats calls (at least kMinRepeats); on
+// CUDA each call is timed with events on the current stream.
 double measure(at::Device device, c10::function_ref<void()> run);
 
 // An uninitialised tensor with t's sizes, strides, dtype and device: where a timed variant writes.
@@ -72,9 +76,21 @@ at::Tensor scratch_like(const at::Tensor& t);
 
 struct Timing {
   std::string variant;
-  double us;          // median; negative when the variant was not timed
+  double us;          // its best round; negative when the variant was not timed
   std::string error;  // why it was excluded (not eligible, or what it threw)
 };
+
+// How a tuning ends, from rounds[r][i]: variant i's time in round r (negative: not timed).
+// Per variant, its best round (lo; load only adds time) and its median round (mid). The pick is
+// the lowest lo; another variant is clearly slower when its lo exceeds the pick's mid by kTie,
+// truly tied when each one's mid is within kTie of the other's lo (then the earlier declared one
+// wins). Resolved when every other variant is one or the other; an unresolved pick (timings too
+// noisy to tell, a loaded machine) runs in this process but is not saved.
+struct Verdict {
+  int pick = -1;  // -1: no variant was timed
+  bool resolved = false;
+};
+Verdict judge(const std::vector<std::vector<double>>& rounds);
 
 struct Decision {
   std::string op;
@@ -83,7 +99,7 @@ struct Decision {
   Key key;
   std::string key_text;
   std::string pick;
-  std::string source;  // tuned | disk | only eligible
+  std::string source;  // tuned | tuned, unresolved (not saved) | disk | only eligible
   double tuning_ms = 0;
   std::vector<Timing> timings;
 };

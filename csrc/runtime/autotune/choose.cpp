@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <shared_mutex>
 
@@ -88,39 +89,82 @@ void log_decision(const Decision& d) {
   std::fprintf(stderr, "%s)\n", line.c_str());
 }
 
-// Times every eligible variant into d.timings; the first declared within kTie of the fastest, or
-// nullopt when every variant raised.
-std::optional<int> tune(const OpKernels& op, c10::ArrayRef<bool> eligible,
-                        c10::function_ref<double(int)> time_variant, Decision& d) {
+// Times the eligible variants in interleaved rounds until judge resolves them (or kMaxRounds);
+// each variant's timing in d.timings is its best round. nullopt when every variant raised.
+std::optional<Verdict> tune(const OpKernels& op, c10::ArrayRef<bool> eligible,
+                            c10::function_ref<double(int)> time_variant, Decision& d) {
   const auto start = std::chrono::steady_clock::now();
-  double best = -1;
-  std::vector<double> us(op.variants.size(), -1);
-  for (size_t i = 0; i < op.variants.size(); ++i) {
-    if (!eligible[i]) {
-      d.timings.push_back({op.variants[i].name, -1, "not eligible"});
-      continue;
+  const size_t n = op.variants.size();
+  std::vector<std::string> errors(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!eligible[i]) errors[i] = "not eligible";
+  }
+  std::vector<std::vector<double>> rounds;
+  Verdict verdict;
+  for (int r = 0; r < kMaxRounds; ++r) {
+    std::vector<double> round(n, -1);
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (k + static_cast<size_t>(r)) % n;  // rotated: no variant always runs first
+      if (!errors[i].empty()) continue;
+      try {
+        raise_if_injected(op, i);
+        const std::optional<double> fake = injected_time(op, i, r);
+        round[i] = fake ? *fake : time_variant(static_cast<int>(i));
+        count_timed();
+      } catch (const std::exception& e) {
+        std::string what = e.what();
+        if (auto* c10e = dynamic_cast<const c10::Error*>(&e)) what = c10e->what_without_backtrace();
+        errors[i] = "raised: " + what.substr(0, what.find('\n'));
+        for (auto& earlier : rounds) earlier[i] = -1;
+      }
     }
-    try {
-      raise_if_injected(op, i);
-      us[i] = time_variant(static_cast<int>(i));
-      count_timed();
-      d.timings.push_back({op.variants[i].name, us[i], ""});
-      best = best < 0 ? us[i] : std::min(best, us[i]);
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      if (auto* c10e = dynamic_cast<const c10::Error*>(&e)) what = c10e->what_without_backtrace();
-      d.timings.push_back({op.variants[i].name, -1, "raised: " + what.substr(0, what.find('\n'))});
-    }
+    rounds.push_back(std::move(round));
+    verdict = judge(rounds);
+    if (verdict.pick < 0 || (r + 1 >= kMinRounds && verdict.resolved)) break;
   }
   d.tuning_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (best < 0) return std::nullopt;
-  for (size_t i = 0; i < op.variants.size(); ++i) {
-    if (us[i] >= 0 && us[i] <= best * (1 + kTie)) return static_cast<int>(i);
+  for (size_t i = 0; i < n; ++i) {
+    double best = -1;
+    for (const auto& round : rounds) {
+      if (round[i] >= 0) best = best < 0 ? round[i] : std::min(best, round[i]);
+    }
+    d.timings.push_back({op.variants[i].name, errors[i].empty() ? best : -1, errors[i]});
   }
-  return std::nullopt;  // unreachable: the fastest is within the band
+  if (verdict.pick < 0) return std::nullopt;
+  return verdict;
 }
 
 }  // namespace
+
+Verdict judge(const std::vector<std::vector<double>>& rounds) {
+  const size_t n = rounds.empty() ? 0 : rounds.front().size();
+  std::vector<double> lo(n, -1), mid(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<double> t;
+    for (const auto& round : rounds) {
+      if (round[i] >= 0) t.push_back(round[i]);
+    }
+    if (t.empty()) continue;
+    std::sort(t.begin(), t.end());
+    lo[i] = t.front();
+    mid[i] = t[(t.size() - 1) / 2];  // the lower median: one slow round of two does not count
+  }
+  Verdict v;
+  for (size_t i = 0; i < n; ++i) {
+    if (lo[i] >= 0 && (v.pick < 0 || lo[i] < lo[v.pick])) v.pick = static_cast<int>(i);
+  }
+  if (v.pick < 0) return v;
+  const int b = v.pick;
+  v.resolved = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (lo[i] < 0 || static_cast<int>(i) == b) continue;
+    const bool slower = lo[i] > mid[b] * (1 + kTie);
+    const bool tied = mid[i] <= lo[b] * (1 + kTie) && mid[b] <= lo[i] * (1 + kTie);
+    if (tied && static_cast<int>(i) < v.pick) v.pick = static_cast<int>(i);
+    if (!slower && !tied) v.resolved = false;
+  }
+  return v;
+}
 
 int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const Key& key,
            c10::ArrayRef<bool> eligible, c10::function_ref<double(int)> time_variant) {
@@ -156,7 +200,7 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
     } else {
       d.timings.clear();
       d.source = "tuned";
-      const std::optional<int> fastest = tune(op, eligible, time_variant, d);
+      const std::optional<Verdict> fastest = tune(op, eligible, time_variant, d);
       if (!fastest) {
         // Every variant raised: an error of the call itself (bad data), not of one kernel. Decide
         // nothing; the real call raises it.
@@ -164,9 +208,13 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
                       "every variant raised", d.tuning_ms, d.timings});
         return pick;
       }
-      pick = *fastest;
+      pick = fastest->pick;
       d.pick = op.variants[pick].name;
-      if (on_disk) write_decision(path, fp, d);
+      if (!fastest->resolved) {
+        d.source = "tuned, unresolved (not saved)";  // a later process tunes again
+      } else if (on_disk) {
+        write_decision(path, fp, d);
+      }
     }
   }
   d.pick = op.variants[pick].name;

@@ -22,6 +22,16 @@ const Config& config() {
       }
     }
     if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_FAIL")) c.fail = e;
+    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_FAKE_US")) {
+      std::stringstream items(e);
+      std::string item, value;
+      while (std::getline(items, item, ';')) {
+        const auto eq = item.find('=');
+        if (eq == std::string::npos) continue;
+        std::stringstream values(item.substr(eq + 1));
+        while (std::getline(values, value, '/')) c.fake_us[item.substr(0, eq)].push_back(std::stod(value));
+      }
+    }
     if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_CACHE_DIR")) {
       c.cache_dir = e;  // set but empty: no disk cache, decisions stay in memory
     } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {

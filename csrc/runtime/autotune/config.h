@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace structops::autotune {
 
@@ -12,6 +13,9 @@ struct Config {
   std::map<std::string, std::string> pins;  // STRUCTOPS_AUTOTUNE_PIN: op or op@device -> variant
   std::string cache_dir;                    // empty: decisions stay in memory
   std::string fail;                         // STRUCTOPS_AUTOTUNE_FAIL: "op:variant" raises (tests)
+  // STRUCTOPS_AUTOTUNE_FAKE_US="op:variant=100/12000;...": that variant's time in successive
+  // rounds, cycled, instead of timing it (tests: a loaded machine's timings, made repeatable)
+  std::map<std::string, std::vector<double>> fake_us;
 };
 
 const Config& config();

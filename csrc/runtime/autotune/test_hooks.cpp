@@ -21,4 +21,12 @@ void raise_if_injected(const OpKernels& op, size_t variant) {
   TORCH_CHECK(config().fail != op.op + ":" + op.variants[variant].name, "injected failure (STRUCTOPS_AUTOTUNE_FAIL)");
 }
 
+std::optional<double> injected_time(const OpKernels& op, size_t variant, int round) {
+  const auto& fake = config().fake_us;
+  if (fake.empty()) return std::nullopt;
+  const auto it = fake.find(op.op + ":" + op.variants[variant].name);
+  if (it == fake.end() || it->second.empty()) return std::nullopt;
+  return it->second[static_cast<size_t>(round) % it->second.size()];
+}
+
 }  // namespace structops::autotune

@@ -6,6 +6,7 @@
 #include <structops/autotune.h>
 
 #include <cstddef>
+#include <optional>
 
 namespace structops::autotune {
 
@@ -15,5 +16,8 @@ void count_disk_hit();
 // Raises if STRUCTOPS_AUTOTUNE_FAIL names op's variant `variant`: how the tests check that a
 // failing variant is excluded (no kernel fails on demand).
 void raise_if_injected(const OpKernels& op, size_t variant);
+
+// The time STRUCTOPS_AUTOTUNE_FAKE_US gives op's `variant` in round `round`, if it gives one.
+std::optional<double> injected_time(const OpKernels& op, size_t variant, int round);
 
 }  // namespace structops::autotune
