@@ -111,6 +111,71 @@ def test_truth_reductions(op, shape, dims, path, dtype):
     assert_same(emulated, cpu, f"{op} {path}")
 
 
+# Complex: sum, mean, any, all, norms and var/std fold the parts with the real kernels above
+# (every path); prod and logsumexp take cuda_complex.cu's warp rows (shorter and longer than a
+# warp, a copy of transposed rows, a reduction of nothing).
+COMPLEX_SHAPES = [
+    ((37, 20), [1], "rows shorter than a warp"),
+    ((3, 1000), [1], "rows of many warps' lengths"),
+    ((40, 300), [0], "transposed: rows of a copy"),
+    ((4, 6, 70), [0, 2], "two reduced dims"),
+    ((3, 0), [1], "empty rows"),
+]
+COMPLEX_OPS = [
+    ("sum.dim_IntList", ()),
+    ("mean.dim", ()),
+    ("prod.dims", ()),
+    ("any.dims", ()),
+    ("all.dims", ()),
+    ("var.correction", ()),
+    ("std.correction", ()),
+    ("logsumexp", ()),
+    ("norm.ScalarOpt_dim", (0.0,)),
+    ("norm.ScalarOpt_dim", (1.0,)),
+    ("norm.ScalarOpt_dim", (2.0,)),
+    ("norm.ScalarOpt_dim", (3.0,)),
+    ("norm.ScalarOpt_dim", (float("inf"),)),
+]
+
+
+@pytest.mark.parametrize("dtype", (torch.complex64, torch.complex128), ids=str)
+@pytest.mark.parametrize("shape, dims, path", COMPLEX_SHAPES, ids=[p for *_, p in COMPLEX_SHAPES])
+@pytest.mark.parametrize("op, before", COMPLEX_OPS, ids=[f"{o}{b}" for o, b in COMPLEX_OPS])
+def test_complex_reductions(op, before, shape, dims, path, dtype):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(shape, generator=g, dtype=dtype)
+    if path.startswith("transposed"):
+        x = torch.randn(shape[::-1], generator=g, dtype=dtype).t()
+    if op == "prod.dims":
+        if len(dims) > 1:
+            pytest.skip("prod reduces one dim")
+        x = 1 + x / 64  # products of ~1, neither overflowing nor vanishing
+        emulated, cpu = run_both(op, x, dims[0])
+    elif op in ("any.dims", "all.dims"):
+        x = torch.where(torch.randn(x.shape, generator=g) > 0.7, 0, x)  # zeros among nonzeros
+        x.real[..., ::3] = 0  # elements nonzero by their imaginary part alone
+        emulated, cpu = run_both(op, x, dims)
+    elif before == (float("inf"),) and x.numel() == 0:
+        emulated_library()
+        for library in ("structops", "structops_emu"):  # as torch
+            with pytest.raises(RuntimeError, match="that norm has no identity"):
+                ops(library, op)(x, *before, dims)
+        return
+    else:
+        emulated, cpu = run_both(op, x, *before, dims)
+    assert_same(emulated, cpu, f"{op}{before} {path}")
+
+
+def test_complex_logsumexp_of_infinite_and_zero_parts():
+    """torch's shift is 0 when the largest real part is infinite; exp(-inf + iy) is 0."""
+    x = torch.tensor(
+        [[complex(float("-inf"), 2.0), complex(1.0, -1.0)], [complex(float("-inf"), 0.0)] * 2],
+        dtype=torch.complex64,
+    )
+    emulated, cpu = run_both("logsumexp", x, [1])
+    assert_same(emulated, cpu, "logsumexp with -inf real parts")
+
+
 def test_any_of_256_nonzero_uint8():
     """any() of uint8 once counted the nonzeros in uint8: 256 of them wrapped to 0 (false)."""
     x = torch.zeros(2, 512, dtype=torch.uint8)

@@ -41,6 +41,12 @@ CALLS = {
         X.reshape(-1, 70)[:50], torch.arange(300) % 50, torch.tensor([0, 7, 100])
     ),
     "add, strided": lambda: emu("add.Tensor")(X.reshape(-1, 100).t(), X[0, :1400]),
+    "complex prod, warp rows": lambda: emu("prod.dims")(
+        1 + torch.view_as_complex(X.reshape(-1, 350, 2)) / 64, 1
+    ),
+    "complex logsumexp, warp rows": lambda: emu("logsumexp")(
+        torch.view_as_complex(X.reshape(-1, 350, 2)), [1]
+    ),
 }
 
 

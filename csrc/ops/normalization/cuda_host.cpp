@@ -6,6 +6,7 @@
 #include <structops/cpu/pointwise.h>  // cpu::operand
 #include <structops/cpu/reduce.h>     // cpu::reduced_rows
 #include <ops/normalization/launch.h>
+#include <ops/reduce/launch.h>  // complex_rows: complex logsumexp
 #include <structops/ops/batch_norm.h>
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
@@ -15,6 +16,9 @@
 #include <structops/ops/var_correction.h>
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/sqrt.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/SmallVector.h>
@@ -62,9 +66,23 @@ void row_reduce_cuda(const char* name, RowOp op, const at::Tensor& self, at::Int
                      const at::Tensor& out, double correction, double empty_value) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
-  const auto [x, n] = cpu::reduced_rows(cpu::operand(self, out.scalar_type(), out.device()), reduced_dims);
+  const auto [x, n] =
+      cpu::reduced_rows(cpu::operand(self, out.scalar_type(), out.device()).resolve_conj(), reduced_dims);
   if (n == 0) {  // logsumexp of nothing is -inf, var of nothing NaN (as torch)
     out.fill_(empty_value);
+    return;
+  }
+  if (x.is_complex()) {  // logsumexp: complex exp, sum and log in ops/reduce/cuda_complex.cu
+    TORCH_CHECK(op == RowOp::LogSumExp, name, ": no CUDA kernel for complex dtypes");
+    ReduceLaunch c;
+    c.dtype = static_cast<Dtype>(out.scalar_type());
+    c.op = ReduceOp::LogSumExp;
+    c.outer = out.numel(), c.n = n;
+    c.in = x.const_data_ptr();
+    c.out = out.data_ptr();
+    c.stream = c10::cuda::getCurrentCUDAStream().stream();
+    const char* error = cuda_kernels::complex_rows(c);
+    TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", out.scalar_type(), ": ", error);
     return;
   }
   RowLaunch p;
@@ -86,16 +104,36 @@ void logsumexp_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bo
                   -std::numeric_limits<double>::infinity());
 }
 
+namespace {
+
+// var, or std (kStd): a complex input's variance is its real part's plus its imaginary part's
+// (|z - mean|^2 sums the parts' squared deviations; torch.var), each a real row reduction of
+// view_as_real's parts, added (and rooted) by torch's pointwise ops over the results.
+void variance_cuda(const char* name, bool std, const at::Tensor& self, at::IntArrayRef reduced_dims,
+                   const std::optional<at::Scalar>& correction, const at::Tensor& out) {
+  const double c = correction.has_value() ? correction->toDouble() : 1.0;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (!self.is_complex()) {
+    row_reduce_cuda(name, std ? RowOp::Std : RowOp::Var, self, reduced_dims, out, c, nan);
+    return;
+  }
+  const at::Tensor parts = at::empty({out.numel(), 2}, out.options());  // the kept dims, then the part
+  const at::Tensor x = at::view_as_real(cpu::operand(self, c10::toComplexType(out.scalar_type()), out.device()).resolve_conj());
+  row_reduce_cuda(name, RowOp::Var, x, reduced_dims, parts, c, nan);
+  const at::Tensor total = parts.sum(-1).view(out.sizes());
+  out.copy_(std ? total.sqrt() : total);
+}
+
+}  // namespace
+
 void var_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
                   bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  row_reduce_cuda("var", RowOp::Var, self, reduced_dims, out, correction.has_value() ? correction->toDouble() : 1.0,
-                  std::numeric_limits<double>::quiet_NaN());
+  variance_cuda("var", false, self, reduced_dims, correction, out);
 }
 
 void std_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
                   bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  row_reduce_cuda("std", RowOp::Std, self, reduced_dims, out, correction.has_value() ? correction->toDouble() : 1.0,
-                  std::numeric_limits<double>::quiet_NaN());
+  variance_cuda("std", true, self, reduced_dims, correction, out);
 }
 
 // dtype: torch casts the input to it before the operation (not the result after it).

@@ -1,5 +1,6 @@
 // CUDA host glue of sum, mean, prod, amax, amin, all, any, norm, argmax and argmin: device guard, current stream, the input cast to
-// the result dtype and laid out as [outer, n, inner] for the torch-free kernels of cuda.cu.
+// the result dtype and laid out as [outer, n, inner] for the torch-free kernels of cuda.cu
+// (complex inputs: folds over their real parts, or cuda_complex.cu's complex rows).
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
 #include <structops/cpu/pointwise.h>  // cpu::operand
 #include <structops/cpu/reduce.h>     // cpu::reduced_rows
@@ -16,6 +17,7 @@
 #include <ops/reduce/launch.h>
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/SmallVector.h>
@@ -30,13 +32,18 @@ bool has_kernel(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16 || t == at::kLong;
 }
 
+void complex_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
+                         const at::Tensor& out, double p_norm, ReduceLaunch::Passes passes, int block);
+
 void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
                  const at::Tensor& out, double p_norm = 2, ReduceLaunch::Passes passes = ReduceLaunch::Passes::Auto,
                  int block = 256) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
-  TORCH_CHECK(!at::isComplexType(out.scalar_type()) && !at::isComplexType(self.scalar_type()), name,
-              ": no CUDA kernel for complex dtypes");
+  if (at::isComplexType(out.scalar_type()) || at::isComplexType(self.scalar_type())) {
+    complex_reduce_cuda(name, op, self, reduced_dims, out, p_norm, passes, block);
+    return;
+  }
   // Small integers and bool (amax/amin) are reduced as int64, exactly, and cast back; all/any
   // reduce the input's own values (x != 0) and cast the 0/1 result to bool.
   const bool truth = op == ReduceOp::All || op == ReduceOp::Any;
@@ -89,6 +96,77 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
   const char* error = cuda_kernels::reduce(p);
   TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", t, ": ", error);
   if (!result.is_same(out)) out.copy_(result);
+}
+
+// `dims` and the trailing dim of view_as_real (the parts).
+c10::SmallVector<int64_t, 8> and_parts(at::IntArrayRef dims, int64_t rank) {
+  c10::SmallVector<int64_t, 8> with(dims.begin(), dims.end());
+  with.push_back(rank);
+  return with;
+}
+
+// Complex inputs, reduced by the real kernels where a real fold computes it: sum and mean fold the
+// real and imaginary parts apart (view_as_real's trailing dim, kept); any folds every part (a
+// nonzero part makes a nonzero element); all folds any over each element's parts first; the
+// norms fold the magnitudes (norm 2 over the parts; norm 2 of the whole in one pass). prod
+// multiplies complex numbers: complex_rows (cuda_complex.cu).
+void complex_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
+                         const at::Tensor& out, double p_norm, ReduceLaunch::Passes passes, int block) {
+  const int64_t rank = self.dim();
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Mean: {
+      const at::Tensor x = cpu::operand(self, out.scalar_type(), out.device()).resolve_conj();
+      const at::Tensor result = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+      reduce_cuda(name, op, at::view_as_real(x), reduced_dims, at::view_as_real(result), p_norm, passes, block);
+      if (!result.is_same(out)) out.copy_(result);
+      return;
+    }
+    case ReduceOp::Any:
+      reduce_cuda(name, op, at::view_as_real(self.resolve_conj()), and_parts(reduced_dims, rank), out);
+      return;
+    case ReduceOp::All: {
+      const at::Tensor nonzero = at::empty(self.sizes(), out.options().dtype(at::kBool));
+      reduce_cuda(name, ReduceOp::Any, at::view_as_real(self.resolve_conj()), {rank}, nonzero);
+      reduce_cuda(name, op, nonzero, reduced_dims, out);
+      return;
+    }
+    case ReduceOp::Prod: {
+      const auto [x, n] = cpu::reduced_rows(cpu::operand(self, out.scalar_type(), out.device()).resolve_conj(),
+                                            reduced_dims);
+      const at::Tensor result = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+      ReduceLaunch p;
+      p.dtype = static_cast<Dtype>(out.scalar_type());
+      p.op = op;
+      p.outer = out.numel(), p.n = n;
+      p.in = x.const_data_ptr();
+      p.out = result.data_ptr();
+      p.stream = c10::cuda::getCurrentCUDAStream().stream();
+      const char* error = cuda_kernels::complex_rows(p);
+      TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", out.scalar_type(), ": ", error);
+      if (!result.is_same(out)) out.copy_(result);
+      return;
+    }
+    case ReduceOp::Norm0:
+    case ReduceOp::Norm1:
+    case ReduceOp::Norm2:
+    case ReduceOp::NormP:
+    case ReduceOp::NormInf:
+    case ReduceOp::NormNegInf: {
+      const at::Tensor x = at::view_as_real(
+          cpu::operand(self, c10::toComplexType(out.scalar_type()), out.device()).resolve_conj());
+      if (op == ReduceOp::Norm2) {
+        reduce_cuda(name, op, x, and_parts(reduced_dims, rank), out, p_norm);
+        return;
+      }
+      const at::Tensor magnitude = at::empty(self.sizes(), out.options());
+      reduce_cuda(name, ReduceOp::Norm2, x, {rank}, magnitude);
+      reduce_cuda(name, op, magnitude, reduced_dims, out, p_norm);
+      return;
+    }
+    default:
+      TORCH_CHECK(false, name, ": no CUDA kernel for complex dtypes");
+  }
 }
 
 void arg_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,

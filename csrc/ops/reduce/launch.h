@@ -8,7 +8,10 @@
 
 namespace structops {
 
-enum class ReduceOp : int8_t { Sum, Mean, Prod, Max, Min, All, Any, Norm0, Norm1, Norm2, NormP, NormInf, NormNegInf };
+// LogSumExp: complex rows only (the real one is the normalisation family's RowOp).
+enum class ReduceOp : int8_t {
+  Sum, Mean, Prod, Max, Min, All, Any, Norm0, Norm1, Norm2, NormP, NormInf, NormNegInf, LogSumExp
+};
 
 // The input is viewed as [outer, n, inner] with the reduced elements along n:
 //   inner == 1: rows of n contiguous elements (the host glue permutes the reduced dims last);
@@ -39,6 +42,10 @@ int64_t reduce_workspace_bytes(const ReduceLaunch& p);
 const char* reduce(const ReduceLaunch& p);
 // argmax (op Max) / argmin (op Min) over rows (inner == 1): `out` holds int64 indices.
 const char* arg_reduce(const ReduceLaunch& p);
+// prod (op Prod) / logsumexp (op LogSumExp) of `outer` contiguous rows of `n` complex elements
+// (dtype ComplexFloat or ComplexDouble; inner == 1): `out` holds one complex result per row
+// (cuda_complex.cu).
+const char* complex_rows(const ReduceLaunch& p);
 }  // namespace cuda_kernels
 
 }  // namespace structops
