@@ -26,7 +26,10 @@ it in one call, and proves it with describe():
   rules do the same). Taken when describe() of that call has the reduced call's dims as parallel
   dims, every IPF unchanged.
 - ``loop``: the op per batch element, stacked; only where none exists (mm with both operands
-  batched: no parallel dim both read; an op without a rule; an op that writes an input).
+  batched: no parallel dim both read; an op without a rule; an unbatched input the op writes).
+
+A batched input the op writes (batch_norm's running statistics) is written through: passed as a
+view, or copied back where the batched form had to copy it.
 
 ``register()`` registers the rule with torch.library.register_vmap for every functional and
 inplace overload (an inplace call writes the functional's batched result into self).
@@ -216,8 +219,9 @@ def _unreduce(
             (d.size, "parallel") for d in single.index_space
         ]
         inputs = {(i.tensor, i.element): i for i in single.ipfs}
+        outputs = {n for n, *_ in keeps.outputs}
         if same_dims and all(
-            inputs.get((i.tensor, i.element), i) == i for i in keeps.ipfs if i.tensor != "out"
+            inputs.get((i.tensor, i.element), i) == i for i in keeps.ipfs if i.tensor not in outputs
         ):
             inner = plan(op, set(batched), size, **(values | {arg: value}))
             if inner.kind != "loop":
@@ -375,7 +379,12 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
                 return t
             return t.reshape((t.shape[0],) + (1,) * (p.pad - (t.dim() - 1)) + tuple(t.shape[1:]))
 
-        return op(**(_map_tensors(rule, front, padded) | dict(p.shifted)))
+        args = _map_tensors(rule, front, padded) | dict(p.shifted)
+        result = op(**args)
+        for name in _written(rule, values):  # padded through a copy: back
+            if args[name].untyped_storage().data_ptr() != front[name].untyped_storage().data_ptr():
+                front[name].copy_(args[name].reshape(front[name].shape))
+        return result
     if p.kind == "unreduced":
         arg, value, combine = p.unreduced
         kept = _run(p.inner, rule, op, values | {arg: value}, bdim, size)
