@@ -227,6 +227,8 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         elif group.out.rule is not None:
             args.append("so_meta.compute_dtype")
         impl = ImplCall(f"impl::{kernel}", tuple(args))
+    named = _named_tensors(non_out)
+    inputs = "so_inputs" if lists else "{" + named + "}"
     return Wrapper(
         name=names.wrapper(key.value, fn.func.name.unambiguous),
         op=str(fn.func.name),
@@ -234,11 +236,11 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         returns=ret,
         params=_params(bindings),
         meta_call=f"meta::{names.meta_function(group.name)}({meta_args})",
-        device=_device_expr(key, "so_inputs" if lists else "{" + _named_tensors(non_out) + "}"),
+        device=_device_expr(key, inputs),
         guard=key is DispatchKey.CUDA,
-        inputs="so_inputs" if lists else "{" + _named_tensors(non_out) + "}",
+        inputs=inputs,
         lists=lists,
-        named=_named_tensors(non_out),
+        named=named,
         outs=tuple(names.cpp_name(o.name) for o in group.out.func.arguments.out),
         impl=impl,
         pointwise="pointwise" in group.out.tags,

@@ -9,6 +9,7 @@ error messages.
 
 from __future__ import annotations
 
+import functools
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -217,7 +218,10 @@ class _Parser:
         )
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_formula(text: str) -> Node:
+    """The tree of a formula (cached: derived gradients repeat their texts across ops; the nodes
+    are frozen)."""
     p = _Parser(text)
     node = p.expr()
     kind, v, col = p.tokens[p.i]
