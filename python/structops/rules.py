@@ -506,15 +506,15 @@ def describe(op: str, *args, **kwargs) -> Description:
                 f"the meta function {list(shape)} (a bug in codegen/rules/python.py or the runtime in "
                 "structops/rules.py)"
             )
+    tensors = [
+        t for v in infos.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, TensorInfo)
+    ]
     if rule["list_outputs"]:
-        return _list_description(rule, outputs, computed, infos, so)
+        return _list_description(rule, outputs, computed, tensors, so)
     positions = tuple(so.positions)
     name, out_dims = computed[0]
     space: list[Dim] = list(out_dims)
     kinds = ["parallel"] * len(space)
-    tensors = [
-        t for v in infos.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, TensorInfo)
-    ]
     if combine is not None:
         # Input dims that no output has are reduced; split them and the combine merges partials.
         seen = {id(d) for d in space}
@@ -593,15 +593,12 @@ def _size(s) -> int | str:
     return s if isinstance(s, int) else str(s)
 
 
-def _list_description(rule: dict, outputs, computed, infos: dict[str, Any], so: Runtime) -> Description:
+def _list_description(rule: dict, outputs, computed, inputs: list[TensorInfo], so: Runtime) -> Description:
     """A Tensor[] output (split_with_sizes_copy): the index space is the input's axes, each element
     read along them (a piece at its offset). The split axis is whole (split() marks it): its
     tiles' pieces would need other split sizes, which are arguments. An element axis no input
     axis stands for is not modelled (outputs only)."""
     dim_args = tuple(dict.fromkeys(so.dim_args))
-    inputs = [
-        t for v in infos.values() for t in (v if isinstance(v, list) else [v]) if isinstance(t, TensorInfo)
-    ]
     axes = {(t.name, t.element, a): s for t in inputs for a, s in enumerate(t.shape)}
     where = {key: j for j, key in enumerate(axes)}
     kinds = ["parallel"] * len(axes)
