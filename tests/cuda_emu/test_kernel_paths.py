@@ -57,10 +57,12 @@ def values(shape, dtype, seed=0):
     return torch.randint(-5, 6, shape, generator=g).to(dtype)
 
 
-# --- reductions (reduce.cu): warp rows, block rows, two passes, columns (wide, narrow, split) ---
+# --- reductions (reduce.cu): lane groups, warp rows, block rows, two passes, columns (wide, narrow, split)
 # With 2 simulated SMs, columns split n over blocks when fewer than 4 column tiles run.
 REDUCE_SHAPES = [
     ((37, 200), [1], "warp rows"),
+    ((50, 10), [1], "rows of 10: two per warp"),
+    ((35, 3), [1], "rows of 3: eight per warp, a partial warp"),
     ((3, 1000), [1], "block rows"),
     ((2, 70000), [1], "two-pass rows"),
     ((300, 40), [0], "columns"),
@@ -85,12 +87,8 @@ def test_reductions(op, shape, dims, path, dtype):
     if path.startswith("transposed"):
         x = values(shape[::-1], dtype).t()
     if op == "prod.dims":
-        if len(dims) > 1:
-            pytest.skip("prod reduces one dim")
         x = 1 + x / 64 if dtype.is_floating_point else x.clamp(-1, 1)
-        emulated, cpu = run_both(op, x, dims[0])
-    else:
-        emulated, cpu = run_both(op, x, dims)
+    emulated, cpu = run_both(op, x, dims)
     assert_same(emulated, cpu, f"{op} {path} {shape}")
 
 
@@ -182,14 +180,26 @@ def test_any_of_256_nonzero_uint8():
     assert emulated.tolist() == [True, False] == cpu.tolist()
 
 
+# argmax/argmin fold (value, position) pairs through the same paths: values rounded to few
+# distinct ones, so that ties meet across lanes, blocks and chunks (the first position wins), and
+# two NaNs in another half of the first slice (the first NaN wins, for argmin too).
+ARG_SHAPES = [(shape, dims[0], path) for shape, dims, path in REDUCE_SHAPES if len(dims) == 1]
+ARG_SHAPES += [((4, 6, 70), None, "dim=None: rows of every element"), ((300, 40), None, "dim=None in place")]
+
+
 @pytest.mark.parametrize("dtype", FLOATS + (torch.int64,), ids=str)
-@pytest.mark.parametrize("shape", [(37, 200), (3, 1000), (2, 5000)], ids=str)
+@pytest.mark.parametrize("shape, dim, path", ARG_SHAPES, ids=[p for *_, p in ARG_SHAPES])
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
-def test_arg_reductions(op, shape, dtype):
+def test_arg_reductions(op, shape, dim, path, dtype):
     x = values(shape, dtype)
-    x[0, 7] = x[0, 99] = float("nan") if dtype.is_floating_point else 0
-    emulated, cpu = run_both(op, x, 1)
-    assert torch.equal(emulated, cpu), op
+    if path.startswith("transposed"):
+        x = values(shape[::-1], dtype).t()
+    if dtype.is_floating_point:
+        x = x.round()
+        flat = x.view(-1) if dim is None else x.select(1 - dim, 0) if x.dim() == 2 else x[0, :, 0]
+        flat[len(flat) // 2 + 1] = flat[-1] = float("nan")
+    emulated, cpu = run_both(op, x, dim)
+    assert torch.equal(emulated, cpu), f"{op} {path}"
 
 
 # --- row ops (normalization.cu): one block per row, chunked rows, non-finite values ---------

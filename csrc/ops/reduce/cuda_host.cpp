@@ -35,22 +35,11 @@ bool has_kernel(at::ScalarType t) {
 void complex_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
                          const at::Tensor& out, double p_norm, ReduceLaunch::Passes passes, int block);
 
-void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
-                 const at::Tensor& out, double p_norm = 2, ReduceLaunch::Passes passes = ReduceLaunch::Passes::Auto,
-                 int block = 256) {
-  const c10::cuda::CUDAGuard guard(out.device());
-  if (out.numel() == 0) return;
-  if (at::isComplexType(out.scalar_type()) || at::isComplexType(self.scalar_type())) {
-    complex_reduce_cuda(name, op, self, reduced_dims, out, p_norm, passes, block);
-    return;
-  }
-  // Small integers and bool (amax/amin) are reduced as int64, exactly, and cast back; all/any
-  // reduce the input's own values (x != 0) and cast the 0/1 result to bool.
-  const bool truth = op == ReduceOp::All || op == ReduceOp::Any;
-  const at::ScalarType source = truth ? self.scalar_type() : out.scalar_type();
-  const at::ScalarType t = has_kernel(source) ? source : at::kLong;
-  at::Tensor x = cpu::operand(self, t, out.device());
-
+// The [outer, n, inner] view of `x` (ops/reduce/launch.h) with its reduced dims along n, in
+// their logical order (argmax's positions count in it): in place when memory holds [kept before,
+// reduced, kept after] (each group in order), as rows when nothing is kept after, else columns;
+// otherwise rows of a permuted copy, which replaces `x`.
+ReduceLaunch reduce_layout(at::Tensor& x, at::IntArrayRef reduced_dims) {
   c10::SmallVector<int64_t, 8> kept, reduced;
   int64_t n_out = 1, n_red = 1;
   for (int64_t d = 0; d < x.dim(); ++d) {
@@ -60,8 +49,6 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
   }
   ReduceLaunch p;
   p.outer = n_out, p.n = n_red, p.inner = 1;
-  // In place when memory holds [kept before, reduced, kept after] (each group in order): rows when
-  // nothing is kept after, else columns. Otherwise rows of a permuted copy.
   bool in_place = false;
   for (size_t before = 0; before <= kept.size() && !in_place && !reduced.empty(); ++before) {
     c10::SmallVector<int64_t, 8> order(kept.begin(), kept.begin() + before);
@@ -79,19 +66,46 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
     rows_order.append(reduced.begin(), reduced.end());
     x = x.permute(rows_order).contiguous();
   }
+  p.in = x.const_data_ptr();
+  return p;
+}
+
+// Launch-time scratch for the two-pass paths, on the current device.
+at::Tensor workspace_for(ReduceLaunch& p, const at::Tensor& out) {
+  const int64_t bytes = cuda_kernels::reduce_workspace_bytes(p);
+  if (bytes == 0) return {};
+  at::Tensor workspace = at::empty({bytes}, out.options().dtype(at::kByte));
+  p.workspace = workspace.data_ptr();
+  return workspace;
+}
+
+void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
+                 const at::Tensor& out, double p_norm = 2, ReduceLaunch::Passes passes = ReduceLaunch::Passes::Auto,
+                 int block = 256) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  if (out.numel() == 0) return;
+  // A complex input with a real out (sum(z, dtype=float64), or an out= of that dtype) is cast to
+  // the out's dtype first, as torch does; the norms of a complex input are real.
+  const bool folds_out_dtype = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Prod;
+  if (at::isComplexType(out.scalar_type()) || (at::isComplexType(self.scalar_type()) && !folds_out_dtype)) {
+    complex_reduce_cuda(name, op, self, reduced_dims, out, p_norm, passes, block);
+    return;
+  }
+  // Small integers and bool (amax/amin) are reduced as int64, exactly, and cast back; all/any
+  // reduce the input's own values (x != 0) and cast the 0/1 result to bool.
+  const bool truth = op == ReduceOp::All || op == ReduceOp::Any;
+  const at::ScalarType source = truth ? self.scalar_type() : out.scalar_type();
+  const at::ScalarType t = has_kernel(source) ? source : at::kLong;
+  at::Tensor x = cpu::operand(self, t, out.device());
+  ReduceLaunch p = reduce_layout(x, reduced_dims);
   const at::Tensor result = t == out.scalar_type() ? out : at::empty(out.sizes(), out.options().dtype(t));
   p.dtype = static_cast<Dtype>(t);
   p.op = op;
   p.p = p_norm;
   p.passes = passes;
   p.block = block;
-  p.in = x.const_data_ptr();
   p.out = result.data_ptr();
-  at::Tensor workspace;
-  if (const int64_t bytes = cuda_kernels::reduce_workspace_bytes(p); bytes > 0) {
-    workspace = at::empty({bytes}, out.options().dtype(at::kByte));
-    p.workspace = workspace.data_ptr();
-  }
+  const at::Tensor workspace = workspace_for(p, out);
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::reduce(p);
   TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", t, ": ", error);
@@ -174,13 +188,12 @@ void arg_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
   const at::ScalarType t = has_kernel(self.scalar_type()) ? self.scalar_type() : at::kLong;  // exact for ints
-  const auto [x, n] = cpu::reduced_rows(cpu::operand(self, t, out.device()), reduced_dims);
-  ReduceLaunch p;
+  at::Tensor x = cpu::operand(self, t, out.device());
+  ReduceLaunch p = reduce_layout(x, reduced_dims);
   p.dtype = static_cast<Dtype>(t);
   p.op = op;
-  p.outer = out.numel(), p.n = n, p.inner = 1;
-  p.in = x.const_data_ptr();
   p.out = out.data_ptr();  // int64, contiguous: the meta layout
+  const at::Tensor workspace = workspace_for(p, out);
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::arg_reduce(p);
   TORCH_CHECK(error == nullptr, name, ": CUDA kernel failed for dtype ", t, ": ", error);

@@ -51,10 +51,17 @@ struct ExtremeOp {
   }
 };
 
+// A lane's value `offset` lanes down. An accumulator that is a struct (argmax's value and
+// position) overloads it member by member: __shfl_down_sync moves scalars only.
+template <typename A>
+__device__ A shfl_down(A v, int offset) {
+  return __shfl_down_sync(0xffffffffu, v, offset);
+}
+
 template <typename A, typename Op>
 __device__ A warp_reduce(A v, const Op& op) {
 #pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = op.combine(v, __shfl_down_sync(0xffffffffu, v, offset));
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = op.combine(v, shfl_down(v, offset));
   return v;
 }
 
