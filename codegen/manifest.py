@@ -4,6 +4,7 @@ the functional and inplace variants that delegate to it), with the checks across
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -172,6 +173,8 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         names[g.name] = g
         _check_dynamic_output_shape(path, g)
         _check_reduction(path, g)
+    for g in groups:
+        _check_vmap_as(path, g, groups)
     for fn in functions:
         if fn.derivatives is not None and fn.kind not in (SchemaKind.functional, SchemaKind.mutable):
             raise SpecError(
@@ -313,6 +316,42 @@ def _is_tensor_like(a: Argument) -> bool:
     while not isinstance(t, BaseType):
         t = t.elem
     return t.name is BaseTy.Tensor
+
+
+def _check_vmap_as(path: str, g: StructuredGroup, groups: list[StructuredGroup]) -> None:
+    """meta.vmap_as names a structured op with a rule and a functional whose arguments are this
+    op's (names and kinds): vmap calls it with the same arguments, each tensor batched."""
+    rule = g.out.rule
+    if rule is None or rule.vmap_as is None:
+        return
+    name, line = rule.vmap_as
+    op = str(g.out.func)  # the entry meta.vmap_as is written on
+    if g.functional is None:
+        raise SpecError(
+            path, line, op, "meta.vmap_as: the op has no functional variant to vmap", "remove vmap_as"
+        )
+    named = [s for s in groups if s.out.func.name.name.base == name and s.functional is not None]
+    sibling = named[0] if named else None
+    if sibling is None or sibling.out.rule is None:
+        known = sorted(s.out.func.name.name.base for s in groups if s.functional and s.out.rule)
+        close = difflib.get_close_matches(name, known, n=1)
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"meta.vmap_as: '{name}' is not a structured op with a meta rule and a functional variant",
+            f"name one declared in this manifest{f' (did you mean {close[0]!r}?)' if close else ''}",
+        )
+    if sibling.out.rule.args != rule.args:
+        mine = ", ".join(f"{n}: {k}" for n, k in rule.args)
+        theirs = ", ".join(f"{n}: {k}" for n, k in sibling.out.rule.args)
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"meta.vmap_as: '{name}' takes ({theirs}), this op ({mine})",
+            "name an op that takes the same arguments (vmap passes them on, each tensor batched)",
+        )
 
 
 def _check_reduction(path: str, g: StructuredGroup) -> None:

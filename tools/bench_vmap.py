@@ -44,7 +44,7 @@ def cases():
             (0,),
         ),
         "mm [256,64]@[64,32], x batched": (structops.mm, torch.mm, (x, w), (0, None)),
-        "mm, both batched (loops)": (structops.mm, torch.mm, (x, torch.randn(B, 64, 32)), (0, 0)),
+        "mm, both batched (one bmm)": (structops.mm, torch.mm, (x, torch.randn(B, 64, 32)), (0, 0)),
         "cumsum [256,64] dim 1, batch last": (
             lambda t: structops.cumsum(t, 1),
             lambda t: torch.cumsum(t, 1),

@@ -20,6 +20,7 @@ class RuleData:
     outputs: tuple[str, ...]
     list_outputs: tuple[str, ...]  # Tensor(a!)[] outputs: one shape per element
     combine: str | dict | None  # a combine, or {"by": int argument, "cases": {value: combine}}
+    vmap_as: str | None  # the functional overload that batches this op (meta.vmap_as)
     function: str  # the Python source of the index-space function
     index: str  # its name
 
@@ -28,9 +29,13 @@ def _overload(qualified: str) -> str:
     return qualified if "." in qualified else f"{qualified}.default"
 
 
-def rule_data(group: StructuredGroup) -> RuleData:
+def rule_data(group: StructuredGroup, groups: tuple[StructuredGroup, ...]) -> RuleData:
     rule = group.out.rule
     assert rule is not None and rule.ir is not None
+    sibling = None
+    if rule.vmap_as is not None:  # checked by the manifest: a structured op with a functional
+        named = next(g for g in groups if g.out.func.name.name.base == rule.vmap_as[0] and g.functional)
+        sibling = _overload(str(named.functional.func.name))
     return RuleData(
         name=group.name,
         op=group.out.func.name.name.base,
@@ -44,10 +49,11 @@ def rule_data(group: StructuredGroup) -> RuleData:
             if isinstance(rule.combine, CombineBy)
             else rule.combine
         ),
+        vmap_as=sibling,
         function=python.index_function(group.name, tuple(name for name, _ in rule.args), rule.ir),
         index=python.function_name(group.name),
     )
 
 
 def all_rule_data(manifest: Manifest) -> list[RuleData]:
-    return [rule_data(g) for g in manifest.groups if g.out.rule is not None]
+    return [rule_data(g, manifest.groups) for g in manifest.groups if g.out.rule is not None]

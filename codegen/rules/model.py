@@ -13,6 +13,7 @@
       combine: add                              # how partial results over split reduced dims merge
       index: {whole: "dims(self, dim)"}         # index dims that are not parallel: whole, scanned
       positions: {indices: "trailing(self, 2)"} # an output holding flat positions over input axes
+      vmap_as: bmm                              # the op that batches it when every tensor is batched
 
 or ``meta: custom`` (a hand-written meta function in csrc/ops/<family>/meta.cpp). docs/rules.md is the
 reference.
@@ -40,7 +41,7 @@ COMBINES = ("add", "mul", "max", "min", "and", "or", "logaddexp", "mean", "argma
 # the dim up to itself (cumsum; split only with a combine, which carries the earlier tiles' total).
 INDEX_KINDS = ("whole", "scanned")
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
-KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine", "index", "positions")
+KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine", "index", "positions", "vmap_as")
 
 
 def arg_kind(t) -> str | None:
@@ -324,6 +325,18 @@ def parse_rule(
             raw.line_of("combine"),
         )
 
+    vmap_as = None
+    if "vmap_as" in raw:
+        at = raw.line_of("vmap_as")
+        value = raw["vmap_as"]
+        if not isinstance(value, str) or not value.isidentifier():
+            raise fail(
+                f"meta.vmap_as must name a structured op, got {value!r}",
+                "write the op that computes a batch of these calls, e.g. 'vmap_as: bmm' on mm",
+                at,
+            )
+        vmap_as = (value, at)
+
     rule = Rule(
         args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),
         # An optional tensor's pattern only checks dims that required tensors bind: it comes last.
@@ -334,6 +347,7 @@ def parse_rule(
         precomputed=tuple(rules_pre),
         combine=combine,
         index=tuple(index),
+        vmap_as=vmap_as,
     )
     try:
         return dataclasses.replace(rule, ir=check_rule(rule))

@@ -400,6 +400,7 @@ def _custom_rule(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[st
         "list_outputs": False,
         "args": args_kinds,
         "combine": None,
+        "vmap_as": None,
         "custom": True,
     }
     return rule, _values(op_name, rule, args, kwargs)

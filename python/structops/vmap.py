@@ -25,8 +25,13 @@ it in one call, and proves it with describe():
   above) and the combine's reduction takes every dim but the batch (torch's loss batching
   rules do the same). Taken when describe() of that call has the reduced call's dims as parallel
   dims, every IPF unchanged.
-- ``loop``: the op per batch element, stacked; only where none exists (mm with both operands
-  batched: no parallel dim both read; an op without a rule; an unbatched input the op writes).
+- ``prepend`` to a sibling: where none of the above exists and the manifest names the op that
+  batches this one (``meta.vmap_as``: mm's is bmm), every tensor gets the batch axis (unbatched
+  ones expanded, no copy) and the sibling runs, under prepend's proof: describe() of the
+  sibling's call is this call's index space plus one parallel dim at axis 0 of every tensor.
+  (mm with both operands batched: no parallel dim both read, so no fold; bmm's b is one.)
+- ``loop``: the op per batch element, stacked; only where none exists (an op without a rule; an
+  unbatched input the op writes; addmm and linear with every tensor batched, which name none).
 
 A batched input the op writes (batch_norm's running statistics) is written through: passed as a
 view, or copied back where the batched form had to copy it.
@@ -59,6 +64,7 @@ class Plan:
     out_shapes: tuple[tuple[int, ...], ...] = ()  # flatten: each output's per-example shape
     unreduced: tuple[str, int, str] | None = None  # unreduced: (argument, value reducing nothing, combine)
     inner: Plan | None = None  # unreduced: the plan of the call that reduces nothing
+    sibling: str | None = None  # prepend: the op that runs the batch (meta.vmap_as), not the op itself
     why: str = ""  # loop: why neither batched form applies
 
 
@@ -158,7 +164,36 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
             outs = {(i.tensor, i.element): i for i in single.ipfs}
             out_axes = tuple(next(iter(_axes(outs[(n, None)], j)), None) for n, *_ in single.outputs)
             return Plan("fold", dim=d.name, axes=axes, out_axes=out_axes)
+    sibling = _sibling(rule, single, values, batched, size)
+    if sibling is not None:
+        return sibling
     return Plan("loop", why="no parallel dim is read straight by every batched tensor and every output")
+
+
+def _sibling(rule: dict, single: rules.Description, values: dict, batched, size: int) -> Plan | None:
+    """``prepend`` to the op meta.vmap_as names, every tensor batched (unbatched ones expanded)."""
+    if rule.get("vmap_as") is None:
+        return None
+    tensors = _tensor_args(rule, values)
+    every = {(n, e) for n, e, _ in tensors}
+    ranks = {n: t.dim() for n, e, t in tensors}
+    moved = {
+        arg: _shift(values[arg], ranks.get(tensor, 0), empty)
+        for arg, tensor, empty in single.dim_args
+        if arg in values and tensor in ranks
+    }
+    if None in moved.values():
+        return None
+    batch_first = _with(values, rule, lambda n, e, t: (size, *t.shape))
+    try:
+        wide = rules.describe(rule["vmap_as"], **(batch_first | moved))
+    except (RuntimeError, ValueError, IndexError, TypeError):
+        return None  # the sibling refuses the batched call
+    if not _prepends(single, wide, every, None):
+        return None
+    return Plan(
+        "prepend", shifted=tuple(moved.items()), expand=every != set(batched), sibling=rule["vmap_as"]
+    )
 
 
 def _flatten(op: str, single: rules.Description, values: dict, rule: dict, batched, size: int) -> Plan | None:
@@ -380,7 +415,8 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
             return t.reshape((t.shape[0],) + (1,) * (p.pad - (t.dim() - 1)) + tuple(t.shape[1:]))
 
         args = _map_tensors(rule, front, padded) | dict(p.shifted)
-        result = op(**args)
+        runs = op if p.sibling is None else _functional_op(_rules.RULES[_rules.OVERLOADS[p.sibling]])
+        result = runs(**args)
         for name in _written(rule, values):  # padded through a copy: back
             if args[name].untyped_storage().data_ptr() != front[name].untyped_storage().data_ptr():
                 front[name].copy_(args[name].reshape(front[name].shape))

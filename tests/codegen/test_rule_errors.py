@@ -419,7 +419,7 @@ CASES = {
         at(
             7,
             "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, combine, index, "
-            "positions",
+            "positions, vmap_as",
         ),
     ),
     "meta_on_non_structured_entry": (

@@ -43,6 +43,20 @@ VMAP_LOOPS = {
     "turn (torch's vmap refuses that; the schema cannot say evaluation leaves them alone)",
     "take": "self is read through flat indices (data): no axis of it follows the batch",
 }
+# Where a call with every tensor batched has no batched form (the first tensor alone has one).
+_INDEXED = "the indexed tensor batched: each element's indices must move to its own rows (index arithmetic)"
+VMAP_LOOPS_EVERY = {
+    "addmm": "per-element matrices need a batched addmm (baddbmm), which this manifest does not declare",
+    "linear": "per-element weights need a batched linear (a baddbmm), which this manifest does not declare",
+    "layer_norm": "per-element weight and bias: the batched call is another op (normalise, then an "
+    "elementwise affine), which this manifest does not declare",
+    "matmul": "a batched vector operand becomes a matrix to matmul ([B, 4] is no batch of [4]); its batched "
+    "form needs the vector as [B, 4, 1]",
+    "embedding": _INDEXED,
+    "embedding_bag": _INDEXED,
+    "index_select": _INDEXED,
+    "take": _INDEXED,
+}
 
 
 @check(few_dtypes=True)
@@ -54,7 +68,8 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
         pytest.skip("the output size depends on the data: vmap cannot stack elements of different sizes")
     size = 3
     fn = functional(spec)
-    looped = False
+    looped = looped_every = False
+    name = spec.functional.split(".")[0]
     for s in _spread(samples(spec, device, dtype)):
         tensors = [(i, a) for i, a in enumerate(s.args) if isinstance(a, torch.Tensor)]
         if not tensors:
@@ -78,10 +93,14 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
                 else structops.vmap.Plan("loop", why="no meta rule")
             )
             first = batched == (tensors[0][0],) and spec.described
+            every = len(tensors) > 1 and len(batched) == len(tensors) and spec.described
             # A 0-d element reduced whole may loop: no dim list says "every dim but the batch".
             if plan.kind == "loop" and first and tensors[0][1].dim() > 0:
-                assert spec.functional.split(".")[0] in VMAP_LOOPS, f"{ctx}: loops, {plan.why}"
+                assert name in VMAP_LOOPS, f"{ctx}: loops, {plan.why}"
                 looped = True
+            if plan.kind == "loop" and every and tensors[0][1].dim() > 0:
+                assert name in VMAP_LOOPS or name in VMAP_LOOPS_EVERY, f"{ctx}: loops, {plan.why}"
+                looped_every = True
             got = torch.func.vmap(functools.partial(fn, **s.kwargs), in_dims=in_dims)(*args)
             expected = [
                 fn(*[e.args[i] if i in batched else a for i, a in enumerate(s.args)], **s.kwargs)
@@ -95,8 +114,10 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
             assert_matches(got, want, spec, s, f"vmap ({plan.kind}) vs loop, {ctx}", check_strides=False)
             if spec.inplace and 0 in batched:
                 _check_inplace(spec, s, examples, batched, in_dims, args, ctx)
-    if spec.functional.split(".")[0] in VMAP_LOOPS and spec.described:
+    if name in VMAP_LOOPS and spec.described:
         assert looped, f"{spec.name}: listed in VMAP_LOOPS but every sample ran batched: remove it"
+    if name in VMAP_LOOPS_EVERY and device == "cpu":
+        assert looped_every, f"{spec.name}: listed in VMAP_LOOPS_EVERY but it ran batched: remove it"
 
 
 def _check_inplace(spec: SuiteSpec, s: Sample, examples, batched, in_dims, args, ctx: str) -> None:

@@ -67,6 +67,7 @@ RULES = {
         "outputs": ('out',),
         "list_outputs": (),
         "combine": None,
+        "vmap_as": None,
         "index": index_add_Tensor,
     },
     'bmm_out': {
@@ -76,6 +77,7 @@ RULES = {
         "outputs": ('out',),
         "list_outputs": (),
         "combine": None,
+        "vmap_as": None,
         "index": index_bmm_out,
     },
     'amax': {
@@ -85,6 +87,7 @@ RULES = {
         "outputs": ('out',),
         "list_outputs": (),
         "combine": None,
+        "vmap_as": None,
         "index": index_amax,
     },
     'scaled_act': {
@@ -94,6 +97,7 @@ RULES = {
         "outputs": ('out',),
         "list_outputs": (),
         "combine": None,
+        "vmap_as": None,
         "index": index_scaled_act,
     },
     'scaled_tanh': {
@@ -103,6 +107,7 @@ RULES = {
         "outputs": ('out',),
         "list_outputs": (),
         "combine": None,
+        "vmap_as": None,
         "index": index_scaled_tanh,
     },
     '_scaled_tanh_backward_self': {
@@ -112,6 +117,7 @@ RULES = {
         "outputs": ('out',),
         "list_outputs": (),
         "combine": None,
+        "vmap_as": None,
         "index": index__scaled_tanh_backward_self,
     },
 }
