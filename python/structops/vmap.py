@@ -132,11 +132,7 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
         wider = every if expand else batched
         moved = shifted
         if expand:
-            moved = {
-                arg: _shift(values[arg], ranks.get(tensor, 0), empty)
-                for arg, tensor, empty in single.dim_args
-                if arg in values and tensor in ranks
-            }
+            moved = _every_dim_shifted(single, values, ranks)
 
         def shape_of(n, e, t, pad=pad, wider=wider):
             if (n, e) not in wider:
@@ -170,18 +166,22 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
     return Plan("loop", why="no parallel dim is read straight by every batched tensor and every output")
 
 
+def _every_dim_shifted(single: rules.Description, values: dict, ranks: dict) -> dict:
+    """Each dim argument moved past a batch axis that every tensor gets."""
+    return {
+        arg: _shift(values[arg], ranks.get(tensor, 0), empty)
+        for arg, tensor, empty in single.dim_args
+        if arg in values and tensor in ranks
+    }
+
+
 def _sibling(rule: dict, single: rules.Description, values: dict, batched, size: int) -> Plan | None:
     """``prepend`` to the op meta.vmap_as names, every tensor batched (unbatched ones expanded)."""
     if rule.get("vmap_as") is None:
         return None
     tensors = _tensor_args(rule, values)
     every = {(n, e) for n, e, _ in tensors}
-    ranks = {n: t.dim() for n, e, t in tensors}
-    moved = {
-        arg: _shift(values[arg], ranks.get(tensor, 0), empty)
-        for arg, tensor, empty in single.dim_args
-        if arg in values and tensor in ranks
-    }
+    moved = _every_dim_shifted(single, values, {n: t.dim() for n, e, t in tensors})
     if None in moved.values():
         return None
     batch_first = _with(values, rule, lambda n, e, t: (size, *t.shape))
