@@ -36,7 +36,17 @@ def launch(tmp_path: Path, world: int, mesh: str, *extra: str, timeout: float = 
     result = tmp_path / "result.json"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.distributed.worker", str(result), mesh, *extra],
+            # -X faulthandler: a rank killed by a signal prints the Python stack it died in.
+            [
+                sys.executable,
+                "-X",
+                "faulthandler",
+                "-m",
+                "tests.distributed.worker",
+                str(result),
+                mesh,
+                *extra,
+            ],
             cwd=ROOT,
             env=dict(env, RANK=str(rank)),
             stdout=subprocess.PIPE,
@@ -51,20 +61,33 @@ def launch(tmp_path: Path, world: int, mesh: str, *extra: str, timeout: float = 
         for p in procs:
             p.kill()
     # Every rank that failed, not only the first: a rank that dies takes its peers down with a
-    # "Connection reset by peer", so the first failing rank is rarely the one to read.
+    # "Connection closed by peer", so the first failing rank is rarely the one to read. Ranks
+    # killed by a signal come last, where a log cut short in the middle still shows their end.
     failed = [
         f"rank {rank} exited with {p.returncode}:\n{log[-3000:]}"
-        for rank, (p, log) in enumerate(zip(procs, logs, strict=True))
+        for rank, (p, log) in sorted(
+            enumerate(zip(procs, logs, strict=True)), key=lambda r: r[1][0].returncode < 0
+        )
         if p.returncode != 0
     ]
     assert not failed, "\n\n".join(failed)
     return [json.loads(Path(f"{result}.rank{rank}").read_text()) for rank in range(world)]
 
 
+def every_failure(reports: list[dict]) -> list[str]:
+    """Each failure once, with the ranks that saw it: a result gathered whole fails alike on every
+    rank, while a kernel that goes wrong on one rank's shard of a replicated output fails there only."""
+    ranks: dict[str, list[int]] = {}
+    for rank, report in enumerate(reports):
+        for failure in report["failures"]:
+            ranks.setdefault(failure, []).append(rank)
+    return [f"{failure}\n(on ranks {seen})" for failure, seen in ranks.items()]
+
+
 @pytest.mark.parametrize("world, mesh", [(2, "2"), (4, "4"), (4, "2x2")])
 def test_every_op_on_dtensor(tmp_path, world, mesh):
     reports = launch(tmp_path, world, mesh)
-    failures = reports[0]["failures"]
+    failures = every_failure(reports)
     assert not failures, f"{len(failures)} failures; the first:\n" + "\n".join(failures[:3])
     untested = [op for op, calls in reports[0]["calls"].items() if calls == 0]
     # masked_select: DTensor sizes every output on fake tensors before it runs an op, and the
@@ -75,7 +98,7 @@ def test_every_op_on_dtensor(tmp_path, world, mesh):
 def test_a_planted_wrong_strategy_is_caught(tmp_path):
     """softmax's and cumsum's dims declared parallel: DTensor then runs each rank's half alone."""
     reports = launch(tmp_path, 2, "2", "--plant-parallel", "--ops", "softmax_int,cumsum")
-    failures = reports[0]["failures"]
+    failures = every_failure(reports)
     assert any(f.startswith("softmax_int") for f in failures), failures[:2]
     assert any(f.startswith("cumsum") for f in failures), failures[:2]
 

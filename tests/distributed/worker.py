@@ -77,6 +77,38 @@ def _compare(spec, got: list[torch.Tensor], expected: tuple, what: str) -> None:
         torch.testing.assert_close(g, e, equal_nan=True, msg=lambda m: f"{what}: {m}", **tol)
 
 
+def _attempt(op, /, *args, **kwargs):
+    """(what op returns, None), or (None, the exception it raised)."""
+    try:
+        return op(*args, **kwargs), None
+    except Exception as e:  # noqa: BLE001 - every rank records it and goes on in step
+        return None, e
+
+
+def _trace(error: BaseException) -> str:
+    return "".join(traceback.format_exception(error))
+
+
+def _everyone(ok: bool) -> bool:
+    """Whether ok holds on every rank. The ranks agree after each call before the next collective:
+    one that went on to a collective its peers skipped would pair gloo's messages wrongly, and gloo
+    aborts the process (the test then sees a SIGABRT instead of the failure behind it)."""
+    flag = torch.tensor([int(ok)])
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    return bool(flag.item())
+
+
+def _matches(failures: list[str], ctx: str, spec, got: list[torch.Tensor], expected) -> int:
+    """1 if got equals expected, else 0 with the difference recorded. Local to each rank: the
+    full tensors were gathered before, so a rank whose result differs runs no collective less."""
+    try:
+        _compare(spec, got, expected, ctx)
+        return 1
+    except Exception:  # noqa: BLE001 - a mismatch is recorded; the ranks go on in step
+        failures.append(f"{ctx}:\n{traceback.format_exc()}")
+        return 0
+
+
 def _inplace_expected(spec, sample) -> torch.Tensor | None:
     """What the inplace overload leaves in self on whole tensors; None where it refuses the
     sample (self not of the result's shape, or of a dtype that cannot hold it)."""
@@ -138,32 +170,34 @@ def check_op(spec, mesh, rng: random.Random, failures: list[str], strategy_check
 
             args, kwargs = _distributed(sample, mesh, placements_of)
             ctx = f"{what}, placements {placed}"
-            try:
-                result = functional(spec)(*args, **kwargs)
-            except Exception as e:  # noqa: BLE001 - every rank records it and goes on in step
-                if spec.dynamic_output_shape and spec.name.split("_")[0] in str(e):
-                    continue  # DTensor sizes outputs on fake tensors first: data-dependent sizes fail
-                failures.append(f"{ctx}:\n{traceback.format_exc()}")
+            result, error = _attempt(functional(spec), *args, **kwargs)
+            if not _everyone(error is None):
+                # DTensor sizes outputs on fake tensors first: data-dependent sizes are refused.
+                refused = spec.dynamic_output_shape and spec.name.split("_")[0] in str(error)
+                if error is not None and not refused:
+                    failures.append(f"{ctx}:\n{_trace(error)}")
                 continue
-            try:
-                _compare(spec, _full(result), expected, ctx)
-                calls += 1
-                if spec.out and not spec.list_out and trial == 0:
-                    given = {
-                        name: torch.empty_like(r) for name, r in zip(spec.outs, _outputs(result), strict=True)
-                    }
-                    overload(spec, spec.out)(*args, **kwargs, **given)
-                    _compare(spec, _full(tuple(given.values())), expected, f"{ctx}, out=")
-                    calls += 1
-                inplace = _inplace_expected(spec, sample) if spec.inplace and trial == 0 else None
-                first = _outputs(result)[0]
-                if inplace is not None and not any(p.is_partial() for p in first.placements):
-                    args[0] = distribute_tensor(sample.args[0].clone(), mesh, first.placements)
-                    overload(spec, spec.inplace)(*args, **kwargs)
-                    _compare(spec, [args[0].full_tensor()], (inplace,), f"{ctx}, inplace")
-                    calls += 1
-            except Exception:  # noqa: BLE001 - every rank records it and goes on in step
-                failures.append(f"{ctx}:\n{traceback.format_exc()}")
+            calls += _matches(failures, ctx, spec, _full(result), expected)
+            if spec.out and not spec.list_out and trial == 0:
+                given = {
+                    name: torch.empty_like(r) for name, r in zip(spec.outs, _outputs(result), strict=True)
+                }
+                out_ctx = f"{ctx}, out="
+                _, error = _attempt(overload(spec, spec.out), *args, **kwargs, **given)
+                if _everyone(error is None):
+                    calls += _matches(failures, out_ctx, spec, _full(tuple(given.values())), expected)
+                elif error is not None:
+                    failures.append(f"{out_ctx}:\n{_trace(error)}")
+            inplace = _inplace_expected(spec, sample) if spec.inplace and trial == 0 else None
+            first = _outputs(result)[0]
+            if inplace is not None and not any(p.is_partial() for p in first.placements):
+                args[0] = distribute_tensor(sample.args[0].clone(), mesh, first.placements)
+                in_ctx = f"{ctx}, inplace"
+                _, error = _attempt(overload(spec, spec.inplace), *args, **kwargs)
+                if _everyone(error is None):
+                    calls += _matches(failures, in_ctx, spec, [args[0].full_tensor()], (inplace,))
+                elif error is not None:
+                    failures.append(f"{in_ctx}:\n{_trace(error)}")
         if strategy_checks:
             calls += _check_strategies(spec, sample, options, mesh, expected, what, failures)
     return calls
@@ -192,19 +226,19 @@ def _check_strategies(spec, sample, options, mesh, expected, what: str, failures
 
         args, kwargs = _distributed(sample, mesh, placements_of)
         ctx = f"{what}, strategy {s}"
-        try:
-            with CommDebugMode() as comms:
-                result = functional(spec)(*args, **kwargs)
-            promised = [_placement(p) for p in s.outputs]
-            got = [r.placements[0] for r in _outputs(result)]
-            if comms.get_total_counts() or got != promised:
-                failures.append(
-                    f"{ctx}: {comms.get_total_counts()} collectives, outputs placed {got} (want {promised})"
-                )
-            _compare(spec, _full(result), expected, ctx)
-            calls += 1
-        except Exception:  # noqa: BLE001 - every rank records it and goes on in step
-            failures.append(f"{ctx}:\n{traceback.format_exc()}")
+        with CommDebugMode() as comms:
+            result, error = _attempt(functional(spec), *args, **kwargs)
+        if not _everyone(error is None):
+            if error is not None:
+                failures.append(f"{ctx}:\n{_trace(error)}")
+            continue
+        promised = [_placement(p) for p in s.outputs]
+        got = [r.placements[0] for r in _outputs(result)]
+        if comms.get_total_counts() or got != promised:
+            failures.append(
+                f"{ctx}: {comms.get_total_counts()} collectives, outputs placed {got} (want {promised})"
+            )
+        calls += _matches(failures, ctx, spec, _full(result), expected)
     return calls
 
 
