@@ -150,28 +150,53 @@ void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
   });
 }
 
+// The first two passes over `width` contiguous columns of [n, inner], shared by softmax and
+// logsumexp: m[k] = the column's max, s[k] = sum of exp(x - shift[k]), where shift is the max or 0
+// when the max is infinite (as torch's logsumexp: all -inf gives -inf, any +inf gives +inf).
+// kKeep stores each exp in e ([n, width]) for softmax's last pass.
+template <bool kKeep, typename scalar_t, typename acc_t>
+[[gnu::always_inline]] inline void column_max_exp_sum(const scalar_t* __restrict x, int64_t n, int64_t inner,
+                                                      int64_t width, acc_t* __restrict m, acc_t* __restrict s,
+                                                      acc_t* __restrict e) {
+  for (int64_t k = 0; k < width; ++k) m[k] = -std::numeric_limits<acc_t>::infinity(), s[k] = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < width; ++k) m[k] = std::max(m[k], static_cast<acc_t>(x[j * inner + k]));
+  }
+  if constexpr (!kKeep) {
+    for (int64_t k = 0; k < width; ++k) m[k] = std::isinf(m[k]) ? acc_t(0) : m[k];
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t k = 0; k < width; ++k) {
+      const acc_t v = softmax_exp(static_cast<acc_t>(x[j * inner + k]) - m[k]);
+      if constexpr (kKeep) e[j * width + k] = v;
+      s[k] += v;
+    }
+  }
+}
+
 // Softmax along the middle dim of [outer, n, inner], inner > 1: blocks of contiguous columns.
 template <bool kLog, typename scalar_t>
 SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
                                  int64_t width, at::opmath_type<scalar_t>* __restrict e) {
   using acc_t = at::opmath_type<scalar_t>;
   std::array<acc_t, kColumnBlock> m, s;
-  for (int64_t k = 0; k < width; ++k) m[k] = -std::numeric_limits<acc_t>::infinity(), s[k] = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t k = 0; k < width; ++k) m[k] = std::max(m[k], static_cast<acc_t>(x[j * inner + k]));
-  }
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t k = 0; k < width; ++k) {
-      e[j * width + k] = softmax_exp(static_cast<acc_t>(x[j * inner + k]) - m[k]);
-      s[k] += e[j * width + k];
-    }
-  }
+  column_max_exp_sum<true>(x, n, inner, width, m.data(), s.data(), e);
   for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t k = 0; k < width; ++k) {
       o[j * inner + k] = narrow<scalar_t>(kLog ? static_cast<acc_t>(x[j * inner + k]) - s[k] : e[j * width + k] * s[k]);
     }
   }
+}
+
+// logsumexp over the middle dim of [outer, n, inner], inner > 1: o[k] for `width` columns.
+template <typename scalar_t>
+SO_CPU_CLONES void logsumexp_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
+                                   int64_t width) {
+  using acc_t = at::opmath_type<scalar_t>;
+  std::array<acc_t, kColumnBlock> shift, s;
+  column_max_exp_sum<false>(x, n, inner, width, shift.data(), s.data(), static_cast<acc_t*>(nullptr));
+  for (int64_t k = 0; k < width; ++k) o[k] = static_cast<scalar_t>(shift[k] + std::log(s[k]));
 }
 
 template <bool kLog>
@@ -358,9 +383,10 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
                        at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const int64_t rows = out.numel();
   if (rows == 0) return;
-  // Reduced dims last and contiguous: one row per output; integers are computed as float32.
-  const auto [x, n] = cpu::reduced_rows(cpu::operand(self, out.scalar_type(), self.device()), reduced_dims);
-  if (x.is_complex()) {
+  const at::Tensor input = cpu::operand(self, out.scalar_type(), self.device());  // integers as float32
+  if (input.is_complex()) {
+    // Reduced dims last and contiguous: one row per output.
+    const auto [x, n] = cpu::reduced_rows(input, reduced_dims);
     AT_DISPATCH_COMPLEX_TYPES(out.scalar_type(), "logsumexp", [&] {
       using real_t = typename scalar_t::value_type;
       const scalar_t* in = x.const_data_ptr<scalar_t>();
@@ -381,6 +407,34 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
     });
     return;
   }
+  // Reduced dims that are one run of adjacent dims with elements after them ([outer, n, inner] of the
+  // contiguous input, inner > 1): columns in blocks, no transposed copy of the input.
+  const at::Tensor xc = input.contiguous();
+  c10::SmallVector<int64_t, 8> dims(reduced_dims.begin(), reduced_dims.end());
+  std::sort(dims.begin(), dims.end());
+  const bool adjacent = !dims.empty() && dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size());
+  int64_t inner = 1;
+  for (int64_t d = adjacent ? dims.back() + 1 : xc.dim(); d < xc.dim(); ++d) inner *= xc.size(d);
+  if (adjacent && inner > 1) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= xc.size(d);
+    const int64_t outer = rows / inner;
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "logsumexp", [&] {
+      const scalar_t* in = xc.const_data_ptr<scalar_t>();
+      scalar_t* o = out.data_ptr<scalar_t>();
+      const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
+      const int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / (std::max<int64_t>(n, 1) * kColumnBlock));
+      structops::parallel_for(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
+          logsumexp_block(in + b * n * inner + k0, o + b * inner + k0, n, inner, std::min(kColumnBlock, inner - k0));
+        }
+      });
+    });
+    return;
+  }
+  // Otherwise the reduced dims last and contiguous: one row per output.
+  const auto [x, n] = cpu::reduced_rows(input, reduced_dims);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "logsumexp", [&] {
     using acc_t = at::opmath_type<scalar_t>;
     const scalar_t* in = x.const_data_ptr<scalar_t>();
