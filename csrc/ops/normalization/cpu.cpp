@@ -151,9 +151,9 @@ void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
 }
 
 // The first two passes over `width` contiguous columns of [n, inner], shared by softmax and
-// logsumexp: m[k] = the column's max, s[k] = sum of exp(x - shift[k]), where shift is the max or 0
-// when the max is infinite (as torch's logsumexp: all -inf gives -inf, any +inf gives +inf).
-// kKeep stores each exp in e ([n, width]) for softmax's last pass.
+// logsumexp: m[k] = the column's max, s[k] = the sum of exp(x - m[k]). kKeep (softmax) stores each
+// exp in e ([n, width]) for the last pass; otherwise (logsumexp) m is torch's shift, 0 where the max
+// is infinite, so all -inf gives -inf and any +inf gives +inf.
 template <bool kKeep, typename scalar_t, typename acc_t>
 [[gnu::always_inline]] inline void column_max_exp_sum(const scalar_t* __restrict x, int64_t n, int64_t inner,
                                                       int64_t width, acc_t* __restrict m, acc_t* __restrict s,
@@ -409,13 +409,13 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
   }
   // Reduced dims that are one run of adjacent dims with elements after them ([outer, n, inner] of the
   // contiguous input, inner > 1): columns in blocks, no transposed copy of the input.
-  const at::Tensor xc = input.contiguous();
   c10::SmallVector<int64_t, 8> dims(reduced_dims.begin(), reduced_dims.end());
   std::sort(dims.begin(), dims.end());
   const bool adjacent = !dims.empty() && dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size());
   int64_t inner = 1;
-  for (int64_t d = adjacent ? dims.back() + 1 : xc.dim(); d < xc.dim(); ++d) inner *= xc.size(d);
+  for (int64_t d = adjacent ? dims.back() + 1 : input.dim(); d < input.dim(); ++d) inner *= input.size(d);
   if (adjacent && inner > 1) {
+    const at::Tensor xc = input.contiguous();
     int64_t n = 1;
     for (int64_t d : dims) n *= xc.size(d);
     const int64_t outer = rows / inner;
