@@ -38,7 +38,7 @@ import torch
 from structops import autotune
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_pointwise import median_time
+from timing import per_call, side_by_side
 
 
 def cases(device: str, quick: bool) -> list[tuple[str, str, tuple, object, object]]:
@@ -145,7 +145,7 @@ def main() -> None:
         for _ in range(5):
             for v in variants:
                 with autotune.pin(f"{op}@{device}", v):
-                    times[v] = min(times[v], median_time(ours, device, min_time=0.02) * 1e6)
+                    times[v] = min(times[v], per_call(ours, device, min_time=0.02) * 1e6)
         eligible = {
             v: us
             for v, us in times.items()
@@ -157,8 +157,7 @@ def main() -> None:
             pick += " (unres.)"
         best = min(eligible.values()) if eligible else float("nan")
         distance = eligible.get(decision["pick"], float("nan")) / best - 1 if eligible else float("nan")
-        torch_us = median_time(theirs, device) * 1e6
-        ours_us = median_time(ours, device) * 1e6
+        torch_us, ours_us = (t * 1e6 for t in side_by_side([theirs, ours], device))
         distances.append(distance)
         ratios.append(torch_us / ours_us)
         shown = ", ".join(f"{v} {us:.1f}" + ("" if v in eligible else " (n/e)") for v, us in times.items())

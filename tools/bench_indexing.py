@@ -17,7 +17,7 @@ import statistics
 import structops
 import torch
 import torch.nn.functional as F
-from bench_pointwise import median_time  # the pointwise table's timing loop
+from timing import side_by_side
 
 
 def _gen():
@@ -116,9 +116,8 @@ def main() -> None:
             for e, a in zip(expected if many else [expected], got if many else [got], strict=True):
                 torch.testing.assert_close(a, e, rtol=1e-5, atol=1e-5)
             out = [torch.empty_like(e) for e in expected] if many else torch.empty_like(expected)
-            t_f, o_f = median_time(theirs, "cpu"), median_time(ours, "cpu")
-            t_o = median_time(lambda theirs=theirs, out=out: theirs(out=out), "cpu")
-            o_o = median_time(lambda ours=ours, out=out: ours(out=out), "cpu")
+            with_out = [lambda call=call, out=out: call(out=out) for call in (theirs, ours)]
+            t_f, o_f, t_o, o_o = side_by_side([theirs, ours, *with_out])
             ratios += [t_f / o_f, t_o / o_o]
             print(
                 f"{name:<28} {size:<7} {t_f * 1e6:>10.1f} {o_f * 1e6:>10.1f} {t_f / o_f:>6.2f} "

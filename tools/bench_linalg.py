@@ -7,7 +7,8 @@ For mm it times both CPU kernels of csrc/ops/linalg/gemm.h on their own (`blocke
 `aten`: ATen/BLAS through structops; each pinned in a subprocess, as the pins are read once)
 and the default (`auto`: structops.autotune's pick per shape bucket, tuned in the warm-up call),
 against torch.mm; then addmm and linear (also autotuned). It prints
-the median time, GFLOP/s and the ratio torch / structops (> 1: structops is faster).
+the time per call (the fastest of interleaved rounds, tools/timing.py), GFLOP/s and the ratio
+torch / structops (> 1: structops is faster).
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import per_call, side_by_side
 
 MM_SHAPES = [
     (64, 64, 64),
@@ -33,21 +36,6 @@ MM_SHAPES = [
 ]
 
 
-def median_time(fn, min_time: float = 0.2) -> float:
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-7)
-    inner = max(1, int(min_time / 10 / once))
-    times = []
-    for _ in range(10):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
-
-
 def mm_times(dtype: str) -> dict:
     """Run in a subprocess: structops.mm's time per shape under this process's pin (or autotune)."""
     import structops
@@ -55,7 +43,7 @@ def mm_times(dtype: str) -> dict:
     out = {}
     for m, k, n in MM_SHAPES:
         a, b = torch.randn(m, k).to(getattr(torch, dtype)), torch.randn(k, n).to(getattr(torch, dtype))
-        out[f"{m}x{k}x{n}"] = median_time(lambda a=a, b=b: structops.mm(a, b))
+        out[f"{m}x{k}x{n}"] = per_call(lambda a=a, b=b: structops.mm(a, b), min_time=0.2)
     return out
 
 
@@ -91,7 +79,7 @@ def main() -> None:
         for m, k, n in MM_SHAPES:
             key = f"{m}x{k}x{n}"
             a, b = torch.randn(m, k).to(getattr(torch, dtype)), torch.randn(k, n).to(getattr(torch, dtype))
-            t = median_time(lambda a=a, b=b: torch.mm(a, b))
+            t = per_call(lambda a=a, b=b: torch.mm(a, b), min_time=0.2)
             flops = 2 * m * n * k
             cells = [
                 f"{flops / runs[c][key] / 1e9:7.1f} ({t / runs[c][key]:4.2f})"
@@ -99,7 +87,7 @@ def main() -> None:
             ]
             print(f"{key:>16} {flops / t / 1e9:8.1f} " + " ".join(f"{c:>16}" for c in cells))
 
-    print("\naddmm / linear float32: median us (ratio torch/structops)")
+    print("\naddmm / linear float32: us (ratio torch/structops)")
     cases = [
         (
             "addmm 256",
@@ -128,8 +116,7 @@ def main() -> None:
     ]
     for name, make, ours, theirs in cases:
         x = make()
-        t_torch = median_time(lambda f=theirs, x=x: f(*x))
-        t_ours = median_time(lambda f=ours, x=x: f(*x))
+        t_torch, t_ours = side_by_side([lambda f=theirs, x=x: f(*x), lambda f=ours, x=x: f(*x)], min_time=0.2)
         print(
             f"{name:>24} torch {t_torch * 1e6:9.1f}  structops {t_ours * 1e6:9.1f}  ({t_torch / t_ours:4.2f})"
         )

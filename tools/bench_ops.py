@@ -7,8 +7,9 @@ not a test).
     python3 tools/bench_ops.py --device cuda       # on a GPU, with the CUDA kernels' corner shapes
 
 Each case runs the functional call of both libraries on the same input (values checked equal
-first), prints the median times and the ratio torch / structops (> 1: structops is faster), and
-ends with the median ratio per op and the cases below 0.8.
+first), prints their times (side by side in interleaved rounds, tools/timing.py) and the ratio
+torch / structops (> 1: structops is faster), and ends with the median ratio per op and the cases
+below 0.8.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import structops
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_pointwise import median_time
+from timing import side_by_side
 
 F = torch.nn.functional
 
@@ -83,7 +84,7 @@ def strided_sums() -> None:
         ours = functools.partial(structops.sum, x, None if dim is None else [dim])
         theirs = functools.partial(torch.sum, x) if dim is None else functools.partial(torch.sum, x, dim)
         torch.testing.assert_close(ours(), theirs())
-        t_torch, t_ours = median_time(theirs, "cpu"), median_time(ours, "cpu")
+        t_torch, t_ours = side_by_side([theirs, ours])
         print(f"{name:<28} {t_torch * 1e6:>10.1f} {t_ours * 1e6:>10.1f} {t_torch / t_ours:>6.2f}", flush=True)
 
 
@@ -131,8 +132,9 @@ def main() -> None:
                 # sqrt(n) ulps (prod over 1e7 rows on CUDA: 1.9e-3 relative)
                 tol = max(tol, 1e-6 * math.sqrt(rows if dim == 0 else cols))
                 torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
-                t_torch = median_time(functools.partial(theirs, x, dim), device)
-                t_ours = median_time(functools.partial(ours, x, dim), device)
+                t_torch, t_ours = side_by_side(
+                    [functools.partial(theirs, x, dim), functools.partial(ours, x, dim)], device
+                )
                 ratio = t_torch / t_ours
                 by_op.setdefault(name, []).append(ratio)
                 line = (

@@ -5,21 +5,25 @@
 
 For each op, size (1e3 .. 1e7 elements), layout (contiguous, broadcast row, transposed/strided)
 and dtype (float32, bfloat16) it times the functional call and the out= call (no allocation:
-allocating a fresh 64 MiB output halves throughput for both) and prints the median time, the
-ratio torch / structops (> 1: structops is faster) and structops' GB/s (bytes read + written
-once). Fused formulas are compared with torch's unfused chain. On a GPU it also reports the
-share of the measured device-to-device copy bandwidth.
+allocating a fresh 64 MiB output halves throughput for both), side by side in interleaved rounds
+(tools/timing.py), and prints the time, the ratio torch / structops (> 1: structops is faster) and
+structops' GB/s (bytes read + written once). Fused formulas are compared with torch's unfused
+chain. On a GPU it also reports the share of the measured device-to-device copy bandwidth.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import time
+import sys
+from pathlib import Path
 
 import structops
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import per_call, side_by_side
 
 # name -> (structops call, torch call, number of tensor inputs, input domain)
 OPS = {
@@ -59,27 +63,6 @@ OPS = {
 QUICK = ("add", "mul", "exp", "gelu", "add_relu", "bias_gelu", "mul_add")
 
 
-def median_time(fn, device: str, min_time: float = 0.05) -> float:
-    """Median seconds per call over repeats that together take at least min_time."""
-    fn()
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    sync()
-    t0 = time.perf_counter()
-    fn()
-    sync()
-    once = max(time.perf_counter() - t0, 1e-7)
-    inner = max(1, int(min_time / 10 / once))
-    times = []
-    for _ in range(10):
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        sync()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
-
-
 def make_inputs(n_inputs: int, numel: int, layout: str, dtype, device: str) -> list[torch.Tensor]:
     cols = 1000 if numel >= 10_000 else 100
     rows = max(1, numel // cols)
@@ -100,13 +83,10 @@ def make_inputs(n_inputs: int, numel: int, layout: str, dtype, device: str) -> l
 
 
 def timings(ours, theirs, xs, out, device: str) -> tuple[float, float, float, float]:
-    """torch and structops, functional and out=, each timed on the same inputs."""
-    return (
-        median_time(lambda: theirs(*xs), device),
-        median_time(lambda: ours(*xs), device),
-        median_time(lambda: theirs(*xs, out=out), device),
-        median_time(lambda: ours(*xs, out=out), device),
-    )
+    """torch and structops, functional and out=, timed side by side on the same inputs."""
+    calls = [lambda: theirs(*xs), lambda: ours(*xs), lambda: theirs(*xs, out=out), lambda: ours(*xs, out=out)]
+    t_f, o_f, t_o, o_o = side_by_side(calls, device)
+    return t_f, o_f, t_o, o_o
 
 
 def copy_bandwidth(device: str) -> float | None:
@@ -114,7 +94,7 @@ def copy_bandwidth(device: str) -> float | None:
         return None
     x = torch.empty(2**28, dtype=torch.uint8, device=device)
     y = torch.empty_like(x)
-    return 2 * x.numel() / median_time(lambda: y.copy_(x), device)
+    return 2 * x.numel() / per_call(lambda: y.copy_(x), device)
 
 
 def main() -> None:

@@ -2,34 +2,23 @@
 
     .venv/bin/python tools/bench_pool_loss.py [--threads N]
 
-Prints the median time per call and the ratio torch / structops (> 1: structops is faster).
+Prints the time per call (the fastest of interleaved rounds, tools/timing.py) and the ratio
+torch / structops (> 1: structops is faster).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import sys
+from pathlib import Path
 
 import structops
 import torch
 
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import side_by_side
+
 A = torch.ops.aten
-
-
-def median_time(fn, min_time: float = 0.2) -> float:
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-7)
-    inner = max(1, int(min_time / 10 / once))
-    times = []
-    for _ in range(10):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - t0) / inner)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -91,8 +80,7 @@ def main() -> None:
     ]
     print(f"{'case':>34} {'torch us':>10} {'structops us':>13} {'ratio':>6}")
     for name, theirs, ours, a in cases:
-        tt = median_time(lambda f=theirs, a=a: f(*a))
-        ts = median_time(lambda f=ours, a=a: f(*a))
+        tt, ts = side_by_side([lambda f=theirs, a=a: f(*a), lambda f=ours, a=a: f(*a)], min_time=0.2)
         print(f"{name:>34} {tt * 1e6:10.1f} {ts * 1e6:13.1f} {tt / ts:6.2f}")
 
 
