@@ -8,6 +8,10 @@ from pathlib import Path
 
 import torch  # noqa: F401 - libtorch must be loaded before the extension
 
+from structops import _build, _cpu
+
+_cpu.check(_build.CPU_FEATURES)  # before the library loads: see _cpu.py
+
 from structops import (
     _C,  # loading it registers torch.ops.structops.*
     autotune,

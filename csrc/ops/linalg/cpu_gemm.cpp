@@ -33,12 +33,30 @@
 #include <string_view>
 #include <type_traits>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SO_MM_X86 1
+// Which micro-kernel geometries are compiled. A portable x86-64 build (STRUCTOPS_CPU_ISA=portable)
+// compiles each ISA's with its target attribute and picks one at run time; a native build (the
+// default, -march=native) or another CPU compiles the one of the ISA it is compiled for.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(STRUCTOPS_HOST_ISA)
+#define SO_MM_PICK_AT_RUN_TIME 1
+#define SO_MM_V4 1
+#define SO_MM_V3 1
 #define SO_TARGET_V4 __attribute__((target("arch=x86-64-v4")))
 #define SO_TARGET_V3 __attribute__((target("arch=x86-64-v3")))
 #else
-#define SO_MM_X86 0
+#define SO_MM_PICK_AT_RUN_TIME 0
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512CD__) && defined(__AVX512DQ__) && \
+    defined(__AVX512VL__)
+#define SO_MM_V4 1
+#define SO_MM_V3 0
+#elif defined(__AVX2__) && defined(__FMA__)
+#define SO_MM_V4 0
+#define SO_MM_V3 1
+#else
+#define SO_MM_V4 0
+#define SO_MM_V3 0
+#endif
+#define SO_TARGET_V4
+#define SO_TARGET_V3
 #endif
 
 namespace structops::cpu {
@@ -143,9 +161,11 @@ template <typename T, int MR, int NV, int L>
 // NV B vectors and one broadcast fit the register file (32 zmm; 16 ymm/xmm).
 #define SO_MACRO(name, target, T, MR, NV, L) \
   target void name(const Tile<T>& t) { macro<T, MR, NV, L>(t); }
-#if SO_MM_X86
+#if SO_MM_V4
 SO_MACRO(macro_f32_v4, SO_TARGET_V4, float, 12, 2, 16)
 SO_MACRO(macro_f64_v4, SO_TARGET_V4, double, 12, 2, 8)
+#endif
+#if SO_MM_V3
 SO_MACRO(macro_f32_v3, SO_TARGET_V3, float, 6, 2, 8)
 SO_MACRO(macro_f64_v3, SO_TARGET_V3, double, 6, 2, 4)
 #endif
@@ -162,18 +182,27 @@ struct Kernel {
 template <typename T>
 Kernel<T> pick_kernel() {
   constexpr bool f32 = std::is_same_v<T, float>;
-#if SO_MM_X86
+#if SO_MM_PICK_AT_RUN_TIME
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("x86-64-v4")) {
+  const bool v4 = __builtin_cpu_supports("x86-64-v4"), v3 = __builtin_cpu_supports("x86-64-v3");
+#else
+  constexpr bool v4 = SO_MM_V4, v3 = SO_MM_V3;
+#endif
+#if SO_MM_V4
+  if (v4) {
     // A task's NC x KC block of B stays in L2 (480 KB); MC rows of A are 8 micro-panels.
     if constexpr (f32) return {12, 32, 96, 480, macro_f32_v4};
     else return {12, 16, 96, 240, macro_f64_v4};
   }
-  if (__builtin_cpu_supports("x86-64-v3")) {
+#endif
+#if SO_MM_V3
+  if (v3) {
     if constexpr (f32) return {6, 16, 96, 384, macro_f32_v3};
     else return {6, 8, 96, 192, macro_f64_v3};
   }
 #endif
+  (void)v4;
+  (void)v3;
   if constexpr (f32) return {6, 8, 96, 256, macro_f32_base};
   else return {6, 4, 96, 128, macro_f64_base};
 }

@@ -28,7 +28,11 @@
 #include <structops/pointwise/math.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(STRUCTOPS_HOST_ISA)
+#define SO_CPU_CLONES
+#else
 #define SO_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
 // glibc's <math.h> announces its vector variants only under -ffast-math, which would also
 // break NaN handling; announce them here instead (same functions, same accuracy contract).
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 22)

@@ -1,0 +1,51 @@
+"""The check that a native build (STRUCTOPS_CPU_ISA=native, the default) runs on a CPU it was compiled
+for: such a library may use any instruction of the build machine anywhere, even in the code that runs
+when it loads, so a CPU without one would die of SIGILL. Checked before the library loads; Linux only
+(where /proc/cpuinfo lists the CPU's flags)."""
+
+from pathlib import Path
+
+# The compiler's ISA macro (without its underscores) -> the flag /proc/cpuinfo lists for it, where the
+# two names differ; the others are the macro in lower case.
+_CPUINFO_FLAG = {
+    "BMI": "bmi1",
+    "LZCNT": "abm",
+    "SSE3": "pni",
+    "AVX512BF16": "avx512_bf16",
+    "AVX512FP16": "avx512_fp16",
+    "AVX512VNNI": "avx512_vnni",
+    "AVX512BITALG": "avx512_bitalg",
+    "AVX512VBMI2": "avx512_vbmi2",
+    "AVX512VPOPCNTDQ": "avx512_vpopcntdq",
+    "AVXVNNI": "avx_vnni",
+}
+
+
+def missing_features(built_for: tuple[str, ...], cpu_flags: set[str]) -> list[str]:
+    """The features of `built_for` (compiler macro names) that `cpu_flags` (/proc/cpuinfo) lacks."""
+    return [f for f in built_for if _CPUINFO_FLAG.get(f, f.lower()) not in cpu_flags]
+
+
+def _cpuinfo_flags() -> set[str] | None:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.partition(":")[2].split())
+    return None
+
+
+def check(built_for: tuple[str, ...]) -> None:
+    """Raise ImportError if this CPU lacks a feature the library was compiled for."""
+    flags = _cpuinfo_flags() if built_for else None
+    if flags is None:
+        return
+    missing = missing_features(built_for, flags)
+    if missing:
+        raise ImportError(
+            f"structops was compiled for the CPU of the machine that built it (-march=native), and this "
+            f"CPU lacks {', '.join(missing)} — rebuild it here (bash tools/setup.sh), or build a portable "
+            f"library for any x86-64 with --config-settings=cmake.define.STRUCTOPS_CPU_ISA=portable"
+        )
