@@ -2,19 +2,22 @@
 
     .venv/bin/python tools/bench_rebuild.py              # every scenario
     .venv/bin/python tools/bench_rebuild.py formula      # some of them
+    .venv/bin/python tools/bench_rebuild.py --clean      # a clean build (removes build/ first)
 
 Each scenario makes one real edit (the generated or compiled code changes; a comment in the YAML
 would rebuild nothing), times the README's rebuild command (`bash tools/setup.sh`: pip's editable
 rebuild, then the demo) and the CPU emulator's rebuild that the next test run makes, restores the
 file and rebuilds again. It prints the wall time of each, the part ninja spent compiling and
 linking, and the files it recompiled (from ninja's log), so a slow rebuild names its cause.
-Needs a finished `bash tools/setup.sh` first.
+Needs a finished `bash tools/setup.sh` first. `--clean` times the README's first command from an
+empty build/ instead: ninja's span (the compile) and its slowest steps.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -108,12 +111,11 @@ def _emulator_command() -> list[str] | None:
     return [found[0], "--build", found[1], "--target", "structops_cuda_emu"] if len(found) == 3 else None
 
 
-def _rebuild() -> tuple[float, float, float, list[tuple[float, str]]]:
+def _rebuild(with_emulator: bool = True) -> tuple[float, float, float, list[tuple[float, str]]]:
     """The README's rebuild command, then the emulator's rebuild the next test run makes; their
     wall times, ninja's wall time over both and the recompiled files (ninja's log rows whose
     output is newer than the command's start: ninja compacts its log, so rows are picked by
     time, not by position)."""
-    log = _ninja_log()
     started_ns = time.time_ns()
     t0 = time.perf_counter()
     done = subprocess.run(["bash", "tools/setup.sh"], check=False, cwd=ROOT, capture_output=True, text=True)
@@ -121,18 +123,35 @@ def _rebuild() -> tuple[float, float, float, list[tuple[float, str]]]:
     if done.returncode != 0:
         sys.exit(f"the rebuild failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     emulator = 0.0
-    command = _emulator_command()
+    command = _emulator_command() if with_emulator else None
     if command is not None:
         t0 = time.perf_counter()
         done = subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True)
         emulator = time.perf_counter() - t0
         if done.returncode != 0:
             sys.exit(f"the emulator's rebuild failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    rows = [line.split("\t") for line in log.read_text().splitlines() if not line.startswith("#")]
+    rows = [line.split("\t") for line in _ninja_log().read_text().splitlines() if not line.startswith("#")]
     rows = [r for r in rows if int(r[2]) >= started_ns]
     steps = [((int(end) - int(start)) / 1000, out) for start, end, _, out, _ in rows]
     ninja = (max((int(r[1]) for r in rows), default=0) - min((int(r[0]) for r in rows), default=0)) / 1000
     return wall, emulator, ninja, sorted(steps, reverse=True)
+
+
+def _step_name(out: str) -> str:
+    """An object's name; a CUDA compile check's (nvcc --fatbin) marked as such."""
+    name = Path(out).name.removesuffix(".o")
+    return f"{name.removesuffix('.fatbin')} (nvcc check)" if name.endswith(".fatbin") else name
+
+
+def _clean_build() -> None:
+    """The README's first command from an empty build/ (the emulator is the tests' to build)."""
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
+    wall, _, ninja, steps = _rebuild(with_emulator=False)
+    print(f"clean build: setup.sh {wall:.0f} s, ninja {ninja:.0f} s from first to last step")
+    summed = sum(t for t, _ in steps)
+    print(f"{len(steps)} steps, {summed:.0f} s summed over ninja's parallel jobs; the slowest:")
+    for t, out in steps[:15]:
+        print(f"  {t:6.1f}  {_step_name(out)}")
 
 
 def main() -> None:
@@ -140,7 +159,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("scenarios", nargs="*", help=", ".join(s.name for s in SCENARIOS) + " (default: all)")
+    parser.add_argument("--clean", action="store_true", help="time a clean build instead")
     args = parser.parse_args()
+    if args.clean:
+        _clean_build()
+        return
     unknown = set(args.scenarios) - {s.name for s in SCENARIOS}
     if unknown:
         parser.error(f"unknown scenarios {sorted(unknown)}: choose from {[s.name for s in SCENARIOS]}")
@@ -157,7 +180,7 @@ def main() -> None:
         finally:
             s.path.write_text(original)
         objects = ", ".join(
-            f"{Path(out).name.removesuffix('.o')} {t:.1f}" for t, out in steps if out.endswith(".o")
+            f"{_step_name(out)} {t:.1f}" for t, out in steps if out.endswith((".o", ".fatbin"))
         )
         print(f"{s.name:<10}{wall:>12.1f}{emulator:>13.1f}{ninja:>11.1f}  {objects or '-'}")
         print(f"{'':<10}({s.what})")
