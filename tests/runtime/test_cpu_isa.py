@@ -14,6 +14,8 @@ def test_compiler_macros_map_to_cpuinfo_flags():
     built_for = ("SSE2", "SSE3", "SSSE3", "SSE4_1", "SSE4_2", "AVX", "AVX2", "FMA", "F16C", "BMI", "BMI2")
     assert _cpu.missing_features(built_for + ("LZCNT",), flags) == []
     assert _cpu.missing_features(built_for + ("AVX512F", "AVX512BF16"), flags) == ["AVX512F", "AVX512BF16"]
+    # A feature the table does not know is not checked: never a refusal of a CPU that has it.
+    assert _cpu.missing_features(("AVX512VP2INTERSECT",), flags) == []
 
 
 def test_this_build_runs_here():
