@@ -78,6 +78,38 @@ at::Tensor operand(const at::Tensor& t, at::ScalarType dtype, at::Device device)
   return t.to(device, dtype);
 }
 
+void detail::walk_rows(const Geometry& g, int64_t grain, RowFn row, const void* ctx) {
+  const int operands = g.operands;
+  // Elements [begin, end) of the merged iteration space, row by row.
+  structops::parallel_for(0, g.numel, grain, [&](int64_t begin, int64_t end) {
+    const int nd = g.ndim;
+    c10::SmallVector<int64_t, 8> index(nd, 0);
+    std::array<int64_t, kMaxOperands> offset{};
+    int64_t rest = begin;
+    for (int d = 0; d < nd; ++d) {
+      index[d] = rest % g.sizes[d];
+      rest /= g.sizes[d];
+      for (int k = 0; k < operands; ++k) offset[k] += index[d] * g.strides[k][d];
+    }
+    for (int64_t i = begin; i < end;) {
+      const int64_t n = std::min(g.sizes[0] - index[0], end - i);
+      row(ctx, n, offset);
+      if (pw::zero_division_flag) {
+        pw::zero_division_flag = false;
+        pw::throw_zero_division();
+      }
+      i += n;
+      for (int k = 0; k < operands; ++k) offset[k] += n * g.strides[k][0];
+      index[0] += n;
+      for (int d = 0; d + 1 < nd && index[d] == g.sizes[d]; ++d) {
+        for (int k = 0; k < operands; ++k) offset[k] += g.strides[k][d + 1] - g.sizes[d] * g.strides[k][d];
+        index[d] = 0;
+        ++index[d + 1];
+      }
+    }
+  });
+}
+
 at::Tensor wrapped_number(const at::Scalar& s) {
   at::Tensor t = at::scalar_to_tensor(s);
   t.unsafeGetTensorImpl()->set_wrapped_number(true);

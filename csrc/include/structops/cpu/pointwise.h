@@ -143,6 +143,14 @@ void row_strided(const F& f, int64_t n, out_t* o, int64_t so, const std::array<i
 
 }  // namespace detail
 
+namespace detail {
+// Calls row(ctx, n, offsets) for every run of n elements along the innermost dim of the merged
+// iteration space, with each operand's element offset, split across threads above `grain`; after
+// each row, raises the integer-division error a formula flagged (structops/pointwise/math.h).
+using RowFn = void (*)(const void* ctx, int64_t n, const std::array<int64_t, kMaxOperands>& offset);
+void walk_rows(const Geometry& g, int64_t grain, RowFn row, const void* ctx);
+}  // namespace detail
+
 // out = f(inputs...) elementwise. in_t... are the element types of `inputs` (the op's common
 // dtype, or an input's own fixed dtype such as where's bool condition).
 // grain: elements per thread's chunk at least (a kernel variant's parameter; below it, serial).
@@ -181,38 +189,13 @@ void run(const F& f, const at::Tensor& out, const std::array<at::Tensor, sizeof.
     }(std::make_index_sequence<N>{});
   };
 
-  // Elements [begin, end) of the merged iteration space, row by row.
-  auto range = [&](int64_t begin, int64_t end) {
-    const int nd = g.ndim;
-    c10::SmallVector<int64_t, 8> index(nd, 0);
-    std::array<int64_t, kMaxOperands> offset{};
-    int64_t rest = begin;
-    for (int d = 0; d < nd; ++d) {
-      index[d] = rest % g.sizes[d];
-      rest /= g.sizes[d];
-      for (int k = 0; k <= static_cast<int>(N); ++k) offset[k] += index[d] * g.strides[k][d];
-    }
-    for (int64_t i = begin; i < end;) {
-      const int64_t n = std::min(g.sizes[0] - index[0], end - i);
-      row(n, offset);
-      if (pw::zero_division_flag) {
-        pw::zero_division_flag = false;
-        pw::throw_zero_division();
-      }
-      i += n;
-      for (int k = 0; k <= static_cast<int>(N); ++k) offset[k] += n * g.strides[k][0];
-      index[0] += n;
-      for (int d = 0; d + 1 < nd && index[d] == g.sizes[d]; ++d) {
-        for (int k = 0; k <= static_cast<int>(N); ++k) {
-          offset[k] += g.strides[k][d + 1] - g.sizes[d] * g.strides[k][d];
-        }
-        index[d] = 0;
-        ++index[d + 1];
-      }
-    }
-  };
-
-  structops::parallel_for(0, g.numel, grain, range);
+  // The walk over rows is the same for every dtype and formula: compiled once (runtime/pointwise.cpp).
+  detail::walk_rows(
+      g, grain,
+      [](const void* ctx, int64_t n, const std::array<int64_t, kMaxOperands>& offset) {
+        (*static_cast<const decltype(row)*>(ctx))(n, offset);
+      },
+      &row);
 }
 
 }  // namespace structops::cpu
