@@ -48,13 +48,14 @@ def missing_features(built_for: tuple[str, ...], cpu_flags: set[str]) -> list[st
 
 
 def _cpuinfo_flags() -> set[str] | None:
+    """The first CPU's flags; reads only up to them (the file lists every core: import time)."""
     try:
-        text = Path("/proc/cpuinfo").read_text()
+        with Path("/proc/cpuinfo").open() as lines:
+            for line in lines:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
     except OSError:
         return None
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.partition(":")[2].split())
     return None
 
 
