@@ -120,6 +120,7 @@ def main() -> None:
                 if name == "prod":
                     x = 1 + x / 1000  # keep products finite
                 expected, got = theirs(x, dim), ours(x, dim)
+                note = ""
                 # prod of 2048 bfloat16 factors: torch rounds its running product to bfloat16, we do not
                 tol = (
                     1e-1
@@ -131,7 +132,16 @@ def main() -> None:
                 # n terms added or multiplied in another order than torch's: rounding grows like
                 # sqrt(n) ulps (prod over 1e7 rows on CUDA: 1.9e-3 relative)
                 tol = max(tol, 1e-6 * math.sqrt(rows if dim == 0 else cols))
-                torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
+                try:
+                    torch.testing.assert_close(got, expected, atol=tol, rtol=tol, equal_nan=True)
+                except AssertionError:
+                    # torch's float32 scan over 1e7 rows drifts by ~1.5 (ours by 0.007): ask float64
+                    # which of the two is wrong, and fail only when ours is the farther one
+                    ref = theirs(x.double(), dim)
+                    ours_err, torch_err = (float((t.double() - ref).abs().max()) for t in (got, expected))
+                    if ours_err > torch_err:
+                        raise
+                    note = f"  (float64 says: torch off by {torch_err:.3g}, ours by {ours_err:.3g})"
                 t_torch, t_ours = side_by_side(
                     [functools.partial(theirs, x, dim), functools.partial(ours, x, dim)], device
                 )
@@ -141,7 +151,7 @@ def main() -> None:
                     f"{name:<12} {str(dtype)[6:]:<9} {f'{rows}x{cols}':<14} {dim:>3} {t_torch * 1e6:>10.1f} "
                     f"{t_ours * 1e6:>10.1f} {ratio:>6.2f}"
                 )
-                print(line, flush=True)
+                print(line + note, flush=True)
                 if ratio < 0.8:
                     slow.append(line)
     print("\nmedian ratio per op: " + ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in by_op.items()))
