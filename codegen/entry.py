@@ -12,7 +12,7 @@ import dataclasses
 import keyword
 
 from codegen import composite, spellings
-from codegen.api import cpp, python
+from codegen.api import boxed, cpp, python
 from codegen.api.names import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
 from codegen.autograd.formulas import parse_derivatives
 from codegen.conformance import parse_tests
@@ -708,6 +708,7 @@ def _check_types(path: str, entry: LineDict, fn: NativeFunction) -> None:
     values = fn.precomputed.all_values if fn.precomputed else ()
     try:
         cpp.kernel_signature(fn.func)
+        boxed.boxed_kernel(fn.func, "f", "boxed_f")
         cpp.arguments(values)
         for a in values:
             cpp.value_type(a.type)

@@ -1,7 +1,8 @@
-"""The C++ calling convention of the dispatcher's unboxed kernels (what TORCH_FN accepts).
+"""The C++ calling convention of the dispatcher's unboxed kernels: the parameters of every
+generated kernel function, and the typed handles (``typed<...>()``) that call structops ops.
 
-A kernel's C++ signature must match what torch derives from the schema, or registration fails
-at load time; these mappings follow ATen's own (const Tensor& for inputs, Tensor& for written
+A typed handle's signature must be the one torch derives from the schema (the dispatcher
+checks it); these mappings follow ATen's own (const Tensor& for inputs, Tensor& for written
 tensors, OptionalIntArrayRef for int[]?, ...).
 """
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from codegen.api import cpp, names
+from codegen.api import boxed, cpp, names
 from codegen.autograd import cpp as formula_cpp
 from codegen.autograd.formulas import AUTO_LINEAR, Apply, Autograd, Expr, Op, Ref, Select, Where
 from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType
@@ -50,6 +50,7 @@ class Functional:
     node: str
     name: str  # the node's name() ("structops::mul.Tensor backward")
     function: str
+    kernel: boxed.BoxedKernel  # what is registered: the boxed adapter of ``function``
     overload: str  # "mul.Tensor"
     returns: str
     params: str
@@ -79,6 +80,7 @@ class Written:
 
     kind: str  # inplace | out
     function: str
+    kernel: boxed.BoxedKernel
     overload: str
     returns: str
     params: str
@@ -251,6 +253,7 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
         node=_node_name(group),
         name=f"structops::{fn.func.name} backward",
         function=f"{fn.func.name.unambiguous}_autograd",
+        kernel=_boxed(fn),
         overload=str(fn.func.name),
         returns=cpp.return_type(fn.func.returns),
         params=", ".join(p.decl() for p in params),
@@ -317,6 +320,7 @@ def _written(group: StructuredGroup, fn: NativeFunction, kind: str) -> Written:
     return Written(
         kind=kind,
         function=f"{fn.func.name.unambiguous}_autograd",
+        kernel=_boxed(fn),
         overload=str(fn.func.name),
         returns=cpp.return_type(fn.func.returns),
         params=", ".join(p.decl() for p in params),
@@ -331,6 +335,11 @@ def _written(group: StructuredGroup, fn: NativeFunction, kind: str) -> Written:
         meta_args=meta_args,
         written=tuple(names.cpp_name(a.name) for a in args if a.is_write),
     )
+
+
+def _boxed(fn: NativeFunction) -> boxed.BoxedKernel:
+    function = f"{fn.func.name.unambiguous}_autograd"
+    return boxed.boxed_kernel(fn.func, function, f"boxed_{function}", keys=True)
 
 
 def differentiable_groups(manifest: Manifest) -> list[StructuredGroup]:

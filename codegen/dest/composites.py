@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api import cpp
+from codegen.api import boxed, cpp
 from codegen.api.names import cpp_name
 from codegen.composite import Composite, Cond, Const, IntList, Name, Promoted, Value, missing_message
 from codegen.model import BaseTy, BaseType, OptionalType, Type
@@ -30,6 +30,7 @@ class CompositeCall:
     params: str
     cases: tuple[CompositeCase, ...]
     missing: str | None  # what a call no case applies to raises
+    kernel: boxed.BoxedKernel  # what is registered: the boxed adapter of ``function``
 
 
 def _const(v: Const, t: Type) -> str:
@@ -85,14 +86,16 @@ def composite_calls(manifest: Manifest) -> list[CompositeCall]:
         if fn.composite is None:
             continue
         returns, params = cpp.kernel_signature(fn.func)
+        function = f"{fn.func.name.unambiguous}_composite"
         calls.append(
             CompositeCall(
                 name=str(fn.func.name),
-                function=f"{fn.func.name.unambiguous}_composite",
+                function=function,
                 returns=returns,
                 params=", ".join(b.decl() for b in params),
                 cases=tuple(_case(c, fn, by_name[str(c.target)]) for c in fn.composite),
                 missing=missing_message(str(fn.func.name.name), fn.composite),
+                kernel=boxed.boxed_kernel(fn.func, function, f"boxed_{function}"),
             )
         )
     return calls

@@ -10,7 +10,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from codegen.api import cpp, names
+from codegen.api import boxed, cpp, names
 from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
 from codegen.native import DispatchKey, Manifest, NativeFunction, StructuredGroup
 from codegen.rules import cpp as rules_cpp
@@ -84,7 +84,7 @@ class Wrapper:
 @dataclass(frozen=True)
 class Registration:
     op: str
-    function: str
+    kernel: boxed.BoxedKernel  # the boxed adapter registered for op, calling the unboxed function
 
 
 @dataclass(frozen=True)
@@ -274,14 +274,15 @@ def wrapper_shards(manifest: Manifest, key: DispatchKey, shards: int) -> list[Wr
         for fn in group.members:
             w = _wrapper(group, fn, key)
             wrappers.append(w)
-            regs.append(Registration(w.op, w.name))
+            regs.append(Registration(w.op, boxed.boxed_kernel(fn.func, w.name, f"boxed_{w.name}")))
     for fn in manifest.unstructured:
         kernel = dict(fn.dispatch).get(key)
         if kernel is None:
             continue
         headers, _, regs = buckets[shard_of(fn.func.name.unambiguous, shards)]
         headers.append(names.group_header(fn.func.name.unambiguous))
-        regs.append(Registration(str(fn.func.name), f"impl::{kernel}"))
+        name = f"boxed_{names.wrapper(key.value, fn.func.name.unambiguous)}"
+        regs.append(Registration(str(fn.func.name), boxed.boxed_kernel(fn.func, f"impl::{kernel}", name)))
     cuda = key is DispatchKey.CUDA
     library = "STRUCTOPS_CUDA_LIBRARY" if cuda else "structops"
     registration_key = "STRUCTOPS_CUDA_KEY" if cuda else key.value

@@ -14,6 +14,7 @@ LAYERS = (
     ("errors", "limits", "dtypes", "model", "api.names", "files", "link", "autograd.functions"),  # leaves
     ("load", "api.cpp", "api.python", "rules.syntax", "rules.ir", "rules.builtins", "pointwise.syntax"),
     (
+        "api.boxed",
         "rules.spec",
         "rules.cpp",
         "rules.python",

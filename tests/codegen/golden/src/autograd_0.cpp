@@ -4,6 +4,7 @@
 // Node per functional overload, recorded as ATen's own kernels record theirs, with the formulas
 // of the manifest's `derivatives:` (or derived from a pointwise formula) in apply().
 #include <structops/autograd.h>
+#include <structops/boxed.h>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -127,11 +128,32 @@ at::Tensor& add_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, 
   return so_result;
 }
 
+void boxed_add_Tensor_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_ks, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = add_Tensor_autograd(so_ks, so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_add__Tensor_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_ks, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = add__Tensor_autograd(so_ks, so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_add_out_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_ks, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
+  at::Tensor so_result = add_out_autograd(so_ks, so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar(), so_args[3].toTensor());
+  torch::jit::drop(*so_stack, 4);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 }  // namespace
 }  // namespace structops
 
 TORCH_LIBRARY_IMPL(structops, Autograd, m) {
-  m.impl("add.Tensor", TORCH_FN(structops::add_Tensor_autograd));
-  m.impl("add_.Tensor", TORCH_FN(structops::add__Tensor_autograd));
-  m.impl("add.out", TORCH_FN(structops::add_out_autograd));
+  m.impl("add.Tensor", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_add_Tensor_autograd>());
+  m.impl("add_.Tensor", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_add__Tensor_autograd>());
+  m.impl("add.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_add_out_autograd>());
 }

@@ -4,6 +4,7 @@
 // Node per functional overload, recorded as ATen's own kernels record theirs, with the formulas
 // of the manifest's `derivatives:` (or derived from a pointwise formula) in apply().
 #include <structops/autograd.h>
+#include <structops/boxed.h>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -110,10 +111,24 @@ at::Tensor& scaled_tanh_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor
   return so_result;
 }
 
+void boxed_scaled_tanh_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_ks, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 2);
+  at::Tensor so_result = scaled_tanh_autograd(so_ks, so_args[0].toTensor(), so_args[1].toScalar());
+  torch::jit::drop(*so_stack, 2);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_scaled_tanh_out_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_ks, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = scaled_tanh_out_autograd(so_ks, so_args[0].toTensor(), so_args[1].toScalar(), so_args[2].toTensor());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 }  // namespace
 }  // namespace structops
 
 TORCH_LIBRARY_IMPL(structops, Autograd, m) {
-  m.impl("scaled_tanh", TORCH_FN(structops::scaled_tanh_autograd));
-  m.impl("scaled_tanh.out", TORCH_FN(structops::scaled_tanh_out_autograd));
+  m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_scaled_tanh_autograd>());
+  m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_scaled_tanh_out_autograd>());
 }

@@ -8,6 +8,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/scalar_tensor.h>
+#include <structops/boxed.h>
 #include <torch/library.h>
 
 namespace structops {

@@ -2,6 +2,7 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
+#include <structops/boxed.h>
 #include <structops/structured.h>
 #include <structops/ops/scaled_act.h>
 #include <structops/ops/_scaled_tanh_backward_self.h>
@@ -55,13 +56,41 @@ at::Tensor& wrapper_CUDA__scaled_tanh_backward_self_out(const at::Tensor& grad, 
   return out;
 }
 
+void boxed_wrapper_CUDA_scaled_act(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
+  at::Tensor so_result = wrapper_CUDA_scaled_act(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar(), so_args[3].toStringView());
+  torch::jit::drop(*so_stack, 4);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_CUDA_scaled_act_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 5);
+  at::Tensor so_result = wrapper_CUDA_scaled_act_out(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar(), so_args[3].toStringView(), so_args[4].toTensor());
+  torch::jit::drop(*so_stack, 5);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_CUDA__scaled_tanh_backward_self(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_CUDA__scaled_tanh_backward_self(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_CUDA__scaled_tanh_backward_self_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
+  at::Tensor so_result = wrapper_CUDA__scaled_tanh_backward_self_out(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar(), so_args[3].toTensor());
+  torch::jit::drop(*so_stack, 4);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(STRUCTOPS_CUDA_LIBRARY, STRUCTOPS_CUDA_KEY, m) {
-  m.impl("scaled_act", TORCH_FN(wrapper_CUDA_scaled_act));
-  m.impl("scaled_act.out", TORCH_FN(wrapper_CUDA_scaled_act_out));
-  m.impl("_scaled_tanh_backward_self", TORCH_FN(wrapper_CUDA__scaled_tanh_backward_self));
-  m.impl("_scaled_tanh_backward_self.out", TORCH_FN(wrapper_CUDA__scaled_tanh_backward_self_out));
+  m.impl("scaled_act", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_scaled_act>());
+  m.impl("scaled_act.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_scaled_act_out>());
+  m.impl("_scaled_tanh_backward_self", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA__scaled_tanh_backward_self>());
+  m.impl("_scaled_tanh_backward_self.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA__scaled_tanh_backward_self_out>());
 }
 
 }  // namespace structops

@@ -2,6 +2,7 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
+#include <structops/boxed.h>
 #include <structops/structured.h>
 #include <structops/ops/amax.h>
 #include <structops/ops/scaled_tanh.h>
@@ -55,13 +56,41 @@ at::Tensor& wrapper_CUDA_scaled_tanh_out(const at::Tensor& self, const at::Scala
   return out;
 }
 
+void boxed_wrapper_CUDA_amax(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_CUDA_amax(so_args[0].toTensor(), so_args[1].toDimVector(), so_args[2].toBool());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_CUDA_amax_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
+  at::Tensor so_result = wrapper_CUDA_amax_out(so_args[0].toTensor(), so_args[1].toDimVector(), so_args[2].toBool(), so_args[3].toTensor());
+  torch::jit::drop(*so_stack, 4);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_CUDA_scaled_tanh(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 2);
+  at::Tensor so_result = wrapper_CUDA_scaled_tanh(so_args[0].toTensor(), so_args[1].toScalar());
+  torch::jit::drop(*so_stack, 2);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_CUDA_scaled_tanh_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_CUDA_scaled_tanh_out(so_args[0].toTensor(), so_args[1].toScalar(), so_args[2].toTensor());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(STRUCTOPS_CUDA_LIBRARY, STRUCTOPS_CUDA_KEY, m) {
-  m.impl("amax", TORCH_FN(wrapper_CUDA_amax));
-  m.impl("amax.out", TORCH_FN(wrapper_CUDA_amax_out));
-  m.impl("scaled_tanh", TORCH_FN(wrapper_CUDA_scaled_tanh));
-  m.impl("scaled_tanh.out", TORCH_FN(wrapper_CUDA_scaled_tanh_out));
+  m.impl("amax", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_amax>());
+  m.impl("amax.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_amax_out>());
+  m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_scaled_tanh>());
+  m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_scaled_tanh_out>());
 }
 
 }  // namespace structops

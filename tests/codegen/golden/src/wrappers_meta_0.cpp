@@ -2,6 +2,7 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // Meta kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
+#include <structops/boxed.h>
 #include <structops/structured.h>
 #include <structops/ops/add_Tensor.h>
 #include <structops/ops/aminmax.h>
@@ -88,19 +89,91 @@ at::Tensor& wrapper_Meta__scaled_tanh_backward_self_out(const at::Tensor& grad, 
   return out;
 }
 
+void boxed_wrapper_Meta_add_Tensor(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_Meta_add_Tensor(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_Meta_add__Tensor(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_Meta_add__Tensor(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_Meta_add_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
+  at::Tensor so_result = wrapper_Meta_add_out(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar(), so_args[3].toTensor());
+  torch::jit::drop(*so_stack, 4);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_Meta_aminmax(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  std::tuple<at::Tensor, at::Tensor> so_result = wrapper_Meta_aminmax(so_args[0].toTensor(), (so_args[1].isNone() ? std::optional<int64_t>() : std::optional<int64_t>(so_args[1].toInt())), so_args[2].toBool());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(std::get<0>(so_result)));
+  so_stack->emplace_back(std::move(std::get<1>(so_result)));
+}
+
+void boxed_wrapper_Meta_aminmax_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 5);
+  std::tuple<at::Tensor, at::Tensor> so_result = wrapper_Meta_aminmax_out(so_args[0].toTensor(), (so_args[1].isNone() ? std::optional<int64_t>() : std::optional<int64_t>(so_args[1].toInt())), so_args[2].toBool(), so_args[3].toTensor(), so_args[4].toTensor());
+  torch::jit::drop(*so_stack, 5);
+  so_stack->emplace_back(std::move(std::get<0>(so_result)));
+  so_stack->emplace_back(std::move(std::get<1>(so_result)));
+}
+
+void boxed_wrapper_Meta_scaled_act(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
+  at::Tensor so_result = wrapper_Meta_scaled_act(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar(), so_args[3].toStringView());
+  torch::jit::drop(*so_stack, 4);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_Meta_scaled_act_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 5);
+  at::Tensor so_result = wrapper_Meta_scaled_act_out(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar(), so_args[3].toStringView(), so_args[4].toTensor());
+  torch::jit::drop(*so_stack, 5);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_Meta__scaled_tanh_backward_self(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_Meta__scaled_tanh_backward_self(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_Meta__scaled_tanh_backward_self_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
+  at::Tensor so_result = wrapper_Meta__scaled_tanh_backward_self_out(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar(), so_args[3].toTensor());
+  torch::jit::drop(*so_stack, 4);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_Meta_my_fused(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
+  at::Tensor so_result = impl::my_fused_meta(so_args[0].toTensor(), structops::boxed::optional_tensor(so_args[1]), so_args[2].toDouble(), so_args[3].toStringView());
+  torch::jit::drop(*so_stack, 4);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(structops, Meta, m) {
-  m.impl("add.Tensor", TORCH_FN(wrapper_Meta_add_Tensor));
-  m.impl("add_.Tensor", TORCH_FN(wrapper_Meta_add__Tensor));
-  m.impl("add.out", TORCH_FN(wrapper_Meta_add_out));
-  m.impl("aminmax", TORCH_FN(wrapper_Meta_aminmax));
-  m.impl("aminmax.out", TORCH_FN(wrapper_Meta_aminmax_out));
-  m.impl("scaled_act", TORCH_FN(wrapper_Meta_scaled_act));
-  m.impl("scaled_act.out", TORCH_FN(wrapper_Meta_scaled_act_out));
-  m.impl("_scaled_tanh_backward_self", TORCH_FN(wrapper_Meta__scaled_tanh_backward_self));
-  m.impl("_scaled_tanh_backward_self.out", TORCH_FN(wrapper_Meta__scaled_tanh_backward_self_out));
-  m.impl("my_fused", TORCH_FN(impl::my_fused_meta));
+  m.impl("add.Tensor", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_add_Tensor>());
+  m.impl("add_.Tensor", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_add__Tensor>());
+  m.impl("add.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_add_out>());
+  m.impl("aminmax", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_aminmax>());
+  m.impl("aminmax.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_aminmax_out>());
+  m.impl("scaled_act", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_scaled_act>());
+  m.impl("scaled_act.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_scaled_act_out>());
+  m.impl("_scaled_tanh_backward_self", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta__scaled_tanh_backward_self>());
+  m.impl("_scaled_tanh_backward_self.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta__scaled_tanh_backward_self_out>());
+  m.impl("my_fused", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_my_fused>());
 }
 
 }  // namespace structops
