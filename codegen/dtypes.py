@@ -13,17 +13,17 @@ class Dtype:
     scalar_type: str  # the c10::ScalarType enumerator
     cpu_type: str  # the element type of the generated CPU kernels
     cuda_type: str | None  # of the generated CUDA device code; None: no CUDA kernel takes it
-    launch_code: str | None  # the structops::Dtype enumerator (structops/pointwise_launch.h)
+    launch_code: str | None  # the structops::Dtype enumerator (structops/pointwise/launch.h)
     aliases: tuple[str, ...] = ()  # other names a rule may use
 
 
 DTYPES = (
-    Dtype("float16", "floating", "Half", "at::Half", "__half", "Float16", ("half",)),
-    Dtype("bfloat16", "floating", "BFloat16", "at::BFloat16", "__nv_bfloat16", "BFloat16"),
+    Dtype("float16", "floating", "Half", "c10::Half", "__half", "Float16", ("half",)),
+    Dtype("bfloat16", "floating", "BFloat16", "c10::BFloat16", "__nv_bfloat16", "BFloat16"),
     Dtype("float32", "floating", "Float", "float", "float", "Float32", ("float",)),
     Dtype("float64", "floating", "Double", "double", "double", "Float64", ("double",)),
-    Dtype("complex64", "complex", "ComplexFloat", "c10::complex<float>", None, None),
-    Dtype("complex128", "complex", "ComplexDouble", "c10::complex<double>", None, None),
+    Dtype("complex64", "complex", "ComplexFloat", "c10::complex<float>", None, "ComplexFloat"),
+    Dtype("complex128", "complex", "ComplexDouble", "c10::complex<double>", None, "ComplexDouble"),
     Dtype("uint8", "integral", "Byte", "uint8_t", "uint8_t", "UInt8"),
     Dtype("int8", "integral", "Char", "int8_t", "int8_t", "Int8"),
     Dtype("int16", "integral", "Short", "int16_t", "int16_t", "Int16"),

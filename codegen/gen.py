@@ -31,7 +31,7 @@ def fixed_outputs(shards: int) -> list[str]:
     for key in WRAPPER_KEYS:
         files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
     files += [f"src/autograd_{i}.cpp" for i in range(shards)]
-    for stem in ("multi_kernel_cpu_{}.cpp", "multi_kernel_cuda_{}.cpp"):
+    for stem in ("multi_kernel_cpu_{}.cpp", "multi_kernel_cuda_{}.cpp", CPU_HOST_FILE):
         files += ["src/" + stem.format(i) for i in range(shards)]
     files += ["python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py"]
     return files
@@ -41,6 +41,8 @@ def op_headers(manifest: Manifest) -> list[str]:
     return [_header_file(h) for h in structured.all_headers(manifest)]
 
 
+# The CPU host glue of the pointwise kernels, in shards (pointwise_kernels.cpu_host_shards).
+CPU_HOST_FILE = "kernels_cpu_host_{}.cpp"
 # The files of one pointwise op's kernels (a translation unit per op and device).
 KERNEL_FILES = ("src/kernels_cpu_{}.cpp", "src/kernels_cuda_{}.cu", "src/kernels_cuda_host_{}.cpp")
 
@@ -102,6 +104,8 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         fm.render(cpu, "kernels_cpu.cpp.j2", unit=unit)
         fm.render(cuda, "kernels_cuda.cu.j2", unit=unit)
         fm.render(cuda_host, "kernels_cuda_host.cpp.j2", unit=unit)
+    for i, units in enumerate(pointwise_kernels.cpu_host_shards(manifest, shards)):
+        fm.render("src/" + CPU_HOST_FILE.format(i), "kernels_cpu_host.cpp.j2", units=units)
     fm.render(
         VARIANT_SOURCES_CMAKE, "variant_sources.cmake.j2", variants=multi_kernel.variant_sources(manifest)
     )

@@ -1,12 +1,13 @@
-"""Contexts for the generated pointwise kernels: one CPU impl, one CUDA launcher (device code,
-no torch) and its CUDA host glue per op with a ``pointwise:`` formula, each op in files of its
-own: the kernels are most of the generated compile time, and an edited formula then recompiles
-one op's files, not a shard of many.
+"""Contexts for the generated pointwise kernels: per op with a ``pointwise:`` formula, a CPU and
+a CUDA launcher (torch-free: plain data in, the formula run for the dtype), each op in files of
+its own (the kernels are most of the generated compile time, and an edited formula then
+recompiles one op's files); and the host glue that calls them: a file per op for CUDA, shards of
+ops for CPU (kernels_cpu_host_N.cpp: torch's headers cost more than an op's glue).
 
 Each op's formula becomes one functor template over the compute type T, emitted identically
-into the CPU and the CUDA translation units; the impl brings the promoted inputs to the common
-dtype, decides the host conditions once (the meta function checked the str modes), and
-dispatches on the common dtype to the loop (CPU) or the launcher (CUDA).
+into the CPU and the CUDA kernel files and built from the launch's fields the same way; the host
+glue brings the promoted inputs to the common dtype, decides the host conditions once (the meta
+function checked the str modes), converts the numbers and calls the launcher.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from codegen import dtypes, limits
 from codegen.api import names
-from codegen.dest.structured import impl_params, op_header
+from codegen.dest.structured import impl_params, op_header, shard_of
 from codegen.native import DispatchKey, Manifest, StructuredGroup
 
 
@@ -23,8 +24,7 @@ from codegen.native import DispatchKey, Manifest, StructuredGroup
 class Field:
     ctype: str  # "T" or "bool"
     name: str
-    cpu_init: str  # C++ on the host, with T known
-    cuda_init: str  # C++ in the launcher, from the PointwiseLaunch p
+    init: str  # C++ in a launcher, with T known, from the launch p (cpu::RowLaunch or PointwiseLaunch)
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,16 @@ class PointwiseOp:
     out_type: str  # "scalar_t" or "bool"
     cpu_kernel: str
     cpu_params: str
-    cpu_dtypes: tuple[tuple[str, str], ...]  # (at::ScalarType enumerator, C++ type)
+    cpu_dtypes: tuple[tuple[str, str], ...]  # (Dtype enumerator, C++ type)
     cuda_kernel: str
-    launcher: str  # structops::cuda_kernels::<launcher>(const PointwiseLaunch&)
+    # structops::cuda_kernels::<launcher>(const PointwiseLaunch&) (one per CUDA variant: the
+    # name of the default one) and structops::cpu_kernels::<launcher>(const cpu::RowLaunch&)
+    launcher: str
     cuda_dtypes: tuple[tuple[str, str], ...]  # (Dtype enumerator, CUDA type)
     # One generated kernel per variant of the manifest's `kernels:` (else one with the defaults):
-    cpu_variants: tuple[tuple[str, int], ...] = ()  # (impl function, parallel grain size)
+    # (host function, grain size): the variants share the op's one CPU launcher, the grain is a
+    # field of the launch
+    cpu_variants: tuple[tuple[str, int], ...] = ()
     cuda_variants: tuple[tuple[str, str, int, int], ...] = ()  # (host function, launcher, block, unroll)
 
 
@@ -73,23 +77,16 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
             host = f'{arg} == "{c.value}"'
         conditions.append((c.field, host))
     for i, (name, _) in enumerate(conditions):
-        fields.append(Field("bool", name, name, f"p.conditions[{i}]"))
+        fields.append(Field("bool", name, f"p.conditions[{i}]"))
     scalar_slot = 0
     for s in low.scalars:
         arg = names.cpp_name(s)
-        fields.append(Field("T", arg, f"{arg}.to<T>()", f"pw::scalar_as<T>(p.scalars[{scalar_slot}])"))
+        fields.append(Field("T", arg, f"pw::scalar_as<T>(p.scalars[{scalar_slot}])"))
         scalar_slot += 1
     for s in low.optional_scalars:
         arg = names.cpp_name(s)
-        fields.append(Field("bool", f"has_{arg}", f"{arg}.has_value()", f"p.scalars[{scalar_slot}].present"))
-        fields.append(
-            Field(
-                "T",
-                arg,
-                f"{arg}.has_value() ? {arg}->to<T>() : T(0)",
-                f"pw::scalar_as<T>(p.scalars[{scalar_slot}])",
-            )
-        )
+        fields.append(Field("bool", f"has_{arg}", f"p.scalars[{scalar_slot}].present"))
+        fields.append(Field("T", arg, f"pw::scalar_as<T>(p.scalars[{scalar_slot}])"))
         scalar_slot += 1
     tensors = tuple((names.cpp_name(n), t == "T") for n, t in low.tensors)
     base = fn.func.name.name.base
@@ -126,7 +123,7 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         out_type="bool" if kernel.bool_result else "scalar_t",
         cpu_kernel=cpu_kernel,
         cpu_params=decls[DispatchKey.CPU.value].params,
-        cpu_dtypes=tuple((dtypes.dtype(d).scalar_type, dtypes.dtype(d).cpu_type) for d in kernel.dtypes),
+        cpu_dtypes=tuple((dtypes.dtype(d).launch_code, dtypes.dtype(d).cpu_type) for d in kernel.dtypes),
         cuda_kernel=cuda_kernel,
         launcher=launcher,
         cuda_dtypes=tuple(
@@ -215,3 +212,11 @@ def kernel_units(manifest: Manifest) -> list[KernelUnit]:
             )
         )
     return units
+
+
+def cpu_host_shards(manifest: Manifest, shards: int) -> list[tuple[KernelUnit, ...]]:
+    """The units' CPU host glue in ``shards`` files, by a stable hash of the op's name."""
+    buckets: list[list[KernelUnit]] = [[] for _ in range(shards)]
+    for unit in kernel_units(manifest):
+        buckets[shard_of(unit.stem, shards)].append(unit)
+    return [tuple(b) for b in buckets]

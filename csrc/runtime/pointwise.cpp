@@ -1,5 +1,6 @@
-// Host runtime of generated pointwise kernels: the iteration geometry (structops/cpu/pointwise.h)
-// and the integer-division error of structops/pointwise/math.h.
+// Host runtime of generated pointwise kernels: the iteration geometry (structops/cpu/pointwise.h),
+// the walk over rows (structops/cpu/rows.h) and the integer-division error of
+// structops/pointwise/math.h.
 #include <structops/cpu/pointwise.h>
 
 #include <ATen/ScalarOps.h>
@@ -116,6 +117,17 @@ at::Tensor wrapped_number(const at::Scalar& s) {
   return t;
 }
 
+RowLaunch make_row_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype,
+                          int64_t grain) {
+  RowLaunch p;
+  p.dtype = static_cast<Dtype>(dtype);
+  p.geometry = make_geometry(out, inputs);
+  p.grain = grain;
+  p.data[0] = out.data_ptr();
+  for (size_t k = 0; k < inputs.size(); ++k) p.data[k + 1] = const_cast<void*>(inputs[k].const_data_ptr());
+  return p;
+}
+
 PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype) {
   const Geometry g = make_geometry(out, inputs);
   TORCH_CHECK(g.ndim <= kPointwiseMaxDims, "pointwise kernels support up to ", kPointwiseMaxDims,
@@ -138,10 +150,39 @@ pw::ScalarArg scalar_arg(const at::Scalar& s) {
   a.is_integral = s.isIntegral(/*includeBool=*/true);
   if (a.is_integral) {
     a.integral = s.toLong();
+  } else if (s.isComplex()) {
+    const c10::complex<double> z = s.toComplexDouble();
+    a.real = z.real();
+    a.imag = z.imag();
   } else {
     a.real = s.toDouble();
   }
   return a;
+}
+
+pw::ScalarArg scalar_arg(const at::Scalar& s, at::ScalarType dtype) {
+  // Scalar::to<T>() of the compute type raises where the number does not fit (the kernels convert
+  // it unchecked).
+  switch (dtype) {
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kFloat: (void)s.to<float>(); break;
+    case at::kDouble: (void)s.to<double>(); break;
+    case at::kComplexFloat: (void)s.to<c10::complex<float>>(); break;
+    case at::kComplexDouble: (void)s.to<c10::complex<double>>(); break;
+    case at::kByte: (void)s.to<uint8_t>(); break;
+    case at::kChar: (void)s.to<int8_t>(); break;
+    case at::kShort: (void)s.to<int16_t>(); break;
+    case at::kInt: (void)s.to<int32_t>(); break;
+    case at::kLong: (void)s.to<int64_t>(); break;
+    case at::kBool: (void)s.to<bool>(); break;
+    default: break;
+  }
+  return scalar_arg(s);
+}
+
+pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s, at::ScalarType dtype) {
+  return s.has_value() ? scalar_arg(*s, dtype) : scalar_arg(s);
 }
 
 pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s) {

@@ -21,8 +21,8 @@ def _constant(header: str, name: str) -> int:
 @pytest.mark.parametrize(
     "python, header, constant, offset",
     [
-        ("MAX_POINTWISE_TENSORS", "cpu/pointwise.h", "kMaxOperands", -1),  # the output is an operand
-        ("GRAIN_SIZE", "cpu/pointwise.h", "kGrainSize", 0),
+        ("MAX_POINTWISE_TENSORS", "cpu/rows.h", "kMaxOperands", -1),  # the output is an operand
+        ("GRAIN_SIZE", "cpu/rows.h", "kGrainSize", 0),
     ],
 )
 def test_limits_agree_with_the_runtime(python, header, constant, offset):

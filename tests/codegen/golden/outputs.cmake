@@ -19,6 +19,8 @@ set(STRUCTOPS_GENERATED_OUTPUTS
   "src/multi_kernel_cpu_1.cpp"
   "src/multi_kernel_cuda_0.cpp"
   "src/multi_kernel_cuda_1.cpp"
+  "src/kernels_cpu_host_0.cpp"
+  "src/kernels_cpu_host_1.cpp"
   "python/structops/_ops.py"
   "python/structops/_ops.pyi"
   "python/structops/_rules.py"

@@ -272,10 +272,11 @@ SO_HD T fma(T a, T b, T c) {
   }
 }
 
-// A formula's Scalar argument as the compute type, from the plain fields the CUDA launcher
-// receives (the host glue fills them from an at::Scalar).
+// A formula's Scalar argument as the compute type, from the plain fields the launchers receive
+// (the host glue fills them from an at::Scalar).
 struct ScalarArg {
   double real = 0;
+  double imag = 0;  // a complex number's imaginary part (CPU kernels of complex dtypes)
   int64_t integral = 0;
   bool is_integral = false;
   bool present = true;  // false for a None `Scalar?`
@@ -283,9 +284,14 @@ struct ScalarArg {
 
 template <typename T>
 SO_HD T scalar_as(const ScalarArg& s) {
-  if constexpr (std::is_same_v<T, bool>) return s.is_integral ? s.integral != 0 : s.real != 0;
-  else if constexpr (is_int_v<T>) return s.is_integral ? T(s.integral) : T(s.real);
-  else return s.is_integral ? T(s.integral) : T(s.real);
+  if constexpr (std::is_same_v<T, bool>) {
+    return s.is_integral ? s.integral != 0 : (s.real != 0 || s.imag != 0);
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    return s.is_integral ? T(s.integral) : T(s.real);
+  } else {  // complex
+    using V = typename T::value_type;
+    return s.is_integral ? T(V(s.integral), V(0)) : T(V(s.real), V(s.imag));
+  }
 }
 
 }  // namespace structops::pw

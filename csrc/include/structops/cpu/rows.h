@@ -1,0 +1,215 @@
+// The CPU loop of generated pointwise kernels (codegen/pointwise/, templates/kernels_cpu.cpp.j2),
+// without torch: a kernel file includes this header and c10's scalar types only, so it compiles
+// in a fraction of the time a torch header costs (ATen/core/Tensor.h alone: ~2.5 s of deferred
+// template work per file even precompiled). The host glue (kernels_cpu_host_N.cpp, structops/
+// cpu/pointwise.h) turns tensors into a RowLaunch and calls the kernel file's launcher.
+//
+// A kernel is a functor over compute-type values; `run` walks the output and its inputs:
+//   1. geometry (cpu::make_geometry, on the host): inputs seen through broadcasting (stride 0),
+//      dims ordered by the output's strides (so channels_last and transposed outputs are walked
+//      in memory order), size-1 dims dropped and adjacent dims merged where every operand allows;
+//   2. rows along the innermost dim, with three inner loops: all operands contiguous, one
+//      input broadcast (stride 0) and the rest contiguous, or any strides;
+//   3. threads: structops::parallel_for (parallel.h) over element ranges, respecting
+//      torch.set_num_threads; one serial call below the grain size, where starting threads
+//      costs more than it saves (the walk over rows is compiled once, runtime/pointwise.cpp).
+// The contiguous loops vectorise: the kernel files are built with -O3 -fno-math-errno for the
+// building CPU (STRUCTOPS_CPU_ISA=native) or, in a portable build, with the row loops cloned for
+// x86-64-v4 (AVX-512, where libmvec has 16-lane exp/erf/...) and x86-64-v3 (AVX2/FMA/F16C) next
+// to the baseline, picked at load time; glibc's vector math library (libmvec) provides SIMD
+// exp/log/sin/tanh/erf/...
+#pragma once
+
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#include <c10/util/SmallVector.h>
+#include <c10/util/complex.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <structops/pointwise/launch.h>
+#include <structops/pointwise/math.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(STRUCTOPS_HOST_ISA)
+#define SO_CPU_CLONES
+#else
+#define SO_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+// glibc's <math.h> announces its vector variants only under -ffast-math, which would also
+// break NaN handling; announce them here instead (same functions, same accuracy contract).
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 22)
+extern "C" {
+#pragma omp declare simd notinbranch
+float expf(float) noexcept;
+#pragma omp declare simd notinbranch
+float logf(float) noexcept;
+#pragma omp declare simd notinbranch
+float sinf(float) noexcept;
+#pragma omp declare simd notinbranch
+float cosf(float) noexcept;
+#pragma omp declare simd notinbranch
+double exp(double) noexcept;
+#pragma omp declare simd notinbranch
+double log(double) noexcept;
+#if __GLIBC_PREREQ(2, 35)
+#pragma omp declare simd notinbranch
+float tanhf(float) noexcept;
+#pragma omp declare simd notinbranch
+float erff(float) noexcept;
+#pragma omp declare simd notinbranch
+float erfcf(float) noexcept;
+#pragma omp declare simd notinbranch
+float expm1f(float) noexcept;
+#pragma omp declare simd notinbranch
+float log1pf(float) noexcept;
+#pragma omp declare simd notinbranch
+float log2f(float) noexcept;
+#pragma omp declare simd notinbranch
+float exp2f(float) noexcept;
+#pragma omp declare simd notinbranch
+float tanf(float) noexcept;
+#endif
+}
+#endif
+#else
+#define SO_CPU_CLONES
+#endif
+
+namespace structops::cpu {
+
+constexpr int64_t kGrainSize = 32768;  // torch's at::internal::GRAIN_SIZE
+constexpr int kMaxOperands = 4;        // out + three inputs (where, lerp, addcmul, mul_add)
+
+// Sizes and element strides of every operand (0 = out), innermost dim first, after merging.
+struct Geometry {
+  int ndim = 0;
+  int operands = 0;
+  int64_t numel = 0;
+  c10::SmallVector<int64_t, 8> sizes;
+  std::array<c10::SmallVector<int64_t, 8>, kMaxOperands> strides;
+};
+
+// What the host glue hands a CPU kernel file's launcher (the CPU twin of PointwiseLaunch, with
+// no limit on the number of dims): the common dtype, the geometry, each operand's data, the
+// formula's scalars and conditions, and the grain (elements per thread's chunk at least).
+struct RowLaunch {
+  Dtype dtype;
+  Geometry geometry;
+  std::array<void*, kMaxOperands> data{};
+  std::array<pw::ScalarArg, kMaxOperands> scalars{};
+  std::array<bool, kMaxOperands> conditions{};
+  int64_t grain = kGrainSize;
+};
+
+// The compute type of an element type: float for half and bfloat16 (as at::opmath_type).
+template <typename T>
+struct OpMath {
+  using type = T;
+};
+template <>
+struct OpMath<c10::Half> {
+  using type = float;
+};
+template <>
+struct OpMath<c10::BFloat16> {
+  using type = float;
+};
+template <typename T>
+using opmath_t = typename OpMath<T>::type;
+
+namespace detail {
+
+// Row loops. `f` returns the compute type; the store converts it to out_t.
+template <typename F, typename out_t, typename... in_t>
+SO_CPU_CLONES void row_contiguous(const F& f, int64_t n, out_t* __restrict o, const in_t* __restrict... in) {
+  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(in[i]...));
+}
+
+// Input B (0-based among inputs) has stride 0: its value is loaded once.
+template <size_t B, typename F, typename out_t, typename... in_t, size_t... I>
+SO_CPU_CLONES void row_broadcast_impl(const F& f, int64_t n, out_t* __restrict o,
+                                      std::index_sequence<I...>, const in_t* __restrict... in) {
+  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(f(in[I == B ? 0 : i]...));
+}
+
+// The broadcast loop for input `which`, chosen at run time among the compile-time variants.
+template <size_t B, typename F, typename out_t, typename... in_t>
+void row_broadcast(size_t which, const F& f, int64_t n, out_t* o, const in_t*... in) {
+  if constexpr (B < sizeof...(in_t)) {
+    if (which == B) {
+      row_broadcast_impl<B>(f, n, o, std::index_sequence_for<in_t...>{}, in...);
+    } else {
+      row_broadcast<B + 1>(which, f, n, o, in...);
+    }
+  }
+}
+
+template <typename F, typename out_t, typename... in_t>
+void row_strided(const F& f, int64_t n, out_t* o, int64_t so, const std::array<int64_t, sizeof...(in_t)>& si,
+                 const in_t*... in) {
+  constexpr size_t N = sizeof...(in_t);
+  auto call = [&]<size_t... I>(int64_t i, std::index_sequence<I...>) {
+    o[i * so] = static_cast<out_t>(f(in[i * si[I]]...));
+  };
+  for (int64_t i = 0; i < n; ++i) call(i, std::make_index_sequence<N>{});
+}
+
+// Calls row(ctx, n, offsets) for every run of n elements along the innermost dim of the merged
+// iteration space, with each operand's element offset, split across threads above `grain`; after
+// each row, raises the integer-division error a formula flagged (structops/pointwise/math.h).
+using RowFn = void (*)(const void* ctx, int64_t n, const std::array<int64_t, kMaxOperands>& offset);
+void walk_rows(const Geometry& g, int64_t grain, RowFn row, const void* ctx);
+
+}  // namespace detail
+
+// out = f(inputs...) elementwise over the launch's geometry. in_t... are the element types of
+// the inputs (the op's common dtype, or an input's own fixed dtype such as where's bool condition).
+template <typename out_t, typename... in_t, typename F>
+void run(const F& f, const RowLaunch& p) {
+  constexpr size_t N = sizeof...(in_t);
+  const Geometry& g = p.geometry;
+  if (g.numel == 0) return;
+  out_t* const o = static_cast<out_t*>(p.data[0]);
+  const auto bases = [&]<size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<const in_t*...>{static_cast<const in_t*>(p.data[I + 1])...};
+  }(std::make_index_sequence<N>{});
+
+  // Which inner loop fits the innermost dim (the same for every row).
+  int broadcast_input = -1;
+  bool unit = g.strides[0][0] == 1;
+  for (size_t k = 0; k < N && unit; ++k) {
+    const int64_t s = g.strides[k + 1][0];
+    if (s == 0 && broadcast_input < 0 && g.sizes[0] > 1) broadcast_input = static_cast<int>(k);
+    else if (s != 1) unit = false;
+  }
+
+  auto row = [&](int64_t n, const std::array<int64_t, kMaxOperands>& offset) {
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      out_t* po = o + offset[0];
+      const std::tuple<const in_t*...> pi{std::get<I>(bases) + offset[I + 1]...};
+      if (unit && broadcast_input < 0) {
+        detail::row_contiguous(f, n, po, std::get<I>(pi)...);
+      } else if (unit) {
+        detail::row_broadcast<0>(static_cast<size_t>(broadcast_input), f, n, po, std::get<I>(pi)...);
+      } else {
+        detail::row_strided(f, n, po, g.strides[0][0], std::array<int64_t, N>{g.strides[I + 1][0]...},
+                            std::get<I>(pi)...);
+      }
+    }(std::make_index_sequence<N>{});
+  };
+
+  detail::walk_rows(
+      g, p.grain,
+      [](const void* ctx, int64_t n, const std::array<int64_t, kMaxOperands>& offset) {
+        (*static_cast<const decltype(row)*>(ctx))(n, offset);
+      },
+      &row);
+}
+
+}  // namespace structops::cpu
