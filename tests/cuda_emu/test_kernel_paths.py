@@ -429,6 +429,23 @@ def test_pointwise_layouts(op, layout, dtype):
     assert_same(emulated, cpu, f"{op} {layout}")
 
 
+@pytest.mark.parametrize(
+    "op, args, kwargs",
+    [
+        ("add.Tensor", (torch.ones(3, dtype=torch.int8), torch.ones(3, dtype=torch.int8)), {"alpha": 1000}),
+        ("clamp_min", (torch.tensor([1, 5], dtype=torch.uint8), 300), {}),
+        ("clamp_max", (torch.ones(3, dtype=torch.float16), 1e6), {}),
+    ],
+    ids=["add int8 alpha=1000", "clamp_min uint8 300", "clamp_max float16 1e6"],
+)
+def test_a_number_the_compute_type_cannot_hold_raises(op, args, kwargs):
+    """As torch's kernels (Scalar::to), on the CUDA path too: not a wrapped or infinite number."""
+    emulated_library()
+    for library in ("structops", "structops_emu"):
+        with pytest.raises(RuntimeError, match="overflow"):
+            ops(library, op)(*args, **kwargs)
+
+
 def test_tiled_mm_with_more_than_65535_row_tiles():
     """m tiles once sat on grid.y, which stops at 65535: m > 4,194,240 failed to launch."""
     from structops import autotune

@@ -30,7 +30,7 @@ void scaled_act_out_cuda__wide(const at::Tensor& self, const at::Tensor& other, 
   PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
   launch.conditions[0] = mode == "relu";
   launch.conditions[1] = mode == "tanh";
-  launch.scalars[0] = cpu::scalar_arg(alpha);
+  launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
   launch.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::scaled_act_out__wide(launch);
   TORCH_CHECK(error == nullptr, "scaled_act: CUDA kernel failed for dtype ", common_dtype, ": ", error);
@@ -45,7 +45,7 @@ void scaled_act_out_cuda__narrow(const at::Tensor& self, const at::Tensor& other
   PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
   launch.conditions[0] = mode == "relu";
   launch.conditions[1] = mode == "tanh";
-  launch.scalars[0] = cpu::scalar_arg(alpha);
+  launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
   launch.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::scaled_act_out__narrow(launch);
   TORCH_CHECK(error == nullptr, "scaled_act: CUDA kernel failed for dtype ", common_dtype, ": ", error);

@@ -28,7 +28,7 @@ void scaled_tanh_out_cuda(const at::Tensor& self, const at::Scalar& alpha, at::S
       cpu::operand(self, common_dtype, out.device()),
   };
   PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
-  launch.scalars[0] = cpu::scalar_arg(alpha);
+  launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
   launch.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::scaled_tanh_out(launch);
   TORCH_CHECK(error == nullptr, "scaled_tanh: CUDA kernel failed for dtype ", common_dtype, ": ", error);
@@ -41,7 +41,7 @@ void _scaled_tanh_backward_self_out_cuda(const at::Tensor& grad, const at::Tenso
       cpu::operand(self, common_dtype, out.device()),
   };
   PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
-  launch.scalars[0] = cpu::scalar_arg(alpha);
+  launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
   launch.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::_scaled_tanh_backward_self_out(launch);
   TORCH_CHECK(error == nullptr, "_scaled_tanh_backward_self: CUDA kernel failed for dtype ", common_dtype, ": ", error);
