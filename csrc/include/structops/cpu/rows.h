@@ -1,8 +1,8 @@
 // The CPU loop of generated pointwise kernels (codegen/pointwise/, templates/kernels_cpu.cpp.j2),
 // without torch: a kernel file includes this header and c10's scalar types only, so it compiles
 // in a fraction of the time a torch header costs (ATen/core/Tensor.h alone: ~2.5 s of deferred
-// template work per file even precompiled). The host glue (kernels_cpu_host_N.cpp, structops/
-// cpu/pointwise.h) turns tensors into a RowLaunch and calls the kernel file's launcher.
+// template work per file even precompiled). The host glue (kernels_cpu_host_N.cpp, with
+// structops/cpu/pointwise.h) turns tensors into a RowLaunch and calls the kernel file's launcher.
 //
 // A kernel is a functor over compute-type values; `run` walks the output and its inputs:
 //   1. geometry (cpu::make_geometry, on the host): inputs seen through broadcasting (stride 0),
