@@ -117,14 +117,21 @@ at::Tensor wrapped_number(const at::Scalar& s) {
   return t;
 }
 
+namespace {
+// Operand 0 is the output, the inputs follow.
+void fill_data(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, void** data) {
+  data[0] = out.data_ptr();
+  for (size_t k = 0; k < inputs.size(); ++k) data[k + 1] = const_cast<void*>(inputs[k].const_data_ptr());
+}
+}  // namespace
+
 RowLaunch make_row_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype,
                           int64_t grain) {
   RowLaunch p;
   p.dtype = static_cast<Dtype>(dtype);
   p.geometry = make_geometry(out, inputs);
   p.grain = grain;
-  p.data[0] = out.data_ptr();
-  for (size_t k = 0; k < inputs.size(); ++k) p.data[k + 1] = const_cast<void*>(inputs[k].const_data_ptr());
+  fill_data(out, inputs, p.data.data());
   return p;
 }
 
@@ -140,24 +147,8 @@ PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inp
     p.sizes[d] = g.sizes[d];
     for (int k = 0; k < g.operands; ++k) p.strides[k][d] = g.strides[k][d];
   }
-  p.data[0] = out.data_ptr();
-  for (size_t k = 0; k < inputs.size(); ++k) p.data[k + 1] = const_cast<void*>(inputs[k].const_data_ptr());
+  fill_data(out, inputs, p.data);
   return p;
-}
-
-pw::ScalarArg scalar_arg(const at::Scalar& s) {
-  pw::ScalarArg a;
-  a.is_integral = s.isIntegral(/*includeBool=*/true);
-  if (a.is_integral) {
-    a.integral = s.toLong();
-  } else if (s.isComplex()) {
-    const c10::complex<double> z = s.toComplexDouble();
-    a.real = z.real();
-    a.imag = z.imag();
-  } else {
-    a.real = s.toDouble();
-  }
-  return a;
 }
 
 pw::ScalarArg scalar_arg(const at::Scalar& s, at::ScalarType dtype) {
@@ -178,20 +169,25 @@ pw::ScalarArg scalar_arg(const at::Scalar& s, at::ScalarType dtype) {
     case at::kBool: (void)s.to<bool>(); break;
     default: break;
   }
-  return scalar_arg(s);
+  pw::ScalarArg a;
+  a.is_integral = s.isIntegral(/*includeBool=*/true);
+  if (a.is_integral) {
+    a.integral = s.toLong();
+  } else if (s.isComplex()) {
+    const c10::complex<double> z = s.toComplexDouble();
+    a.real = z.real();
+    a.imag = z.imag();
+  } else {
+    a.real = s.toDouble();
+  }
+  return a;
 }
 
 pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s, at::ScalarType dtype) {
-  return s.has_value() ? scalar_arg(*s, dtype) : scalar_arg(s);
-}
-
-pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s) {
-  if (!s.has_value()) {
-    pw::ScalarArg a;
-    a.present = false;
-    return a;
-  }
-  return scalar_arg(*s);
+  if (s.has_value()) return scalar_arg(*s, dtype);
+  pw::ScalarArg absent;
+  absent.present = false;
+  return absent;
 }
 
 }  // namespace cpu

@@ -30,10 +30,9 @@ RowLaunch make_row_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> input
 // The CUDA launcher's view of the same geometry (structops/pointwise/launch.h); the host glue adds
 // scalars, conditions and the stream.
 PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype);
-pw::ScalarArg scalar_arg(const at::Scalar& s);
-pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s);
-// The same, checked as Scalar::to<T>() checks it for the compute type of `dtype` (a number an
-// int8 or float16 kernel cannot hold raises, as torch's kernels do, instead of wrapping).
+// A formula's number as the launchers read it, checked as Scalar::to<T>() checks it for the
+// compute type of `dtype` (a number an int8 kernel cannot hold raises, as torch's kernels do,
+// instead of wrapping); a None `Scalar?` is marked absent.
 pw::ScalarArg scalar_arg(const at::Scalar& s, at::ScalarType dtype);
 pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s, at::ScalarType dtype);
 
