@@ -106,6 +106,72 @@ def test_integer_and_bool_extrema():
     assert torch.equal(structops.amin(b, []), torch.amin(b))
 
 
+ALL_DTYPES = [
+    torch.bool,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.complex64,
+    torch.complex128,
+]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "sliced", "transposed"])
+def test_all_and_any_of_every_dtype(dtype, layout):
+    # all/any read an element's bits (one loop per element size): -0.0 is false, NaN true, and a
+    # complex number with a zero real part but a nonzero imaginary one true.
+    values = [0, 1, -1, 2]
+    if dtype.is_floating_point or dtype.is_complex:
+        values += [-0.0, float("nan"), float("inf"), 1e-30]
+    gen = torch.Generator().manual_seed(3)
+    picks = torch.randint(len(values), (2, 37, 40), generator=gen)
+    x = torch.tensor(values, dtype=torch.float64)[picks].to(dtype)
+    if dtype.is_complex:
+        x = torch.complex(torch.zeros(x.shape, dtype=x.real.dtype), x.real)  # only the imaginary part
+    if dtype.is_floating_point or dtype.is_complex:  # a row of negative zeros: false
+        x[0, 1] = torch.complex(torch.tensor(-0.0), torch.tensor(-0.0)) if dtype.is_complex else -0.0
+    x[1, 5] = 0  # a row all false
+    if dtype != torch.bool:
+        x[1, 6] = 1
+    if layout == "sliced":
+        x = x[..., ::2]
+    elif layout == "transposed":
+        x = x.transpose(1, 2)
+    for dims in ([2], [0, 2], [1], None):
+        for ours, theirs in ((structops.all, torch.all), (structops.any, torch.any)):
+            got = ours(x, dims)
+            expected = theirs(x, dims) if dims is not None else theirs(x)
+            assert got.dtype == expected.dtype and torch.equal(got, expected), (ours, dims)
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32], ids=str)
+def test_sum_and_prod_into_a_narrow_integer_dtype_wrap_as_torch(dtype):
+    # dtype= narrower than int64: computed in int64 and narrowed at the end, which must wrap as
+    # torch's narrow arithmetic does (and a bool result is whether the sum is nonzero).
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randint(-300, 300, (6, 50, 7), generator=gen)
+    for source in (x, x.float() + 0.5, x[:, ::3]):
+        for dims in ([1], [0, 2], None):
+            got = structops.sum(source, dims, dtype=dtype)
+            expected = torch.sum(source, dims, dtype=dtype) if dims else torch.sum(source, dtype=dtype)
+            assert torch.equal(got, expected), ("sum", source.dtype, dims)
+            # torch.prod takes one dim: the reference is the product in int64 of the values in
+            # `dtype`, narrowed (what torch's narrow products wrap to; checked on one dim below).
+            expected = source.to(dtype).long()
+            for d in sorted(dims or range(source.dim()), reverse=True):
+                expected = expected.prod(d)
+            got = structops.prod(source, dims or [], dtype=dtype)
+            assert torch.equal(got, expected.to(dtype)), ("prod", source.dtype, dims)
+        assert torch.equal(structops.prod(source, [1], dtype=dtype), torch.prod(source, 1, dtype=dtype))
+
+
 def test_result_does_not_depend_on_thread_count():
     x = torch.randn(1_000_003)
     old = torch.get_num_threads()

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <ATen/OpMathType.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 
 #include <cmath>
 #include <cstdint>
@@ -51,6 +53,22 @@ struct Extremum {
   scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
 };
 
+// Integer results narrower than int64, and bool, come from dtype= only (an integer input's sum
+// and prod are int64): they are computed in int64 and narrowed once at the end. The values are the
+// same (int64 sums and products agree with the narrow type's modulo 2^bits; bool's is nonzero),
+// and the loops are instantiated for int64 alone instead of for six dtypes.
+inline bool is_narrow_integral(at::ScalarType t) {
+  return t == at::kBool || t == at::kByte || t == at::kChar || t == at::kShort || t == at::kInt;
+}
+
+// reduce(x64, out64) on x (already in out's dtype) widened to int64, then out = out64 narrowed.
+template <typename Reduce>
+void in_int64(const at::Tensor& x, const at::Tensor& out, const Reduce& reduce) {
+  const at::Tensor wide = at::empty(out.sizes(), out.options().dtype(at::kLong));
+  reduce(x.to(at::kLong), wide);
+  out.copy_(wide);
+}
+
 template <typename scalar_t>
 struct Prod {
   using acc_t = sum_acc_t<scalar_t>;
@@ -67,6 +85,18 @@ struct Truth {
   bool step(bool a, scalar_t x) const { return kAll ? (a && x != scalar_t(0)) : (a || x != scalar_t(0)); }
   bool merge(bool a, bool b) const { return kAll ? (a && b) : (a || b); }
   out_t finish(bool a, int64_t) const { return static_cast<out_t>(a); }
+};
+
+// Truth over an element's bits (cpu::reduce_storage): it is nonzero when a bit under `mask` is set,
+// the mask leaving out floating-point sign bits (-0.0 is false, NaN true), so one instantiation
+// serves every dtype of a size. out: one byte of 0 or 1, which bool and uint8 both are.
+template <typename bits_t, bool kAll>
+struct TruthBits {
+  bits_t mask;
+  bool identity() const { return kAll; }
+  bool step(bool a, bits_t x) const { return kAll ? (a && (x & mask) != 0) : (a || (x & mask) != 0); }
+  bool merge(bool a, bool b) const { return kAll ? (a && b) : (a || b); }
+  uint8_t finish(bool a, int64_t) const { return a; }
 };
 
 // |x|^p summed, p-th root at the end; the common p have their own loops (no pow per element).

@@ -17,7 +17,12 @@ using namespace reducers;
 static void sum_with_layout(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
                             cpu::ReduceLayout layout) {
   const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // sum(int) -> int64, dtype=
-  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "sum", [&] {
+  if (is_narrow_integral(out.scalar_type())) {
+    return in_int64(x, out, [&](const at::Tensor& x64, const at::Tensor& out64) {
+      cpu::reduce<int64_t, int64_t>(Sum<int64_t, false>{}, x64, reduced_dims, out64, layout);
+    });
+  }
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND3(at::kHalf, at::kBFloat16, at::kLong, out.scalar_type(), "sum", [&] {
     cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, false>{}, x, reduced_dims, out, layout);
   });
 }

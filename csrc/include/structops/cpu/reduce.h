@@ -284,12 +284,13 @@ inline ReducedRows reduced_rows(const at::Tensor& self, at::IntArrayRef reduced_
 // input it does not fit costs no more than the automatic choice. Neither copies the input.
 enum class ReduceLayout { automatic, rows, columns };
 
-// out[kept] = finish(reduce over reduced_dims of self), out contiguous with numel = prod(kept).
-// reduced_dims are the meta function's dims(self, dim): None or [] already expanded to every dim.
-// `self` holds in_t elements; `out` holds out_t.
+// `reduce` (below) reading self's elements as in_t and writing out's as out_t whatever their
+// dtypes, of the same sizes: for reducers that look at the bits only (all/any test for nonzero),
+// so that one instantiation serves every dtype of a size.
 template <typename in_t, typename out_t, typename R>
-void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
-            ReduceLayout layout = ReduceLayout::automatic) {
+void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
+                    ReduceLayout layout = ReduceLayout::automatic) {
+  TORCH_INTERNAL_ASSERT(self.element_size() == sizeof(in_t) && out.element_size() == sizeof(out_t));
   using acc_t = decltype(r.identity());
   const int64_t ndim = self.dim();
   c10::SmallVector<bool, 8> is_reduced(ndim, false);
@@ -301,12 +302,12 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
     (is_reduced[d] ? n_red : n_out) *= self.size(d);
   }
   if (n_out == 0) return;
-  out_t* const o = out.data_ptr<out_t>();
+  out_t* const o = static_cast<out_t*>(out.data_ptr());
   if (n_red == 0) {
     for (int64_t k = 0; k < n_out; ++k) o[k] = r.finish(r.identity(), 0);
     return;
   }
-  const in_t* const x = self.const_data_ptr<in_t>();
+  const in_t* const x = static_cast<const in_t*>(self.const_data_ptr());
   const detail::Walk outputs(self, kept);  // where each output's first element lies
   const detail::Walk elements(self, reduced, /*memory_order=*/true);  // one output's elements
 
@@ -393,6 +394,17 @@ void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, co
                       n_red);
     }
   });
+}
+
+// out[kept] = finish(reduce over reduced_dims of self), out contiguous with numel = prod(kept).
+// reduced_dims are the meta function's dims(self, dim): None or [] already expanded to every dim.
+// `self` holds in_t elements; `out` holds out_t (checked, as data_ptr<T> checks).
+template <typename in_t, typename out_t, typename R>
+void reduce(const R& r, const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
+            ReduceLayout layout = ReduceLayout::automatic) {
+  (void)self.const_data_ptr<in_t>();
+  (void)out.data_ptr<out_t>();
+  reduce_storage<in_t, out_t>(r, self, reduced_dims, out, layout);
 }
 
 }  // namespace structops::cpu
