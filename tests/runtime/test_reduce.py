@@ -172,6 +172,20 @@ def test_sum_and_prod_into_a_narrow_integer_dtype_wrap_as_torch(dtype):
         assert torch.equal(structops.prod(source, [1], dtype=dtype), torch.prod(source, 1, dtype=dtype))
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("p", [0, 1, 2, 3.5, float("inf"), float("-inf")])
+def test_half_norms_round_as_float_norms_narrowed(dtype, p):
+    # half and bfloat16 accumulate in float; their rarer p run float's loops on a float copy.
+    x = torch.randn(33, 300, generator=torch.Generator().manual_seed(5)).to(dtype)
+    x[0, :7] = 0
+    for dims in ([1], [0], []):
+        expected = structops.norm(x.float(), p, dims, False).to(dtype)
+        assert torch.equal(structops.norm(x, p, dims, False), expected), dims
+        torch.testing.assert_close(
+            structops.norm(x, p, dims, False), torch.linalg.vector_norm(x.double(), p, dims or None).to(dtype)
+        )
+
+
 def test_result_does_not_depend_on_thread_count():
     x = torch.randn(1_000_003)
     old = torch.get_num_threads()
