@@ -23,10 +23,9 @@ void norm_out_cpu(const at::Tensor& self, const std::optional<at::Scalar>& p, at
   if (!common_p && (out.scalar_type() == at::kHalf || out.scalar_type() == at::kBFloat16)) {
     // The rarer p of half and bfloat16 run float's loops on a float copy: the same arithmetic (they
     // accumulate in float either way) and the same rounding of the result, 8 fewer instantiations.
-    const at::Tensor wide = at::empty(out.sizes(), out.options().dtype(at::kFloat));
-    norm_out_cpu(self.to(at::kFloat), p, reduced_dims, false, at::kFloat, wide);
-    out.copy_(wide);
-    return;
+    return in_wider(at::kFloat, self, out, [&](const at::Tensor& x32, const at::Tensor& out32) {
+      norm_out_cpu(x32, p, reduced_dims, false, at::kFloat, out32);
+    });
   }
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "norm", [&] {
     if (pv == 1) cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kOne>{pv}, self, reduced_dims, out);

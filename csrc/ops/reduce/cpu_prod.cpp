@@ -58,7 +58,7 @@ void prod_dims_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // prod(int) -> int64, dtype=
   if (is_narrow_integral(out.scalar_type())) {
-    return in_int64(x, out, [&](const at::Tensor& x64, const at::Tensor& out64) {
+    return in_wider(at::kLong, x, out, [&](const at::Tensor& x64, const at::Tensor& out64) {
       cpu::reduce<int64_t, int64_t>(Prod<int64_t>{}, x64, reduced_dims, out64);
     });
   }

@@ -61,12 +61,14 @@ inline bool is_narrow_integral(at::ScalarType t) {
   return t == at::kBool || t == at::kByte || t == at::kChar || t == at::kShort || t == at::kInt;
 }
 
-// reduce(x64, out64) on x (already in out's dtype) widened to int64, then out = out64 narrowed.
+// reduce(x_wide, out_wide) on x converted to the `wide` dtype, then out = out_wide narrowed: for
+// dtypes whose result a wider dtype's loops compute exactly (these, and norm's rarer p of half
+// and bfloat16 through float).
 template <typename Reduce>
-void in_int64(const at::Tensor& x, const at::Tensor& out, const Reduce& reduce) {
-  const at::Tensor wide = at::empty(out.sizes(), out.options().dtype(at::kLong));
-  reduce(x.to(at::kLong), wide);
-  out.copy_(wide);
+void in_wider(at::ScalarType wide, const at::Tensor& x, const at::Tensor& out, const Reduce& reduce) {
+  const at::Tensor out_wide = at::empty(out.sizes(), out.options().dtype(wide));
+  reduce(x.to(wide), out_wide);
+  out.copy_(out_wide);
 }
 
 template <typename scalar_t>

@@ -18,7 +18,7 @@ static void sum_with_layout(const at::Tensor& self, at::IntArrayRef reduced_dims
                             cpu::ReduceLayout layout) {
   const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // sum(int) -> int64, dtype=
   if (is_narrow_integral(out.scalar_type())) {
-    return in_int64(x, out, [&](const at::Tensor& x64, const at::Tensor& out64) {
+    return in_wider(at::kLong, x, out, [&](const at::Tensor& x64, const at::Tensor& out64) {
       cpu::reduce<int64_t, int64_t>(Sum<int64_t, false>{}, x64, reduced_dims, out64, layout);
     });
   }
