@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>

@@ -14,7 +14,6 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
-#include <ATen/ops/empty.h>
 
 #include <algorithm>
 #include <cmath>

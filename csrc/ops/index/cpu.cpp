@@ -15,12 +15,12 @@
 #include <structops/ops/take.h>
 
 #include <ATen/Dispatch.h>
-#include <ATen/ExpandUtils.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <c10/util/SmallVector.h>
 #include <structops/cpu/pointwise.h>
 #include <structops/parallel.h>
+#include <structops/rules.h>
 
 #include <algorithm>
 #include <array>
@@ -365,7 +365,8 @@ void take_out_cpu(const at::Tensor& self, const at::Tensor& index, at::ScalarTyp
 void masked_select_out_cpu(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& out) {
   const int64_t count = out.numel();
   if (count == 0) return;
-  const std::vector<int64_t> shape = at::infer_size(self.sizes(), mask.sizes());
+  const std::vector<int64_t> shape =
+      rules::concrete(rules::broadcast("masked_select", {{"self", rules::sizes(self)}, {"mask", rules::sizes(mask)}}));
   const at::Tensor s = self.expand(shape), m = mask.expand(shape);
   const StridedRuns<2> runs(shape, {s.strides(), m.strides()});
   int64_t total = 1;

@@ -4,8 +4,6 @@
 
 #include "meta.h"
 
-#include <ATen/ops/count_nonzero.h>
-
 #include <structops/parallel.h>
 #include <structops/rules.h>
 
@@ -34,7 +32,7 @@ masked_select_meta masked_select(const at::Tensor& self, const at::Tensor& mask)
   if (total == 0 || n == 0) return {TensorSpec{{c10::SymInt(0)}, {}, self.scalar_type()}};
   // Broadcasting repeats every mask element total / n times, so the count scales.
   if (!mask.is_cpu()) {  // device memory: counted there (one synchronisation, as torch's)
-    return {TensorSpec{{c10::SymInt(at::count_nonzero(mask).item<int64_t>() * (total / n))}, {}, self.scalar_type()}};
+    return {TensorSpec{{c10::SymInt(mask.count_nonzero().item<int64_t>() * (total / n))}, {}, self.scalar_type()}};
   }
   const at::Tensor m = mask.contiguous();
   const bool* p = m.const_data_ptr<bool>();

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/bmm.h>
-#include <ATen/ops/mm.h>
+#include <ATen/ops/bmm_ops.h>
+#include <ATen/ops/mm_ops.h>
 
 #include <cstdint>
 #include <vector>
@@ -20,7 +20,7 @@ inline void matmul_by_aten(const at::Tensor& self, const at::Tensor& other, cons
   const int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
   if (a.dim() == 2 && b.dim() == 2) {
     at::Tensor o = out.view({n, m});
-    at::mm_out(o, a, b);
+    at::_ops::mm_out::call(a, b, o);
     return;
   }
   std::vector<int64_t> batch(out.sizes().begin(), out.sizes().end() - (self.dim() > 1) - (other.dim() > 1));
@@ -37,7 +37,7 @@ inline void matmul_by_aten(const at::Tensor& self, const at::Tensor& other, cons
   const at::Tensor a3 = a.expand(with(n, k)).reshape({batches, n, k});
   const at::Tensor b3 = b.expand(with(k, m)).reshape({batches, k, m});
   at::Tensor o = out.view({batches, n, m});
-  at::bmm_out(o, a3, b3);
+  at::_ops::bmm_out::call(a3, b3, o);
 }
 
 }  // namespace structops::linalg

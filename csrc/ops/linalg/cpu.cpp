@@ -10,8 +10,7 @@
 #include <structops/ops/matmul.h>
 #include <structops/ops/mm.h>
 
-#include <ATen/ops/bmm.h>
-#include <ATen/ops/mm.h>
+#include <ATen/ops/bmm_ops.h>
 
 namespace structops::impl {
 
@@ -23,7 +22,7 @@ void matmul_out_cpu(const at::Tensor& self, const at::Tensor& other, at::ScalarT
 void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
                  const at::Tensor& out) {
   at::Tensor result = out;
-  at::bmm_out(result, self, mat2);
+  at::_ops::bmm_out::call(self, mat2, result);
 }
 
 // mm's CPU kernel variants (the manifest's `kernels:`; structops::autotune times them per shape

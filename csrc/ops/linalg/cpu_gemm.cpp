@@ -21,9 +21,8 @@
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
-#include <ATen/ops/addmm.h>
-#include <ATen/ops/empty.h>
-#include <ATen/ops/mm.h>
+#include <ATen/ops/addmm_ops.h>
+#include <ATen/ops/mm_ops.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -417,7 +416,7 @@ void mm_blocked(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, c
       gemm<scalar_t, scalar_t>(m, n, k, ap, a.stride(0), a.stride(1), bp, b.stride(0), b.stride(1), cp, ldc, al, be);
     } else if constexpr (std::is_same_v<opmath_t, float>) {
       // float16 / bfloat16: accumulate all of K in float, round once.
-      at::Tensor acc = at::empty({m, n}, c.options().dtype(at::kFloat));
+      at::Tensor acc = c.new_empty({m, n}, c.options().dtype(at::kFloat));
       float* accp = acc.data_ptr<float>();
       gemm<scalar_t, float>(m, n, k, ap, a.stride(0), a.stride(1), bp, b.stride(0), b.stride(1), accp, n, 1.0f, 0.0f);
       structops::parallel_for(0, m, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t ib, int64_t ie) {
@@ -440,9 +439,9 @@ void mm_aten(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, cons
              const at::Scalar& alpha) {
   at::Tensor out = c;
   if (beta.toComplexDouble() == 0.0 && alpha.toComplexDouble() == 1.0) {
-    at::mm_out(out, a, b);
+    at::_ops::mm_out::call(a, b, out);
   } else {
-    at::addmm_out(out, c, a, b, beta, alpha);  // beta == 0 ignores c's values, as documented
+    at::_ops::addmm_out::call(c, a, b, beta, alpha, out);  // beta == 0 ignores c's values, as documented
   }
 }
 

@@ -11,10 +11,10 @@
 #include <structops/ops/cross_entropy_loss.h>
 #include <structops/ops/mse_loss.h>
 #include <structops/parallel.h>
+#include <structops/rules.h>
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
-#include <ATen/ExpandUtils.h>
 
 #include <algorithm>
 #include <atomic>
@@ -96,7 +96,8 @@ scalar_t bce(scalar_t x, scalar_t t, scalar_t w) {
 
 void mse_loss_out_cpu(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
                       at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const std::vector<int64_t> shape = at::infer_size(self.sizes(), target.sizes());
+  const std::vector<int64_t> shape =
+      rules::concrete(rules::broadcast("mse_loss", {{"self", rules::sizes(self)}, {"target", rules::sizes(target)}}));
   const at::Tensor a = operand(self, shape, out.scalar_type()), b = operand(target, shape, out.scalar_type());
   const int64_t n = a.numel();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "mse_loss", [&] {
@@ -114,7 +115,8 @@ void mse_loss_out_cpu(const at::Tensor& self, const at::Tensor& target, int64_t 
 void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& target,
                                   const std::optional<at::Tensor>& weight, int64_t reduction,
                                   at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const std::vector<int64_t> shape = at::infer_size(self.sizes(), target.sizes());
+  const std::vector<int64_t> shape =
+      rules::concrete(rules::broadcast("binary_cross_entropy", {{"self", rules::sizes(self)}, {"target", rules::sizes(target)}}));
   const at::ScalarType dtype = self.scalar_type();
   const at::Tensor x = operand(self, shape, dtype), t = operand(target, shape, dtype);
   const bool weighted = weight.has_value() && weight->defined();

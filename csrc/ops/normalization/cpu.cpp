@@ -21,10 +21,8 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
-#include <ATen/ops/add.h>
-#include <ATen/ops/imag.h>
-#include <ATen/ops/real.h>
-#include <ATen/ops/sqrt.h>
+#include <ATen/ops/imag_ops.h>
+#include <ATen/ops/real_ops.h>
 
 #include <algorithm>
 #include <array>
@@ -352,11 +350,11 @@ void variance(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::o
   if (self.is_complex()) {
     // |z - mean|^2 is the sum of the parts' squared deviations: a complex tensor's variance is
     // its real part's plus its imaginary part's, a real result (torch.var).
-    const at::Tensor parts = at::empty({2, out.numel()}, out.options());
-    variance<false>(at::real(self), reduced_dims, correction, parts[0].view(out.sizes()));
-    variance<false>(at::imag(self), reduced_dims, correction, parts[1].view(out.sizes()));
-    const at::Tensor total = at::add(parts[0], parts[1]).view(out.sizes());
-    out.copy_(kStd ? at::sqrt(total) : total);
+    const at::Tensor parts = out.new_empty({2, out.numel()});
+    variance<false>(at::_ops::real::call(self), reduced_dims, correction, parts[0].view(out.sizes()));
+    variance<false>(at::_ops::imag::call(self), reduced_dims, correction, parts[1].view(out.sizes()));
+    const at::Tensor total = parts[0].add(parts[1]).view(out.sizes());
+    out.copy_(kStd ? total.sqrt() : total);
     return;
   }
   const double c = correction.has_value() ? correction->toDouble() : 1.0;

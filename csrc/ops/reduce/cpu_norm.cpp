@@ -5,7 +5,6 @@
 #include <structops/ops/norm_ScalarOpt_dim.h>
 
 #include <ATen/Dispatch.h>
-#include <ATen/ops/abs.h>
 
 #include <cmath>
 #include <type_traits>
@@ -16,7 +15,7 @@ void norm_out_cpu(const at::Tensor& self, const std::optional<at::Scalar>& p, at
                   bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const double pv = p.has_value() ? p->toDouble() : 2.0;
   if (self.is_complex()) {  // the p-norm of the magnitudes (torch's): a real result
-    norm_out_cpu(at::abs(self), p, reduced_dims, false, out.scalar_type(), out);
+    norm_out_cpu(self.abs(), p, reduced_dims, false, out.scalar_type(), out);
     return;
   }
   const bool common_p = pv == 1 || pv == 2;

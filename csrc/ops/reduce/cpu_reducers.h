@@ -5,7 +5,6 @@
 
 #include <ATen/OpMathType.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/empty.h>
 
 #include <cmath>
 #include <cstdint>
@@ -66,7 +65,7 @@ inline bool is_narrow_integral(at::ScalarType t) {
 // and bfloat16 through float).
 template <typename Reduce>
 void in_wider(at::ScalarType wide, const at::Tensor& x, const at::Tensor& out, const Reduce& reduce) {
-  const at::Tensor out_wide = at::empty(out.sizes(), out.options().dtype(wide));
+  const at::Tensor out_wide = out.new_empty(out.sizes(), out.options().dtype(wide));
   reduce(x.to(wide), out_wide);
   out.copy_(out_wide);
 }

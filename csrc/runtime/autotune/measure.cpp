@@ -4,7 +4,6 @@
 #include <structops/autotune.h>
 
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/empty_strided.h>
 
 #include <algorithm>
 #include <chrono>
@@ -50,7 +49,7 @@ double measure(at::Device device, c10::function_ref<void()> run) {
 }
 
 at::Tensor scratch_like(const at::Tensor& t) {
-  return at::empty_strided(t.sizes(), t.strides(), t.options());
+  return t.new_empty_strided(t.sizes(), t.strides());
 }
 
 }  // namespace structops::autotune
