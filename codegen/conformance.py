@@ -60,6 +60,7 @@ KEYS = (
     "extremes",
     "errors",
     "samples",
+    "scaffold",
 )
 
 
@@ -84,6 +85,10 @@ class TestSpec:
     errors: tuple[ErrorCase, ...]
     samples: tuple[str, ...] = ()  # Python source of argument lists, with t(*shape) in scope
     grad_reference: str | None = None  # the gradients' reference (default: reference)
+    # `python -m codegen new-op`'s scaffold (an identity) under the name of the op it will become:
+    # not compared with torch's operator of that name (schema parity, OpInfo samples) until the
+    # author removes the key; its own suite runs against `reference` as any op's.
+    scaffold: bool = False
 
 
 def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> TestSpec | None:
@@ -180,6 +185,10 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
             "'tests.grad_reference' must be a callable's source", "write e.g. grad_reference: torch.add"
         )
 
+    scaffold = raw.get("scaffold", False)
+    if not isinstance(scaffold, bool):
+        raise fail("'tests.scaffold' must be true or false", "remove it once the op is written")
+
     samples = raw.get("samples", [])
     if not isinstance(samples, list) or not all(isinstance(x, str) and x.strip() for x in samples):
         raise fail(
@@ -198,6 +207,7 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         errors=tuple(errors),
         samples=tuple(samples),
         grad_reference=grad_reference.strip() if grad_reference else None,
+        scaffold=scaffold,
     )
 
 

@@ -28,6 +28,7 @@ POINTWISE = """
   tags: [pointwise]
   tests:
     reference: "lambda self: self.clone()"  # the torch function the op mirrors, e.g. torch.exp
+    scaffold: true  # not compared with a torch operator of this name yet: remove once written
   doc: {name} of each element.
 
 - func: {name}_(Tensor(a!) self) -> Tensor(a!)
@@ -49,6 +50,7 @@ STRUCTURED = """
     self: "grad"
   tests:
     reference: "lambda self: self.clone()"  # the torch function the op mirrors
+    scaffold: true  # not compared with a torch operator of this name yet: remove once written
   doc: {name} of a tensor.
 """
 

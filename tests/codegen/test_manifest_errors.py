@@ -279,7 +279,17 @@ CASES = {
         (
             "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tests key 'sample' — use only:"
             " reference, grad_reference, domain, args, dtypes, skip, cuda_skip, tolerance, extremes, errors,"
-            " samples"
+            " samples, scaffold"
+        ),
+    ),
+    "tests_scaffold_not_a_bool": (
+        (
+            "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests: {reference: torch.neg,"
+            " scaffold: 1}\n"
+        ),
+        (
+            "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'tests.scaffold' must be true or false —"
+            " remove it once the op is written"
         ),
     ),
     "tests_without_reference": (

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import structops
 import torch
@@ -213,13 +214,21 @@ def _check_sample(theirs, ours, args, kwargs, dtype) -> str | None:
 
 
 def mirrored_ops() -> list[tuple[str, object]]:
-    """(structops function, OpInfo) of every mirrored op OpInfo has."""
+    """(structops function, OpInfo) of every mirrored op OpInfo has: named like it, and not a
+    `codegen new-op` scaffold (`tests: {scaffold: true}`: an identity, not yet that op)."""
     from torch.testing._internal.common_methods_invocations import op_db
+
+    from codegen.manifest import load_manifest
+
+    manifest = load_manifest(Path(__file__).resolve().parents[2] / "native_functions.yaml")
+    scaffolds = {f.func.name.name.base for f in manifest.functions if f.tests and f.tests.scaffold}
 
     by_name: dict[str, object] = {}
     for o in op_db:
         by_name.setdefault(o.name, o)  # the first entry (no variant_test_name) of a name
-    names = sorted(n for n in structops.__all__ if not n.startswith("_") and not n.endswith("_"))
+    names = sorted(
+        n for n in structops.__all__ if not n.startswith("_") and not n.endswith("_") and n not in scaffolds
+    )
     return [(n, by_name[OPINFO_NAME.get(n, n)]) for n in names if OPINFO_NAME.get(n, n) in by_name]
 
 
