@@ -18,6 +18,7 @@ import torch
 import torchgen
 import yaml
 
+from codegen.conformance import scaffold_ops
 from codegen.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,8 +51,7 @@ DIFFERS = {name: why for f in MANIFEST.functions for name, why in f.torch_differ
 TORCH_BY_BASE: dict[str, list[str]] = defaultdict(list)
 for _name in TORCH:
     TORCH_BY_BASE[_base(_name)].append(_name)
-SCAFFOLDS = {_base(str(f.func.name)) for f in MANIFEST.functions if f.tests is not None and f.tests.scaffold}
-MIRRORED = sorted({_base(n) for n in OURS} & set(TORCH_BY_BASE) - SCAFFOLDS)
+MIRRORED = sorted({_base(n) for n in OURS} & set(TORCH_BY_BASE) - scaffold_ops(MANIFEST.functions))
 
 
 def test_the_manifest_mirrors_torch_ops():

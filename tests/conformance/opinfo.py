@@ -218,10 +218,11 @@ def mirrored_ops() -> list[tuple[str, object]]:
     `codegen new-op` scaffold (`tests: {scaffold: true}`: an identity, not yet that op)."""
     from torch.testing._internal.common_methods_invocations import op_db
 
+    from codegen.conformance import scaffold_ops
     from codegen.manifest import load_manifest
 
     manifest = load_manifest(Path(__file__).resolve().parents[2] / "native_functions.yaml")
-    scaffolds = {f.func.name.name.base for f in manifest.functions if f.tests and f.tests.scaffold}
+    scaffolds = scaffold_ops(manifest.functions)
 
     by_name: dict[str, object] = {}
     for o in op_db:
