@@ -430,6 +430,27 @@ def test_pointwise_layouts(op, layout, dtype):
 
 
 @pytest.mark.parametrize(
+    "a, b",
+    [
+        ((5, 1, 7), (1, 3, 1)),  # three merged dims, both operands broadcast
+        ((2, 1, 3, 1, 5), (1, 4, 1, 6, 1)),  # five dims: every division of the offset calculator
+        ((1, 1021), (641, 1)),  # prime sizes: multipliers far from a power of two
+        ((1024, 1), (1, 513)),  # a power of two and one past it
+        ((3, 1, 1), (1, 1, 1)),  # more elements per thread than the tensor holds (a partial lane group)
+    ],
+    ids=str,
+)
+def test_pointwise_broadcast_geometries(a, b):
+    """The strided kernel's positions per dim (multiplies instead of divisions, four elements per
+    thread) give every element: broadcasts whose merged geometry keeps 2 to 5 dims."""
+    x, y = values(a, torch.float32), values(b, torch.float32, 1)
+    emulated, cpu = run_both("add.Tensor", x, y)
+    assert_same(emulated, cpu, f"{a} + {b}")
+    emulated, cpu = run_both("mul.Tensor", x.transpose(0, -1), y.transpose(0, -1))
+    assert_same(emulated, cpu, f"{a} * {b}, transposed")
+
+
+@pytest.mark.parametrize(
     "op, args, kwargs",
     [
         ("add.Tensor", (torch.ones(3, dtype=torch.int8), torch.ones(3, dtype=torch.int8)), {"alpha": 1000}),

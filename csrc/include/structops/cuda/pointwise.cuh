@@ -6,7 +6,8 @@
 //     16-byte vector loads and stores, in a grid-stride loop unrolled Unroll times (Threads and Unroll: template parameters, so
 //     an op's kernel variants can differ in them);
 //   strided: any strides (broadcast, transposed, channels_last, sliced), up to 25 dims, through
-//     an offset calculator over the merged geometry.
+//     an offset calculator over the merged geometry (divisions by the dims' sizes as multiplies),
+//     kStridedPerThread elements per thread with their loads issued together.
 // 32-bit indices whenever every offset fits, 64-bit otherwise (tensors over 2^31 elements).
 // half and bfloat16 load as their storage type and compute in float (the formula's T).
 #pragma once
@@ -54,34 +55,90 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
+// n / d and n % d for a divisor fixed at launch, as a multiply-high, an add and a shift
+// (Granlund and Montgomery's round-up method, as torch's IntDivider): the strided kernel splits
+// every linear index into per-dim positions, and a hardware 32-bit division costs ~20
+// instructions per dim. Exact for every n < 2^31, which the 32-bit instantiation guarantees;
+// the 64-bit one divides.
+template <typename index_t>
+struct Divider {
+  index_t d = 1;
+  void set(index_t divisor) { d = divisor; }
+  __device__ index_t div(index_t n) const { return n / d; }
+};
+
+template <>
+struct Divider<uint32_t> {
+  uint32_t d = 1;
+  uint32_t magic = 1;  // floor(2^32 * (2^shift - d) / d) + 1
+  uint32_t shift = 0;  // ceil(log2(d))
+  void set(uint32_t divisor) {
+    d = divisor;
+    shift = 0;
+    while (shift < 32 && (uint64_t{1} << shift) < divisor) ++shift;
+    magic = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << shift) - divisor)) / divisor + 1);
+  }
+  __device__ uint32_t div(uint32_t n) const {
+    return (__umulhi(n, magic) + n) >> shift;  // __umulhi(n, magic) <= n < 2^31: no overflow
+  }
+};
+
 template <int N, typename index_t>
 struct OffsetCalculator {
   int ndim;
-  index_t sizes[kPointwiseMaxDims];
+  Divider<index_t> sizes[kPointwiseMaxDims];
   index_t strides[N + 1][kPointwiseMaxDims];
 
   __device__ void offsets(index_t linear, index_t (&off)[N + 1]) const {
 #pragma unroll
     for (int k = 0; k <= N; ++k) off[k] = 0;
     for (int d = 0; d < ndim; ++d) {
-      const index_t i = linear % sizes[d];
-      linear /= sizes[d];
+      const index_t next = sizes[d].div(linear);
+      const index_t i = linear - next * sizes[d].d;
+      linear = next;
 #pragma unroll
       for (int k = 0; k <= N; ++k) off[k] += i * strides[k][d];
     }
   }
 };
 
+// Elements per thread in the strided kernel: their offsets and loads are all issued before the
+// formula runs, so a thread keeps several memory requests in flight (gathers cannot vectorise).
+constexpr int kStridedPerThread = 4;
+
+template <typename T, int K>
+struct Lanes {
+  T v[K];
+};
+
 template <int Threads, typename index_t, typename F, typename out_t, typename... in_t>
 __global__ void __launch_bounds__(Threads)
     strided_kernel(F f, index_t n, OffsetCalculator<sizeof...(in_t), index_t> calc, out_t* out, const in_t*... in) {
   constexpr int N = sizeof...(in_t);
-  const index_t step = static_cast<index_t>(gridDim.x) * Threads;
-  for (index_t i = static_cast<index_t>(blockIdx.x) * Threads + threadIdx.x; i < n; i += step) {
-    index_t off[N + 1];
-    calc.offsets(i, off);
+  constexpr int K = kStridedPerThread;
+  const index_t step = static_cast<index_t>(gridDim.x) * Threads * K;
+  for (index_t base = static_cast<index_t>(blockIdx.x) * Threads * K + threadIdx.x; base < n; base += step) {
+    index_t off[K][N + 1];
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      if (base + j * Threads < n) calc.offsets(base + j * Threads, off[j]);
+    }
     [&]<size_t... I>(std::index_sequence<I...>) {
-      out[off[0]] = static_cast<out_t>(f(in[off[I + 1]]...));
+      const auto gather = [&](const auto* p, size_t k) {
+        Lanes<std::remove_cv_t<std::remove_pointer_t<decltype(p)>>, K> r{};
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+          if (base + j * Threads < n) r.v[j] = p[off[j][k]];
+        }
+        return r;
+      };
+      const auto apply = [&](const auto&... v) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+          if (base + j * Threads < n) out[off[j][0]] = static_cast<out_t>(f(v.v[j]...));
+        }
+      };
+      apply(gather(in, I + 1)...);  // the inputs and their operand numbers, in step
     }(std::make_index_sequence<N>{});
   }
 }
@@ -96,7 +153,7 @@ OffsetCalculator<N, index_t> offset_calculator(const PointwiseLaunch& p) {
   OffsetCalculator<N, index_t> calc{};
   calc.ndim = p.ndim;
   for (int d = 0; d < p.ndim; ++d) {
-    calc.sizes[d] = static_cast<index_t>(p.sizes[d]);
+    calc.sizes[d].set(static_cast<index_t>(p.sizes[d]));
     for (int k = 0; k <= N; ++k) calc.strides[k][d] = static_cast<index_t>(p.strides[k][d]);
   }
   return calc;
@@ -137,7 +194,7 @@ const char* launch(const F& f, const PointwiseLaunch& p) {
             f, p.numel, out, static_cast<const in_t*>(p.data[I + 1])...);
       }
     } else {
-      const int blocks = blocks_for(p.numel, Threads);
+      const int blocks = blocks_for((p.numel + kStridedPerThread - 1) / kStridedPerThread, Threads);
       if (small) {
         SO_LAUNCH(blocks, Threads, 0, stream, strided_kernel<Threads, uint32_t>)(
             f, static_cast<uint32_t>(p.numel), offset_calculator<N, uint32_t>(p), out,

@@ -237,6 +237,9 @@ inline unsigned __ballot_sync(unsigned mask, int predicate) {
   using namespace structops::emu;
   return static_cast<unsigned>(warp_exchange(WarpOp::Ballot, mask, predicate != 0, 0, warpSize));
 }
+inline unsigned __umulhi(unsigned a, unsigned b) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32);
+}
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 
