@@ -12,7 +12,7 @@
       checks: ["alpha_check(alpha, out)"]       # more conditions, each an expression
       combine: add                              # how partial results over split reduced dims merge
       index: {whole: "dims(self, dim)"}         # index dims that are not parallel: whole, scanned
-      positions: {indices: "trailing(self, 2)"} # an output holding flat positions over input axes
+      positions: {indices: "trailing(self, 2)"} # a tensor holding flat positions over input axes
       vmap_as: bmm                              # the op that batches it when every tensor is batched
 
 or ``meta: custom`` (a hand-written meta function in csrc/ops/<family>/meta.cpp). docs/rules.md is the
@@ -299,10 +299,11 @@ def parse_rule(
     positions = section("positions")
     for output, value in positions.items():
         at = positions.line_of(output)
-        if output not in out_names:
+        if output not in out_names and kinds.get(output) not in ("tensor", "tensor?"):
             raise fail(
-                f"meta.positions: '{output}' is not an output",
-                f"name the output that holds positions: one of {', '.join(out_names)}",
+                f"meta.positions: '{output}' is not an output or a tensor input",
+                f"name the tensor that holds positions: one of {', '.join(out_names)}, or an input "
+                "the op reads another at (index_select's index)",
                 at,
             )
         axes = parsed(parse_expr, text(value, f"meta.positions.{output}", at), f"meta.positions.{output}", at)

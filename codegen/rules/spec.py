@@ -48,14 +48,15 @@ class CombineBy:
 class IndexKind:
     """``meta.index: {whole: "dims(self, dim)"}``: axes of an input whose index dims are not
     parallel (softmax's dim must stay whole; cumsum's dim is scanned). Also ``meta.positions:
-    {indices: "trailing(self, 2)"}`` (kind ``positions``): the output ``output`` holds flat
-    positions over these axes of the input (max_pool's indices, argmax)."""
+    {indices: "trailing(self, 2)"}`` (kind ``positions``): ``output`` holds flat positions over
+    these axes of the input: an output (max_pool's indices, argmax) or an input the op reads the
+    other at (index_select's index)."""
 
     kind: str  # whole | scanned | positions
     tensor: str  # the tensor argument the axes belong to: dims(<tensor>, ...)
     axes: Expr
     line: int
-    output: str | None = None  # positions: the output that holds them
+    output: str | None = None  # positions: the output or input that holds them
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,10 @@ it in one call, and proves it with describe():
   ones expanded, no copy) and the sibling runs, under prepend's proof: describe() of the
   sibling's call is this call's index space plus one parallel dim at axis 0 of every tensor.
   (mm with both operands batched: no parallel dim both read, so no fold; bmm's b is one.)
+- ``offset``: a batched tensor read at positions an input holds (meta.positions: index_select's
+  index over dims(self, dim)) takes the batch in those axes, batch-major, and element b's
+  positions move by b times their range; the call left, the positions batched, is planned as
+  above. Positions out of range stay out of range, so the op still refuses them.
 - ``loop``: the op per batch element, stacked; only where none exists (an op without a rule; an
   unbatched input the op writes; addmm and linear with every tensor batched, which name none).
 
@@ -53,7 +57,7 @@ from structops import _rules, rules
 
 @dataclass(frozen=True)
 class Plan:
-    kind: str  # prepend | fold | flatten | unreduced | loop
+    kind: str  # prepend | fold | flatten | unreduced | offset | loop
     dim: str | None = None  # fold: the index dim the batch joins
     axes: tuple[tuple[tuple[str, int | None], int], ...] = ()  # fold: each tensor's axis for it
     out_axes: tuple[int | None, ...] = ()  # fold: each output's axis for it (None: an empty output)
@@ -63,8 +67,13 @@ class Plan:
     flat: tuple[str, str] | None = None  # flatten: the tensor viewed as [B, numel], its dim argument
     out_shapes: tuple[tuple[int, ...], ...] = ()  # flatten: each output's per-example shape
     unreduced: tuple[str, int, str] | None = None  # unreduced: (argument, value reducing nothing, combine)
-    inner: Plan | None = None  # unreduced: the plan of the call that reduces nothing
+    inner: Plan | None = None  # unreduced, offset: the plan of the call that is left
     sibling: str | None = None  # prepend: the op that runs the batch (meta.vmap_as), not the op itself
+    # offset: (holder, tensor, axis, count, as_1d) per batched tensor read at the positions an
+    # input holds (meta.positions): the batch merges into the tensor's axis, the positions move by
+    # batch element times count (the positions' range), a 0-d holder is read as [1] where as_1d;
+    # ``inner`` plans the call that is left
+    offsets: tuple[tuple[str, str, int, int, bool], ...] = ()
     why: str = ""  # loop: why neither batched form applies
 
 
@@ -160,9 +169,9 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
             outs = {(i.tensor, i.element): i for i in single.ipfs}
             out_axes = tuple(next(iter(_axes(outs[(n, None)], j)), None) for n, *_ in single.outputs)
             return Plan("fold", dim=d.name, axes=axes, out_axes=out_axes)
-    sibling = _sibling(rule, single, values, batched, size)
-    if sibling is not None:
-        return sibling
+    for other in (_sibling(rule, single, values, batched, size), _offset(op, single, values, batched, size)):
+        if other is not None:
+            return other
     return Plan("loop", why="no parallel dim is read straight by every batched tensor and every output")
 
 
@@ -193,6 +202,66 @@ def _sibling(rule: dict, single: rules.Description, values: dict, batched, size:
         return None
     return Plan(
         "prepend", shifted=tuple(moved.items()), expand=every != set(batched), sibling=rule["vmap_as"]
+    )
+
+
+def _offset(op: str, single: rules.Description, values: dict, batched, size: int) -> Plan | None:
+    """The ``offset`` plan, where a batched tensor is read at positions an input holds
+    (index_select's self at index): the batch joins the first of the positions' axes, batch-major
+    (element b's positions move by b times their range), and the call left, with the positions
+    batched instead, is planned as any other."""
+    outputs = {name for name, *_ in single.outputs}
+    held = [
+        (holder, tensor, axes)
+        for holder, tensor, axes in single.positions
+        if holder not in outputs and (tensor, None) in batched
+    ]
+    if not held:
+        return None
+    left, moves = set(batched), []
+    element = dict(values)
+    for holder, tensor, axes in held:
+        shape = list(values[tensor].shape)
+        if not axes or list(axes) != list(range(axes[0], axes[0] + len(axes))) or (tensor, None) not in left:
+            return None  # no axes (a 0-d tensor), not one run of them, or read at two tensors' positions
+        count = math.prod(shape[a] for a in axes)
+        shape[axes[0]] *= size
+        element[tensor] = _meta(values[tensor], shape)
+        left = (left - {(tensor, None)}) | {(holder, None)}
+        as_1d = values[holder].dim() == 0 and _same_outputs(
+            op, single, element | {holder: _meta(values[holder], (1,))}
+        )
+        if as_1d:  # index_select's 0-d index keeps the dim, as one of shape [1] does
+            element[holder] = _meta(values[holder], (1,))
+        moves.append((holder, tensor, axes[0], count, as_1d))
+    inner = plan(op, left, size, **element)
+    if inner.kind == "loop":
+        return None
+    return Plan("offset", offsets=tuple(moves), inner=inner)
+
+
+def _same_outputs(op: str, single: rules.Description, values: dict) -> bool:
+    """Whether the call with ``values`` gives the outputs ``single`` has, shapes and dtypes."""
+    try:
+        other = rules.describe(op, **values)
+    except (RuntimeError, ValueError, IndexError, TypeError):
+        return False
+    return [o[:3] for o in other.outputs] == [o[:3] for o in single.outputs]
+
+
+def _offset_positions(positions: torch.Tensor, size: int, count: int) -> torch.Tensor:
+    """Element b's positions (batch first) as positions in the batch-major merged axis: p + b *
+    count. A negative position (-count <= p < 0; take counts from the end, the other ops refuse
+    it) becomes one that wraps to the same entry and is still negative; one out of range goes
+    out of the merged range too, so the op still refuses it rather than read another element."""
+    p = positions.long()
+    b = torch.arange(size, device=p.device).view(size, *([1] * (p.dim() - 1)))
+    return torch.where(
+        p >= count,
+        p + size * count,
+        torch.where(
+            p >= 0, p + b * count, torch.where(p >= -count, p - (size - 1 - b) * count, p - size * count)
+        ),
     )
 
 
@@ -421,6 +490,18 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
             if args[name].untyped_storage().data_ptr() != front[name].untyped_storage().data_ptr():
                 front[name].copy_(args[name].reshape(front[name].shape))
         return result
+    if p.kind == "offset":
+        moved, moved_bdim = dict(front), {k: 0 for k in bdim}
+        for holder, tensor, axis, count, as_1d in p.offsets:
+            t = front[tensor].movedim(0, axis)
+            moved[tensor] = t.reshape(*t.shape[:axis], size * t.shape[axis + 1], *t.shape[axis + 2 :])
+            del moved_bdim[(tensor, None)]
+            held = (
+                front[holder] if (holder, None) in bdim else front[holder].expand(size, *front[holder].shape)
+            )
+            moved[holder] = _offset_positions(held.reshape(size, 1) if as_1d else held, size, count)
+            moved_bdim[(holder, None)] = 0
+        return _run(p.inner, rule, op, moved, moved_bdim, size)
     if p.kind == "unreduced":
         arg, value, combine = p.unreduced
         kept = _run(p.inner, rule, op, values | {arg: value}, bdim, size)

@@ -483,7 +483,9 @@ CASES = {
     "positions_of_an_unknown_output": (
         entry('shape:\n  out: "[*self]"\npositions: {indices: "dims(self, 0)"}\n'),
         at(
-            7, "meta.positions: 'indices' is not an output — name the output that holds positions: one of out"
+            7,
+            "meta.positions: 'indices' is not an output or a tensor input — name the tensor that holds "
+            "positions: one of out, or an input the op reads another at (index_select's index)",
         ),
     ),
     "positions_not_axes_of_a_tensor": (

@@ -41,7 +41,6 @@ def _examples(sample: Sample, size: int, fn) -> list[Sample]:
 VMAP_LOOPS = {
     "batch_norm": "training writes the running statistics: unbatched ones are written by each element in "
     "turn (torch's vmap refuses that; the schema cannot say evaluation leaves them alone)",
-    "take": "self is read through flat indices (data): no axis of it follows the batch",
 }
 # Where a call with every tensor batched has no batched form (the first tensor alone has one).
 _INDEXED = "the indexed tensor batched: each element's indices must move to its own rows (index arithmetic)"
@@ -52,10 +51,7 @@ VMAP_LOOPS_EVERY = {
     "elementwise affine), which this manifest does not declare",
     "matmul": "a batched vector operand becomes a matrix to matmul ([B, 4] is no batch of [4]); its batched "
     "form needs the vector as [B, 4, 1]",
-    "embedding": _INDEXED,
     "embedding_bag": _INDEXED,
-    "index_select": _INDEXED,
-    "take": _INDEXED,
 }
 
 

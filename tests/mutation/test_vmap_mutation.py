@@ -49,6 +49,13 @@ def _sibling_unproven(monkeypatch):
     )
 
 
+def _positions_not_moved(monkeypatch):
+    """The batch merged into the indexed axis but the positions left as they are: every element
+    reads element 0's rows (index_select, embedding and take with every tensor batched)."""
+    monkeypatch.setattr(vmap, "_PLANS", {})
+    monkeypatch.setattr(vmap, "_offset_positions", lambda positions, size, count: positions.long())
+
+
 PLANTED = [
     ("softmax_int", _prepend_unproven),
     ("log_softmax_int", _prepend_unproven),
@@ -57,6 +64,9 @@ PLANTED = [
     ("mm", _fold_any_dim),
     ("mm", _no_sibling),
     ("index_select", _sibling_unproven),
+    ("index_select", _positions_not_moved),
+    ("embedding", _positions_not_moved),
+    ("take", _positions_not_moved),
 ]
 IDS = [f"{op}-{plant.__name__.strip('_')}" for op, plant in PLANTED]
 

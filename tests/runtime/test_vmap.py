@@ -103,3 +103,58 @@ def test_batch_norm_folds_the_batch_into_its_channels_and_writes_batched_running
     torch.testing.assert_close((mean, var), (want_mean, want_var))
     p = plan("batch_norm", {("input", None)}, 4, x[0], None, None, mean[:, 0], var[:, 0], True, 0.1, 1e-5)
     assert p.kind == "loop" and "writes an unbatched input" in p.why
+
+
+@pytest.mark.parametrize(
+    ("op", "batched_dims", "inner"),
+    [
+        ("index_select", (0, None, 0), "fold"),  # the index is 1-D: its batch folds into it
+        ("index_select", (1, None, 0), "fold"),  # self batched at its dim 1
+        ("embedding", (0, 0), "prepend"),
+        ("take", (0, 0), "prepend"),
+        ("take", (2, None), "prepend"),
+    ],
+)
+def test_a_tensor_read_at_positions_takes_the_batch_in_its_indexed_axis(op, batched_dims, inner):
+    """meta.positions says which axes an index addresses: the batch merges into them (batch-major)
+    and element b's positions move by b times their range, so one call serves every element."""
+    g = torch.Generator().manual_seed(0)
+    size = 4
+    if op == "index_select":
+        element = (torch.randn(5, 3, generator=g), 1, torch.tensor([2, 0, 2, 1]))
+        batch = [torch.randn(size, 5, 3, generator=g), 1, torch.randint(0, 3, (size, 4), generator=g)]
+        if batched_dims[0] == 1:
+            batch[0] = torch.randn(5, size, 3, generator=g)
+    elif op == "embedding":
+        element = (torch.randn(7, 3, generator=g), torch.tensor([[6, 0], [3, 3]]))
+        batch = [torch.randn(size, 7, 3, generator=g), torch.randint(0, 7, (size, 2, 2), generator=g)]
+    else:
+        element = (torch.randn(3, 4, generator=g), torch.tensor([[0, 11], [-1, -12]]))
+        batch = [torch.randn(size, 3, 4, generator=g), torch.randint(-12, 12, (size, 2, 2), generator=g)]
+        if batched_dims[0] == 2:
+            batch[0] = torch.randn(3, 4, size, generator=g)
+    names = [a.name for a in getattr(torch.ops.structops, op).default._schema.arguments]
+    batched = {(n, None) for n, d in zip(names, batched_dims, strict=False) if d is not None}
+    p = plan(op, batched, size, *element)
+    assert (p.kind, p.inner.kind) == ("offset", inner), p
+    fn = getattr(structops, op)
+    got = torch.func.vmap(fn, in_dims=batched_dims)(*batch)
+    loop = [
+        fn(*[a.select(d, b) if d is not None else a for a, d in zip(batch, batched_dims, strict=True)])
+        for b in range(size)
+    ]
+    assert torch.equal(got, torch.stack(loop))
+
+
+@pytest.mark.parametrize(
+    ("op", "bad"), [("embedding", 5), ("embedding", -1), ("take", 10), ("take", -11), ("take", 21)]
+)
+def test_a_position_out_of_range_still_raises_rather_than_read_another_element(op, bad):
+    """Element 0's row 5 of 5 would be element 1's row 0 once the batch merged into the axis: it
+    stays out of the merged range, and the op refuses it as a loop would (take counts from the
+    end: -10 <= p < 10 is in range for 10 elements)."""
+    weights, rows = torch.randn(3, 5, 2), torch.tensor([[0, 1], [bad, 2], [4, 4]])
+    with pytest.raises(IndexError):
+        getattr(structops, op)(weights[1], rows[1])
+    with pytest.raises(IndexError):
+        torch.func.vmap(getattr(structops, op))(weights, rows)
