@@ -8,7 +8,8 @@ and dtype (float32, bfloat16) it times the functional call and the out= call (no
 allocating a fresh 64 MiB output halves throughput for both), side by side in interleaved rounds
 (tools/timing.py), and prints the time, the ratio torch / structops (> 1: structops is faster) and
 structops' GB/s (bytes read + written once). Fused formulas are compared with torch's unfused
-chain. On a GPU it also reports the share of the measured device-to-device copy bandwidth.
+chain, next to the ratio the bytes they move allow ("bound"). On a GPU it also reports the share of
+the measured device-to-device copy bandwidth.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ OPS = {
         2,
     ),
     "mul": (structops.mul, torch.mul, 2),
+    # a Python number as the other operand (on a GPU: read from the launch, not copied there)
+    "mul_number": (lambda a, **o: structops.mul(a, 0.5, **o), lambda a, **o: torch.mul(a, 0.5, **o), 1),
     "div": (structops.div, torch.div, 2),
     "maximum": (structops.maximum, torch.maximum, 2),
     "exp": (structops.exp, torch.exp, 1),
@@ -60,7 +63,11 @@ OPS = {
     ),
     "mul_add": (structops.mul_add, lambda a, b, c, **o: torch.add(a * b, c, **o), 3),
 }
-QUICK = ("add", "mul", "exp", "gelu", "add_relu", "bias_gelu", "mul_add")
+QUICK = ("add", "mul", "mul_number", "exp", "gelu", "add_relu", "bias_gelu", "mul_add")
+# Tensors torch's unfused chain writes and reads back that the fused formula does not: the most
+# a fused formula can gain where memory bandwidth bounds both is (bytes + 2 * n * output bytes) /
+# bytes, printed as "bound" (add_relu on contiguous float32: 5/3 = 1.67).
+INTERMEDIATES = {"add_relu": 1, "bias_gelu": 1, "mul_add": 1}
 
 
 def make_inputs(n_inputs: int, numel: int, layout: str, dtype, device: str) -> list[torch.Tensor]:
@@ -114,7 +121,7 @@ def main() -> None:
         f"{'op':<10} {'dtype':<9} {'layout':<10} {'numel':>9} {'torch us':>10} {'ours us':>10} {'ratio':>6}"
         f" {'ratio out=':>10} {'GB/s':>7}"
     )
-    print(header + ("  %copy" if peak else ""))
+    print(header + ("  %copy" if peak else "") + "  bound")
     ratios, ratios_out = [], []
     for name in names:
         ours, theirs, n = OPS[name]
@@ -143,6 +150,9 @@ def main() -> None:
                     )
                     if peak:
                         line += f"  {100 * moved / t_ours_out / peak:5.0f}%"
+                    if name in INTERMEDIATES:
+                        extra = 2 * INTERMEDIATES[name] * expected.numel() * expected.element_size()
+                        line += f"  {(moved + extra) / moved:5.2f}"
                     print(line, flush=True)
     print(
         f"median ratio torch/structops: functional {statistics.median(ratios):.2f}, out="

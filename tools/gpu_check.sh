@@ -81,9 +81,12 @@ if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
   t=$(($(left) - 40)); ((t > 70)) && t=70
   run_for $t "$logs/bench.log" "$py" tools/bench_pointwise.py --quick "$@"
   cat "$logs/bench.log"
-  t=$(($(left) - 5)); ((t > 60)) && t=60
+  t=$(($(left) - 30)); ((t > 60)) && t=60
   run_for $t "$logs/bench_ops.log" "$py" tools/bench_ops.py --quick --device cuda
   cat "$logs/bench_ops.log"
+  t=$(($(left) - 5)); ((t > 30)) && t=30
+  run_for $t "$logs/profile_call.log" "$py" tools/profile_call.py --device cuda --tables
+  head -12 "$logs/profile_call.log"
 fi
 
 # 4. The rest of the suite (CPU-only tests, also run by CI) with the time that is left.

@@ -3,11 +3,14 @@
 // structops/pointwise/math.h.
 #include <structops/cpu/pointwise.h>
 
+#include <ATen/Dispatch_v2.h>
 #include <ATen/ScalarOps.h>
+#include <c10/core/DynamicCast.h>
 #include <ATen/ops/full.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace structops {
@@ -135,7 +138,13 @@ RowLaunch make_row_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> input
   return p;
 }
 
-PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype) {
+at::Tensor launch_operand(const at::Tensor& t, at::ScalarType dtype, at::Device device) {
+  if (t.dim() == 0 && t.device().is_cpu()) return t;
+  return operand(t, dtype, device);
+}
+
+PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype,
+                            c10::ArrayRef<at::ScalarType> dtypes) {
   const Geometry g = make_geometry(out, inputs);
   TORCH_CHECK(g.ndim <= kPointwiseMaxDims, "pointwise kernels support up to ", kPointwiseMaxDims,
               " dims after merging, got ", g.ndim);
@@ -148,6 +157,18 @@ PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inp
     for (int k = 0; k < g.operands; ++k) p.strides[k][d] = g.strides[k][d];
   }
   fill_data(out, inputs, p.data);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const at::Tensor& t = inputs[k];
+    if (t.dim() != 0 || !t.device().is_cpu()) continue;
+    // Converted unchecked, as a copy to the dtype converts (torch's CUDA kernels: fetch_and_cast).
+    AT_DISPATCH_V2(dtypes[k], "pointwise value", AT_WRAP([&] {
+      const scalar_t v = c10::fetch_and_cast<scalar_t>(t.scalar_type(), t.const_data_ptr());
+      static_assert(sizeof(v) <= sizeof(p.values[0]));
+      std::memcpy(p.values[k + 1], &v, sizeof(v));
+    }), AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), at::kHalf, at::kBFloat16, at::kBool);
+    p.is_value[k + 1] = true;
+    p.data[k + 1] = nullptr;
+  }
   return p;
 }
 

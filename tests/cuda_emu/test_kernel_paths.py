@@ -450,6 +450,22 @@ def test_pointwise_broadcast_geometries(a, b):
     assert_same(emulated, cpu, f"{a} * {b}, transposed")
 
 
+@pytest.mark.parametrize("dtype", FLOATS + (torch.int64, torch.int16, torch.uint8, torch.bool), ids=str)
+@pytest.mark.parametrize("layout", ["contiguous with a tail", "transposed"])
+def test_a_cpu_scalar_operand_is_read_from_the_launch(layout, dtype):
+    """A 0-dim CPU tensor (a Python number, a CPU scalar beside CUDA tensors) is not copied to the
+    device: its value, converted to the operand's dtype, travels in the launch (PointwiseLaunch::
+    values), in the vectorised and the strided kernel, as either operand."""
+    x = LAYOUTS[layout](values((37, 41), dtype))
+    number = torch.tensor(True if dtype == torch.bool else 2.5 if dtype.is_floating_point else 3)
+    for args in ((x, number), (number, x), (x, torch.tensor(-1.75, dtype=torch.float64))):
+        emulated, cpu = run_both("mul.Tensor", *args)
+        assert_same(emulated, cpu, f"mul {layout} {[tuple(a.shape) for a in args]}")
+    if dtype != torch.bool:
+        emulated, cpu = run_both("add.Scalar", x, 3, alpha=2)  # the number as a wrapped 0-dim tensor
+        assert_same(emulated, cpu, f"add.Scalar {layout}")
+
+
 @pytest.mark.parametrize(
     "op, args, kwargs",
     [

@@ -27,9 +27,15 @@ at::Tensor wrapped_number(const at::Scalar& s);
 RowLaunch make_row_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype,
                           int64_t grain);
 
-// The CUDA launcher's view of the same geometry (structops/pointwise/launch.h); the host glue adds
+// A CUDA launch's input: a 0-dim CPU tensor as it is (make_launch passes its value), anything else
+// as operand() gives it.
+at::Tensor launch_operand(const at::Tensor& t, at::ScalarType dtype, at::Device device);
+
+// The CUDA launcher's view of the same geometry (structops/pointwise/launch.h), each input read in
+// its entry of `dtypes`; a 0-dim CPU input becomes a value in the launch. The host glue adds
 // scalars, conditions and the stream.
-PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype);
+PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype,
+                            c10::ArrayRef<at::ScalarType> dtypes);
 // A formula's number as the launchers read it, checked as Scalar::to<T>() checks it for the
 // compute type of `dtype` (a number an int8 kernel cannot hold raises, as torch's kernels do,
 // instead of wrapping); a None `Scalar?` is marked absent.

@@ -10,6 +10,7 @@
 //     kStridedPerThread elements per thread with their loads issued together.
 // 32-bit indices whenever every offset fits, 64-bit otherwise (tensors over 2^31 elements).
 // half and bfloat16 load as their storage type and compute in float (the formula's T).
+// An input given as a CPU scalar is read from the launch's values (Values), not from memory.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -33,26 +35,55 @@ struct alignas(sizeof(T) * VEC) Vec {
   T v[VEC];
 };
 
+// The inputs given as CPU scalars (PointwiseLaunch::is_value), by operand number: read here, not
+// from memory.
+template <int N>
+struct Values {
+  bool is_value[N + 1] = {};
+  alignas(16) unsigned char bytes[N + 1][16] = {};
+
+  template <typename T>
+  __device__ T get(int k) const {
+    T v;
+    memcpy(&v, bytes[k], sizeof(T));
+    return v;
+  }
+};
+
+template <int VEC, typename T, typename index_t, int N>
+__device__ Vec<T, VEC> load_vec(const T* p, index_t base, const Values<N>& values, int k) {
+  if (!values.is_value[k]) return *reinterpret_cast<const Vec<T, VEC>*>(p + base);
+  Vec<T, VEC> r;
+  const T v = values.template get<T>(k);
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) r.v[j] = v;
+  return r;
+}
+
 // No __restrict__ here or in the tiled mm: inplace calls pass the same memory as out and an input.
 template <int Threads, int Unroll, int VEC, typename index_t, typename F, typename out_t, typename... in_t>
 __global__ void __launch_bounds__(Threads)
-    contiguous_kernel(F f, index_t n, out_t* out, const in_t*... in) {
+    contiguous_kernel(F f, index_t n, Values<sizeof...(in_t)> values, out_t* out, const in_t*... in) {
   const index_t step = static_cast<index_t>(gridDim.x) * Threads * VEC;
   index_t base = (static_cast<index_t>(blockIdx.x) * Threads + threadIdx.x) * VEC;
+  [&]<size_t... I>(std::index_sequence<I...>) {
 #pragma unroll Unroll
-  for (; base < n; base += step) {
-    if (base + VEC <= n) {
-      Vec<out_t, VEC> r;
-      // All loads are issued before the formula runs (one 16-byte load per input).
-      [&](const Vec<in_t, VEC>... v) {
+    for (; base < n; base += step) {
+      if (base + VEC <= n) {
+        Vec<out_t, VEC> r;
+        // All loads are issued before the formula runs (one 16-byte load per input).
+        [&](const auto&... v) {  // (nvcc: a pack of the kernel's in_t here fails to expand)
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) r.v[j] = static_cast<out_t>(f(v.v[j]...));
-      }(*reinterpret_cast<const Vec<in_t, VEC>*>(in + base)...);
-      *reinterpret_cast<Vec<out_t, VEC>*>(out + base) = r;
-    } else {
-      for (index_t i = base; i < n; ++i) out[i] = static_cast<out_t>(f(in[i]...));
+          for (int j = 0; j < VEC; ++j) r.v[j] = static_cast<out_t>(f(v.v[j]...));
+        }(load_vec<VEC>(in, base, values, I + 1)...);
+        *reinterpret_cast<Vec<out_t, VEC>*>(out + base) = r;
+      } else {
+        for (index_t i = base; i < n; ++i) {
+          out[i] = static_cast<out_t>(f((values.is_value[I + 1] ? values.template get<in_t>(I + 1) : in[i])...));
+        }
+      }
     }
-  }
+  }(std::make_index_sequence<sizeof...(in_t)>{});
 }
 
 // n / d and n % d for a divisor fixed at launch, as a multiply-high, an add and a shift
@@ -113,7 +144,8 @@ struct Lanes {
 
 template <int Threads, typename index_t, typename F, typename out_t, typename... in_t>
 __global__ void __launch_bounds__(Threads)
-    strided_kernel(F f, index_t n, OffsetCalculator<sizeof...(in_t), index_t> calc, out_t* out, const in_t*... in) {
+    strided_kernel(F f, index_t n, OffsetCalculator<sizeof...(in_t), index_t> calc, Values<sizeof...(in_t)> values,
+                   out_t* out, const in_t*... in) {
   constexpr int N = sizeof...(in_t);
   constexpr int K = kStridedPerThread;
   const index_t step = static_cast<index_t>(gridDim.x) * Threads * K;
@@ -125,7 +157,14 @@ __global__ void __launch_bounds__(Threads)
     }
     [&]<size_t... I>(std::index_sequence<I...>) {
       const auto gather = [&](const auto* p, size_t k) {
-        Lanes<std::remove_cv_t<std::remove_pointer_t<decltype(p)>>, K> r{};
+        using T = std::remove_cv_t<std::remove_pointer_t<decltype(p)>>;
+        Lanes<T, K> r{};
+        if (values.is_value[k]) {
+          const T v = values.template get<T>(k);
+#pragma unroll
+          for (int j = 0; j < K; ++j) r.v[j] = v;
+          return r;
+        }
 #pragma unroll
         for (int j = 0; j < K; ++j) {
           if (base + j * Threads < n) r.v[j] = p[off[j][k]];
@@ -170,11 +209,17 @@ const char* launch(const F& f, const PointwiseLaunch& p) {
   auto stream = static_cast<cudaStream_t>(p.stream);
   out_t* out = static_cast<out_t*>(p.data[0]);
 
+  Values<N> values;
+  for (int k = 1; k <= N; ++k) {
+    values.is_value[k] = p.is_value[k];
+    memcpy(values.bytes[k], p.values[k], sizeof(values.bytes[k]));
+  }
   bool dense = p.ndim == 1;
   bool aligned = reinterpret_cast<uintptr_t>(p.data[0]) % (VEC * sizeof(out_t)) == 0;
   constexpr size_t in_sizes[] = {sizeof(in_t)...};
   int64_t max_offset = 0;
   for (int k = 0; k <= N; ++k) {
+    if (p.is_value[k]) continue;  // read from the launch: any layout
     dense = dense && p.strides[k][0] == 1;
     if (k > 0) aligned = aligned && reinterpret_cast<uintptr_t>(p.data[k]) % (VEC * in_sizes[k - 1]) == 0;
     int64_t last = 0;
@@ -188,20 +233,21 @@ const char* launch(const F& f, const PointwiseLaunch& p) {
       const int blocks = blocks_for((p.numel + VEC * Unroll - 1) / (VEC * Unroll), Threads);
       if (small) {
         SO_LAUNCH(blocks, Threads, 0, stream, contiguous_kernel<Threads, Unroll, VEC, uint32_t>)(
-            f, static_cast<uint32_t>(p.numel), out, static_cast<const in_t*>(p.data[I + 1])...);
+            f, static_cast<uint32_t>(p.numel), values, out, static_cast<const in_t*>(p.data[I + 1])...);
       } else {
         SO_LAUNCH(blocks, Threads, 0, stream, contiguous_kernel<Threads, Unroll, VEC, int64_t>)(
-            f, p.numel, out, static_cast<const in_t*>(p.data[I + 1])...);
+            f, p.numel, values, out, static_cast<const in_t*>(p.data[I + 1])...);
       }
     } else {
       const int blocks = blocks_for((p.numel + kStridedPerThread - 1) / kStridedPerThread, Threads);
       if (small) {
         SO_LAUNCH(blocks, Threads, 0, stream, strided_kernel<Threads, uint32_t>)(
-            f, static_cast<uint32_t>(p.numel), offset_calculator<N, uint32_t>(p), out,
+            f, static_cast<uint32_t>(p.numel), offset_calculator<N, uint32_t>(p), values, out,
             static_cast<const in_t*>(p.data[I + 1])...);
       } else {
         SO_LAUNCH(blocks, Threads, 0, stream, strided_kernel<Threads, int64_t>)(
-            f, p.numel, offset_calculator<N, int64_t>(p), out, static_cast<const in_t*>(p.data[I + 1])...);
+            f, p.numel, offset_calculator<N, int64_t>(p), values, out,
+            static_cast<const in_t*>(p.data[I + 1])...);
       }
     }
   }(std::make_index_sequence<N>{});

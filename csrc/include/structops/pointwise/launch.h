@@ -26,6 +26,11 @@ struct PointwiseLaunch {
   int64_t sizes[kPointwiseMaxDims];
   int64_t strides[kPointwiseMaxOperands][kPointwiseMaxDims];
   void* data[kPointwiseMaxOperands];
+  // An input given as a 0-dim CPU tensor (a Python number, a CPU scalar beside CUDA tensors): its
+  // value, in the input's dtype, travels in the launch and the kernel reads it there (data null,
+  // no copy to the device, as torch's CUDA kernels take CPU scalars).
+  bool is_value[kPointwiseMaxOperands] = {};
+  alignas(16) unsigned char values[kPointwiseMaxOperands][16] = {};
   pw::ScalarArg scalars[kPointwiseMaxOperands];
   bool conditions[kPointwiseMaxOperands];
   void* stream = nullptr;  // cudaStream_t
