@@ -34,6 +34,9 @@ class PyFunction:
     number_self: bool = False  # a number may stand for the first Tensor (python.NUMBER_SELF)
     # `spellings:`: (argument, its position (-1: keyword-only), {text: value} as a Python literal).
     spellings: tuple[tuple[str, int, str], ...] = ()
+    # The common call of an op of several overloads, resolved here instead of per call: n plain
+    # tensors given positionally (and out=), with the overloads pick() would choose for it.
+    fast: tuple[int, str, str | None] | None = None  # (n, functional overload, out= overload)
 
 
 def _spellings(source: NativeFunction | None) -> tuple[tuple[str, int, str], ...]:
@@ -149,6 +152,7 @@ def _packet(name: str, fns: list[NativeFunction], spelled_by: NativeFunction | N
         out = next((o for o in outs if same_arguments(fn.func.arguments.all, o.func.arguments.non_out)), None)
         signature = _signature(fn, out, True, number_self, spelled)
         overloads.append((signature, python.return_hint(fn.func.returns)))
+    ordered = non_out + outs
     # Narrower stubs first: mypy reports a stub an earlier, broader one already matches (prod(x)
     # before prod(x, dim: int) before prod(x, dim: int | Sequence[int] | None)).
     overloads.sort(key=lambda o: (o[0].count(":"), o[0].count("|")))
@@ -163,10 +167,41 @@ def _packet(name: str, fns: list[NativeFunction], spelled_by: NativeFunction | N
         out_op=None,
         out_names=(),
         stub_overloads=tuple(overloads),
-        overloads=tuple((_overload(f), f.kind is SchemaKind.out, _parameters(f)) for f in non_out + outs),
+        overloads=tuple((_overload(f), f.kind is SchemaKind.out, _parameters(f)) for f in ordered),
         number_self=number_self,
         spellings=spellings,
+        fast=_fast(ordered),
     )
+
+
+def _takes_tensors(fn: NativeFunction, n: int, out: bool) -> bool:
+    """Whether n plain tensors given positionally (and one out= tensor) bind to ``fn`` as
+    structops._dispatch._fits binds them: tensor parameters for the values, defaults for the rest."""
+    args = fn.func.arguments
+    positional = [a for a in args.all if a not in args.kwarg_only]
+    if len(positional) < n or any(python.parser_kind(a.type)[0] != "Tensor" for a in positional[:n]):
+        return False
+    rest = [a for a in args.all[n:] if a.name != "out"]
+    has_out = any(a.name == "out" and python.parser_kind(a.type)[0] == "Tensor" for a in args.all)
+    return all(a.default is not None for a in rest) and has_out == out
+
+
+def _fast(ordered: list[NativeFunction]) -> tuple[int, str, str | None] | None:
+    """The call the first overload exists for (its required leading tensors, positionally) and
+    the overloads pick() chooses for it, without and with out=."""
+    first = ordered[0]
+    if first.kind is SchemaKind.out:
+        return None
+    args = first.func.arguments
+    n = 0
+    for a in args.all:
+        if a in args.kwarg_only or a.default is not None or python.parser_kind(a.type) != ("Tensor", False):
+            break
+        n += 1
+    if n == 0 or not _takes_tensors(first, n, False):
+        return None
+    with_out = next((f for f in ordered if _takes_tensors(f, n, True)), None)
+    return n, _overload(first), (_overload(with_out) if with_out is not None else None)
 
 
 def python_functions(manifest: Manifest) -> list[PyFunction]:

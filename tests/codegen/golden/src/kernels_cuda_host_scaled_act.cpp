@@ -23,11 +23,15 @@ namespace impl {
 
 void scaled_act_out_cuda__wide(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
-  const std::array<at::Tensor, 2> so_inputs{
-      cpu::operand(self, common_dtype, out.device()),
-      cpu::operand(other, common_dtype, out.device()),
+  const std::array<at::ScalarType, 2> so_dtypes{
+      common_dtype,
+      common_dtype,
   };
-  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
+  const std::array<at::Tensor, 2> so_inputs{
+      cpu::launch_operand(self, so_dtypes[0], out.device()),
+      cpu::launch_operand(other, so_dtypes[1], out.device()),
+  };
+  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype, so_dtypes);
   launch.conditions[0] = mode == "relu";
   launch.conditions[1] = mode == "tanh";
   launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
@@ -38,11 +42,15 @@ void scaled_act_out_cuda__wide(const at::Tensor& self, const at::Tensor& other, 
 
 void scaled_act_out_cuda__narrow(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode, at::ScalarType common_dtype, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
-  const std::array<at::Tensor, 2> so_inputs{
-      cpu::operand(self, common_dtype, out.device()),
-      cpu::operand(other, common_dtype, out.device()),
+  const std::array<at::ScalarType, 2> so_dtypes{
+      common_dtype,
+      common_dtype,
   };
-  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
+  const std::array<at::Tensor, 2> so_inputs{
+      cpu::launch_operand(self, so_dtypes[0], out.device()),
+      cpu::launch_operand(other, so_dtypes[1], out.device()),
+  };
+  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype, so_dtypes);
   launch.conditions[0] = mode == "relu";
   launch.conditions[1] = mode == "tanh";
   launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);

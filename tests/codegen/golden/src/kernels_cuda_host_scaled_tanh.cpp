@@ -24,10 +24,13 @@ namespace impl {
 
 void scaled_tanh_out_cuda(const at::Tensor& self, const at::Scalar& alpha, at::ScalarType common_dtype, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
-  const std::array<at::Tensor, 1> so_inputs{
-      cpu::operand(self, common_dtype, out.device()),
+  const std::array<at::ScalarType, 1> so_dtypes{
+      common_dtype,
   };
-  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
+  const std::array<at::Tensor, 1> so_inputs{
+      cpu::launch_operand(self, so_dtypes[0], out.device()),
+  };
+  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype, so_dtypes);
   launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
   launch.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::scaled_tanh_out(launch);
@@ -36,11 +39,15 @@ void scaled_tanh_out_cuda(const at::Tensor& self, const at::Scalar& alpha, at::S
 
 void _scaled_tanh_backward_self_out_cuda(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& alpha, at::ScalarType common_dtype, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
-  const std::array<at::Tensor, 2> so_inputs{
-      cpu::operand(grad, common_dtype, out.device()),
-      cpu::operand(self, common_dtype, out.device()),
+  const std::array<at::ScalarType, 2> so_dtypes{
+      common_dtype,
+      common_dtype,
   };
-  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype);
+  const std::array<at::Tensor, 2> so_inputs{
+      cpu::launch_operand(grad, so_dtypes[0], out.device()),
+      cpu::launch_operand(self, so_dtypes[1], out.device()),
+  };
+  PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype, so_dtypes);
   launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
   launch.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::_scaled_tanh_backward_self_out(launch);

@@ -3,22 +3,26 @@
 """The structops operators as Python functions (generated from the manifest).
 
 Each function calls torch.ops.structops.<op>.<overload>; a name of several overloads picks one
-as torch's Python layer does (structops._dispatch.pick). Calls that may reach an out= overload
-go through a bridge that turns C++ warnings (the out= resize warning) into Python warnings;
-functional and inplace calls, which raise no such warning, call the overload directly (the
-bridge costs ~1 us a call).
+as torch's Python layer does (structops._dispatch.pick), except for its common call, plain
+tensors given positionally (and out=), whose overloads the generator resolved (pick() costs
+~0.8 us a call). Calls that may reach an out= overload go through a bridge that turns C++
+warnings (the out= resize warning) into Python warnings; functional and inplace calls, which
+raise no such warning, call the overload directly (the bridge costs ~1 us a call).
 """
 
 import math  # noqa: F401 - used by some defaults
 
 import torch
 
+from structops import _C
 from structops._dispatch import call as _call
 from structops._dispatch import pick as _pick
 from structops._dispatch import spelled as _spelled
 from structops._dispatch import spelled_call as _spelled_call
 
 _ops = torch.ops.structops
+_Tensor = torch.Tensor
+_compiling = torch.compiler.is_compiling  # traced calls take the general path (Dynamo folds this)
 
 __all__ = [
     "add",
