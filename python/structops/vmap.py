@@ -216,8 +216,8 @@ def _offset(op: str, single: rules.Description, values: dict, batched, size: int
         for holder, tensor, axes in single.positions
         if holder not in outputs and (tensor, None) in batched
     ]
-    if not held:
-        return None
+    if not held or {h for h, *_ in held} & {t for _, t, _ in held}:
+        return None  # none, or positions into a tensor that holds positions itself (not planned)
     left, moves = set(batched), []
     element = dict(values)
     for holder, tensor, axes in held:
