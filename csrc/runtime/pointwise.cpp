@@ -5,8 +5,8 @@
 
 #include <ATen/Dispatch_v2.h>
 #include <ATen/ScalarOps.h>
-#include <c10/core/DynamicCast.h>
 #include <ATen/ops/full.h>
+#include <c10/core/DynamicCast.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
