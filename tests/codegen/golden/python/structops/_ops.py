@@ -36,6 +36,9 @@ __all__ = [
 ]
 
 
+_add_op = _ops.add.Tensor._op  # the C++ callable OpOverload.__call__ calls
+
+
 def add(self, other, *, alpha=1, out=None):
     """self + alpha * other.
 
@@ -44,14 +47,21 @@ def add(self, other, *, alpha=1, out=None):
         add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
     """
     if out is None:
+        if not _compiling():
+            return _add_op(self, other, alpha=alpha)
         return _ops.add.Tensor(self, other, alpha=alpha)
     return _call(_ops.add.out, self, other, alpha=alpha, out=out)
+
+
+_add__op = _ops.add_.Tensor._op  # the C++ callable OpOverload.__call__ calls
 
 
 def add_(self, other, *, alpha=1):
     """Overloads (torch.ops.structops.*):
         add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
     """
+    if not _compiling():  # traced calls keep the OpOverload, which Dynamo knows
+        return _add__op(self, other, alpha=alpha)
     return _ops.add_.Tensor(self, other, alpha=alpha)
 
 
@@ -62,14 +72,22 @@ def bmm(self, mat2, *, out):
     return _call(_ops.bmm.out, self, mat2, out=out)
 
 
+_amax_op = _ops.amax.default._op  # the C++ callable OpOverload.__call__ calls
+
+
 def amax(self, dim=(), keepdim=False, *, out=None):
     """Overloads (torch.ops.structops.*):
         amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
         amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
     """
     if out is None:
+        if not _compiling():
+            return _amax_op(self, dim, keepdim)
         return _ops.amax.default(self, dim, keepdim)
     return _call(_ops.amax.out, self, dim, keepdim, out=out)
+
+
+_aminmax_op = _ops.aminmax.default._op  # the C++ callable OpOverload.__call__ calls
 
 
 def aminmax(self, *, dim=None, keepdim=False, out=None):
@@ -80,16 +98,26 @@ def aminmax(self, *, dim=None, keepdim=False, out=None):
         aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
     """
     if out is None:
+        if not _compiling():
+            return _aminmax_op(self, dim=dim, keepdim=keepdim)
         return _ops.aminmax.default(self, dim=dim, keepdim=keepdim)
     min, max = out
     return _call(_ops.aminmax.out, self, dim=dim, keepdim=keepdim, min=min, max=max)
+
+
+_my_fused_op = _ops.my_fused.default._op  # the C++ callable OpOverload.__call__ calls
 
 
 def my_fused(x, bias, scale=1.0, mode="fast"):
     """Overloads (torch.ops.structops.*):
         my_fused(Tensor x, Tensor? bias, float scale=1.0, str mode="fast") -> Tensor
     """
+    if not _compiling():  # traced calls keep the OpOverload, which Dynamo knows
+        return _my_fused_op(x, bias, scale, mode)
     return _ops.my_fused.default(x, bias, scale, mode)
+
+
+_scaled_act_op = _ops.scaled_act.default._op  # the C++ callable OpOverload.__call__ calls
 
 
 def scaled_act(self, other, *, alpha=1, mode='relu', out=None):
@@ -98,8 +126,13 @@ def scaled_act(self, other, *, alpha=1, mode='relu', out=None):
         scaled_act(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu') -> Tensor
     """
     if out is None:
+        if not _compiling():
+            return _scaled_act_op(self, other, alpha=alpha, mode=mode)
         return _ops.scaled_act.default(self, other, alpha=alpha, mode=mode)
     return _call(_ops.scaled_act.out, self, other, alpha=alpha, mode=mode, out=out)
+
+
+_scaled_tanh_op = _ops.scaled_tanh.default._op  # the C++ callable OpOverload.__call__ calls
 
 
 def scaled_tanh(self, *, alpha=1, out=None):
@@ -108,6 +141,8 @@ def scaled_tanh(self, *, alpha=1, out=None):
         scaled_tanh(Tensor self, *, Scalar alpha=1) -> Tensor
     """
     if out is None:
+        if not _compiling():
+            return _scaled_tanh_op(self, alpha=alpha)
         return _ops.scaled_tanh.default(self, alpha=alpha)
     return _call(_ops.scaled_tanh.out, self, alpha=alpha, out=out)
 
