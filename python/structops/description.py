@@ -84,7 +84,8 @@ class Description:
     combine: str | None
     # (argument, tensor argument, what [] means): the arguments that are dims of a tensor
     dim_args: tuple[tuple[str, str, str], ...] = ()
-    # (output, tensor argument, axes): the output holds flat positions over those axes (row-major)
+    # (holder, tensor argument, axes): the holder, an output (argmax's) or an input the op reads
+    # the tensor at (index_select's index), holds flat positions over those axes (row-major)
     positions: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
 
     def to_json(self) -> dict:

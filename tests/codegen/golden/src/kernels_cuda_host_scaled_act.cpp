@@ -1,8 +1,8 @@
 // @generated from native_functions.yaml by codegen/templates/kernels_cuda_host.cpp.j2 — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA host glue of one pointwise op and of its generated backward ops: device guard, current
-// stream, inputs brought to the common dtype and device, then the torch-free launchers in
-// kernels_cuda_<op>.cu.
+// stream, inputs brought to the common dtype and device (a 0-dim CPU input stays there and
+// travels as a value in the launch), then the torch-free launchers in kernels_cuda_<op>.cu.
 // Compiled only when the installed torch has CUDA.
 #include <structops/cpu/pointwise.h>
 #include <structops/pointwise/launch.h>
