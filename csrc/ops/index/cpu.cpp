@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstring>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 namespace structops::impl {
@@ -230,9 +231,39 @@ SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, 
   std::vector<acc_t> buf(d);
   acc_t* __restrict acc = buf.data();
   bool bad = false;
+  // Sums and means: kWide (then kNarrow) columns at a time in registers across the bag's rows
+  // (one load per element, not acc's load and store too: 0.55x torch before); the rest through acc.
+  constexpr int64_t kWide = 512 / sizeof(acc_t), kNarrow = kWide / 2;  // floats: 8 and 4 512-bit vectors
+  const int64_t wide = mode == 2 ? 0 : d / kWide * kWide;
+  const int64_t blocked = mode == 2 ? 0 : wide + (d - wide) / kNarrow * kNarrow;
   for (int64_t b = b0; b < b1; ++b) {
     const int64_t begin = off[b], end = b + 1 < noff ? static_cast<int64_t>(off[b + 1]) : n;
-    std::fill(acc, acc + d, acc_t(0));
+    const acc_t count = static_cast<acc_t>(end > begin ? end - begin : 1);
+    // Inlined, so that it compiles for the ISA of the clone it is in.
+    const auto columns = [&]<int64_t B>(std::integral_constant<int64_t, B>, int64_t j0) __attribute__((always_inline)) {
+      acc_t block[B] = {};
+      for (int64_t k = begin; k < end; ++k) {
+        const I v = ix[k];
+        if (!in_range(v, rows)) {
+          bad = true;
+          continue;
+        }
+        if (j0 == 0 && k + kAhead < n && in_range(ix[k + kAhead], rows)) {
+          prefetch(src + static_cast<int64_t>(ix[k + kAhead]) * d, d * sizeof(scalar_t));
+        }
+        const scalar_t* __restrict row = src + static_cast<int64_t>(v) * d + j0;
+        const acc_t sc = ps ? static_cast<acc_t>(ps[k]) : acc_t(1);
+#pragma GCC unroll 128
+        for (int64_t j = 0; j < B; ++j) block[j] += static_cast<acc_t>(row[j]) * sc;
+      }
+      scalar_t* __restrict o = dst + b * d + j0;
+#pragma GCC unroll 128
+      for (int64_t j = 0; j < B; ++j) o[j] = static_cast<scalar_t>(mode == 1 ? block[j] / count : block[j]);
+    };
+    for (int64_t j0 = 0; j0 < wide; j0 += kWide) columns(std::integral_constant<int64_t, kWide>{}, j0);
+    if (blocked > wide) columns(std::integral_constant<int64_t, kNarrow>{}, wide);
+    if (blocked == d) continue;
+    std::fill(acc + blocked, acc + d, acc_t(0));
     bool first = true;
     for (int64_t k = begin; k < end; ++k) {
       const I v = ix[k];
@@ -240,29 +271,28 @@ SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, 
         bad = true;
         continue;
       }
-      if (k + kAhead < n && in_range(ix[k + kAhead], rows)) {
+      if (blocked == 0 && k + kAhead < n && in_range(ix[k + kAhead], rows)) {
         prefetch(src + static_cast<int64_t>(ix[k + kAhead]) * d, d * sizeof(scalar_t));
       }
       const scalar_t* __restrict row = src + static_cast<int64_t>(v) * d;
       if (mode == 2) {  // max, as torch: a later row wins only where it is greater (NaN stays)
-        for (int64_t j = 0; j < d; ++j) {
+        for (int64_t j = blocked; j < d; ++j) {
           const acc_t x = static_cast<acc_t>(row[j]);
           acc[j] = first || x > acc[j] ? x : acc[j];
         }
       } else if (ps) {
         const acc_t sc = static_cast<acc_t>(ps[k]);
-        for (int64_t j = 0; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]) * sc;
+        for (int64_t j = blocked; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]) * sc;
       } else {
-        for (int64_t j = 0; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]);
+        for (int64_t j = blocked; j < d; ++j) acc[j] += static_cast<acc_t>(row[j]);
       }
       first = false;
     }
     scalar_t* __restrict o = dst + b * d;
     if (mode == 1 && end > begin) {
-      const acc_t count = static_cast<acc_t>(end - begin);
-      for (int64_t j = 0; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j] / count);
+      for (int64_t j = blocked; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j] / count);
     } else {
-      for (int64_t j = 0; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j]);
+      for (int64_t j = blocked; j < d; ++j) o[j] = static_cast<scalar_t>(acc[j]);
     }
   }
   return bad;
