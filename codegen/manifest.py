@@ -173,8 +173,7 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         names[g.name] = g
         _check_dynamic_output_shape(path, g)
         _check_reduction(path, g)
-    for g in groups:
-        _check_vmap_as(path, g, groups)
+    groups = [_bind_vmap_as(path, g, groups) for g in groups]
     for fn in functions:
         if fn.derivatives is not None and fn.kind not in (SchemaKind.functional, SchemaKind.mutable):
             raise SpecError(
@@ -318,40 +317,51 @@ def _is_tensor_like(a: Argument) -> bool:
     return t.name is BaseTy.Tensor
 
 
-def _check_vmap_as(path: str, g: StructuredGroup, groups: list[StructuredGroup]) -> None:
-    """meta.vmap_as names a structured op with a rule and a functional whose arguments are this
-    op's (names and kinds): vmap calls it with the same arguments, each tensor batched."""
+def _bind_vmap_as(path: str, g: StructuredGroup, groups: list[StructuredGroup]) -> StructuredGroup:
+    """meta.vmap_as, a call of another structured op's functional (with a rule) that passes each
+    of this op's arguments on by name (or a constant): vmap runs it with every tensor batched."""
     rule = g.out.rule
     if rule is None or rule.vmap_as is None:
-        return
-    name, line = rule.vmap_as
+        return g
+    text, line = rule.vmap_as
     op = str(g.out.func)  # the entry meta.vmap_as is written on
     if g.functional is None:
+        problem = "meta.vmap_as: the op has no functional variant to vmap"
+        raise SpecError(path, line, op, problem, "remove vmap_as")
+    try:
+        call = composite.parse(text)
+    except composite.CompositeError as e:
         raise SpecError(
-            path, line, op, "meta.vmap_as: the op has no functional variant to vmap", "remove vmap_as"
-        )
-    named = [s for s in groups if s.out.func.name.name.base == name and s.functional is not None]
+            path, line, op, f"meta.vmap_as: {e.problem}", "write a call such as 'bmm(self, mat2)' on mm"
+        ) from None
+    named = [s for s in groups if s.functional is not None and s.functional.func.name == call.target]
     sibling = named[0] if named else None
-    if sibling is None or sibling.out.rule is None:
-        known = sorted(s.out.func.name.name.base for s in groups if s.functional and s.out.rule)
-        close = difflib.get_close_matches(name, known, n=1)
+    if sibling is None or sibling.out.rule is None or sibling is g:
+        others = [s for s in groups if s.functional and s.out.rule and s is not g]
+        known = sorted(str(s.functional.func.name) for s in others)
+        close = difflib.get_close_matches(str(call.target), known, n=1)
         raise SpecError(
             path,
             line,
             op,
-            f"meta.vmap_as: '{name}' is not a structured op with a meta rule and a functional variant",
-            f"name one declared in this manifest{f' (did you mean {close[0]!r}?)' if close else ''}",
+            f"meta.vmap_as: '{call.target}' is not the functional overload of another structured op with a"
+            " meta rule",
+            f"call one declared in this manifest{f' (did you mean {close[0]!r}?)' if close else ''}",
         )
-    if sibling.out.rule.args != rule.args:
-        mine = ", ".join(f"{n}: {k}" for n, k in rule.args)
-        theirs = ", ".join(f"{n}: {k}" for n, k in sibling.out.rule.args)
-        raise SpecError(
-            path,
-            line,
-            op,
-            f"meta.vmap_as: '{name}' takes ({theirs}), this op ({mine})",
-            "name an op that takes the same arguments (vmap passes them on, each tensor batched)",
-        )
+    try:
+        bound = composite.bind(call, g.functional.func, sibling.functional.func)
+    except composite.CompositeError as e:
+        raise SpecError(path, line, op, f"meta.vmap_as: {e.problem}", e.fix) from None
+    for param, value in bound.bound:
+        if not isinstance(value, composite.Name | composite.Const):
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"meta.vmap_as: the value for '{param.name}' is neither an argument nor a constant",
+                "pass this op's arguments by name (vmap batches the tensors among them)",
+            )
+    return dataclasses.replace(g, vmap_as=bound)
 
 
 def _check_reduction(path: str, g: StructuredGroup) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from codegen import composite
 from codegen.native import Manifest, StructuredGroup
 from codegen.rules import python
 from codegen.rules.spec import CombineBy
@@ -20,7 +21,9 @@ class RuleData:
     outputs: tuple[str, ...]
     list_outputs: tuple[str, ...]  # Tensor(a!)[] outputs: one shape per element
     combine: str | dict | None  # a combine, or {"by": int argument, "cases": {value: combine}}
-    vmap_as: str | None  # the functional overload that batches this op (meta.vmap_as)
+    # meta.vmap_as: the functional overload that batches this op, and per argument of it the
+    # argument of this op passed on (a name) or a constant (None, a bool or an int)
+    vmap_as: tuple[str, dict[str, str | bool | int | None]] | None
     function: str  # the Python source of the index-space function
     index: str  # its name
 
@@ -29,13 +32,15 @@ def _overload(qualified: str) -> str:
     return qualified if "." in qualified else f"{qualified}.default"
 
 
-def rule_data(group: StructuredGroup, groups: tuple[StructuredGroup, ...]) -> RuleData:
+def rule_data(group: StructuredGroup) -> RuleData:
     rule = group.out.rule
     assert rule is not None and rule.ir is not None
     sibling = None
-    if rule.vmap_as is not None:  # checked by the manifest: a structured op with a functional
-        named = next(g for g in groups if g.out.func.name.name.base == rule.vmap_as[0] and g.functional)
-        sibling = _overload(str(named.functional.func.name))
+    if group.vmap_as is not None:  # bound by the manifest: arguments by name, or constants
+        passed = {
+            a.name: v.name if isinstance(v, composite.Name) else v.value for a, v in group.vmap_as.bound
+        }
+        sibling = (_overload(str(group.vmap_as.target)), passed)
     return RuleData(
         name=group.name,
         op=group.out.func.name.name.base,
@@ -56,4 +61,4 @@ def rule_data(group: StructuredGroup, groups: tuple[StructuredGroup, ...]) -> Ru
 
 
 def all_rule_data(manifest: Manifest) -> list[RuleData]:
-    return [rule_data(g, manifest.groups) for g in manifest.groups if g.out.rule is not None]
+    return [rule_data(g) for g in manifest.groups if g.out.rule is not None]

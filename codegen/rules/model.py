@@ -13,7 +13,7 @@
       combine: add                              # how partial results over split reduced dims merge
       index: {whole: "dims(self, dim)"}         # index dims that are not parallel: whole, scanned
       positions: {indices: "trailing(self, 2)"} # a tensor holding flat positions over input axes
-      vmap_as: bmm                              # the op that batches it when every tensor is batched
+      vmap_as: "bmm(self, mat2)"                # the call that batches it when every tensor is batched
 
 or ``meta: custom`` (a hand-written meta function in csrc/ops/<family>/meta.cpp). docs/rules.md is the
 reference.
@@ -330,10 +330,10 @@ def parse_rule(
     if "vmap_as" in raw:
         at = raw.line_of("vmap_as")
         value = raw["vmap_as"]
-        if not isinstance(value, str) or not value.isidentifier():
+        if not isinstance(value, str):
             raise fail(
-                f"meta.vmap_as must name a structured op, got {value!r}",
-                "write the op that computes a batch of these calls, e.g. 'vmap_as: bmm' on mm",
+                f"meta.vmap_as must be a call of another op, got {value!r}",
+                "write the call that computes a batch of these calls, e.g. 'bmm(self, mat2)' on mm",
                 at,
             )
         vmap_as = (value, at)

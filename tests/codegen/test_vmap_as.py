@@ -36,25 +36,44 @@ def at(problem: str) -> str:
 
 
 CASES = {
-    "not_a_name": (
+    "not_a_call": (
         "[mybmm]",
         at(
-            "meta.vmap_as must name a structured op, got ['mybmm'] — write the op that computes a batch of "
-            "these calls, e.g. 'vmap_as: bmm' on mm"
+            "meta.vmap_as must be a call of another op, got ['mybmm'] — write the call that computes a batch"
+            " of these calls, e.g. 'bmm(self, mat2)' on mm"
         ),
     ),
+    "a_name": (
+        "mybmm",
+        at("meta.vmap_as: 'mybmm' is not a call — write a call such as 'bmm(self, mat2)' on mm"),
+    ),
     "unknown_op": (
-        "mybm",
+        '"mybm(self, mat2)"',
         at(
-            "meta.vmap_as: 'mybm' is not a structured op with a meta rule and a functional variant — name "
-            "one declared in this manifest (did you mean 'mybmm'?)"
+            "meta.vmap_as: 'mybm' is not the functional overload of another structured op with a meta rule"
+            " — call one declared in this manifest (did you mean 'mybmm'?)"
+        ),
+    ),
+    "itself": (
+        '"mymm(self, mat2)"',
+        at(
+            "meta.vmap_as: 'mymm' is not the functional overload of another structured op with a meta rule"
+            " — call one declared in this manifest (did you mean 'mybmm'?)"
         ),
     ),
     "other_arguments": (
-        "mybmm",
+        '"mybmm(self, other=self)"',
+        at("meta.vmap_as: the call does not use 'mat2' — pass every argument of the overload on"),
+    ),
+    "unknown_argument": (
+        '"mybmm(self, mat3)"',
+        at("meta.vmap_as: 'mat3' is not an argument of 'mymm' — use one of: self, mat2"),
+    ),
+    "not_a_tensor": (
+        '"mybmm(self, 1)"',
         at(
-            "meta.vmap_as: 'mybmm' takes (self: tensor, other: tensor), this op (self: tensor, mat2: tensor) "
-            "— name an op that takes the same arguments (vmap passes them on, each tensor batched)"
+            "meta.vmap_as: the value for 'other' (Tensor) does not fit it — match 'mybmm(Tensor self, "
+            "Tensor other) -> Tensor'"
         ),
     ),
 }
@@ -63,14 +82,21 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_vmap_as_message(tmp_path, name):
     vmap_as, expected = CASES[name]
-    text = manifest(vmap_as, "other" if name == "other_arguments" else "mat2")
+    text = manifest(vmap_as, "mat2" if name in ("a_name", "unknown_op", "itself") else "other")
     assert str(load_error(tmp_path, text)) == expected
 
 
 def test_vmap_as_reaches_the_rule_module(tmp_path):
-    mm, bmm = all_rule_data(load_manifest(write_manifest(tmp_path, manifest("mybmm"))))
-    assert (mm.vmap_as, bmm.vmap_as) == ("mybmm.default", None)
-    assert _rules.RULES["mm"]["vmap_as"] == "bmm.default"
+    """The call's arguments by the sibling's names: this op's argument passed on, or a constant."""
+    mm, bmm = all_rule_data(
+        load_manifest(write_manifest(tmp_path, manifest('"mybmm(mat2=mat2, self=self)"')))
+    )
+    assert (mm.vmap_as, bmm.vmap_as) == (("mybmm.default", {"self": "self", "mat2": "mat2"}), None)
+    assert _rules.RULES["mm"]["vmap_as"] == ("bmm.default", {"self": "self", "mat2": "mat2"})
+    assert _rules.RULES["addmm"]["vmap_as"] == (
+        "baddbmm.default",
+        {"self": "self", "batch1": "mat1", "batch2": "mat2", "beta": "beta", "alpha": "alpha"},
+    )
 
 
 @pytest.mark.parametrize("in_dims", [(0, 0), (2, 1)])
@@ -89,3 +115,42 @@ def test_mm_with_both_operands_batched_runs_one_bmm(in_dims, monkeypatch):
     got = torch.func.vmap(structops.mm, in_dims=in_dims)(*args)
     torch.testing.assert_close(got, torch.stack([x[b] @ w[b] for b in range(4)]))
     assert "bmm.default" in calls
+
+
+@pytest.mark.parametrize("self_shape", [(3, 5), (5,), (3, 1), (1, 5), ()])
+@pytest.mark.parametrize("batched", [("mat1", "mat2"), ("self", "mat1", "mat2"), ("self", "mat2")])
+def test_addmm_with_batched_operands_runs_one_call(self_shape, batched, monkeypatch):
+    """addmm's vmap_as passes its arguments on by other names (mat1 as batch1), its self padded to
+    baddbmm's rank where it broadcasts ([5] as [B, 1, 5]): batched matrices run one baddbmm, any
+    other batch one call of addmm or baddbmm, equal to a loop."""
+    g = torch.Generator().manual_seed(1)
+    args = {"self": torch.randn(self_shape, generator=g), "mat1": torch.randn(3, 4, generator=g)}
+    args["mat2"] = torch.randn(4, 5, generator=g)
+    stacked = {
+        n: torch.stack([a * (b + 1) - b for b in range(4)]) if n in batched else a for n, a in args.items()
+    }
+    calls, looked_up = [], vmap._functional_op
+
+    class Counted:  # the op, its calls recorded
+        def __init__(counted, rule):
+            counted.op, counted.name = looked_up(rule), rule["functional"]
+            counted._schema = counted.op._schema
+
+        def __call__(counted, *args, **kwargs):  # addmm's arguments include 'self'
+            calls.append(counted.name)
+            return counted.op(*args, **kwargs)
+
+    monkeypatch.setattr(vmap, "_PLANS", {})
+    monkeypatch.setattr(vmap, "_functional_op", Counted)
+    in_dims = tuple(0 if n in batched else None for n in args)
+    got = torch.func.vmap(lambda s, a, b: structops.addmm(s, a, b, beta=0.5, alpha=2), in_dims=in_dims)(
+        *stacked.values()
+    )
+    want = [
+        torch.addmm(*(stacked[n][b] if n in batched else a for n, a in args.items()), beta=0.5, alpha=2)
+        for b in range(4)
+    ]
+    torch.testing.assert_close(got, torch.stack(want))
+    assert len(calls) == 1, calls
+    if "mat1" in batched:
+        assert calls == ["baddbmm.default"]

@@ -1,11 +1,11 @@
 """The vmap check must be able to fail: a batching plan that skips its proof is caught.
 
-Each case patches structops.vmap for one run of the conformance suite's vmap check on a real op,
-so the planted bug reaches torch.func.vmap exactly as a wrong plan would.
+Each case patches structops.vmap or structops.vmap_plan for one run of the conformance suite's
+vmap check on a real op, so the planted bug reaches torch.func.vmap exactly as a wrong plan would.
 """
 
 import pytest
-from structops import vmap
+from structops import vmap, vmap_plan
 
 from tests.conformance.checks import CHECKS
 from tests.conformance.spec import load_specs
@@ -20,32 +20,36 @@ def _prepend_unproven(monkeypatch):
     """Every call takes the batch as a leading axis, dim arguments unchanged: softmax(x, 0) then
     normalises over the batch, cumsum(x, 0) sums along it."""
     monkeypatch.setattr(vmap, "_PLANS", {})  # plans the unplanted run cached
-    monkeypatch.setattr(vmap, "_prepends", lambda *args: True)
-    monkeypatch.setattr(vmap, "_shift", lambda value, rank, empty: value)
+    monkeypatch.setattr(vmap_plan, "_prepends", lambda *args: True)
+    monkeypatch.setattr(vmap_plan, "_shift", lambda value, rank, empty: value)
 
 
 def _fold_any_dim(monkeypatch):
     """The batch joins the first index dim however the tensors read it (mm with both operands
     batched: n, which mat2 does not have)."""
     monkeypatch.setattr(vmap, "_PLANS", {})
-    monkeypatch.setattr(vmap, "_prepends", lambda *args: False)
-    monkeypatch.setattr(vmap, "_foldable", lambda single, j, batched: True)
+    monkeypatch.setattr(vmap_plan, "_prepends", lambda *args: False)
+    monkeypatch.setattr(vmap_plan, "_foldable", lambda single, j, batched: True)
 
 
 def _no_sibling(monkeypatch):
     """mm's meta.vmap_as (bmm) ignored: with both operands batched the call loops, which the check
-    refuses for an op not listed in VMAP_LOOPS_EVERY."""
+    refuses for an op not listed in VMAP_LOOPS_OTHERS."""
     monkeypatch.setattr(vmap, "_PLANS", {})
-    monkeypatch.setattr(vmap, "_sibling", lambda *args: None)
+    monkeypatch.setattr(vmap_plan, "_sibling", lambda *args: None)
 
 
 def _sibling_unproven(monkeypatch):
     """A sibling taken without describe()'s proof: index_select's batch handed to index_select
     itself, every tensor with the batch prepended and the dim argument not moved."""
     monkeypatch.setattr(vmap, "_PLANS", {})
-    monkeypatch.setattr(vmap, "_prepends", lambda *args: False)
+    monkeypatch.setattr(vmap_plan, "_prepends", lambda *args: False)
     monkeypatch.setattr(
-        vmap, "_sibling", lambda rule, *args: vmap.Plan("prepend", expand=True, sibling=rule["functional"])
+        vmap_plan,
+        "_sibling",
+        lambda rule, *args: vmap_plan.Plan(
+            "prepend", expand=True, sibling=rule["functional"], passed=tuple((n, n) for n, _ in rule["args"])
+        ),
     )
 
 

@@ -158,3 +158,27 @@ def test_a_position_out_of_range_still_raises_rather_than_read_another_element(o
         getattr(structops, op)(weights[1], rows[1])
     with pytest.raises(IndexError):
         torch.func.vmap(getattr(structops, op))(weights, rows)
+
+
+def test_a_batched_0d_index_is_read_as_one_of_shape_1():
+    """index_select keeps the dim for a 0-d index, as for one of shape [1]: a batch of 0-d indices
+    is a [B, 1] index folded into the dim, one call instead of B."""
+    x, index = torch.randn(5, 3), torch.tensor([2, 0, 1, 2])
+    p = plan("index_select", {("index", None)}, 4, x, 1, index[0])
+    assert (p.kind, p.offsets, p.inner.kind) == ("offset", (("index", None, 0, 0, True),), "fold")
+    got = torch.func.vmap(structops.index_select, in_dims=(None, None, 0))(x, 1, index)
+    assert torch.equal(got, torch.stack([structops.index_select(x, 1, i) for i in index]))
+
+
+@pytest.mark.parametrize("self_shape", [(3, 1), (1, 5), (5,), ()])
+def test_a_batched_input_that_broadcasts_is_expanded_to_the_output_to_fold(self_shape):
+    """baddbmm with every tensor batched: no 4-d sibling, and self [3, 1] has no b to fold the
+    batch into; expanded to the output's [b, n, m] (describe() shows it read where the output is
+    written), the batch folds into b: one call."""
+    g = torch.Generator().manual_seed(2)
+    s, b1, b2 = (torch.randn(4, *shape, generator=g) for shape in (self_shape, (2, 3, 4), (2, 4, 5)))
+    p = plan("baddbmm", {("self", None), ("batch1", None), ("batch2", None)}, 4, s[0], b1[0], b2[0])
+    assert (p.kind, p.expanded, p.inner.kind, p.inner.dim) == ("expanded", ("self", (2, 3, 5)), "fold", "b")
+    got = torch.func.vmap(structops.baddbmm)(s, b1, b2, beta=0.5)
+    want = torch.stack([torch.baddbmm(s[i], b1[i], b2[i], beta=0.5) for i in range(4)])
+    torch.testing.assert_close(got, want)

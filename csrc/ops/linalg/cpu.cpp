@@ -1,15 +1,17 @@
 // CPU impls of the linear-algebra ops. The meta function (from the rule) has checked the shapes
 // and dtypes and `out` has exactly the meta's shape, so these only compute. mm, addmm and linear
-// run on structops::cpu::mm (our blocked GEMM or ATen's BLAS, ops/linalg/gemm.h); matmul and bmm
-// call ATen's mm/bmm.
+// run on structops::cpu::mm (our blocked GEMM or ATen's BLAS, ops/linalg/gemm.h); matmul, bmm
+// and baddbmm call ATen's mm/bmm/baddbmm.
 #include <ops/linalg/gemm.h>
 #include <ops/linalg/common.h>
 #include <structops/ops/addmm.h>
+#include <structops/ops/baddbmm.h>
 #include <structops/ops/bmm.h>
 #include <structops/ops/linear.h>
 #include <structops/ops/matmul.h>
 #include <structops/ops/mm.h>
 
+#include <ATen/ops/baddbmm_ops.h>
 #include <ATen/ops/bmm_ops.h>
 
 namespace structops::impl {
@@ -23,6 +25,13 @@ void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
                  const at::Tensor& out) {
   at::Tensor result = out;
   at::_ops::bmm_out::call(self, mat2, result);
+}
+
+void baddbmm_out_cpu(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                     const at::Scalar& beta, const at::Scalar& alpha, at::ScalarType /*compute_dtype*/,
+                     const at::Tensor& out) {
+  at::Tensor result = out;
+  at::_ops::baddbmm_out::call(self, batch1, batch2, beta, alpha, result);  // beta == 0 ignores self
 }
 
 // mm's CPU kernel variants (the manifest's `kernels:`; structops::autotune times them per shape

@@ -8,12 +8,14 @@
 #include <ops/linalg/gemm.h>  // addmm_with, linear_with
 #include <ops/linalg/launch.h>
 #include <structops/ops/addmm.h>
+#include <structops/ops/baddbmm.h>
 #include <structops/ops/bmm.h>
 #include <structops/ops/linear.h>
 #include <structops/ops/matmul.h>
 #include <structops/ops/mm.h>
 
 #include <ATen/ops/addmm.h>
+#include <ATen/ops/baddbmm.h>
 #include <ATen/ops/bmm.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -60,6 +62,15 @@ void bmm_out_cuda(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType
   check_gemm_dtype("bmm", self);
   at::Tensor result = out;
   at::bmm_out(result, self, mat2);
+}
+
+void baddbmm_out_cuda(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                      const at::Scalar& beta, const at::Scalar& alpha, at::ScalarType /*compute_dtype*/,
+                      const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  check_gemm_dtype("baddbmm", batch1);
+  at::Tensor result = out;
+  at::baddbmm_out(result, self, batch1, batch2, beta, alpha);  // beta == 0 ignores self
 }
 
 void matmul_out_cuda(const at::Tensor& self, const at::Tensor& other, at::ScalarType /*compute_dtype*/,

@@ -1,0 +1,486 @@
+"""How a call of a structops op takes a vmapped batch in one call (structops.vmap runs the plan),
+read off the call's index space (structops.rules) instead of written per op.
+
+A vmapped dim is one more parallel dim of the index space. ``plan()`` finds how the op can take
+it in one call, and proves it with describe():
+
+- ``prepend``: each batched tensor keeps the batch as a new leading axis (broadcast inputs of
+  lower rank padded with size-1 axes). Taken when describe() of that call is the per-example
+  call's index space plus one parallel dim, read straight at axis 0 of every batched tensor and
+  written at axis 0 of every output, with every other IPF unchanged: then output[b] reads only
+  inputs[b], as a loop would. (sum(x, [0]) is refused: its dim 0 would become the batch.) An
+  op that takes no broadcasting (gather's index has self's rank) gets the batch axis on its
+  unbatched tensors too, expanded without a copy, under the same proof.
+- ``fold``: the batch joins a parallel dim ``j`` of the per-example call that every batched
+  tensor and every output reads straight: tensors are laid batch-major along j's axis (an
+  unbatched input that has j is repeated), the op runs once on B times the dim, and the outputs
+  are split back. Tiles of a parallel dim are independent (the sharding check proves it), so
+  this is the loop's result. (mm with only x batched: the batch joins n.)
+- ``flatten``: a dim argument that is None makes the op reduce all of one tensor as if it were
+  flattened (argmax(x): positions over every axis, row-major). With a batch, the tensor is
+  viewed as [B, numel] and the dim argument is 1; taken when describe() of the flattened call is
+  the None call's combine over one reduced dim and the [B, numel] call prepends to it.
+- ``unreduced``: an op whose int argument picks its combine (a loss's ``reduction``: mean or sum
+  over every dim) runs batched with the value that reduces nothing (reduction='none', planned as
+  above) and the combine's reduction takes every dim but the batch (torch's loss batching
+  rules do the same). Taken when describe() of that call has the reduced call's dims as parallel
+  dims, every IPF unchanged.
+- ``prepend`` to a sibling: where none of the above exists and the manifest writes the call
+  that batches this op (``meta.vmap_as``: mm's bmm(self, mat2), addmm's baddbmm(self, mat1,
+  mat2, ...)), every tensor gets the batch axis (unbatched ones expanded, no copy; lower-rank
+  ones padded where the sibling needs it) and the sibling runs, under prepend's proof:
+  describe() of the sibling's call, renamed to this op's arguments, is this call's index space
+  plus one parallel dim at axis 0 of every tensor. (mm with both operands batched: no parallel
+  dim both read, so no fold; bmm's b is one.)
+- ``offset``: a batched tensor read at positions an input holds (meta.positions: index_select's
+  index over dims(self, dim)) takes the batch in those axes, batch-major, and element b's
+  positions move by b times their range; the call left, the positions batched, is planned as
+  above. Positions out of range stay out of range, so the op still refuses them. A batched 0-d
+  holder alone is read as [1] where the op gives the same outputs so.
+- ``expanded``: a batched input that broadcasts against the output (baddbmm's self) is expanded
+  to the output's shape where describe() shows it read exactly where the output is written;
+  the call left is planned as above.
+- ``loop``: the op per batch element, stacked; only where none exists (an op without a rule; an
+  unbatched input the op writes; linear's and layer_norm's per-example weights, matmul's batched
+  vector, embedding_bag's batched indices: docs/vmap.md).
+
+A batched input the op writes (batch_norm's running statistics) is written through: passed as a
+view, or copied back where the batched form had to copy it.
+
+structops.vmap registers the batching rule that runs these plans.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import torch
+
+from structops import rules
+
+
+@dataclass(frozen=True)
+class Plan:
+    kind: str  # prepend | fold | flatten | unreduced | offset | expanded | loop
+    dim: str | None = None  # fold: the index dim the batch joins
+    axes: tuple[tuple[tuple[str, int | None], int], ...] = ()  # fold: each tensor's axis for it
+    out_axes: tuple[int | None, ...] = ()  # fold: each output's axis for it (None: an empty output)
+    pad: int | None = None  # prepend: batched inputs padded with size-1 axes to this rank
+    shifted: tuple[tuple[str, object], ...] = ()  # prepend: dim arguments moved past the batch axis
+    expand: bool = False  # prepend: unbatched tensors get the batch axis too (expanded, no copy)
+    flat: tuple[str, str] | None = None  # flatten: the tensor viewed as [B, numel], its dim argument
+    out_shapes: tuple[tuple[int, ...], ...] = ()  # flatten: each output's per-example shape
+    unreduced: tuple[str, int, str] | None = None  # unreduced: (argument, value reducing nothing, combine)
+    inner: Plan | None = None  # unreduced, offset, expanded: the plan of the call that is left
+    sibling: str | None = None  # prepend: the op that runs the batch (meta.vmap_as), not the op itself
+    passed: tuple[tuple[str, object], ...] = ()  # prepend to a sibling: its arguments (_passed)
+    # offset: (holder, tensor, axis, count, as_1d) per batched tensor read at the positions an
+    # input holds (meta.positions): the batch merges into the tensor's axis, the positions move by
+    # batch element times count (the positions' range), a 0-d holder is read as [1] where as_1d;
+    # ``inner`` plans the call that is left
+    offsets: tuple[tuple[str, str | None, int, int, bool], ...] = ()
+    expanded: tuple[str, tuple[int, ...]] | None = None  # expanded: the input, the output shape it gets
+    why: str = ""  # loop: why neither batched form applies
+
+
+def _shift(value, rank: int, empty: str):
+    """A dim argument of a tensor of ``rank`` dims, for the same tensor with a batch axis in
+    front; None where it cannot say the same (all dims of a 0-d tensor)."""
+    if value is None or (isinstance(value, list | tuple) and not value and empty == "ALL"):
+        return list(range(1, rank + 1)) if rank > 0 else None
+    if isinstance(value, int):
+        return value + 1 if value >= 0 else value
+    return [d + 1 if d >= 0 else d for d in value]
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan: pure functions of the per-example call
+
+
+def _tensor_args(rule: dict, values: dict) -> list[tuple[str, int | None, torch.Tensor]]:
+    found = []
+    for name, kind in rule["args"]:
+        v = values[name]
+        if kind in ("tensor", "tensor?") and isinstance(v, torch.Tensor):
+            found.append((name, None, v))
+        elif kind == "tensors":
+            found.extend((name, i, t) for i, t in enumerate(v))
+    return found
+
+
+def _meta(t: torch.Tensor, shape) -> torch.Tensor:
+    return torch.empty(shape, dtype=t.dtype, device="meta")
+
+
+def _with(values: dict, rule: dict, shape_of) -> dict:
+    """``values`` with each tensor replaced by a meta tensor of shape shape_of(name, element, t)."""
+    out = dict(values)
+    for name, kind in rule["args"]:
+        v = values[name]
+        if kind in ("tensor", "tensor?") and isinstance(v, torch.Tensor):
+            out[name] = _meta(v, shape_of(name, None, v))
+        elif kind == "tensors":
+            out[name] = [_meta(t, shape_of(name, i, t)) for i, t in enumerate(v)]
+    return out
+
+
+def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwargs) -> Plan:
+    """How ``op(*args, **kwargs)`` (one batch element) takes a batch of ``size`` over the tensors
+    named in ``batched`` ((argument, Tensor[] element) pairs)."""
+    rule, values = rules._bind(op, args, kwargs)
+    if any((name, None) not in batched for name in written_inputs(rule, values)):
+        return Plan("loop", why="it writes an unbatched input (each batch element writes it in turn)")
+    single = rules.describe(op, **_with(values, rule, lambda n, e, t: t.shape))
+    if not single.ipfs:
+        return Plan("loop", why="an element of its Tensor[] output has an axis no input axis stands for")
+    tensors = _tensor_args(rule, values)
+    ranks = {n: t.dim() for n, e, t in tensors}
+    shifted = {}
+    for arg, tensor, empty in single.dim_args:
+        if arg in values and any(n == tensor for n, _ in batched):
+            shifted[arg] = _shift(values[arg], ranks.get(tensor, 0), empty)
+    rank = max((t.dim() for n, e, t in tensors), default=0)
+    # Unbatched tensors broadcast (nothing to do, or padded to the batched ones' rank), or, where
+    # the op takes no broadcasting (gather's index must have self's rank), get the batch axis too.
+    every = {(n, e) for n, e, _ in tensors}
+    for pad, expand in ((None, False), (rank, False), (None, True)):
+        wider = every if expand else batched
+        moved = shifted
+        if expand:
+            moved = _every_dim_shifted(single, values, ranks)
+
+        def shape_of(n, e, t, pad=pad, wider=wider):
+            if (n, e) not in wider:
+                return t.shape
+            return (size,) + (1,) * (pad - t.dim() if pad is not None else 0) + tuple(t.shape)
+
+        if None in moved.values():
+            continue  # all dims of a 0-d tensor: with a batch axis, no dim list says it
+        try:
+            wide = rules.describe(op, **(_with(values, rule, shape_of) | moved))
+        except (RuntimeError, ValueError, IndexError, TypeError):
+            continue  # the op refuses the wider call (mm of a 3-D tensor)
+        if _prepends(single, wide, wider, pad):
+            return Plan("prepend", pad=pad, shifted=tuple(moved.items()), expand=expand and wider != batched)
+    for other in (
+        _flatten(op, single, values, rule, batched, size),
+        _unreduce(op, single, values, rule, batched, size),
+    ):
+        if other is not None:
+            return other
+    for j, d in enumerate(single.index_space):
+        if d.kind == "parallel" and _foldable(single, j, batched):
+            inputs = [i for i in single.ipfs if i.tensor not in {n for n, *_ in single.outputs}]
+            axes = tuple(((i.tensor, i.element), _axes(i, j)[0]) for i in inputs if _axes(i, j))
+            outs = {(i.tensor, i.element): i for i in single.ipfs}
+            out_axes = tuple(next(iter(_axes(outs[(n, None)], j)), None) for n, *_ in single.outputs)
+            return Plan("fold", dim=d.name, axes=axes, out_axes=out_axes)
+    for other in (
+        _sibling(rule, single, values, batched, size),
+        _offset(op, single, values, batched, size),
+        _holder_as_1d(op, single, values, batched, size),
+        _expanded(op, single, values, rule, batched, size),
+    ):
+        if other is not None:
+            return other
+    return Plan("loop", why="no parallel dim is read straight by every batched tensor and every output")
+
+
+def _every_dim_shifted(single: rules.Description, values: dict, ranks: dict) -> dict:
+    """Each dim argument moved past a batch axis that every tensor gets."""
+    return {
+        arg: _shift(values[arg], ranks.get(tensor, 0), empty)
+        for arg, tensor, empty in single.dim_args
+        if arg in values and tensor in ranks
+    }
+
+
+def _sibling(rule: dict, single: rules.Description, values: dict, batched, size: int) -> Plan | None:
+    """``prepend`` to the call meta.vmap_as writes (addmm's: baddbmm(self, mat1, mat2, ...)), every
+    tensor batched (unbatched ones expanded), lower-rank ones padded with size-1 axes where the
+    sibling needs them (addmm's self [m] as [B, 1, m])."""
+    if rule.get("vmap_as") is None:
+        return None
+    target, passed = rule["vmap_as"]
+    tensors = _tensor_args(rule, values)
+    every = {(n, e) for n, e, _ in tensors}
+    ranks = {n: t.dim() for n, e, t in tensors}
+    moved = _every_dim_shifted(single, values, ranks)
+    if None in moved.values():
+        return None
+    for pad in (None, max(ranks.values(), default=0)):
+
+        def shape_of(n, e, t, pad=pad):
+            return (size,) + (1,) * (pad - t.dim() if pad is not None else 0) + tuple(t.shape)
+
+        try:
+            wide = rules.describe(target, **sibling_args(passed, _with(values, rule, shape_of) | moved))
+        except (RuntimeError, ValueError, IndexError, TypeError):
+            continue  # the sibling refuses the batched call
+        if _prepends(single, _renamed(wide, passed, single), every, pad):
+            return Plan(
+                "prepend",
+                pad=pad,
+                shifted=tuple(moved.items()),
+                expand=every != set(batched),
+                sibling=target,
+                passed=tuple(passed.items()),
+            )
+    return None
+
+
+def sibling_args(passed: dict, values: dict) -> dict:
+    """The sibling's arguments (meta.vmap_as): each this op's argument it names, or a constant."""
+    return {param: values[source] if isinstance(source, str) else source for param, source in passed.items()}
+
+
+def _renamed(wide: rules.Description, passed: dict, single: rules.Description) -> rules.Description:
+    """describe() of the sibling's call with this op's names: its inputs by the arguments passed
+    to them, its outputs by position."""
+    names = {param: source for param, source in passed.items() if isinstance(source, str)}
+    names |= {o[0]: mine[0] for o, mine in zip(wide.outputs, single.outputs, strict=True)}
+    return dataclasses.replace(
+        wide,
+        outputs=tuple((names.get(o[0], o[0]), *o[1:]) for o in wide.outputs),
+        ipfs=tuple(dataclasses.replace(i, tensor=names.get(i.tensor, i.tensor)) for i in wide.ipfs),
+    )
+
+
+def _offset(op: str, single: rules.Description, values: dict, batched, size: int) -> Plan | None:
+    """The ``offset`` plan, where a batched tensor is read at positions an input holds
+    (index_select's self at index): the batch joins the first of the positions' axes, batch-major
+    (element b's positions move by b times their range), and the call left, with the positions
+    batched instead, is planned as any other."""
+    outputs = {name for name, *_ in single.outputs}
+    held = [
+        (holder, tensor, axes)
+        for holder, tensor, axes in single.positions
+        if holder not in outputs and (tensor, None) in batched
+    ]
+    if not held or {h for h, *_ in held} & {t for _, t, _ in held}:
+        return None  # none, or positions into a tensor that holds positions itself (not planned)
+    left, moves = set(batched), []
+    element = dict(values)
+    for holder, tensor, axes in held:
+        shape = list(values[tensor].shape)
+        if not axes or list(axes) != list(range(axes[0], axes[0] + len(axes))) or (tensor, None) not in left:
+            return None  # no axes (a 0-d tensor), not one run of them, or read at two tensors' positions
+        count = math.prod(shape[a] for a in axes)
+        shape[axes[0]] *= size
+        element[tensor] = _meta(values[tensor], shape)
+        left = (left - {(tensor, None)}) | {(holder, None)}
+        as_1d = values[holder].dim() == 0 and _same_outputs(
+            op, single, element | {holder: _meta(values[holder], (1,))}
+        )
+        if as_1d:  # index_select's 0-d index keeps the dim, as one of shape [1] does
+            element[holder] = _meta(values[holder], (1,))
+        moves.append((holder, tensor, axes[0], count, as_1d))
+    inner = plan(op, left, size, **element)
+    if inner.kind == "loop":
+        return None
+    return Plan("offset", offsets=tuple(moves), inner=inner)
+
+
+def _holder_as_1d(op: str, single: rules.Description, values: dict, batched, size: int) -> Plan | None:
+    """A batched 0-d positions holder read as [1] where the call gives the same outputs so
+    (index_select's 0-d index keeps the dim, as one of shape [1] does): the call left, with the
+    holder [B, 1], is planned as any other (a fold into the index)."""
+    outputs = {name for name, *_ in single.outputs}
+    for holder, _, _ in single.positions:
+        if holder in outputs or (holder, None) not in batched or values[holder].dim() != 0:
+            continue
+        element = values | {holder: _meta(values[holder], (1,))}
+        if _same_outputs(op, single, element):
+            inner = plan(op, set(batched), size, **element)
+            if inner.kind != "loop":
+                return Plan("offset", offsets=((holder, None, 0, 0, True),), inner=inner)
+    return None
+
+
+def _expanded(
+    op: str, single: rules.Description, values: dict, rule: dict, batched, size: int
+) -> Plan | None:
+    """A batched input that broadcasts against the output (baddbmm's self [3, 1] against [b, n, m])
+    expanded to the output's shape (a view), where the op takes it so and describe() shows it read
+    exactly where the output is written, every other IPF unchanged: the same values, and the call
+    left is planned as any other (baddbmm: a fold along b)."""
+    name_out, shape_out = single.outputs[0][:2]
+    if not all(isinstance(d, int) for d in shape_out):
+        return None
+    written = next(i for i in single.ipfs if i.tensor == name_out)
+    before = {(i.tensor, i.element): i for i in single.ipfs}
+    for name, element, t in _tensor_args(rule, values):
+        if element is not None or (name, None) not in batched or tuple(t.shape) == tuple(shape_out):
+            continue
+        try:
+            if torch.broadcast_shapes(t.shape, shape_out) != tuple(shape_out):
+                continue
+            expanded = values | {name: _meta(t, shape_out)}
+            wide = rules.describe(op, **expanded)
+        except (RuntimeError, ValueError, IndexError, TypeError):
+            continue  # the op takes no input of the output's shape there
+        read = next(i for i in wide.ipfs if i.tensor == name)
+        same = [(d.size, d.kind) for d in wide.index_space] == [(d.size, d.kind) for d in single.index_space]
+        where = (read.matrix, read.offset, read.tile)
+        if not same or where != (written.matrix, written.offset, written.tile):
+            continue  # not read where the output is written
+        if any(before.get((i.tensor, i.element)) != i for i in wide.ipfs if i.tensor != name):
+            continue
+        inner = plan(op, set(batched), size, **expanded)
+        if inner.kind != "loop":
+            return Plan("expanded", expanded=(name, tuple(shape_out)), inner=inner)
+    return None
+
+
+def _same_outputs(op: str, single: rules.Description, values: dict) -> bool:
+    """Whether the call with ``values`` gives the outputs ``single`` has, shapes and dtypes."""
+    try:
+        other = rules.describe(op, **values)
+    except (RuntimeError, ValueError, IndexError, TypeError):
+        return False
+    return [o[:3] for o in other.outputs] == [o[:3] for o in single.outputs]
+
+
+def _flatten(op: str, single: rules.Description, values: dict, rule: dict, batched, size: int) -> Plan | None:
+    """The ``flatten`` plan, where a None dim argument reduces a whole tensor (argmax(x))."""
+    nones = [(arg, t) for arg, t, _ in single.dim_args if arg in values and values[arg] is None]
+    tensors = _tensor_args(rule, values)
+    if len(nones) != 1 or {(n, e) for n, e, _ in tensors} != {(nones[0][1], None)}:
+        return None  # one tensor, reduced whole through one dim argument
+    arg, name = nones[0]
+    if any(d.kind != "reduction" and d.size != 1 for d in single.index_space):
+        return None
+    rank = values[name].dim()
+    if any(t != name or axes != tuple(range(rank)) for _, t, axes in single.positions):
+        return None  # positions over every axis, row-major: the flattened tensor's positions
+    numel = values[name].numel()
+    try:
+        one = rules.describe(op, **(_with(values, rule, lambda n, e, t: (numel,)) | {arg: 0}))
+        wide = rules.describe(op, **(_with(values, rule, lambda n, e, t: (size, numel)) | {arg: 1}))
+    except (RuntimeError, ValueError, IndexError, TypeError):
+        return None
+    if one.combine != single.combine or any(d.kind != "reduction" and d.size != 1 for d in one.index_space):
+        return None
+    shapes = tuple(tuple(s) for _, s, *_ in single.outputs)
+    if any(math.prod(s) != 1 for s in shapes) or not _prepends(one, wide, batched, None):
+        return None
+    return Plan("flatten", flat=(name, arg), out_shapes=shapes)
+
+
+# The reduction over every dim but the batch that does what a combine does to split parts.
+REDUCTIONS = {
+    "add": torch.ops.structops.sum.dim_IntList,
+    "mean": torch.ops.structops.mean.dim,
+    "mul": torch.ops.structops.prod.dims,
+    "max": torch.ops.structops.amax.default,
+    "min": torch.ops.structops.amin.default,
+    "and": torch.ops.structops.all.dims,
+    "or": torch.ops.structops.any.dims,
+    "logaddexp": torch.ops.structops.logsumexp.default,
+}
+
+
+def _unreduce(
+    op: str, single: rules.Description, values: dict, rule: dict, batched, size: int
+) -> Plan | None:
+    """The ``unreduced`` plan, where an int argument's value picked a combine over every dim."""
+    by = rule["combine"] if isinstance(rule["combine"], dict) else None
+    if by is None or single.combine not in REDUCTIONS:
+        return None
+    if any(d.kind != "reduction" for d in single.index_space):
+        return None
+    arg = by["by"]
+    for value in sorted(set(range(max(by["cases"]) + 2)) - set(by["cases"])):
+        try:
+            keeps = rules.describe(op, **(_with(values, rule, lambda n, e, t: t.shape) | {arg: value}))
+        except (RuntimeError, ValueError, IndexError, TypeError):
+            continue
+        same_dims = [(d.size, "parallel") for d in keeps.index_space] == [
+            (d.size, "parallel") for d in single.index_space
+        ]
+        inputs = {(i.tensor, i.element): i for i in single.ipfs}
+        outputs = {n for n, *_ in keeps.outputs}
+        if same_dims and all(
+            inputs.get((i.tensor, i.element), i) == i for i in keeps.ipfs if i.tensor not in outputs
+        ):
+            inner = plan(op, set(batched), size, **(values | {arg: value}))
+            if inner.kind != "loop":
+                return Plan("unreduced", unreduced=(arg, value, single.combine), inner=inner)
+    return None
+
+
+def written_inputs(rule: dict, values: dict) -> list[str]:
+    """The given tensor arguments the op writes (batch_norm's running statistics)."""
+    schema = rules._functional(rule)._schema
+    return [
+        a.name
+        for a in schema.arguments
+        if a.alias_info is not None and a.alias_info.is_write and values.get(a.name) is not None
+    ]
+
+
+def _straight(ipf: rules.IPF, axis: int, j: int) -> bool:
+    row = ipf.matrix[axis]
+    return row[j] == 1 and sum(1 for m in row if m) == 1 and ipf.offset[axis] == 0 and ipf.tile[axis] == 1
+
+
+def _axes(ipf: rules.IPF, j: int) -> list[int]:
+    return [a for a, row in enumerate(ipf.matrix) if row[j]]
+
+
+def _prepends(single: rules.Description, wide: rules.Description, batched, pad: int | None) -> bool:
+    """``wide`` is ``single`` plus a parallel batch dim at axis 0 of every batched tensor and
+    output, every other IPF entry unchanged."""
+    if len(wide.index_space) != len(single.index_space) + 1 or wide.combine != single.combine:
+        return False
+    outputs = {name for name, *_ in wide.outputs}
+    b = 0  # the first output's axis 0 is index dim 0
+    if wide.index_space[b].kind != "parallel":
+        return False
+    rest = [j for j in range(len(wide.index_space)) if j != b]
+    if [(d.size, d.kind) for d in (wide.index_space[j] for j in rest)] != [
+        (d.size, d.kind) for d in single.index_space
+    ]:
+        return False
+    before = {(i.tensor, i.element): i for i in single.ipfs}
+    for ipf in wide.ipfs:
+        old = before.get((ipf.tensor, ipf.element))
+        if old is None:
+            return False
+        is_batched = ipf.tensor in outputs or (ipf.tensor, ipf.element) in batched
+        if not is_batched:
+            if _axes(ipf, b):
+                return False
+            kept = list(range(len(ipf.shape)))
+        else:
+            if not (_axes(ipf, b) == [0] and _straight(ipf, 0, b)):
+                return False
+            added = 1 + (pad - len(old.shape) if pad is not None and ipf.tensor not in outputs else 0)
+            kept = list(range(added, len(ipf.shape)))
+        if tuple(ipf.shape[a] for a in kept) != old.shape:
+            return False
+        if [[ipf.matrix[a][j] for j in rest] for a in kept] != [list(r) for r in old.matrix]:
+            return False
+        if [ipf.offset[a] for a in kept] != list(old.offset) or [ipf.tile[a] for a in kept] != list(old.tile):
+            return False
+    return True
+
+
+def _foldable(single: rules.Description, j: int, batched) -> bool:
+    outputs = {name for name, *_ in single.outputs}
+    for ipf in single.ipfs:
+        axes = _axes(ipf, j)
+        if ipf.select is not None and ipf.select[0] == j:
+            return False
+        must = ipf.tensor in outputs or (ipf.tensor, ipf.element) in batched
+        if ipf.tensor in outputs and not axes and math.prod(ipf.shape) == 0:
+            continue  # an empty output (batch_norm's saved statistics in eval) is empty per element
+        if must and len(axes) != 1:
+            return False
+        if len(axes) > 1 or (axes and not _straight(ipf, axes[0], j)):
+            return False
+        if axes and ipf.shape[axes[0]] != single.index_space[j].size:
+            return False  # a longer axis (gather's self) would not repeat in step with the dim
+    return True
