@@ -9,7 +9,8 @@ torch.compile, vmap and DTensor all see the target op, whose support is generate
 
 The call is written in Python syntax and holds only the overload's own argument names, None,
 True, False, int literals, lists of names and ints (``[dim]`` for an ``int[1]`` target),
-``A if name else B`` of literals (var's ``unbiased`` as a correction), and ``promoted(a, b)``
+``A if name else B`` of literals (var's ``unbiased`` as a correction), ``mT(name)`` (a Tensor
+argument with its last two dims swapped, a view: linear's meta.vmap_as), and ``promoted(a, b)``
 for a Tensor parameter: the Scalar ``a`` as a 0-dim CPU tensor of the dtype torch gives two
 numbers ``a`` and ``b`` (where.Scalar: ``where(c, 1, 2.5)`` is float32). parse() reads it;
 bind() checks it against the target's schema, filling omitted arguments with their defaults.
@@ -79,7 +80,12 @@ class Promoted:
     other: str  # a Scalar argument
 
 
-Value = Name | Const | IntList | Cond | Promoted
+@dataclass(frozen=True)
+class Transposed:
+    name: str  # a Tensor argument, its last two dims swapped (mT(name)): a view
+
+
+Value = Name | Const | IntList | Cond | Promoted | Transposed
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,10 @@ def _value(node: ast.expr) -> Value:
                 f"'{ast.unparse(node)}' must name two Scalar arguments", "write promoted(self, other)"
             )
         return Promoted(node.args[0].id, node.args[1].id)
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "mT":
+        if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Name):
+            raise CompositeError(f"'{ast.unparse(node)}' must name one Tensor argument", "write mT(weight)")
+        return Transposed(node.args[0].id)
     if isinstance(node, ast.IfExp):
         if not isinstance(node.test, ast.Name):
             raise CompositeError(f"the condition of '{ast.unparse(node)}' must be an argument name", _FIX)
@@ -154,6 +164,8 @@ def _names(v: Value) -> list[str]:
         return [v.test]
     if isinstance(v, Promoted):
         return [v.number, v.other]
+    if isinstance(v, Transposed):
+        return [v.name]
     return []
 
 
@@ -205,6 +217,9 @@ def _fits(v: Value, source: dict[str, Argument], t: Type) -> bool:
             and inner.elem == int_
             and all(isinstance(i, Const) or source[i.name].type == int_ for i in v.items)
         )
+    if isinstance(v, Transposed):
+        tensor = BaseType(BaseTy.Tensor)
+        return inner == tensor and source[v.name].type in (t, tensor)
     if isinstance(v, Promoted):
         scalar = BaseType(BaseTy.Scalar)
         return inner == BaseType(BaseTy.Tensor) and source[v.number].type == source[v.other].type == scalar

@@ -318,49 +318,54 @@ def _is_tensor_like(a: Argument) -> bool:
 
 
 def _bind_vmap_as(path: str, g: StructuredGroup, groups: list[StructuredGroup]) -> StructuredGroup:
-    """meta.vmap_as, a call of another structured op's functional (with a rule) that passes each
-    of this op's arguments on by name (or a constant): vmap runs it with every tensor batched."""
+    """meta.vmap_as: a call of another structured op's functional (with a rule), or cases of them
+    chosen by the optional arguments given (as `composite:`), passing each of this op's arguments
+    on by name, transposed (mT) or as a constant: vmap runs it with every tensor batched."""
     rule = g.out.rule
     if rule is None or rule.vmap_as is None:
         return g
-    text, line = rule.vmap_as
+    raw, line = rule.vmap_as
     op = str(g.out.func)  # the entry meta.vmap_as is written on
     if g.functional is None:
         problem = "meta.vmap_as: the op has no functional variant to vmap"
         raise SpecError(path, line, op, problem, "remove vmap_as")
     try:
-        call = composite.parse(text)
+        cases = composite.parse_cases(raw)
     except composite.CompositeError as e:
         raise SpecError(
             path, line, op, f"meta.vmap_as: {e.problem}", "write a call such as 'bmm(self, mat2)' on mm"
         ) from None
-    named = [s for s in groups if s.functional is not None and s.functional.func.name == call.target]
-    sibling = named[0] if named else None
-    if sibling is None or sibling.out.rule is None or sibling is g:
-        others = [s for s in groups if s.functional and s.out.rule and s is not g]
-        known = sorted(str(s.functional.func.name) for s in others)
-        close = difflib.get_close_matches(str(call.target), known, n=1)
-        raise SpecError(
-            path,
-            line,
-            op,
-            f"meta.vmap_as: '{call.target}' is not the functional overload of another structured op with a"
-            " meta rule",
-            f"call one declared in this manifest{f' (did you mean {close[0]!r}?)' if close else ''}",
-        )
-    try:
-        bound = composite.bind(call, g.functional.func, sibling.functional.func)
-    except composite.CompositeError as e:
-        raise SpecError(path, line, op, f"meta.vmap_as: {e.problem}", e.fix) from None
-    for param, value in bound.bound:
-        if not isinstance(value, composite.Name | composite.Const):
+    siblings = []
+    for call in cases:
+        named = [s for s in groups if s.functional is not None and s.functional.func.name == call.target]
+        if not named or named[0].out.rule is None or named[0] is g:
+            others = [s for s in groups if s.functional and s.out.rule and s is not g]
+            known = sorted(str(s.functional.func.name) for s in others)
+            close = difflib.get_close_matches(str(call.target), known, n=1)
             raise SpecError(
                 path,
                 line,
                 op,
-                f"meta.vmap_as: the value for '{param.name}' is neither an argument nor a constant",
-                "pass this op's arguments by name (vmap batches the tensors among them)",
+                f"meta.vmap_as: '{call.target}' is not the functional overload of another structured op with"
+                " a meta rule",
+                f"call one declared in this manifest{f' (did you mean {close[0]!r}?)' if close else ''}",
             )
+        siblings.append(named[0].functional.func)
+    try:
+        bound = composite.bind_cases(cases, g.functional.func, tuple(siblings))
+    except composite.CompositeError as e:
+        raise SpecError(path, line, op, f"meta.vmap_as: {e.problem}", e.fix) from None
+    for case in bound:
+        for param, value in case.bound:
+            if not isinstance(value, composite.Name | composite.Const | composite.Transposed):
+                raise SpecError(
+                    path,
+                    line,
+                    op,
+                    f"meta.vmap_as: the value for '{param.name}' is neither an argument, mT(argument) nor a"
+                    " constant",
+                    "pass this op's arguments on (vmap batches the tensors among them)",
+                )
     return dataclasses.replace(g, vmap_as=bound)
 
 

@@ -100,8 +100,8 @@ class StructuredGroup:
     # A generated fused backward op (codegen/autograd/fused.py): the pointwise op it belongs to.
     backward_of: str | None = None
     # meta.vmap_as, bound: the call of another op's functional that computes a batch of this op's
-    # calls (mm's: bmm(self, mat2)); set and checked by the manifest
-    vmap_as: Composite | None = None
+    # calls (mm's: bmm(self, mat2)), or its cases by the optionals given; set by the manifest
+    vmap_as: tuple[Composite, ...] | None = None
 
     @property
     def name(self) -> str:

@@ -7,7 +7,17 @@ from dataclasses import dataclass
 
 from codegen.api import boxed, cpp
 from codegen.api.names import cpp_name
-from codegen.composite import Composite, Cond, Const, IntList, Name, Promoted, Value, missing_message
+from codegen.composite import (
+    Composite,
+    Cond,
+    Const,
+    IntList,
+    Name,
+    Promoted,
+    Transposed,
+    Value,
+    missing_message,
+)
 from codegen.model import BaseTy, BaseType, OptionalType, Type
 from codegen.native import Manifest, NativeFunction
 
@@ -55,6 +65,8 @@ def _code(v: Value, t: Type, given: tuple[str, ...]) -> str:
     if isinstance(v, Promoted):  # a CPU scalar operand, as torch's wrapped numbers are
         number, other = cpp_name(v.number), cpp_name(v.other)
         return f"at::scalar_tensor({number}, at::TensorOptions().dtype(at::result_type({number}, {other})))"
+    if isinstance(v, Transposed):  # a given optional: its value's view
+        return f"{cpp_name(v.name)}{'->' if v.name in given else '.'}mT()"
     assert isinstance(v, Cond)
     return f"({cpp_name(v.test)} ? {_const(v.then, t)} : {_const(v.otherwise, t)})"
 

@@ -21,9 +21,10 @@ class RuleData:
     outputs: tuple[str, ...]
     list_outputs: tuple[str, ...]  # Tensor(a!)[] outputs: one shape per element
     combine: str | dict | None  # a combine, or {"by": int argument, "cases": {value: combine}}
-    # meta.vmap_as: the functional overload that batches this op, and per argument of it the
-    # argument of this op passed on (a name) or a constant (None, a bool or an int)
-    vmap_as: tuple[str, dict[str, str | bool | int | None]] | None
+    # meta.vmap_as: its cases, each (the optional arguments it needs given, the functional overload
+    # that batches this op, and per argument of it: the argument of this op passed on (a name), it
+    # transposed (("mT", name)) or a constant (None, a bool or an int))
+    vmap_as: tuple[tuple[tuple[str, ...], str, dict[str, object]], ...] | None
     function: str  # the Python source of the index-space function
     index: str  # its name
 
@@ -32,15 +33,24 @@ def _overload(qualified: str) -> str:
     return qualified if "." in qualified else f"{qualified}.default"
 
 
+def _passed(v: composite.Value) -> object:
+    if isinstance(v, composite.Name):
+        return v.name
+    if isinstance(v, composite.Transposed):
+        return ("mT", v.name)
+    assert isinstance(v, composite.Const)
+    return v.value
+
+
 def rule_data(group: StructuredGroup) -> RuleData:
     rule = group.out.rule
     assert rule is not None and rule.ir is not None
     sibling = None
-    if group.vmap_as is not None:  # bound by the manifest: arguments by name, or constants
-        passed = {
-            a.name: v.name if isinstance(v, composite.Name) else v.value for a, v in group.vmap_as.bound
-        }
-        sibling = (_overload(str(group.vmap_as.target)), passed)
+    if group.vmap_as is not None:  # bound by the manifest: names, mT(name) or constants
+        sibling = tuple(
+            (case.given, _overload(str(case.target)), {a.name: _passed(v) for a, v in case.bound})
+            for case in group.vmap_as
+        )
     return RuleData(
         name=group.name,
         op=group.out.func.name.name.base,

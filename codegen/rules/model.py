@@ -330,9 +330,9 @@ def parse_rule(
     if "vmap_as" in raw:
         at = raw.line_of("vmap_as")
         value = raw["vmap_as"]
-        if not isinstance(value, str):
+        if not isinstance(value, str | list):
             raise fail(
-                f"meta.vmap_as must be a call of another op, got {value!r}",
+                f"meta.vmap_as must be a call of another op, or cases of calls, got {value!r}",
                 "write the call that computes a batch of these calls, e.g. 'bmm(self, mat2)' on mm",
                 at,
             )

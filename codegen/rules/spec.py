@@ -70,10 +70,10 @@ class Rule:
     combine: str | CombineBy | None
     index: tuple[IndexKind, ...] = ()
     ir: MetaIR | None = None  # the checked rule (rules/check.py), set by parse_rule
-    # meta.vmap_as: (call text, line): the call of another structured op that computes a batch of
+    # meta.vmap_as: (call text or cases, line): the call of another structured op that computes a batch of
     # this one's calls when every tensor gets a leading batch axis (mm's: "bmm(self, mat2)"); the
     # manifest binds it (codegen/composite.py), vmap proves it per call with describe()
-    vmap_as: tuple[str, int] | None = None
+    vmap_as: tuple[str | list, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,9 @@ it in one call, and proves it with describe():
   to the output's shape where describe() shows it read exactly where the output is written;
   the call left is planned as above.
 - ``loop``: the op per batch element, stacked; only where none exists (an op without a rule; an
-  unbatched input the op writes; linear's and layer_norm's per-example weights, matmul's batched
-  vector, embedding_bag's batched indices: docs/vmap.md).
+  unbatched input the op writes; linear's per-example weights on an input that is not 2-D,
+  layer_norm's per-example weights, matmul's batched vector, embedding_bag's batched indices:
+  docs/vmap.md).
 
 A batched input the op writes (batch_norm's running statistics) is written through: passed as a
 view, or copied back where the batched form had to copy it.
@@ -198,12 +199,17 @@ def _every_dim_shifted(single: rules.Description, values: dict, ranks: dict) -> 
 
 
 def _sibling(rule: dict, single: rules.Description, values: dict, batched, size: int) -> Plan | None:
-    """``prepend`` to the call meta.vmap_as writes (addmm's: baddbmm(self, mat1, mat2, ...)), every
-    tensor batched (unbatched ones expanded), lower-rank ones padded with size-1 axes where the
-    sibling needs them (addmm's self [m] as [B, 1, m])."""
-    if rule.get("vmap_as") is None:
+    """``prepend`` to the call meta.vmap_as writes (addmm's: baddbmm(self, mat1, mat2, ...); the
+    first case whose optional arguments are given), every tensor batched (unbatched ones
+    expanded), lower-rank ones padded with size-1 axes where the sibling needs them (addmm's self
+    [m] as [B, 1, m])."""
+    cases = rule.get("vmap_as")
+    case = next((c for c in cases or () if all(values.get(g) is not None for g in c[0])), None)
+    if case is None:
         return None
-    target, passed = rule["vmap_as"]
+    _, target, passed = case
+    if any(isinstance(s, tuple) and values[s[1]].dim() < 2 for s in passed.values()):
+        return None  # mT of a tensor with fewer than two dims of its own
     tensors = _tensor_args(rule, values)
     every = {(n, e) for n, e, _ in tensors}
     ranks = {n: t.dim() for n, e, t in tensors}
@@ -232,19 +238,64 @@ def _sibling(rule: dict, single: rules.Description, values: dict, batched, size:
 
 
 def sibling_args(passed: dict, values: dict) -> dict:
-    """The sibling's arguments (meta.vmap_as): each this op's argument it names, or a constant."""
-    return {param: values[source] if isinstance(source, str) else source for param, source in passed.items()}
+    """The sibling's arguments (meta.vmap_as): each this op's argument it names, that argument
+    with its last two dims swapped (("mT", name)), or a constant."""
+    return {
+        param: values[s] if isinstance(s, str) else values[s[1]].mT if isinstance(s, tuple) else s
+        for param, s in passed.items()
+    }
 
 
 def _renamed(wide: rules.Description, passed: dict, single: rules.Description) -> rules.Description:
     """describe() of the sibling's call with this op's names: its inputs by the arguments passed
-    to them, its outputs by position."""
-    names = {param: source for param, source in passed.items() if isinstance(source, str)}
-    names |= {o[0]: mine[0] for o, mine in zip(wide.outputs, single.outputs, strict=True)}
-    return dataclasses.replace(
+    to them (a transposed one's last two axes swapped back), its outputs by position. Where this
+    op declares no combine (linear: its bias would be added per partial sum), its reduced dims
+    are read whole rather than split, so the sibling's (bmm's k) are too: a combine says how a
+    sharded run merges partial results, not what one call computes."""
+    names = {p: (s, False) for p, s in passed.items() if isinstance(s, str)}  # constants name none
+    names |= {p: (s[1], True) for p, s in passed.items() if isinstance(s, tuple)}
+    names |= {o[0]: (mine[0], False) for o, mine in zip(wide.outputs, single.outputs, strict=True)}
+
+    def back(i: rules.IPF) -> rules.IPF:
+        name, transposed = names.get(i.tensor, (i.tensor, False))
+        order = list(range(len(i.shape)))
+        if transposed:
+            order[-2:] = order[:-3:-1]
+        return dataclasses.replace(
+            i,
+            tensor=name,
+            shape=tuple(i.shape[a] for a in order),
+            matrix=tuple(i.matrix[a] for a in order),
+            offset=tuple(i.offset[a] for a in order),
+            tile=tuple(i.tile[a] for a in order),
+        )
+
+    renamed = dataclasses.replace(
         wide,
-        outputs=tuple((names.get(o[0], o[0]), *o[1:]) for o in wide.outputs),
-        ipfs=tuple(dataclasses.replace(i, tensor=names.get(i.tensor, i.tensor)) for i in wide.ipfs),
+        outputs=tuple((names.get(o[0], (o[0],))[0], *o[1:]) for o in wide.outputs),
+        ipfs=tuple(back(i) for i in wide.ipfs),
+    )
+    return _read_whole(renamed) if single.combine is None and wide.combine is not None else renamed
+
+
+def _read_whole(d: rules.Description) -> rules.Description:
+    """``d`` with its reduced dims not split: each axis that steps along one is read whole."""
+    kept = [j for j, dim in enumerate(d.index_space) if dim.kind != "reduction"]
+
+    def whole(i: rules.IPF) -> rules.IPF:
+        reduced = [any(row[j] for j in range(len(row)) if j not in kept) for row in i.matrix]
+        return dataclasses.replace(
+            i,
+            matrix=tuple(tuple(row[j] for j in kept) for row in i.matrix),
+            offset=tuple(0 if r else o for r, o in zip(reduced, i.offset, strict=True)),
+            tile=tuple(n if r else t for r, n, t in zip(reduced, i.shape, i.tile, strict=True)),
+        )
+
+    return dataclasses.replace(
+        d,
+        index_space=tuple(d.index_space[j] for j in kept),
+        ipfs=tuple(whole(i) for i in d.ipfs),
+        combine=None,
     )
 
 

@@ -6,6 +6,7 @@ import structops
 import torch
 from structops import _rules, vmap
 
+from codegen.dest.composites import composite_calls
 from codegen.dest.rules_data import all_rule_data
 from codegen.manifest import load_manifest
 from tests.codegen.manifest_helpers import load_error, write_manifest
@@ -37,10 +38,10 @@ def at(problem: str) -> str:
 
 CASES = {
     "not_a_call": (
-        "[mybmm]",
+        "7",
         at(
-            "meta.vmap_as must be a call of another op, got ['mybmm'] — write the call that computes a batch"
-            " of these calls, e.g. 'bmm(self, mat2)' on mm"
+            "meta.vmap_as must be a call of another op, or cases of calls, got 7 — write the call that"
+            " computes a batch of these calls, e.g. 'bmm(self, mat2)' on mm"
         ),
     ),
     "a_name": (
@@ -87,15 +88,34 @@ def test_bad_vmap_as_message(tmp_path, name):
 
 
 def test_vmap_as_reaches_the_rule_module(tmp_path):
-    """The call's arguments by the sibling's names: this op's argument passed on, or a constant."""
+    """Each case: the optionals it needs given, the sibling, and its arguments by the sibling's
+    names: this op's argument passed on, it transposed, or a constant."""
     mm, bmm = all_rule_data(
         load_manifest(write_manifest(tmp_path, manifest('"mybmm(mat2=mat2, self=self)"')))
     )
-    assert (mm.vmap_as, bmm.vmap_as) == (("mybmm.default", {"self": "self", "mat2": "mat2"}), None)
-    assert _rules.RULES["mm"]["vmap_as"] == ("bmm.default", {"self": "self", "mat2": "mat2"})
+    assert (mm.vmap_as, bmm.vmap_as) == ((((), "mybmm.default", {"self": "self", "mat2": "mat2"}),), None)
     assert _rules.RULES["addmm"]["vmap_as"] == (
-        "baddbmm.default",
-        {"self": "self", "batch1": "mat1", "batch2": "mat2", "beta": "beta", "alpha": "alpha"},
+        (
+            (),
+            "baddbmm.default",
+            {"self": "self", "batch1": "mat1", "batch2": "mat2", "beta": "beta", "alpha": "alpha"},
+        ),
+    )
+    assert _rules.RULES["linear"]["vmap_as"] == (
+        (
+            ("bias",),
+            "baddbmm.default",
+            {"self": "bias", "batch1": "input", "batch2": ("mT", "weight"), "beta": 1, "alpha": 1},
+        ),
+        ((), "bmm.default", {"self": "input", "mat2": ("mT", "weight")}),
+    )
+
+
+def test_a_vmap_as_case_that_never_runs_is_refused(tmp_path):
+    text = manifest('[{call: "mybmm(self, mat2)"}, {given: [self], call: "mybmm(self, mat2)"}]')
+    assert str(load_error(tmp_path, text)) == at(
+        "meta.vmap_as: the case 'mybmm' needs nothing given, so the cases after it never run — make it the"
+        " last case"
     )
 
 
@@ -117,18 +137,8 @@ def test_mm_with_both_operands_batched_runs_one_bmm(in_dims, monkeypatch):
     assert "bmm.default" in calls
 
 
-@pytest.mark.parametrize("self_shape", [(3, 5), (5,), (3, 1), (1, 5), ()])
-@pytest.mark.parametrize("batched", [("mat1", "mat2"), ("self", "mat1", "mat2"), ("self", "mat2")])
-def test_addmm_with_batched_operands_runs_one_call(self_shape, batched, monkeypatch):
-    """addmm's vmap_as passes its arguments on by other names (mat1 as batch1), its self padded to
-    baddbmm's rank where it broadcasts ([5] as [B, 1, 5]): batched matrices run one baddbmm, any
-    other batch one call of addmm or baddbmm, equal to a loop."""
-    g = torch.Generator().manual_seed(1)
-    args = {"self": torch.randn(self_shape, generator=g), "mat1": torch.randn(3, 4, generator=g)}
-    args["mat2"] = torch.randn(4, 5, generator=g)
-    stacked = {
-        n: torch.stack([a * (b + 1) - b for b in range(4)]) if n in batched else a for n, a in args.items()
-    }
+def _record_calls(monkeypatch) -> list[str]:
+    """The functional overloads vmap's rules call, in order (fresh plans)."""
     calls, looked_up = [], vmap._functional_op
 
     class Counted:  # the op, its calls recorded
@@ -142,6 +152,22 @@ def test_addmm_with_batched_operands_runs_one_call(self_shape, batched, monkeypa
 
     monkeypatch.setattr(vmap, "_PLANS", {})
     monkeypatch.setattr(vmap, "_functional_op", Counted)
+    return calls
+
+
+@pytest.mark.parametrize("self_shape", [(3, 5), (5,), (3, 1), (1, 5), ()])
+@pytest.mark.parametrize("batched", [("mat1", "mat2"), ("self", "mat1", "mat2"), ("self", "mat2")])
+def test_addmm_with_batched_operands_runs_one_call(self_shape, batched, monkeypatch):
+    """addmm's vmap_as passes its arguments on by other names (mat1 as batch1), its self padded to
+    baddbmm's rank where it broadcasts ([5] as [B, 1, 5]): batched matrices run one baddbmm, any
+    other batch one call of addmm or baddbmm, equal to a loop."""
+    g = torch.Generator().manual_seed(1)
+    args = {"self": torch.randn(self_shape, generator=g), "mat1": torch.randn(3, 4, generator=g)}
+    args["mat2"] = torch.randn(4, 5, generator=g)
+    stacked = {
+        n: torch.stack([a * (b + 1) - b for b in range(4)]) if n in batched else a for n, a in args.items()
+    }
+    calls = _record_calls(monkeypatch)
     in_dims = tuple(0 if n in batched else None for n in args)
     got = torch.func.vmap(lambda s, a, b: structops.addmm(s, a, b, beta=0.5, alpha=2), in_dims=in_dims)(
         *stacked.values()
@@ -154,3 +180,44 @@ def test_addmm_with_batched_operands_runs_one_call(self_shape, batched, monkeypa
     assert len(calls) == 1, calls
     if "mat1" in batched:
         assert calls == ["baddbmm.default"]
+
+
+def test_mT_is_a_view_in_a_composite_call_too(tmp_path):
+    """mT(name) is one value of the composite call syntax: a `composite:` overload may pass an
+    argument transposed, printed as the tensor's mT() view."""
+    text = manifest('"mybmm(self, mat2)"', "other") + (
+        '- func: mymm_nt(Tensor self, Tensor mat2) -> Tensor\n  composite: "mymm(self, mT(mat2))"\n'
+    )
+    (call,) = composite_calls(load_manifest(write_manifest(tmp_path, text)))
+    assert [c.args for c in call.cases] == ["self, mat2.mT()"]
+
+
+@pytest.mark.parametrize(
+    ("bias_shape", "batched"),
+    [
+        *(
+            (shape, b)
+            for shape in ((5,), ())
+            for b in (("input", "weight"), ("input", "weight", "bias"), ("weight", "bias"), ("input", "bias"))
+        ),
+        (None, ("input", "weight")),
+    ],
+)
+def test_linear_with_per_example_weights_runs_one_call(bias_shape, batched, monkeypatch):
+    """Model ensembling: linear's vmap_as passes the weight transposed (mT) to baddbmm, or to bmm
+    without a bias (its cases, by the optionals given); one call equal to a loop."""
+    g = torch.Generator().manual_seed(3)
+    args = {"input": torch.randn(4, 8, generator=g), "weight": torch.randn(5, 8, generator=g)}
+    args["bias"] = None if bias_shape is None else torch.randn(bias_shape, generator=g)
+    stacked = {
+        n: torch.stack([a * (b + 1) - b for b in range(3)]) if n in batched else a for n, a in args.items()
+    }
+    calls = _record_calls(monkeypatch)
+    in_dims = tuple(0 if n in batched else None for n in args)
+    got = torch.func.vmap(structops.linear, in_dims=in_dims)(*stacked.values())
+    want = [
+        torch.nn.functional.linear(*(stacked[n][b] if n in batched else a for n, a in args.items()))
+        for b in range(3)
+    ]
+    torch.testing.assert_close(got, torch.stack(want))
+    assert len(calls) == 1, calls

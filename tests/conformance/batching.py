@@ -45,8 +45,9 @@ VMAP_LOOPS = {
 # Where a call with other tensors than the first batched (every tensor, every tensor but the first:
 # per-example weights, the last alone) has no batched form (the first tensor alone has one).
 VMAP_LOOPS_OTHERS = {
-    "linear": "a batched weight, or a batched bias: the batched form is a baddbmm of the transposed "
-    "weight, and meta.vmap_as passes arguments on, it does not transpose them",
+    "linear": "an input of one dim or of more than two, or a weight of one dim, with the weight or bias "
+    "batched (vmap_as's baddbmm takes [B, rows, k]: leading dims would need flattening first), and a "
+    "bias of shape [1] batched alone (it broadcasts to the features, baddbmm's self to the rows too)",
     "layer_norm": "per-element weight or bias: the batched call is another op (normalise, then an "
     "elementwise affine), which this manifest does not declare",
     "matmul": "a batched vector operand becomes a matrix to matmul ([B, 4] is no batch of [4]); its batched "
