@@ -25,6 +25,7 @@ class RuleData:
     # that batches this op, and per argument of it: the argument of this op passed on (a name), it
     # transposed (("mT", name)) or a constant (None, a bool or an int))
     vmap_as: tuple[tuple[tuple[str, ...], str, dict[str, object]], ...] | None
+    affine: tuple[str, str, str] | None  # meta.affine: (output, weight, bias)
     function: str  # the Python source of the index-space function
     index: str  # its name
 
@@ -65,6 +66,7 @@ def rule_data(group: StructuredGroup) -> RuleData:
             else rule.combine
         ),
         vmap_as=sibling,
+        affine=rule.affine[:3] if rule.affine else None,
         function=python.index_function(group.name, tuple(name for name, _ in rule.args), rule.ir),
         index=python.function_name(group.name),
     )

@@ -14,6 +14,7 @@
       index: {whole: "dims(self, dim)"}         # index dims that are not parallel: whole, scanned
       positions: {indices: "trailing(self, 2)"} # a tensor holding flat positions over input axes
       vmap_as: "bmm(self, mat2)"                # the call that batches it when every tensor is batched
+      affine: "out * weight + bias"             # an output is the op without them, scaled and shifted
 
 or ``meta: custom`` (a hand-written meta function in csrc/ops/<family>/meta.cpp). docs/rules.md is the
 reference.
@@ -22,6 +23,7 @@ reference.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from codegen import dtypes
 from codegen.errors import SpecError
@@ -41,7 +43,7 @@ COMBINES = ("add", "mul", "max", "min", "and", "or", "logaddexp", "mean", "argma
 # the dim up to itself (cumsum; split only with a combine, which carries the earlier tiles' total).
 INDEX_KINDS = ("whole", "scanned")
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
-KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine", "index", "positions", "vmap_as")
+KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine", "index", "positions", "vmap_as", "affine")
 
 
 def arg_kind(t) -> str | None:
@@ -338,6 +340,10 @@ def parse_rule(
             )
         vmap_as = (value, at)
 
+    affine = None
+    if "affine" in raw:
+        affine = _affine(raw, kinds, out_names, fail)
+
     rule = Rule(
         args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),
         # An optional tensor's pattern only checks dims that required tensors bind: it comes last.
@@ -349,11 +355,35 @@ def parse_rule(
         combine=combine,
         index=tuple(index),
         vmap_as=vmap_as,
+        affine=affine,
     )
     try:
         return dataclasses.replace(rule, ir=check_rule(rule))
     except RuleError as e:
         raise fail(e.problem, e.fix, e.line) from None
+
+
+def _affine(raw: LineDict, kinds: dict[str, str], outputs: list[str], fail) -> tuple[str, str, str, int]:
+    """meta.affine: "out * weight + bias", an output that is the op's with weight and bias None
+    times weight plus bias, broadcasting as torch's operators do (layer_norm's elementwise
+    affine over the trailing dims); both optional tensors."""
+    at = raw.line_of("affine")
+    value = raw["affine"]
+    fix = "write the output, the scale and the shift, e.g. 'affine: \"out * weight + bias\"'"
+    found = re.fullmatch(r"\s*(\w+)\s*\*\s*(\w+)\s*\+\s*(\w+)\s*", value) if isinstance(value, str) else None
+    if found is None:
+        raise fail(f"meta.affine must be '<output> * <weight> + <bias>', got {value!r}", fix, at)
+    out, weight, bias = found.groups()
+    if out not in outputs:
+        raise fail(f"meta.affine: '{out}' is not an output", f"name one of: {', '.join(outputs)}", at)
+    for name in (weight, bias):
+        if kinds.get(name) != "tensor?":
+            raise fail(
+                f"meta.affine: '{name}' is not an optional tensor argument",
+                "name the Tensor? arguments that scale and shift the output (vmap calls the op without them)",
+                at,
+            )
+    return out, weight, bias, at
 
 
 def _combine(raw: LineDict, kinds: dict[str, str], schema: FunctionSchema, fail) -> str | CombineBy | None:

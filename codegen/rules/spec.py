@@ -74,6 +74,9 @@ class Rule:
     # this one's calls when every tensor gets a leading batch axis (mm's: "bmm(self, mat2)"); the
     # manifest binds it (codegen/composite.py), vmap proves it per call with describe()
     vmap_as: tuple[str | list, int] | None = None
+    # meta.affine: (output, weight, bias, line): the output is the op's with weight and bias None,
+    # times weight plus bias (layer_norm); vmap batches per-example weights so
+    affine: tuple[str, str, str, int] | None = None
 
 
 @dataclass(frozen=True)

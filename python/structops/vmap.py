@@ -138,6 +138,8 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
         t = front[name]
         t = t.reshape(size, *(1,) * (len(shape) - (t.dim() - 1)), *t.shape[1:]).expand(size, *shape)
         return _run(p.inner, rule, op, front | {name: t}, {k: 0 for k in bdim}, size)  # batch first
+    if p.kind == "affine":
+        return _run_affine(p, rule, op, front, bdim, size)
     if p.kind == "unreduced":
         arg, value, combine = p.unreduced
         kept = _run(p.inner, rule, op, values | {arg: value}, bdim, size)
@@ -182,6 +184,34 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
     if isinstance(results[0], torch.Tensor):
         return torch.stack(results)
     return type(results[0])(torch.stack(r) for r in zip(*results, strict=True))  # a tuple or a Tensor[]
+
+
+def _run_affine(p: Plan, rule: dict, op, front: dict, bdim: dict, size: int):
+    """The op without its weight and bias (batched as planned, or once), then one addcmul (or
+    mul, add) of the output with them, aligned to its axes; the other outputs get the batch."""
+    out, *names = rule["affine"]
+    plain = front | dict.fromkeys(names)
+    if p.inner is None:
+        result = op(**plain)
+    else:
+        result = _run(p.inner, rule, op, plain, {k: 0 for k in bdim if k[0] not in names}, size)
+    outs = [result] if isinstance(result, torch.Tensor) else list(result)
+    by = {}
+    for name, shape in p.aligned:
+        t = front[name]
+        by[name] = t.reshape(size, *shape) if (name, None) in bdim else t.reshape(shape)
+    weight, bias = (by.get(n) for n in names)
+    at = rule["outputs"].index(out)
+    o = outs[at]
+    if weight is not None and bias is not None:
+        outs[at] = torch.ops.structops.addcmul.default(bias, o, weight)
+    elif weight is not None:
+        outs[at] = torch.ops.structops.mul.Tensor(o, weight)
+    else:
+        outs[at] = torch.ops.structops.add.Tensor(o, bias)
+    if p.inner is None:  # the others computed once: each element's copy
+        outs = [o if i == at else o.expand(size, *o.shape).clone() for i, o in enumerate(outs)]
+    return outs[0] if isinstance(result, torch.Tensor) else type(result)(outs)
 
 
 def _functional_op(rule: dict):

@@ -40,10 +40,11 @@ it in one call, and proves it with describe():
 - ``expanded``: a batched input that broadcasts against the output (baddbmm's self) is expanded
   to the output's shape where describe() shows it read exactly where the output is written;
   the call left is planned as above.
+- ``affine``: a batched weight or bias that scales and shifts an output (meta.affine:
+  layer_norm's out * weight + bias): the op without them, planned as above, then one addcmul.
 - ``loop``: the op per batch element, stacked; only where none exists (an op without a rule; an
   unbatched input the op writes; linear's per-example weights on an input that is not 2-D,
-  layer_norm's per-example weights, matmul's batched vector, embedding_bag's batched indices:
-  docs/vmap.md).
+  matmul's batched vector, embedding_bag's batched indices: docs/vmap.md).
 
 A batched input the op writes (batch_norm's running statistics) is written through: passed as a
 view, or copied back where the batched form had to copy it.
@@ -64,7 +65,7 @@ from structops import rules
 
 @dataclass(frozen=True)
 class Plan:
-    kind: str  # prepend | fold | flatten | unreduced | offset | expanded | loop
+    kind: str  # prepend | fold | flatten | unreduced | offset | expanded | affine | loop
     dim: str | None = None  # fold: the index dim the batch joins
     axes: tuple[tuple[tuple[str, int | None], int], ...] = ()  # fold: each tensor's axis for it
     out_axes: tuple[int | None, ...] = ()  # fold: each output's axis for it (None: an empty output)
@@ -83,6 +84,9 @@ class Plan:
     # ``inner`` plans the call that is left
     offsets: tuple[tuple[str, str | None, int, int, bool], ...] = ()
     expanded: tuple[str, tuple[int, ...]] | None = None  # expanded: the input, the output shape it gets
+    # affine: per given weight/bias (meta.affine), its shape padded to the output's rank (size-1
+    # axes in front); ``inner`` plans the call without them (None: nothing else batched)
+    aligned: tuple[tuple[str, tuple[int, ...]], ...] = ()
     why: str = ""  # loop: why neither batched form applies
 
 
@@ -183,6 +187,7 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
         _offset(op, single, values, batched, size),
         _holder_as_1d(op, single, values, batched, size),
         _expanded(op, single, values, rule, batched, size),
+        _affine(op, single, values, rule, batched, size),
     ):
         if other is not None:
             return other
@@ -383,6 +388,33 @@ def _expanded(
         if inner.kind != "loop":
             return Plan("expanded", expanded=(name, tuple(shape_out)), inner=inner)
     return None
+
+
+def _affine(op: str, single: rules.Description, values: dict, rule: dict, batched, size: int) -> Plan | None:
+    """The ``affine`` plan, where a batched weight or bias scales and shifts an output (meta.affine:
+    layer_norm's out * weight + bias, broadcasting as the formula reads): the op runs without
+    them (planned as above, or once where nothing else is batched), then one addcmul (mul, add)
+    with each padded to the output's rank after the batch axis."""
+    if rule.get("affine") is None:
+        return None
+    out, *names = rule["affine"]
+    given = [n for n in names if values.get(n) is not None]
+    if not any((n, None) in batched for n in given):
+        return None
+    shape = next(s for n, s, *_ in single.outputs if n == out)
+    aligned = []
+    for name in given:
+        t = values[name]
+        if t.dim() > len(shape) or torch.broadcast_shapes(t.shape, shape) != tuple(shape):
+            return None
+        aligned.append((name, (1,) * (len(shape) - t.dim()) + tuple(t.shape)))
+    left = set(batched) - {(n, None) for n in names}
+    inner = None
+    if left:
+        inner = plan(op, left, size, **(values | dict.fromkeys(names)))
+        if inner.kind == "loop":
+            return None
+    return Plan("affine", aligned=tuple(aligned), inner=inner)
 
 
 def _same_outputs(op: str, single: rules.Description, values: dict) -> bool:

@@ -419,7 +419,7 @@ CASES = {
         at(
             7,
             "unknown meta key 'shapes' — use only: shape, dtype, layout, allowed, checks, combine, index, "
-            "positions, vmap_as",
+            "positions, vmap_as, affine",
         ),
     ),
     "meta_on_non_structured_entry": (

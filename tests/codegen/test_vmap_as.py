@@ -80,6 +80,40 @@ CASES = {
 }
 
 
+NORM = "mynorm.out(Tensor self, Tensor? weight, Tensor? bias, *, Tensor(a!) out) -> Tensor(a!)"
+AFFINE_CASES = {
+    "not_a_formula": (
+        '"weight * out"',
+        (
+            "meta.affine must be '<output> * <weight> + <bias>', got 'weight * out' — write the output,"
+            " the scale and the shift, e.g. 'affine: \"out * weight + bias\"'"
+        ),
+    ),
+    "unknown_output": (
+        '"result * weight + bias"',
+        "meta.affine: 'result' is not an output — name one of: out",
+    ),
+    "required_tensor": (
+        '"out * self + bias"',
+        (
+            "meta.affine: 'self' is not an optional tensor argument — name the Tensor? arguments that"
+            " scale and shift the output (vmap calls the op without them)"
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AFFINE_CASES))
+def test_bad_affine_message(tmp_path, name):
+    """meta.affine (layer_norm's out * weight + bias, what vmap batches per-example weights by)."""
+    affine, expected = AFFINE_CASES[name]
+    text = (
+        f"- func: {NORM}\n  structured: True\n  dispatch: {{CPU: mynorm_out_cpu}}\n  meta:\n"
+        f'    shape: {{out: "[*self]"}}\n    affine: {affine}\n'
+    )
+    assert str(load_error(tmp_path, text)) == f"native_functions.yaml:6: {NORM}: {expected}"
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_vmap_as_message(tmp_path, name):
     vmap_as, expected = CASES[name]

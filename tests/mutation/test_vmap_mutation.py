@@ -4,6 +4,8 @@ Each case patches structops.vmap or structops.vmap_plan for one run of the confo
 vmap check on a real op, so the planted bug reaches torch.func.vmap exactly as a wrong plan would.
 """
 
+import dataclasses
+
 import pytest
 from structops import vmap, vmap_plan
 
@@ -60,6 +62,24 @@ def _positions_not_moved(monkeypatch):
     monkeypatch.setattr(vmap, "_offset_positions", lambda positions, size, count: positions.long())
 
 
+def _affine_aligned_in_front(monkeypatch):
+    """layer_norm's per-example weight and bias padded after their axes instead of before: they
+    meet the output's leading axes, not the normalised ones."""
+    monkeypatch.setattr(vmap, "_PLANS", {})
+    planned = vmap_plan._affine
+
+    def misaligned(*args):
+        p = planned(*args)
+        if p is None:
+            return None
+        moved = tuple(
+            (n, tuple(d for d in s if d != 1) + tuple(d for d in s if d == 1)) for n, s in p.aligned
+        )
+        return dataclasses.replace(p, aligned=moved)
+
+    monkeypatch.setattr(vmap_plan, "_affine", misaligned)
+
+
 PLANTED = [
     ("softmax_int", _prepend_unproven),
     ("log_softmax_int", _prepend_unproven),
@@ -71,6 +91,7 @@ PLANTED = [
     ("index_select", _positions_not_moved),
     ("embedding", _positions_not_moved),
     ("take", _positions_not_moved),
+    ("layer_norm", _affine_aligned_in_front),
 ]
 IDS = [f"{op}-{plant.__name__.strip('_')}" for op, plant in PLANTED]
 

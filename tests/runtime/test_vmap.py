@@ -182,3 +182,31 @@ def test_a_batched_input_that_broadcasts_is_expanded_to_the_output_to_fold(self_
     got = torch.func.vmap(structops.baddbmm)(s, b1, b2, beta=0.5)
     want = torch.stack([torch.baddbmm(s[i], b1[i], b2[i], beta=0.5) for i in range(4)])
     torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("input_batched", [False, True])
+@pytest.mark.parametrize("given", [("weight", "bias"), ("weight",), ("bias",)])
+def test_per_example_layer_norm_weights_scale_and_shift_one_batched_call(input_batched, given):
+    """Model ensembling: layer_norm's meta.affine (out * weight + bias) runs the op without its
+    weights (once for a shared input), then one addcmul with them aligned to the output."""
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(*((3,) if input_batched else ()), 2, 5, 8, generator=g)
+    w, b = (torch.randn(3, 5, 8, generator=g) if n in given else None for n in ("weight", "bias"))
+    element = (x[0] if input_batched else x, [5, 8], None if w is None else w[0], None if b is None else b[0])
+    batched = {(n, None) for n in given} | ({("input", None)} if input_batched else set())
+    p = plan("layer_norm", batched, 3, *element)
+    assert (p.kind, p.inner and p.inner.kind) == ("affine", "prepend" if input_batched else None)
+    in_dims = (0 if input_batched else None, None, None if w is None else 0, None if b is None else 0)
+    got = torch.func.vmap(structops.layer_norm, in_dims=in_dims)(x, [5, 8], w, b)
+    loop = [
+        torch.ops.aten.native_layer_norm(
+            x[i] if input_batched else x,
+            [5, 8],
+            None if w is None else w[i],
+            None if b is None else b[i],
+            1e-5,
+        )
+        for i in range(3)
+    ]
+    for got_part, want in zip(got, zip(*loop, strict=True), strict=True):
+        torch.testing.assert_close(got_part, torch.stack(want))

@@ -68,6 +68,7 @@ RULES = {
         "list_outputs": (),
         "combine": None,
         "vmap_as": None,
+        "affine": None,
         "index": index_add_Tensor,
     },
     'bmm_out': {
@@ -78,6 +79,7 @@ RULES = {
         "list_outputs": (),
         "combine": None,
         "vmap_as": None,
+        "affine": None,
         "index": index_bmm_out,
     },
     'amax': {
@@ -88,6 +90,7 @@ RULES = {
         "list_outputs": (),
         "combine": None,
         "vmap_as": None,
+        "affine": None,
         "index": index_amax,
     },
     'scaled_act': {
@@ -98,6 +101,7 @@ RULES = {
         "list_outputs": (),
         "combine": None,
         "vmap_as": None,
+        "affine": None,
         "index": index_scaled_act,
     },
     'scaled_tanh': {
@@ -108,6 +112,7 @@ RULES = {
         "list_outputs": (),
         "combine": None,
         "vmap_as": None,
+        "affine": None,
         "index": index_scaled_tanh,
     },
     '_scaled_tanh_backward_self': {
@@ -118,6 +123,7 @@ RULES = {
         "list_outputs": (),
         "combine": None,
         "vmap_as": None,
+        "affine": None,
         "index": index__scaled_tanh_backward_self,
     },
 }
