@@ -138,6 +138,13 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
         t = front[name]
         t = t.reshape(size, *(1,) * (len(shape) - (t.dim() - 1)), *t.shape[1:]).expand(size, *shape)
         return _run(p.inner, rule, op, front | {name: t}, {k: 0 for k in bdim}, size)  # batch first
+    if p.kind == "unit":
+        name, at, squeezed = p.unit
+        matrix = front[name].unsqueeze(1 + at)  # batch first: [B, 1, k] or [B, k, 1]
+        result = _run(p.inner, rule, op, front | {name: matrix}, {k: 0 for k in bdim}, size)
+        outs = [result] if isinstance(result, torch.Tensor) else list(result)
+        outs = [o if a is None else o.squeeze(1 + a) for o, a in zip(outs, squeezed, strict=True)]
+        return outs[0] if isinstance(result, torch.Tensor) else type(result)(outs)
     if p.kind == "affine":
         return _run_affine(p, rule, op, front, bdim, size)
     if p.kind == "unreduced":

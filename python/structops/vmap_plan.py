@@ -42,9 +42,12 @@ it in one call, and proves it with describe():
   the call left is planned as above.
 - ``affine``: a batched weight or bias that scales and shifts an output (meta.affine:
   layer_norm's out * weight + bias): the op without them, planned as above, then one addcmul.
+- ``unit``: a batched 1-D input that the op reads as a matrix with a size-1 axis (matmul's
+  vector) gets that axis, the call left is planned as above, and the outputs' size-1 axis is
+  squeezed.
 - ``loop``: the op per batch element, stacked; only where none exists (an op without a rule; an
   unbatched input the op writes; linear's per-example weights on an input that is not 2-D,
-  matmul's batched vector, embedding_bag's batched indices: docs/vmap.md).
+  embedding_bag's batched indices: docs/vmap.md).
 
 A batched input the op writes (batch_norm's running statistics) is written through: passed as a
 view, or copied back where the batched form had to copy it.
@@ -65,7 +68,7 @@ from structops import rules
 
 @dataclass(frozen=True)
 class Plan:
-    kind: str  # prepend | fold | flatten | unreduced | offset | expanded | affine | loop
+    kind: str  # prepend | fold | flatten | unreduced | offset | expanded | affine | unit | loop
     dim: str | None = None  # fold: the index dim the batch joins
     axes: tuple[tuple[tuple[str, int | None], int], ...] = ()  # fold: each tensor's axis for it
     out_axes: tuple[int | None, ...] = ()  # fold: each output's axis for it (None: an empty output)
@@ -87,6 +90,9 @@ class Plan:
     # affine: per given weight/bias (meta.affine), its shape padded to the output's rank (size-1
     # axes in front); ``inner`` plans the call without them (None: nothing else batched)
     aligned: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    # unit: the batched 1-D input given a size-1 axis (at 0: [1, k], at 1: [k, 1]) and each
+    # output's axis that has it (None: none), squeezed after ``inner`` ran
+    unit: tuple[str, int, tuple[int | None, ...]] | None = None
     why: str = ""  # loop: why neither batched form applies
 
 
@@ -188,6 +194,7 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
         _holder_as_1d(op, single, values, batched, size),
         _expanded(op, single, values, rule, batched, size),
         _affine(op, single, values, rule, batched, size),
+        _unit(op, single, values, rule, batched, size),
     ):
         if other is not None:
             return other
@@ -415,6 +422,64 @@ def _affine(op: str, single: rules.Description, values: dict, rule: dict, batche
         if inner.kind == "loop":
             return None
     return Plan("affine", aligned=tuple(aligned), inner=inner)
+
+
+def _unit(op: str, single: rules.Description, values: dict, rule: dict, batched, size: int) -> Plan | None:
+    """The ``unit`` plan, where a batched 1-D input is a vector the op reads as a matrix with a
+    size-1 axis (matmul's [k] as [k, 1], or [1, k] on the left): describe() of that call must be
+    this one's plus a size-1 parallel dim that only the new axis and one axis of each output
+    step along; the call left is planned as above and those output axes are squeezed."""
+    for name, element, t in _tensor_args(rule, values):
+        if element is not None or (name, None) not in batched or t.dim() != 1:
+            continue
+        for at in (1, 0):
+            wider = values | {name: _meta(t, (*t.shape, 1) if at else (1, *t.shape))}
+            try:
+                squeezed = _unit_axes(single, rules.describe(op, **wider), name, at)
+            except (RuntimeError, ValueError, IndexError, TypeError):
+                continue  # the op refuses the matrix
+            if squeezed is not None:
+                inner = plan(op, set(batched), size, **wider)
+                if inner.kind != "loop":
+                    return Plan("unit", unit=(name, at, squeezed), inner=inner)
+    return None
+
+
+def _unit_axes(
+    single: rules.Description, d: rules.Description, name: str, at: int
+) -> tuple[int | None, ...] | None:
+    """Per output of ``d`` the axis of the size-1 dim that axis ``at`` of ``name`` adds, where
+    ``d`` without that dim and those axes is ``single``; None where it is not."""
+    if len(d.index_space) != len(single.index_space) + 1 or d.combine != single.combine:
+        return None
+    read = next(i for i in d.ipfs if i.tensor == name)
+    steps = [j for j, m in enumerate(read.matrix[at]) if m]
+    if len(steps) != 1 or d.index_space[steps[0]].size != 1 or d.index_space[steps[0]].kind != "parallel":
+        return None
+    j = steps[0]
+    if [(x.size, x.kind) for k, x in enumerate(d.index_space) if k != j] != [
+        (x.size, x.kind) for x in single.index_space
+    ]:
+        return None
+    before = {(i.tensor, i.element): i for i in single.ipfs}
+    outputs = [n for n, *_ in d.outputs]
+    squeezed = {}
+    for i in d.ipfs:
+        axes = [at] if i.tensor == name else _axes(i, j)
+        if len(axes) > 1 or (axes and i.tensor != name and i.tensor not in outputs):
+            return None
+        kept = [a for a in range(len(i.shape)) if a not in axes]
+        old = before.get((i.tensor, i.element))
+        if old is None or tuple(i.shape[a] for a in kept) != old.shape:
+            return None
+        rows = [[i.matrix[a][k] for k in range(len(d.index_space)) if k != j] for a in kept]
+        if rows != [list(r) for r in old.matrix]:
+            return None
+        if [i.offset[a] for a in kept] != list(old.offset) or [i.tile[a] for a in kept] != list(old.tile):
+            return None
+        if i.tensor in outputs:
+            squeezed[i.tensor] = axes[0] if axes else None
+    return tuple(squeezed[n] for n in outputs)
 
 
 def _same_outputs(op: str, single: rules.Description, values: dict) -> bool:

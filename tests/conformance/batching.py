@@ -48,8 +48,6 @@ VMAP_LOOPS_OTHERS = {
     "linear": "an input of one dim or of more than two, or a weight of one dim, with the weight or bias "
     "batched (vmap_as's baddbmm takes [B, rows, k]: leading dims would need flattening first), and a "
     "bias of shape [1] batched alone (it broadcasts to the features, baddbmm's self to the rows too)",
-    "matmul": "a batched vector operand becomes a matrix to matmul ([B, 4] is no batch of [4]); its batched "
-    "form needs the vector as [B, 4, 1]",
     "embedding_bag": "its offsets are positions in indices, which hold positions in weight (a chain the "
     "offset plan does not order), and an offset may be the number of indices (the end)",
 }

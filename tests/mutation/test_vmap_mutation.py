@@ -80,6 +80,13 @@ def _affine_aligned_in_front(monkeypatch):
     monkeypatch.setattr(vmap_plan, "_affine", misaligned)
 
 
+def _unit_not_squeezed(monkeypatch):
+    """matmul's batched vector read as a matrix, and the output's size-1 axis left in place."""
+    monkeypatch.setattr(vmap, "_PLANS", {})
+    found = vmap_plan._unit_axes
+    monkeypatch.setattr(vmap_plan, "_unit_axes", lambda *args: found(*args) and (None,))
+
+
 PLANTED = [
     ("softmax_int", _prepend_unproven),
     ("log_softmax_int", _prepend_unproven),
@@ -92,6 +99,7 @@ PLANTED = [
     ("embedding", _positions_not_moved),
     ("take", _positions_not_moved),
     ("layer_norm", _affine_aligned_in_front),
+    ("matmul", _unit_not_squeezed),
 ]
 IDS = [f"{op}-{plant.__name__.strip('_')}" for op, plant in PLANTED]
 

@@ -210,3 +210,30 @@ def test_per_example_layer_norm_weights_scale_and_shift_one_batched_call(input_b
     ]
     for got_part, want in zip(got, zip(*loop, strict=True), strict=True):
         torch.testing.assert_close(got_part, torch.stack(want))
+
+
+@pytest.mark.parametrize(
+    ("shapes", "in_dims", "inner"),
+    [
+        (((3, 4), (4,)), (None, 0), "prepend"),  # matrix times a batch of vectors
+        (((4,), (4,)), (0, 0), "unit"),  # a batch of dot products: both vectors get an axis
+        (((4,), (2, 4, 5)), (0, None), "prepend"),  # a vector on the left: [1, k]
+    ],
+)
+def test_a_batched_vector_is_read_as_a_matrix_and_the_unit_axis_squeezed(shapes, in_dims, inner):
+    """matmul of a batch of vectors: [B, 4] is a matrix to matmul, not a batch of [4], so each
+    vector gets a size-1 axis (describe() shows it adds only a size-1 dim) and one matmul runs."""
+    g = torch.Generator().manual_seed(5)
+    args = [
+        torch.randn(*((3,) if d == 0 else ()), *s, generator=g) for s, d in zip(shapes, in_dims, strict=True)
+    ]
+    element = [a[0] if d == 0 else a for a, d in zip(args, in_dims, strict=True)]
+    p = plan(
+        "matmul", {(n, None) for n, d in zip(("self", "other"), in_dims, strict=True) if d == 0}, 3, *element
+    )
+    assert (p.kind, p.inner.kind) == ("unit", inner)
+    got = torch.func.vmap(structops.matmul, in_dims=in_dims)(*args)
+    loop = [
+        torch.matmul(*(a[i] if d == 0 else a for a, d in zip(args, in_dims, strict=True))) for i in range(3)
+    ]
+    torch.testing.assert_close(got, torch.stack(loop))
