@@ -145,6 +145,21 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
         outs = [result] if isinstance(result, torch.Tensor) else list(result)
         outs = [o if a is None else o.squeeze(1 + a) for o, a in zip(outs, squeezed, strict=True)]
         return outs[0] if isinstance(result, torch.Tensor) else type(result)(outs)
+    if p.kind == "collapse":
+        (first, second), axes = p.collapsed
+        at = dict(axes)
+
+        def merged(n, e, t):
+            a = at.get((n, e))
+            return t if a is None else t.flatten(a + 1, a + 2) if (n, e) in bdim else t.flatten(a, a + 1)
+
+        result = _run(p.inner, rule, op, _map_tensors(rule, front, merged), {k: 0 for k in bdim}, size)
+        outs = [result] if isinstance(result, torch.Tensor) else list(result)
+        outs = [
+            o if (n, None) not in at else o.unflatten(at[(n, None)] + 1, (first, second))
+            for o, n in zip(outs, rule["outputs"], strict=True)
+        ]
+        return outs[0] if isinstance(result, torch.Tensor) else type(result)(outs)
     if p.kind == "affine":
         return _run_affine(p, rule, op, front, bdim, size)
     if p.kind == "unreduced":

@@ -45,9 +45,11 @@ it in one call, and proves it with describe():
 - ``unit``: a batched 1-D input that the op reads as a matrix with a size-1 axis (matmul's
   vector) gets that axis, the call left is planned as above, and the outputs' size-1 axis is
   squeezed.
+- ``collapse``: two adjacent parallel dims read straight at adjacent axes by every tensor that
+  has them are merged (linear's [2, 40, k] input as [80, k]), the call left planned as above.
 - ``loop``: the op per batch element, stacked; only where none exists (an op without a rule; an
-  unbatched input the op writes; linear's per-example weights on an input that is not 2-D,
-  embedding_bag's batched indices: docs/vmap.md).
+  unbatched input the op writes; linear's 1-D weights batched with the input, embedding_bag's
+  batched indices: docs/vmap.md).
 
 A batched input the op writes (batch_norm's running statistics) is written through: passed as a
 view, or copied back where the batched form had to copy it.
@@ -68,7 +70,7 @@ from structops import rules
 
 @dataclass(frozen=True)
 class Plan:
-    kind: str  # prepend | fold | flatten | unreduced | offset | expanded | affine | unit | loop
+    kind: str  # prepend | fold | flatten | unreduced | offset | expanded | affine | unit | collapse | loop
     dim: str | None = None  # fold: the index dim the batch joins
     axes: tuple[tuple[tuple[str, int | None], int], ...] = ()  # fold: each tensor's axis for it
     out_axes: tuple[int | None, ...] = ()  # fold: each output's axis for it (None: an empty output)
@@ -93,6 +95,8 @@ class Plan:
     # unit: the batched 1-D input given a size-1 axis (at 0: [1, k], at 1: [k, 1]) and each
     # output's axis that has it (None: none), squeezed after ``inner`` ran
     unit: tuple[str, int, tuple[int | None, ...]] | None = None
+    # collapse: the index dims merged (sizes), and per tensor and output its first axis of them
+    collapsed: tuple[tuple[int, int], tuple[tuple[tuple[str, int | None], int], ...]] | None = None
     why: str = ""  # loop: why neither batched form applies
 
 
@@ -137,9 +141,25 @@ def _with(values: dict, rule: dict, shape_of) -> dict:
     return out
 
 
+# How many plans deep a call may go through plans that rewrite it (offset, expanded, unit,
+# collapse, ...): each makes progress, this bounds a chain of them that would undo each other.
+_MAX_NESTED = 6
+_nested = [0]
+
+
 def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwargs) -> Plan:
     """How ``op(*args, **kwargs)`` (one batch element) takes a batch of ``size`` over the tensors
     named in ``batched`` ((argument, Tensor[] element) pairs)."""
+    if _nested[0] >= _MAX_NESTED:
+        return Plan("loop", why=f"more than {_MAX_NESTED} rewrites of the call")
+    _nested[0] += 1
+    try:
+        return _plan(op, batched, size, *args, **kwargs)
+    finally:
+        _nested[0] -= 1
+
+
+def _plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwargs) -> Plan:
     rule, values = rules._bind(op, args, kwargs)
     if any((name, None) not in batched for name in written_inputs(rule, values)):
         return Plan("loop", why="it writes an unbatched input (each batch element writes it in turn)")
@@ -195,6 +215,7 @@ def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwar
         _expanded(op, single, values, rule, batched, size),
         _affine(op, single, values, rule, batched, size),
         _unit(op, single, values, rule, batched, size),
+        _collapse(op, single, values, rule, batched, size),
     ):
         if other is not None:
             return other
@@ -480,6 +501,87 @@ def _unit_axes(
         if i.tensor in outputs:
             squeezed[i.tensor] = axes[0] if axes else None
     return tuple(squeezed[n] for n in outputs)
+
+
+def _collapse(
+    op: str, single: rules.Description, values: dict, rule: dict, batched, size: int
+) -> Plan | None:
+    """The ``collapse`` plan, where two adjacent parallel dims are read straight at adjacent axes by
+    every tensor that has them (linear's [2, 40, k] input and [2, 40, n] output): the call with
+    those axes merged ([80, k]) is planned as above, where describe() shows it is this one with
+    the two dims merged into one, and the outputs are unflattened."""
+    dims, outputs = single.index_space, {n for n, *_ in single.outputs}
+    for j in range(len(dims) - 1):
+        if any(d.kind != "parallel" or d.size == 1 for d in dims[j : j + 2]):
+            continue  # a size-1 dim may be one the unit plan added: merged, its call would be undone
+        first = {}
+        for i in single.ipfs:
+            a, b = _axes(i, j), _axes(i, j + 1)
+            if not a and not b:
+                continue
+            if [len(a), len(b)] != [1, 1] or b[0] != a[0] + 1 or not _straight(i, a[0], j):
+                break
+            if not _straight(i, b[0], j + 1) or i.shape[a[0] : b[0] + 1] != (dims[j].size, dims[j + 1].size):
+                break
+            first[(i.tensor, i.element)] = a[0]
+        else:
+            inputs = {k: a for k, a in first.items() if k[0] not in outputs}
+            if {t for _, t, _ in single.dim_args} & {n for n, _ in inputs}:
+                continue  # a dim argument would count the merged axes
+            fewer = _with(
+                values, rule, lambda n, e, t, inputs=inputs: _merge_axes(t.shape, inputs.get((n, e)))
+            )
+            try:
+                if not _same_description(rules.describe(op, **fewer), _merged(single, j, first)):
+                    continue
+            except (RuntimeError, ValueError, IndexError, TypeError):
+                continue
+            inner = plan(op, set(batched), size, **fewer)
+            if inner.kind != "loop":
+                sizes = (dims[j].size, dims[j + 1].size)
+                return Plan("collapse", collapsed=(sizes, tuple(first.items())), inner=inner)
+    return None
+
+
+def _merge_axes(shape, a: int | None) -> tuple:
+    """``shape`` with axes a and a + 1 merged into one (unchanged where a is None)."""
+    shape = tuple(shape)
+    return shape if a is None else (*shape[:a], shape[a] * shape[a + 1], *shape[a + 2 :])
+
+
+def _same_description(d: rules.Description, other: rules.Description) -> bool:
+    """The same index space (sizes and kinds: dims are named by their position), IPFs, combine
+    and output shapes and dtypes (strides aside)."""
+    return ([(x.size, x.kind) for x in d.index_space], d.ipfs, d.combine, [o[:3] for o in d.outputs]) == (
+        [(x.size, x.kind) for x in other.index_space],
+        other.ipfs,
+        other.combine,
+        [o[:3] for o in other.outputs],
+    )
+
+
+def _merged(single: rules.Description, j: int, first: dict) -> rules.Description:
+    """``single`` with index dims j and j + 1 merged into one, and each tensor's axes of them."""
+    d = single.index_space[j]
+    dim = dataclasses.replace(d, size=d.size * single.index_space[j + 1].size)
+
+    def merge(i: rules.IPF) -> rules.IPF:
+        a = first.get((i.tensor, i.element))
+        keep = [x for x in range(len(i.shape)) if a is None or x != a + 1]
+        return dataclasses.replace(
+            i,
+            shape=_merge_axes(i.shape, a),
+            matrix=tuple(tuple(m for k, m in enumerate(i.matrix[x]) if k != j + 1) for x in keep),
+            offset=tuple(i.offset[x] for x in keep),
+            tile=tuple(i.tile[x] for x in keep),
+        )
+
+    return dataclasses.replace(
+        single,
+        index_space=(*single.index_space[:j], dim, *single.index_space[j + 2 :]),
+        ipfs=tuple(merge(i) for i in single.ipfs),
+        outputs=tuple((n, _merge_axes(s, first.get((n, None))), *rest) for n, s, *rest in single.outputs),
+    )
 
 
 def _same_outputs(op: str, single: rules.Description, values: dict) -> bool:

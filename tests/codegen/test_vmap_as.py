@@ -237,11 +237,13 @@ def test_mT_is_a_view_in_a_composite_call_too(tmp_path):
         (None, ("input", "weight")),
     ],
 )
-def test_linear_with_per_example_weights_runs_one_call(bias_shape, batched, monkeypatch):
+@pytest.mark.parametrize("input_shape", [(4, 8), (2, 4, 8)])
+def test_linear_with_per_example_weights_runs_one_call(input_shape, bias_shape, batched, monkeypatch):
     """Model ensembling: linear's vmap_as passes the weight transposed (mT) to baddbmm, or to bmm
-    without a bias (its cases, by the optionals given); one call equal to a loop."""
+    without a bias (its cases, by the optionals given), a 3-D input's leading dims collapsed
+    first; one call equal to a loop."""
     g = torch.Generator().manual_seed(3)
-    args = {"input": torch.randn(4, 8, generator=g), "weight": torch.randn(5, 8, generator=g)}
+    args = {"input": torch.randn(input_shape, generator=g), "weight": torch.randn(5, 8, generator=g)}
     args["bias"] = None if bias_shape is None else torch.randn(bias_shape, generator=g)
     stacked = {
         n: torch.stack([a * (b + 1) - b for b in range(3)]) if n in batched else a for n, a in args.items()
