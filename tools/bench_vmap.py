@@ -45,6 +45,36 @@ def cases():
         ),
         "mm [256,64]@[64,32], x batched": (structops.mm, torch.mm, (x, w), (0, None)),
         "mm, both batched (one bmm)": (structops.mm, torch.mm, (x, torch.randn(B, 64, 32)), (0, 0)),
+        "addmm, matrices batched (baddbmm)": (
+            structops.addmm,
+            torch.addmm,
+            (torch.randn(32), x, torch.randn(B, 64, 32)),
+            (None, 0, 0),
+        ),
+        "linear, per-model weights, shared x": (
+            structops.linear,
+            torch.nn.functional.linear,
+            (x[0], torch.randn(B, 32, 64), torch.randn(B, 32)),
+            (None, 0, 0),
+        ),
+        "linear, per-model weights, [4,64,64] x": (
+            structops.linear,
+            torch.nn.functional.linear,
+            (torch.randn(B, 4, 64, 64), torch.randn(B, 32, 64), torch.randn(B, 32)),
+            (0, 0, 0),
+        ),
+        "layer_norm, per-model weight and bias": (
+            lambda t, g, b: structops.layer_norm(t, [64], g, b)[0],
+            lambda t, g, b: torch.nn.functional.layer_norm(t, [64], g, b),
+            (x[0], torch.randn(B, 64), torch.randn(B, 64)),
+            (None, 0, 0),
+        ),
+        "matmul [256,64] @ batched vector": (
+            structops.matmul,
+            torch.matmul,
+            (x[0], torch.randn(B, 64)),
+            (None, 0),
+        ),
         "cumsum [256,64] dim 1, batch last": (
             lambda t: structops.cumsum(t, 1),
             lambda t: torch.cumsum(t, 1),

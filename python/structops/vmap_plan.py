@@ -16,6 +16,7 @@ it in one call, and proves it with describe():
   unbatched input that has j is repeated), the op runs once on B times the dim, and the outputs
   are split back. Tiles of a parallel dim are independent (the sharding check proves it), so
   this is the loop's result. (mm with only x batched: the batch joins n.)
+  Tried first where an unbatched input is contracted (a matrix against a batch of vectors).
 - ``flatten``: a dim argument that is None makes the op reduce all of one tensor as if it were
   flattened (argmax(x): positions over every axis, row-major). With a batch, the tensor is
   viewed as [B, numel] and the dim argument is 1; taken when describe() of the flattened call is
@@ -176,6 +177,19 @@ def _plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwa
     # Unbatched tensors broadcast (nothing to do, or padded to the batched ones' rank), or, where
     # the op takes no broadcasting (gather's index must have self's rank), get the batch axis too.
     every = {(n, e) for n, e, _ in tensors}
+    # An unbatched operand that is contracted (matmul's matrix times a batch of vectors): a fold
+    # makes one product of the batch (one GEMM), a prepend one per element (a batched GEMV).
+    outputs = {n for n, *_ in single.outputs}
+    contracted = any(
+        single.index_space[j].kind == "reduction"
+        for i in single.ipfs
+        if i.tensor not in outputs and (i.tensor, i.element) not in batched
+        for row in i.matrix
+        for j, m in enumerate(row)
+        if m
+    )
+    if contracted and (folded := _fold(single, batched)) is not None:
+        return folded
     for pad, expand in ((None, False), (rank, False), (None, True)):
         wider = every if expand else batched
         moved = shifted
@@ -201,14 +215,8 @@ def _plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwa
     ):
         if other is not None:
             return other
-    for j, d in enumerate(single.index_space):
-        if d.kind == "parallel" and _foldable(single, j, batched):
-            inputs = [i for i in single.ipfs if i.tensor not in {n for n, *_ in single.outputs}]
-            axes = tuple(((i.tensor, i.element), _axes(i, j)[0]) for i in inputs if _axes(i, j))
-            outs = {(i.tensor, i.element): i for i in single.ipfs}
-            out_axes = tuple(next(iter(_axes(outs[(n, None)], j)), None) for n, *_ in single.outputs)
-            return Plan("fold", dim=d.name, axes=axes, out_axes=out_axes)
     for other in (
+        _fold(single, batched),
         _sibling(rule, single, values, batched, size),
         _offset(op, single, values, batched, size),
         _holder_as_1d(op, single, values, batched, size),
@@ -220,6 +228,19 @@ def _plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwa
         if other is not None:
             return other
     return Plan("loop", why="no parallel dim is read straight by every batched tensor and every output")
+
+
+def _fold(single: rules.Description, batched) -> Plan | None:
+    """The ``fold`` plan: the batch joins the first parallel dim every batched tensor and every
+    output read straight."""
+    for j, d in enumerate(single.index_space):
+        if d.kind == "parallel" and _foldable(single, j, batched):
+            inputs = [i for i in single.ipfs if i.tensor not in {n for n, *_ in single.outputs}]
+            axes = tuple(((i.tensor, i.element), _axes(i, j)[0]) for i in inputs if _axes(i, j))
+            outs = {(i.tensor, i.element): i for i in single.ipfs}
+            out_axes = tuple(next(iter(_axes(outs[(n, None)], j)), None) for n, *_ in single.outputs)
+            return Plan("fold", dim=d.name, axes=axes, out_axes=out_axes)
+    return None
 
 
 def _every_dim_shifted(single: rules.Description, values: dict, ranks: dict) -> dict:

@@ -57,6 +57,9 @@ CASES = [
     ((300, 70), [1], "expanded"),  # inner
     ((5000,), None, "expanded"),  # full reduction of one element repeated
     ((7, 5, 300), [0, 2], "sliced"),  # rows gathered from two reduced dims
+    ((6, 300, 40), [1], "contiguous"),  # columns per row of the outer dim: a middle dim reduced
+    ((3, 5, 70, 33), [2], "sliced"),  # columns 2 apart, per row of two outer dims
+    ((6, 50, 7, 40), [1, 2], "contiguous"),  # two middle dims reduced, columns per outer row
 ]
 
 
@@ -228,6 +231,7 @@ def test_cumsum_long_scans(shape, dim, dtype):
         ((1 << 16, 3), 0),
         ((40, 33), 1),
         ((2, 1 << 17), 0),
+        ((5, 3000, 40), 1),
     ],
 )
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])

@@ -215,14 +215,15 @@ def test_per_example_layer_norm_weights_scale_and_shift_one_batched_call(input_b
 @pytest.mark.parametrize(
     ("shapes", "in_dims", "inner"),
     [
-        (((3, 4), (4,)), (None, 0), "prepend"),  # matrix times a batch of vectors
+        (((3, 4), (4,)), (None, 0), "fold"),  # matrix times a batch of vectors: one [3, 4] @ [4, B]
         (((4,), (4,)), (0, 0), "unit"),  # a batch of dot products: both vectors get an axis
-        (((4,), (2, 4, 5)), (0, None), "prepend"),  # a vector on the left: [1, k]
+        (((4,), (2, 4, 5)), (0, None), "fold"),  # a vector on the left: [1, k], the batch as its rows
     ],
 )
 def test_a_batched_vector_is_read_as_a_matrix_and_the_unit_axis_squeezed(shapes, in_dims, inner):
     """matmul of a batch of vectors: [B, 4] is a matrix to matmul, not a batch of [4], so each
-    vector gets a size-1 axis (describe() shows it adds only a size-1 dim) and one matmul runs."""
+    vector gets a size-1 axis (describe() shows it adds only a size-1 dim) and one matmul runs;
+    against an unbatched matrix the batch folds into that axis (one GEMM, not B products)."""
     g = torch.Generator().manual_seed(5)
     args = [
         torch.randn(*((3,) if d == 0 else ()), *s, generator=g) for s, d in zip(shapes, in_dims, strict=True)

@@ -10,8 +10,9 @@
 //   - rows: each output folds its reduced elements; when they are contiguous (reducing the last
 //     dims of a contiguous tensor) 32 independent accumulators per row, which gcc vectorises
 //     without reassociating floating-point sums (so results do not depend on the vector width);
-//   - columns: the outputs lie along one dim, the inner one in memory (reducing dim 0 of a
-//     matrix): the accumulators run along the outputs, one vector each, while reduced rows pass.
+//   - columns: the outputs' innermost dim is inner in memory to every reduced dim (reducing dim 0
+//     of a matrix, or the middle dim of [outer, reduced, inner]): the accumulators run along it,
+//     one vector each, while reduced rows pass (per row of it where the outputs have more dims).
 // Neither copies the input. Reduced elements that are not contiguous (a transposed, sliced or
 // expanded input) are walked in memory order and gathered through their strides, stride 0
 // included, kCascade at a time into a thread's buffer, then folded exactly as a contiguous row
@@ -177,6 +178,9 @@ class Walk {
   bool is_dense(int64_t stride) const { return sizes_.size() == 1 && (strides_[0] == stride || sizes_[0] == 1); }
   // The stride of a walk along one dim, or -1 when it has several.
   int64_t single_stride() const { return sizes_.size() == 1 ? strides_[0] : -1; }
+  // The last (innermost) dim of the walk, merged: its size and stride.
+  int64_t last_size() const { return sizes_.back(); }
+  int64_t last_stride() const { return strides_.back(); }
   // The smallest nonzero stride (0 when every dim is expanded): how far apart consecutive loads are.
   int64_t innermost_stride() const {
     int64_t least = 0;
@@ -275,13 +279,13 @@ inline ReducedRows reduced_rows(const at::Tensor& self, at::IntArrayRef reduced_
   return {self.permute(order).contiguous(), n};
 }
 
-// How `reduce` walks the input: see the header comment. `automatic` takes columns when the outputs
-// lie along one dim whose stride is smaller than every reduced dim's (the outputs are the inner
-// loop in memory) and there are at least 16 of them, rows otherwise. The two others are sum's
-// kernel variants, timed by structops::autotune: `rows` always folds rows; `columns` takes the
-// columns loop when the input is rows of contiguous outputs one after another (its layout, where
-// the narrow loop needs no vector per output) and is `automatic` elsewhere, so timing it on an
-// input it does not fit costs no more than the automatic choice. Neither copies the input.
+// How `reduce` walks the input: see the header comment. `automatic` takes columns when the outputs'
+// innermost dim has a stride smaller than every reduced dim's (the outputs are the inner loop in
+// memory) and at least 16 elements, rows otherwise. The two others are sum's kernel variants,
+// timed by structops::autotune: `rows` always folds rows; `columns` takes the columns loop when
+// the input is rows of contiguous outputs one after another (its layout, where the narrow loop
+// needs no vector per output) and is `automatic` elsewhere, so timing it on an input it does not
+// fit costs no more than the automatic choice. Neither copies the input.
 enum class ReduceLayout { automatic, rows, columns };
 
 // `reduce` (below) reading self's elements as in_t and writing out's as out_t whatever their
@@ -313,7 +317,10 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
 
   const int64_t out_stride = outputs.single_stride(), inner = elements.innermost_stride();
   const bool columns_layout = out_stride == 1 && elements.is_dense(n_out);  // [reduced..., kept...] contiguous
-  const bool outputs_inner = n_out >= 16 && out_stride > 0 && (inner == 0 || out_stride < inner);
+  // Columns run along the outputs' innermost dim (all of them when they lie along one dim; else
+  // per row of it: a middle dim of [outer, reduced, inner] reduced, inner the columns).
+  const int64_t n_cols = outputs.last_size(), col_stride = outputs.last_stride();
+  const bool outputs_inner = n_cols >= 16 && col_stride > 0 && (inner == 0 || col_stride < inner);
   const bool columns = !kept.empty() && !reduced.empty() &&
                        (layout == ReduceLayout::columns ? columns_layout || outputs_inner
                                                         : layout == ReduceLayout::automatic && outputs_inner);
@@ -343,21 +350,24 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
     structops::parallel_for(0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
       std::array<acc_t, kColumnTile> acc, block;
       std::array<int64_t, detail::kCascadeRows> row;  // where each reduced row of the block starts
-      for (int64_t t0 = begin; t0 < end; t0 += kColumnTile) {
-        const int64_t w = std::min(kColumnTile, end - t0);
+      for (int64_t t0 = begin; t0 < end;) {
+        const int64_t c0 = t0 % n_cols;  // a tile stays within one row of columns
+        const int64_t w = std::min({kColumnTile, end - t0, n_cols - c0});
+        const int64_t first = outputs.offset(t0 - c0) + c0 * col_stride;
         std::fill(acc.begin(), acc.begin() + w, r.identity());
         for (int64_t j = 0; j < n_red; j += detail::kCascadeRows) {
           const int64_t rows = std::min(detail::kCascadeRows, n_red - j);
-          for (int64_t i = 0; i < rows; ++i) row[i] = elements.offset(j + i) + t0 * out_stride;
+          for (int64_t i = 0; i < rows; ++i) row[i] = elements.offset(j + i) + first;
           if (j == 0) {  // the first block folds straight into acc
-            detail::reduce_columns(r, x, row.data(), rows, w, out_stride, acc.data());
+            detail::reduce_columns(r, x, row.data(), rows, w, col_stride, acc.data());
             continue;
           }
           std::fill(block.begin(), block.begin() + w, r.identity());
-          detail::reduce_columns(r, x, row.data(), rows, w, out_stride, block.data());
+          detail::reduce_columns(r, x, row.data(), rows, w, col_stride, block.data());
           for (int64_t k = 0; k < w; ++k) acc[k] = r.merge(acc[k], block[k]);
         }
         for (int64_t k = 0; k < w; ++k) o[t0 + k] = r.finish(acc[k], n_red);
+        t0 += w;
       }
     });
     return;
