@@ -78,6 +78,8 @@ def strided_sums() -> None:
         ("transposed, all dims", matrix.t(), None),
         ("contiguous, dim 1", matrix, 1),
         ("contiguous, dim 0", matrix, 0),
+        ("[64, 256, 64], middle dim", base[: 2**20].view(64, 256, 64), 1),
+        ("[64, 256, 17], middle dim", base[: 64 * 256 * 17].view(64, 256, 17), 1),
     ]
     print(f"\n{'sum over':<28} {'torch us':>10} {'ours us':>10} {'ratio':>6}")
     for name, x, dim in cases:
