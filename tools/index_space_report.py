@@ -6,9 +6,10 @@ For every functional overload with a meta rule, on the first conformance sample 
 dims all have 2 or more elements (else the first sample): the index dims with their kinds
 (structops.describe), the DTensor strategies on a 1-D mesh of 2 (structops.dtensor.strategies:
 which dims shard and which outputs are Partial), why each other dim stays Replicate, and the
-vmap plan with the first tensor batched (structops.vmap.plan). Ops without a rule are listed
-with why. The sharding and vmap values themselves are checked by the conformance suite
-(`sharding`, `vmap`) and tests/distributed; this only reports.
+vmap plans with the first tensor, every tensor and all but the first batched
+(structops.vmap.plan). Ops without a rule are listed with why. The sharding and vmap values
+themselves are checked by the conformance suite (`sharding`, `vmap`) and tests/distributed;
+this only reports.
 """
 
 from __future__ import annotations
@@ -62,9 +63,35 @@ def _sample(spec):
     return s, structops.describe(spec.functional, *s.args, **s.kwargs)
 
 
+def _plans(spec, s) -> list[str]:
+    """The vmap plan's kind with the first tensor, every tensor and all but the first batched
+    (a Tensor[] counts as one; '-' where the pattern is the same as an earlier one or empty)."""
+    tensors = []
+    for name, v in zip(spec.positional, s.args, strict=False):
+        if isinstance(v, list | tuple) and v and all(hasattr(t, "shape") for t in v):
+            tensors.append({(name, i) for i in range(len(v))})  # every element of a Tensor[]
+        elif hasattr(v, "shape"):
+            tensors.append({(name, None)})
+    patterns = [tensors[:1], tensors, tensors[1:]]
+    kinds, seen = [], []
+    for pattern in patterns:
+        batched = set().union(*pattern) if pattern else set()
+        if not batched or batched in seen:
+            kinds.append("-")
+            continue
+        seen.append(batched)
+        try:
+            p = vmap.plan(spec.functional, batched, 3, *s.args, **s.kwargs)
+            kinds.append(p.kind + (f" ({p.why})" if p.why else ""))
+        except Exception as e:  # noqa: BLE001 - a report row, not a check
+            kinds.append(f"error: {e}")
+    return kinds
+
+
 def main() -> None:
     print(
-        "| op | index space | DTensor (mesh of 2): sharded | stays Replicate | vmap (first tensor batched) |"
+        "| op | index space | DTensor (mesh of 2): sharded | stays Replicate | vmap: first / every / all "
+        "but the first tensor batched |"
     )
     print("|---|---|---|---|---|")
     for spec in load_specs():
@@ -86,19 +113,7 @@ def main() -> None:
             for j, d in enumerate(desc.index_space)
             if d.name not in names
         )
-        batched = set()
-        for name, v in zip(spec.positional, s.args, strict=False):
-            if isinstance(v, list | tuple) and v and all(hasattr(t, "shape") for t in v):
-                batched = {(name, i) for i in range(len(v))}  # every element of a Tensor[]
-            elif hasattr(v, "shape"):
-                batched = {(name, None)}
-            if batched:
-                break
-        try:
-            p = vmap.plan(spec.functional, batched, 3, *s.args, **s.kwargs)
-            batching = p.kind + (f" ({p.why})" if p.why else "")
-        except Exception as e:  # noqa: BLE001 - a report row, not a check
-            batching = f"error: {e}"
+        batching = " / ".join(_plans(spec, s))
         print(f"| {spec.name} | {space} | {sharded} | {kept or '-'} | {batching} |")
 
 
