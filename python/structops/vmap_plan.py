@@ -49,8 +49,7 @@ it in one call, and proves it with describe():
 - ``collapse``: two adjacent parallel dims read straight at adjacent axes by every tensor that
   has them are merged (linear's [2, 40, k] input as [80, k]), the call left planned as above.
 - ``loop``: the op per batch element, stacked; only where none exists (an op without a rule; an
-  unbatched input the op writes; linear's 1-D weights batched with the input, embedding_bag's
-  batched indices: docs/vmap.md).
+  unbatched input the op writes; embedding_bag's batched indices: docs/vmap.md).
 
 A batched input the op writes (batch_norm's running statistics) is written through: passed as a
 view, or copied back where the batched form had to copy it.
@@ -495,10 +494,19 @@ def _unit_axes(
     if len(d.index_space) != len(single.index_space) + 1 or d.combine != single.combine:
         return None
     read = next(i for i in d.ipfs if i.tensor == name)
-    steps = [j for j, m in enumerate(read.matrix[at]) if m]
-    if len(steps) != 1 or d.index_space[steps[0]].size != 1 or d.index_space[steps[0]].kind != "parallel":
-        return None
-    j = steps[0]
+    # The new size-1 axis steps along the new size-1 dim, or along none (read as broadcast):
+    # then each size-1 dim of d is the candidate.
+    for j in [j for j, m in enumerate(read.matrix[at]) if m] or range(len(d.index_space)):
+        if d.index_space[j].size == 1 and d.index_space[j].kind == "parallel":
+            found = _unit_axes_along(single, d, name, at, j)
+            if found is not None:
+                return found
+    return None
+
+
+def _unit_axes_along(
+    single: rules.Description, d: rules.Description, name: str, at: int, j: int
+) -> tuple[int | None, ...] | None:
     if [(x.size, x.kind) for k, x in enumerate(d.index_space) if k != j] != [
         (x.size, x.kind) for x in single.index_space
     ]:
@@ -514,10 +522,8 @@ def _unit_axes(
         old = before.get((i.tensor, i.element))
         if old is None or tuple(i.shape[a] for a in kept) != old.shape:
             return None
-        rows = [[i.matrix[a][k] for k in range(len(d.index_space)) if k != j] for a in kept]
-        if rows != [list(r) for r in old.matrix]:
-            return None
-        if [i.offset[a] for a in kept] != list(old.offset) or [i.tile[a] for a in kept] != list(old.tile):
+        columns = [k for k in range(len(d.index_space)) if k != j]
+        if _rows(i, kept, columns) != _rows(old, range(len(old.shape)), range(len(single.index_space))):
             return None
         if i.tensor in outputs:
             squeezed[i.tensor] = axes[0] if axes else None
@@ -732,11 +738,21 @@ def _prepends(single: rules.Description, wide: rules.Description, batched, pad: 
             kept = list(range(added, len(ipf.shape)))
         if tuple(ipf.shape[a] for a in kept) != old.shape:
             return False
-        if [[ipf.matrix[a][j] for j in rest] for a in kept] != [list(r) for r in old.matrix]:
-            return False
-        if [ipf.offset[a] for a in kept] != list(old.offset) or [ipf.tile[a] for a in kept] != list(old.tile):
+        if _rows(ipf, kept, rest) != _rows(old, range(len(old.shape)), range(len(single.index_space))):
             return False
     return True
+
+
+def _rows(ipf: rules.IPF, axes, columns) -> list:
+    """The IPF's rows (matrix entries in ``columns``, offset, tile) at ``axes``, a size-1 axis's as
+    a broadcast one's: it reads its one element whether or not a describe() steps it along a
+    size-1 dim (linear's features of a [1, k] weight do not, bmm's m does)."""
+    return [
+        ((0,) * len(columns), 0, 1)
+        if ipf.shape[a] == 1
+        else (tuple(ipf.matrix[a][j] for j in columns), ipf.offset[a], ipf.tile[a])
+        for a in axes
+    ]
 
 
 def _foldable(single: rules.Description, j: int, batched) -> bool:

@@ -257,3 +257,34 @@ def test_linear_with_per_example_weights_runs_one_call(input_shape, bias_shape, 
     ]
     torch.testing.assert_close(got, torch.stack(want))
     assert len(calls) == 1, calls
+
+
+@pytest.mark.parametrize(
+    ("shapes", "batched"),
+    [
+        (((3, 4), (4,), None), ("input", "weight")),  # a 1-D weight per example: [1, k] then bmm
+        (((2, 3, 4), (5, 4), (1,)), ("bias",)),  # a [1] bias broadcast to the features
+        (((2, 3, 4), (5, 4), (1,)), ("weight", "bias")),
+    ],
+)
+def test_linear_size_1_axes_are_read_as_broadcast_in_the_proofs(shapes, batched, monkeypatch):
+    """A size-1 axis reads its one element whether or not describe() steps it along a size-1 dim
+    (linear's [1, k] weight does not, bmm's [k, 1] does): the proofs compare such axes as
+    broadcast ones, so these calls run once, equal to a loop."""
+    g = torch.Generator().manual_seed(6)
+    args = {
+        n: None if s is None else torch.randn(s, generator=g)
+        for n, s in zip(("input", "weight", "bias"), shapes)
+    }
+    stacked = {
+        n: torch.stack([a * (b + 1) - b for b in range(3)]) if n in batched else a for n, a in args.items()
+    }
+    calls = _record_calls(monkeypatch)
+    in_dims = tuple(0 if n in batched else None for n in args)
+    got = torch.func.vmap(structops.linear, in_dims=in_dims)(*stacked.values())
+    want = [
+        torch.nn.functional.linear(*(stacked[n][b] if n in batched else a for n, a in args.items()))
+        for b in range(3)
+    ]
+    torch.testing.assert_close(got, torch.stack(want))
+    assert len(calls) == 1, calls

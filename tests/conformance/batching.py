@@ -45,11 +45,9 @@ VMAP_LOOPS = {
 # Where a call with other tensors than the first batched (every tensor, every tensor but the first:
 # per-example weights, the last alone) has no batched form (the first tensor alone has one).
 VMAP_LOOPS_OTHERS = {
-    "linear": "a weight of one dim with the input batched too ([B, k] weights are no baddbmm operand), and a "
-    "bias of shape [1] batched with an unbatched input (it broadcasts to the features, baddbmm's self to "
-    "the rows too)",
     "embedding_bag": "its offsets are positions in indices, which hold positions in weight (a chain the "
-    "offset plan does not order), and an offset may be the number of indices (the end)",
+    "offset plan does not order), and an offset may be the number of indices (the end); torch's own vmap "
+    "has no batching rule for aten::embedding_bag either (it warns of a performance drop and loops)",
 }
 
 
