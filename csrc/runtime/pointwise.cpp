@@ -88,19 +88,31 @@ void detail::walk_rows(const Geometry& g, int64_t grain, RowFn row, const void* 
   structops::parallel_for(0, g.numel, grain, [&](int64_t begin, int64_t end) {
     const int nd = g.ndim;
     c10::SmallVector<int64_t, 8> index(nd, 0);
-    std::array<int64_t, kMaxOperands> offset{};
+    detail::Offsets offset{};
     int64_t rest = begin;
     for (int d = 0; d < nd; ++d) {
       index[d] = rest % g.sizes[d];
       rest /= g.sizes[d];
       for (int k = 0; k < operands; ++k) offset[k] += index[d] * g.strides[k][d];
     }
+    detail::Offsets step{};  // from a row to the next along dim 1
+    if (nd > 1) {
+      for (int k = 0; k < operands; ++k) step[k] = g.strides[k][1];
+    }
     for (int64_t i = begin; i < end;) {
       const int64_t n = std::min(g.sizes[0] - index[0], end - i);
-      row(ctx, n, offset);
+      // Whole rows in one call: as many as dim 1 has left and this chunk holds.
+      const int64_t rows =
+          index[0] == 0 && nd > 1 ? std::max<int64_t>(1, std::min(g.sizes[1] - index[1], (end - i) / n)) : 1;
+      row(ctx, n, rows, offset, step);
       if (pw::zero_division_flag) {
         pw::zero_division_flag = false;
         pw::throw_zero_division();
+      }
+      if (rows > 1) {  // to the start of the last row, which the step below finishes
+        for (int k = 0; k < operands; ++k) offset[k] += (rows - 1) * step[k];
+        index[1] += rows - 1;
+        i += (rows - 1) * n;
       }
       i += n;
       for (int k = 0; k < operands; ++k) offset[k] += n * g.strides[k][0];

@@ -160,10 +160,13 @@ void row_strided(const F& f, int64_t n, out_t* o, int64_t so, const std::array<i
   for (int64_t i = 0; i < n; ++i) call(i, std::make_index_sequence<N>{});
 }
 
-// Calls row(ctx, n, offsets) for every run of n elements along the innermost dim of the merged
-// iteration space, with each operand's element offset, split across threads above `grain`; after
-// each row, raises the integer-division error a formula flagged (structops/pointwise/math.h).
-using RowFn = void (*)(const void* ctx, int64_t n, const std::array<int64_t, kMaxOperands>& offset);
+// Calls row(ctx, n, rows, offset, step) for runs of n elements along the innermost dim of the
+// merged iteration space: `rows` of them (whole rows, one after another along the next dim: a
+// [rows, n] block in one call, so a broadcast's short rows cost no indirect call each), row r of
+// operand k starting at offset[k] + r * step[k]; split across threads above `grain`. After each
+// call, raises the integer-division error a formula flagged (structops/pointwise/math.h).
+using Offsets = std::array<int64_t, kMaxOperands>;
+using RowFn = void (*)(const void* ctx, int64_t n, int64_t rows, const Offsets& offset, const Offsets& step);
 void walk_rows(const Geometry& g, int64_t grain, RowFn row, const void* ctx);
 
 }  // namespace detail
@@ -189,27 +192,29 @@ void run(const F& f, const RowLaunch& p) {
     else if (s != 1) unit = false;
   }
 
-  auto row = [&](int64_t n, const std::array<int64_t, kMaxOperands>& offset) {
+  auto block = [&](int64_t n, int64_t rows, const detail::Offsets& offset, const detail::Offsets& step) {
     [&]<size_t... I>(std::index_sequence<I...>) {
-      out_t* po = o + offset[0];
-      const std::tuple<const in_t*...> pi{std::get<I>(bases) + offset[I + 1]...};
-      if (unit && broadcast_input < 0) {
-        detail::row_contiguous(f, n, po, std::get<I>(pi)...);
-      } else if (unit) {
-        detail::row_broadcast<0>(static_cast<size_t>(broadcast_input), f, n, po, std::get<I>(pi)...);
-      } else {
-        detail::row_strided(f, n, po, g.strides[0][0], std::array<int64_t, N>{g.strides[I + 1][0]...},
-                            std::get<I>(pi)...);
+      for (int64_t r = 0; r < rows; ++r) {
+        out_t* po = o + offset[0] + r * step[0];
+        const std::tuple<const in_t*...> pi{std::get<I>(bases) + offset[I + 1] + r * step[I + 1]...};
+        if (unit && broadcast_input < 0) {
+          detail::row_contiguous(f, n, po, std::get<I>(pi)...);
+        } else if (unit) {
+          detail::row_broadcast<0>(static_cast<size_t>(broadcast_input), f, n, po, std::get<I>(pi)...);
+        } else {
+          detail::row_strided(f, n, po, g.strides[0][0], std::array<int64_t, N>{g.strides[I + 1][0]...},
+                              std::get<I>(pi)...);
+        }
       }
     }(std::make_index_sequence<N>{});
   };
 
   detail::walk_rows(
       g, p.grain,
-      [](const void* ctx, int64_t n, const std::array<int64_t, kMaxOperands>& offset) {
-        (*static_cast<const decltype(row)*>(ctx))(n, offset);
+      [](const void* ctx, int64_t n, int64_t rows, const detail::Offsets& offset, const detail::Offsets& step) {
+        (*static_cast<const decltype(block)*>(ctx))(n, rows, offset, step);
       },
-      &row);
+      &block);
 }
 
 }  // namespace structops::cpu
