@@ -217,9 +217,9 @@ def _fits(v: Value, source: dict[str, Argument], t: Type) -> bool:
             and inner.elem == int_
             and all(isinstance(i, Const) or source[i.name].type == int_ for i in v.items)
         )
-    if isinstance(v, Transposed):
+    if isinstance(v, Transposed):  # of a Tensor (an optional one only where the case gives it)
         tensor = BaseType(BaseTy.Tensor)
-        return inner == tensor and source[v.name].type in (t, tensor)
+        return inner == tensor and source[v.name].type == tensor
     if isinstance(v, Promoted):
         scalar = BaseType(BaseTy.Scalar)
         return inner == BaseType(BaseTy.Tensor) and source[v.number].type == source[v.other].type == scalar

@@ -288,3 +288,19 @@ def test_linear_size_1_axes_are_read_as_broadcast_in_the_proofs(shapes, batched,
     ]
     torch.testing.assert_close(got, torch.stack(want))
     assert len(calls) == 1, calls
+
+
+def test_mT_of_an_optional_tensor_needs_a_case_that_gives_it(tmp_path):
+    """mT(bias) of a Tensor? that may be None would transpose nothing: only a case that gives it."""
+    linear = "mylin.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)"
+    text = manifest('"mybmm(self, mat2)"') + (
+        f"- func: {linear}\n  structured: True\n  dispatch: {{CPU: mylin_out_cpu}}\n  meta:\n"
+        '    shape: {input: "[r, k]", weight: "[n, k]", bias: "[n]", out: "[r, n]"}\n'
+        '    vmap_as: "mybmm(input, mT(bias))"\n'
+        "- func: mylin(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor\n"
+        "  structured_delegate: mylin.out\n  derivatives: not_differentiable\n"
+    )
+    assert str(load_error(tmp_path, text)).endswith(
+        "meta.vmap_as: the value for 'mat2' (Tensor) does not fit it — match 'mybmm(Tensor self, Tensor mat2)"
+        " -> Tensor'"
+    )
