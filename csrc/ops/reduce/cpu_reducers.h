@@ -44,10 +44,10 @@ struct Extremum {
   }
   acc_t step(acc_t a, scalar_t x) const { return merge(a, static_cast<acc_t>(x)); }
   acc_t merge(acc_t a, acc_t b) const {
-    // One select without short-circuit branches (NaN wins: once a is NaN no comparison replaces
-    // it), so gcc vectorises the lanes.
-    const bool take = (kMax ? b > a : b < a) | (b != b);
-    return take ? b : a;
+    // max/min as the vector instruction computes it (a NaN a stays: no comparison replaces it),
+    // then a NaN b taken: two selects without branches, which gcc vectorises.
+    const acc_t m = kMax ? (b > a ? b : a) : (b < a ? b : a);
+    return b != b ? b : m;
   }
   scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
 };
