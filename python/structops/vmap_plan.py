@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -144,19 +145,20 @@ def _with(values: dict, rule: dict, shape_of) -> dict:
 # How many plans deep a call may go through plans that rewrite it (offset, expanded, unit,
 # collapse, ...): each makes progress, this bounds a chain of them that would undo each other.
 _MAX_NESTED = 6
-_nested = [0]
+_nested = threading.local()  # per thread: plans made on two threads do not share a depth
 
 
 def plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwargs) -> Plan:
     """How ``op(*args, **kwargs)`` (one batch element) takes a batch of ``size`` over the tensors
     named in ``batched`` ((argument, Tensor[] element) pairs)."""
-    if _nested[0] >= _MAX_NESTED:
+    depth = getattr(_nested, "depth", 0)
+    if depth >= _MAX_NESTED:
         return Plan("loop", why=f"more than {_MAX_NESTED} rewrites of the call")
-    _nested[0] += 1
+    _nested.depth = depth + 1
     try:
         return _plan(op, batched, size, *args, **kwargs)
     finally:
-        _nested[0] -= 1
+        _nested.depth = depth
 
 
 def _plan(op: str, batched: set[tuple[str, int | None]], size: int, *args, **kwargs) -> Plan:
