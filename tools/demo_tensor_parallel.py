@@ -64,6 +64,7 @@ def rank_main() -> int:
             f"{row_comms.get_total_counts()} collective ({', '.join(map(str, row_comms.get_comm_counts()))})"
         )
         print(f"{WORLD} processes vs one: max |difference| {error:.2e}")
+    dist.barrier()  # every rank done before any tears gloo down (a rank torn down early aborts the other)
     dist.destroy_process_group()
     return 0 if torch.allclose(got, expected, rtol=1e-5, atol=1e-5) else 1
 
