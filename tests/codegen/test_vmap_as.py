@@ -226,6 +226,23 @@ def test_mT_is_a_view_in_a_composite_call_too(tmp_path):
     assert [c.args for c in call.cases] == ["self, mat2.mT()"]
 
 
+def _assert_linear_runs_once(args: dict, batched, monkeypatch) -> None:
+    """vmap of structops.linear over 3 elements of the ``batched`` arguments: one call of an op,
+    equal to a loop of torch's linear."""
+    stacked = {
+        n: torch.stack([a * (b + 1) - b for b in range(3)]) if n in batched else a for n, a in args.items()
+    }
+    calls = _record_calls(monkeypatch)
+    in_dims = tuple(0 if n in batched else None for n in args)
+    got = torch.func.vmap(structops.linear, in_dims=in_dims)(*stacked.values())
+    want = [
+        torch.nn.functional.linear(*(stacked[n][b] if n in batched else a for n, a in args.items()))
+        for b in range(3)
+    ]
+    torch.testing.assert_close(got, torch.stack(want))
+    assert len(calls) == 1, calls
+
+
 @pytest.mark.parametrize(
     ("bias_shape", "batched"),
     [
@@ -245,18 +262,7 @@ def test_linear_with_per_example_weights_runs_one_call(input_shape, bias_shape, 
     g = torch.Generator().manual_seed(3)
     args = {"input": torch.randn(input_shape, generator=g), "weight": torch.randn(5, 8, generator=g)}
     args["bias"] = None if bias_shape is None else torch.randn(bias_shape, generator=g)
-    stacked = {
-        n: torch.stack([a * (b + 1) - b for b in range(3)]) if n in batched else a for n, a in args.items()
-    }
-    calls = _record_calls(monkeypatch)
-    in_dims = tuple(0 if n in batched else None for n in args)
-    got = torch.func.vmap(structops.linear, in_dims=in_dims)(*stacked.values())
-    want = [
-        torch.nn.functional.linear(*(stacked[n][b] if n in batched else a for n, a in args.items()))
-        for b in range(3)
-    ]
-    torch.testing.assert_close(got, torch.stack(want))
-    assert len(calls) == 1, calls
+    _assert_linear_runs_once(args, batched, monkeypatch)
 
 
 @pytest.mark.parametrize(
@@ -276,18 +282,7 @@ def test_linear_size_1_axes_are_read_as_broadcast_in_the_proofs(shapes, batched,
         n: None if s is None else torch.randn(s, generator=g)
         for n, s in zip(("input", "weight", "bias"), shapes)
     }
-    stacked = {
-        n: torch.stack([a * (b + 1) - b for b in range(3)]) if n in batched else a for n, a in args.items()
-    }
-    calls = _record_calls(monkeypatch)
-    in_dims = tuple(0 if n in batched else None for n in args)
-    got = torch.func.vmap(structops.linear, in_dims=in_dims)(*stacked.values())
-    want = [
-        torch.nn.functional.linear(*(stacked[n][b] if n in batched else a for n, a in args.items()))
-        for b in range(3)
-    ]
-    torch.testing.assert_close(got, torch.stack(want))
-    assert len(calls) == 1, calls
+    _assert_linear_runs_once(args, batched, monkeypatch)
 
 
 def test_mT_of_an_optional_tensor_needs_a_case_that_gives_it(tmp_path):
