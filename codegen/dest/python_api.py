@@ -29,14 +29,13 @@ class PyFunction:
     op_writes_out: bool = False  # `op` itself is an out= overload (it can warn on resizing)
     # An op of several overloads: one typing.overload stub (parameters, return) per overload,
     # and what structops._dispatch.pick resolves among (torch.ops path, writes out=, parameters).
+    # A direct function's overloads are the ones its C entry binds (csrc/python/entry.cpp): the
+    # functional one, and the out= one when it takes `out=` alone.
     stub_overloads: tuple[tuple[str, str], ...] = ()
     overloads: tuple[tuple[str, bool, str], ...] = ()
     number_self: bool = False  # a number may stand for the first Tensor (python.NUMBER_SELF)
     # `spellings:`: (argument, its position (-1: keyword-only), {text: value} as a Python literal).
     spellings: tuple[tuple[str, int, str], ...] = ()
-    # The common call of an op of several overloads, resolved here instead of per call: n plain
-    # tensors given positionally (and out=), with the overloads pick() would choose for it.
-    fast: tuple[int, str, str | None] | None = None  # (n, functional overload, out= overload)
 
 
 def _spellings(source: NativeFunction | None) -> tuple[tuple[str, int, str], ...]:
@@ -112,6 +111,8 @@ def _direct(
     def sig(with_hint: bool) -> str:
         return _signature(fn, out, with_hint, spelled=spelled)
 
+    out_names = tuple(o.name for o in out.func.arguments.out) if out else ()
+    bound = [fn] + ([out] if out_names == ("out",) else [])  # out=(a, b): the Python function unpacks it
     return PyFunction(
         name=name,
         params=sig(False),
@@ -121,8 +122,9 @@ def _direct(
         call_args=", ".join(call),
         op=_overload(fn),
         out_op=_overload(out) if out else None,
-        out_names=tuple(o.name for o in out.func.arguments.out) if out else (),
+        out_names=out_names,
         op_writes_out=fn.kind is SchemaKind.out,
+        overloads=tuple((_overload(f), f.kind is SchemaKind.out, _parameters(f)) for f in bound),
         spellings=spellings,
     )
 
@@ -170,38 +172,7 @@ def _packet(name: str, fns: list[NativeFunction], spelled_by: NativeFunction | N
         overloads=tuple((_overload(f), f.kind is SchemaKind.out, _parameters(f)) for f in ordered),
         number_self=number_self,
         spellings=spellings,
-        fast=_fast(ordered),
     )
-
-
-def _takes_tensors(fn: NativeFunction, n: int, out: bool) -> bool:
-    """Whether n plain tensors given positionally (and one out= tensor) bind to ``fn`` as
-    structops._dispatch._fits binds them: tensor parameters for the values, defaults for the rest."""
-    args = fn.func.arguments
-    positional = [a for a in args.all if a not in args.kwarg_only]
-    if len(positional) < n or any(python.parser_kind(a.type)[0] != "Tensor" for a in positional[:n]):
-        return False
-    rest = [a for a in args.all[n:] if a.name != "out"]
-    has_out = any(a.name == "out" and python.parser_kind(a.type)[0] == "Tensor" for a in args.all)
-    return all(a.default is not None for a in rest) and has_out == out
-
-
-def _fast(ordered: list[NativeFunction]) -> tuple[int, str, str | None] | None:
-    """The call the first overload exists for (its required leading tensors, positionally) and
-    the overloads pick() chooses for it, without and with out=."""
-    first = ordered[0]
-    if first.kind is SchemaKind.out:
-        return None
-    args = first.func.arguments
-    n = 0
-    for a in args.all:
-        if a in args.kwarg_only or a.default is not None or python.parser_kind(a.type) != ("Tensor", False):
-            break
-        n += 1
-    if n == 0 or not _takes_tensors(first, n, False):
-        return None
-    with_out = next((f for f in ordered if _takes_tensors(f, n, True)), None)
-    return n, _overload(first), (_overload(with_out) if with_out is not None else None)
 
 
 def python_functions(manifest: Manifest) -> list[PyFunction]:

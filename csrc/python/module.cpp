@@ -89,12 +89,15 @@ std::vector<c10::SymInt> masked_select_shape(const at::Tensor& self, const at::T
 
 }  // namespace
 
+extern PyMethodDef structops_entry_def;  // entry.cpp
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "structops native library: operators are registered in torch.ops.structops on import";
   m.def("masked_select_shape", &masked_select_shape, py::arg("self"), py::arg("mask"),
         "masked_select's meta checks and broadcast shape (for its fake impl).");
   m.add_object("call_with_warnings",
                py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call_with_warnings_def, nullptr, nullptr)));
+  m.add_object("entry", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&structops_entry_def, nullptr, nullptr)));
 
   // structops.autotune's native half (csrc/runtime/autotune/).
   namespace at_ = structops::autotune;

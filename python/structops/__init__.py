@@ -14,6 +14,7 @@ _cpu.check(_build.CPU_FEATURES)  # before the library loads: see _cpu.py
 
 from structops import (
     _C,  # loading it registers torch.ops.structops.*
+    _dispatch,
     autotune,
     dtensor,
     fake,  # noqa: F401 - fake impls of ops with data-dependent output sizes
@@ -24,6 +25,7 @@ from structops._ops import *
 from structops._ops import __all__ as _op_names
 from structops.rules import describe
 
+_dispatch.register_with_dynamo()
 dtensor.register_when_imported()
 vmap.register()
 

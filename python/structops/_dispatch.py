@@ -3,8 +3,36 @@
 import torch
 
 from structops import _C
+from structops._after_import import when_imported
 
 _compiling = torch.compiler.is_compiling
+
+# (C entry, the Python function it falls back to) of every structops.* function.
+_ENTRIES: list = []
+
+
+def entry(fallback, overloads, text_signature: str):
+    """``fallback`` (a generated function) as a C function that binds its common calls itself
+    (csrc/python/entry.cpp): torch.add's call cost instead of a Python frame and torch.ops'
+    generic argument conversion. ``overloads``: (OpOverload, writes out=, parameters) as pick()
+    reads them, in the order pick() tries them. Calls it does not bind go to ``fallback``, which
+    Dynamo traces in its place (register_with_dynamo)."""
+    native = tuple((op._schema.name, op._schema.overload_name, params) for op, _, params in overloads)
+    doc = f"{fallback.__name__}({text_signature})\n--\n\n{fallback.__doc__}"
+    function = _C.entry(fallback.__name__, doc, fallback, native, (torch.Tensor, torch.nn.Parameter))
+    _ENTRIES.append((function, fallback))
+    return function
+
+
+def register_with_dynamo() -> None:
+    """torch.compile traces each entry's Python function in its place (a C function is opaque to
+    Dynamo), from when torch._dynamo is imported: importing it here would cost a second."""
+
+    def register() -> None:
+        for function, fallback in _ENTRIES:
+            torch.compiler.substitute_in_graph(function, skip_signature_check=True)(fallback)
+
+    when_imported("torch._dynamo", register)
 
 
 def call(op, *args, **kwargs):

@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from structops import _rules, rules
+from structops._after_import import when_imported
 
 
 @dataclass(frozen=True)
@@ -307,38 +308,6 @@ def _leaves(named: dict[str, Any], op_schema) -> list[tuple[str, int | None]]:
 # Registration when torch.distributed.tensor is imported
 
 
-class _AfterImport:
-    """A meta path finder that runs ``callback`` once ``module`` has been imported."""
-
-    def __init__(self, module: str, callback) -> None:
-        self.module, self.callback = module, callback
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != self.module:
-            return None
-        import importlib.util
-        import sys
-
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        exec_module = spec.loader.exec_module
-
-        def run(module):
-            exec_module(module)
-            self.callback()
-
-        spec.loader.exec_module = run
-        return spec
-
-
 def register_when_imported() -> None:
-    import sys
-
-    if not torch.distributed.is_available():
-        return
-    if "torch.distributed.tensor" in sys.modules:
-        register()
-    else:
-        sys.meta_path.insert(0, _AfterImport("torch.distributed.tensor", register))
+    if torch.distributed.is_available():
+        when_imported("torch.distributed.tensor", register)

@@ -3,6 +3,7 @@
 Regenerate after an intended change: STRUCTOPS_UPDATE_GOLDEN=1 pytest tests/codegen/test_golden.py
 """
 
+import ast
 import os
 import shutil
 from pathlib import Path
@@ -26,3 +27,5 @@ def test_fixture_outputs_match_golden(tmp_path):
     assert sorted(produced) == sorted(expected)
     for rel, text in produced.items():
         assert text == expected[rel], f"{rel} differs from golden (see module docstring)"
+        if rel.endswith((".py", ".pyi")):
+            ast.parse(text, rel)  # a default like mode="fast" must stay a literal in every context

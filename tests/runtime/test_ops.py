@@ -349,31 +349,6 @@ def test_a_pick_with_a_list_is_cached_by_its_elements_types():
     assert torch.equal(structops.cat([x, x]), torch.cat([x, x]))
 
 
-def test_the_common_call_resolved_by_the_generator_is_the_overload_pick_chooses():
-    """An op of several overloads resolves its common call (plain tensors, positionally, and
-    out=) at generation time: for every such op, the overloads it calls are the ones
-    structops._dispatch.pick() chooses for that call."""
-    from structops import _dispatch, _ops
-
-    fast = [name for name in _ops.__all__ if hasattr(_ops, f"_{name}_fast")]
-    assert {"add", "mul", "add_", "where", "sub", "var"} <= set(fast)
-    t = torch.empty(0)
-    for name in fast:
-        overloads = getattr(_ops, f"_{name}_overloads")
-        n = next(n for n in range(1, 4) if _first_is(overloads, n))
-        assert _dispatch._fits(overloads[0][2], (t,) * n, {}), name
-        op, writes, wrapped = _dispatch._first_fit(name, overloads, (t,) * n, {})
-        assert op._op is getattr(_ops, f"_{name}_fast") and not writes and not wrapped, name
-        if hasattr(_ops, f"_{name}_fast_out"):
-            op, writes, _ = _dispatch._first_fit(name, overloads, (t,) * n, {"out": t})
-            assert op._op is getattr(_ops, f"_{name}_fast_out") and writes, name
-
-
-def _first_is(overloads, n: int) -> bool:
-    params = overloads[0][2]
-    return all(p[1] == "Tensor" and not p[3] for p in params[:n]) and all(p[3] for p in params[n:])
-
-
 def test_the_common_call_keeps_what_the_general_path_does():
     """The resolved call still warns on an out= resize (the warnings bridge), leaves tensor
     subclasses (Parameter) and numbers to the general path, and gives the same values."""

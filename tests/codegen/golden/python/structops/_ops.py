@@ -2,27 +2,26 @@
 # Regenerate with: python -m codegen (run by the CMake build)
 """The structops operators as Python functions (generated from the manifest).
 
-Each function calls torch.ops.structops.<op>.<overload>; a name of several overloads picks one
-as torch's Python layer does (structops._dispatch.pick), except for its common call, plain
-tensors given positionally (and out=), whose overloads the generator resolved (pick() costs
-~0.8 us a call). Calls that may reach an out= overload go through a bridge that turns C++
-warnings (the out= resize warning) into Python warnings; functional and inplace calls, which
-raise no such warning, call the overload directly (the bridge costs ~1 us a call).
+Each name is a C function (structops._dispatch.entry, csrc/python/entry.cpp) that binds the
+common call itself and calls the operator, as torch.add does. The Python function written here
+is what it falls back to for every other call (a tensor subclass, a torch function mode, a
+number for a Tensor, a call that fits no overload) and what torch.compile traces: it calls
+torch.ops.structops.<op>.<overload>, and a name of several overloads picks one as torch's Python
+layer does (structops._dispatch.pick). Calls that may reach an out= overload go through a bridge
+that turns C++ warnings (the out= resize warning) into Python warnings.
 """
 
 import math  # noqa: F401 - used by some defaults
 
 import torch
 
-from structops import _C
 from structops._dispatch import call as _call
+from structops._dispatch import entry as _entry
 from structops._dispatch import pick as _pick
 from structops._dispatch import spelled as _spelled
 from structops._dispatch import spelled_call as _spelled_call
 
 _ops = torch.ops.structops
-_Tensor = torch.Tensor
-_compiling = torch.compiler.is_compiling  # traced calls take the general path (Dynamo folds this)
 
 __all__ = [
     "add",
@@ -36,7 +35,10 @@ __all__ = [
 ]
 
 
-_add_op = _ops.add.Tensor._op  # the C++ callable OpOverload.__call__ calls
+_add_overloads = (
+    (_ops.add.Tensor, False, (('self', 'Tensor', False, False, False), ('other', 'Tensor', False, False, False), ('alpha', 'number', False, True, True), )),
+    (_ops.add.out, True, (('self', 'Tensor', False, False, False), ('other', 'Tensor', False, False, False), ('alpha', 'number', False, True, True), ('out', 'Tensor', False, False, True), )),
+)
 
 
 def add(self, other, *, alpha=1, out=None):
@@ -47,22 +49,31 @@ def add(self, other, *, alpha=1, out=None):
         add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
     """
     if out is None:
-        if not _compiling():
-            return _add_op(self, other, alpha=alpha)
         return _ops.add.Tensor(self, other, alpha=alpha)
     return _call(_ops.add.out, self, other, alpha=alpha, out=out)
 
 
-_add__op = _ops.add_.Tensor._op  # the C++ callable OpOverload.__call__ calls
+add = _entry(add, _add_overloads, 'self, other, *, alpha=1, out=None')
+
+
+_add__overloads = (
+    (_ops.add_.Tensor, False, (('self', 'Tensor', False, False, False), ('other', 'Tensor', False, False, False), ('alpha', 'number', False, True, True), )),
+)
 
 
 def add_(self, other, *, alpha=1):
     """Overloads (torch.ops.structops.*):
         add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
     """
-    if not _compiling():  # traced calls keep the OpOverload, which Dynamo knows
-        return _add__op(self, other, alpha=alpha)
     return _ops.add_.Tensor(self, other, alpha=alpha)
+
+
+add_ = _entry(add_, _add__overloads, 'self, other, *, alpha=1')
+
+
+_bmm_overloads = (
+    (_ops.bmm.out, True, (('self', 'Tensor', False, False, False), ('mat2', 'Tensor', False, False, False), ('out', 'Tensor', False, False, True), )),
+)
 
 
 def bmm(self, mat2, *, out):
@@ -72,7 +83,13 @@ def bmm(self, mat2, *, out):
     return _call(_ops.bmm.out, self, mat2, out=out)
 
 
-_amax_op = _ops.amax.default._op  # the C++ callable OpOverload.__call__ calls
+bmm = _entry(bmm, _bmm_overloads, 'self, mat2, *, out')
+
+
+_amax_overloads = (
+    (_ops.amax.default, False, (('self', 'Tensor', False, False, False), ('dim', 'ints1', False, True, False), ('keepdim', 'bool', False, True, False), )),
+    (_ops.amax.out, True, (('self', 'Tensor', False, False, False), ('dim', 'ints1', False, True, False), ('keepdim', 'bool', False, True, False), ('out', 'Tensor', False, False, True), )),
+)
 
 
 def amax(self, dim=(), keepdim=False, *, out=None):
@@ -81,13 +98,16 @@ def amax(self, dim=(), keepdim=False, *, out=None):
         amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
     """
     if out is None:
-        if not _compiling():
-            return _amax_op(self, dim, keepdim)
         return _ops.amax.default(self, dim, keepdim)
     return _call(_ops.amax.out, self, dim, keepdim, out=out)
 
 
-_aminmax_op = _ops.aminmax.default._op  # the C++ callable OpOverload.__call__ calls
+amax = _entry(amax, _amax_overloads, 'self, dim=(), keepdim=False, *, out=None')
+
+
+_aminmax_overloads = (
+    (_ops.aminmax.default, False, (('self', 'Tensor', False, False, False), ('dim', 'int', True, True, True), ('keepdim', 'bool', False, True, True), )),
+)
 
 
 def aminmax(self, *, dim=None, keepdim=False, out=None):
@@ -98,26 +118,33 @@ def aminmax(self, *, dim=None, keepdim=False, out=None):
         aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
     """
     if out is None:
-        if not _compiling():
-            return _aminmax_op(self, dim=dim, keepdim=keepdim)
         return _ops.aminmax.default(self, dim=dim, keepdim=keepdim)
     min, max = out
     return _call(_ops.aminmax.out, self, dim=dim, keepdim=keepdim, min=min, max=max)
 
 
-_my_fused_op = _ops.my_fused.default._op  # the C++ callable OpOverload.__call__ calls
+aminmax = _entry(aminmax, _aminmax_overloads, 'self, *, dim=None, keepdim=False, out=None')
+
+
+_my_fused_overloads = (
+    (_ops.my_fused.default, False, (('x', 'Tensor', False, False, False), ('bias', 'Tensor', True, False, False), ('scale', 'float', False, True, False), ('mode', 'str', False, True, False), )),
+)
 
 
 def my_fused(x, bias, scale=1.0, mode="fast"):
     """Overloads (torch.ops.structops.*):
         my_fused(Tensor x, Tensor? bias, float scale=1.0, str mode="fast") -> Tensor
     """
-    if not _compiling():  # traced calls keep the OpOverload, which Dynamo knows
-        return _my_fused_op(x, bias, scale, mode)
     return _ops.my_fused.default(x, bias, scale, mode)
 
 
-_scaled_act_op = _ops.scaled_act.default._op  # the C++ callable OpOverload.__call__ calls
+my_fused = _entry(my_fused, _my_fused_overloads, 'x, bias, scale=1.0, mode="fast"')
+
+
+_scaled_act_overloads = (
+    (_ops.scaled_act.default, False, (('self', 'Tensor', False, False, False), ('other', 'Tensor', False, False, False), ('alpha', 'number', False, True, True), ('mode', 'str', False, True, True), )),
+    (_ops.scaled_act.out, True, (('self', 'Tensor', False, False, False), ('other', 'Tensor', False, False, False), ('alpha', 'number', False, True, True), ('mode', 'str', False, True, True), ('out', 'Tensor', False, False, True), )),
+)
 
 
 def scaled_act(self, other, *, alpha=1, mode='relu', out=None):
@@ -126,13 +153,17 @@ def scaled_act(self, other, *, alpha=1, mode='relu', out=None):
         scaled_act(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu') -> Tensor
     """
     if out is None:
-        if not _compiling():
-            return _scaled_act_op(self, other, alpha=alpha, mode=mode)
         return _ops.scaled_act.default(self, other, alpha=alpha, mode=mode)
     return _call(_ops.scaled_act.out, self, other, alpha=alpha, mode=mode, out=out)
 
 
-_scaled_tanh_op = _ops.scaled_tanh.default._op  # the C++ callable OpOverload.__call__ calls
+scaled_act = _entry(scaled_act, _scaled_act_overloads, "self, other, *, alpha=1, mode='relu', out=None")
+
+
+_scaled_tanh_overloads = (
+    (_ops.scaled_tanh.default, False, (('self', 'Tensor', False, False, False), ('alpha', 'number', False, True, True), )),
+    (_ops.scaled_tanh.out, True, (('self', 'Tensor', False, False, False), ('alpha', 'number', False, True, True), ('out', 'Tensor', False, False, True), )),
+)
 
 
 def scaled_tanh(self, *, alpha=1, out=None):
@@ -141,8 +172,8 @@ def scaled_tanh(self, *, alpha=1, out=None):
         scaled_tanh(Tensor self, *, Scalar alpha=1) -> Tensor
     """
     if out is None:
-        if not _compiling():
-            return _scaled_tanh_op(self, alpha=alpha)
         return _ops.scaled_tanh.default(self, alpha=alpha)
     return _call(_ops.scaled_tanh.out, self, alpha=alpha, out=out)
 
+
+scaled_tanh = _entry(scaled_tanh, _scaled_tanh_overloads, 'self, *, alpha=1, out=None')
