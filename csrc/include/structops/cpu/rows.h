@@ -25,6 +25,7 @@
 #include <c10/util/SmallVector.h>
 #include <c10/util/complex.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -150,14 +151,55 @@ void row_broadcast(size_t which, const F& f, int64_t n, out_t* o, const in_t*...
   }
 }
 
+// The scalar loop over strided operands.
 template <typename F, typename out_t, typename... in_t>
-void row_strided(const F& f, int64_t n, out_t* o, int64_t so, const std::array<int64_t, sizeof...(in_t)>& si,
-                 const in_t*... in) {
-  constexpr size_t N = sizeof...(in_t);
+void row_strided_scalar(const F& f, int64_t n, out_t* o, int64_t so, const std::array<int64_t, sizeof...(in_t)>& si,
+                        const in_t*... in) {
   auto call = [&]<size_t... I>(int64_t i, std::index_sequence<I...>) {
     o[i * so] = static_cast<out_t>(f(in[i * si[I]]...));
   };
-  for (int64_t i = 0; i < n; ++i) call(i, std::make_index_sequence<N>{});
+  for (int64_t i = 0; i < n; ++i) call(i, std::index_sequence_for<in_t...>{});
+}
+
+// x[c:c+m] as a contiguous pointer: x itself when its stride is 1, else gathered into `buffer`.
+template <typename T, size_t K>
+const T* contiguous_chunk(std::array<T, K>& buffer, const T* x, int64_t stride, int64_t c, int64_t m) {
+  if (stride == 1) return x + c;
+  for (int64_t i = 0; i < m; ++i) buffer[i] = x[(c + i) * stride];
+  return buffer.data();
+}
+
+// A row with a strided operand, in chunks: each strided input gathered into a contiguous stack
+// buffer, then the contiguous loop (vectorised: the formula's cost, an erf or an exp, dominates a
+// strided row), then the output scattered back when strided. Each position is read before it is
+// written, so an inplace op whose output is also an input stays exact. Short rows, and types
+// whose buffers a constructor would fill (complex), keep the scalar loop.
+template <typename F, typename out_t, typename... in_t>
+void row_strided(const F& f, int64_t n, out_t* o, int64_t so, const std::array<int64_t, sizeof...(in_t)>& si,
+                 const in_t*... in) {
+  constexpr int64_t kChunk = 256;
+  constexpr bool kStaged = std::is_trivially_default_constructible_v<out_t> &&
+                           (std::is_trivially_default_constructible_v<in_t> && ...);
+  if constexpr (!kStaged) {
+    row_strided_scalar(f, n, o, so, si, in...);
+  } else {
+    if (n < 16) {
+      row_strided_scalar(f, n, o, so, si, in...);
+      return;
+    }
+    std::tuple<std::array<in_t, kChunk>...> staged;
+    std::array<out_t, kChunk> staged_out;
+    for (int64_t c = 0; c < n; c += kChunk) {
+      const int64_t m = std::min(kChunk, n - c);
+      out_t* po = so == 1 ? o + c : staged_out.data();
+      [&]<size_t... I>(std::index_sequence<I...>) {
+        row_contiguous(f, m, po, contiguous_chunk(std::get<I>(staged), in, si[I], c, m)...);
+      }(std::index_sequence_for<in_t...>{});
+      if (so != 1) {
+        for (int64_t i = 0; i < m; ++i) o[(c + i) * so] = staged_out[i];
+      }
+    }
+  }
 }
 
 // Calls row(ctx, n, rows, offset, step) for runs of n elements along the innermost dim of the
