@@ -108,11 +108,26 @@ SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
   return blocks.total();
 }
 
-// acc[k] = step(acc[k], x[row[j] + k * stride]) for j < rows, k < width.
+// acc[k] = step(acc[k], x[row[j] + k * stride]) for j < rows, k < width. With contiguous
+// columns, four rows at a time are folded in registers and merged into acc once: a row at a time,
+// every row waited on acc's store and reload (narrow tiles, [64, 256, 17] over dim 1, ran at 0.25x
+// torch).
 template <typename R, typename in_t, typename acc_t>
 SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, const int64_t* row, int64_t rows,
                                   int64_t width, int64_t stride, acc_t* __restrict acc) {
-  for (int64_t j = 0; j < rows; ++j) {
+  int64_t j = 0;
+  if (stride == 1) {
+    for (; j + 4 <= rows; j += 4) {
+      const in_t* __restrict x0 = x + row[j];
+      const in_t* __restrict x1 = x + row[j + 1];
+      const in_t* __restrict x2 = x + row[j + 2];
+      const in_t* __restrict x3 = x + row[j + 3];
+      for (int64_t k = 0; k < width; ++k) {
+        acc[k] = r.merge(acc[k], r.step(r.step(r.step(r.step(r.identity(), x0[k]), x1[k]), x2[k]), x3[k]));
+      }
+    }
+  }
+  for (; j < rows; ++j) {
     const in_t* __restrict xs = x + row[j];
     if (stride == 1) {  // the vectorised loop: contiguous outputs
       for (int64_t k = 0; k < width; ++k) acc[k] = r.step(acc[k], xs[k]);
