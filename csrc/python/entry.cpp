@@ -242,6 +242,7 @@ PyObject* wrap(c10::IValue&& v) {
 }
 
 PyObject* results(torch::jit::Stack& stack) {
+  if (stack.empty()) Py_RETURN_NONE;  // a `-> ()` overload, as torch.ops returns it
   if (stack.size() == 1) return wrap(std::move(stack[0]));
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(stack.size()));
   if (tuple == nullptr) return nullptr;
