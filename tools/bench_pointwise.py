@@ -123,6 +123,7 @@ def main() -> None:
     )
     print(header + ("  %copy" if peak else "") + "  bound")
     ratios, ratios_out = [], []
+    by_size: dict[int, list[float]] = {}
     for name in names:
         ours, theirs, n = OPS[name]
         for dtype in (torch.float32, torch.bfloat16):
@@ -143,6 +144,7 @@ def main() -> None:
                     gbs = moved / t_ours_out / 1e9
                     ratios.append(t_torch / t_ours)
                     ratios_out.append(t_torch_out / t_ours_out)
+                    by_size.setdefault(numel, []).extend([t_torch / t_ours, t_torch_out / t_ours_out])
                     line = (
                         f"{name:<10} {str(dtype)[6:]:<9} {layout:<10} {expected.numel():>9}"
                         f" {t_torch * 1e6:>10.1f} {t_ours * 1e6:>10.1f} {t_torch / t_ours:>6.2f}"
@@ -158,6 +160,8 @@ def main() -> None:
         f"median ratio torch/structops: functional {statistics.median(ratios):.2f}, out="
         f" {statistics.median(ratios_out):.2f} over {len(ratios)} cases"
     )
+    for numel, found in sorted(by_size.items()):  # functional and out= together
+        print(f"  {numel:>9} elements: median {statistics.median(found):.2f}, min {min(found):.2f}")
 
 
 if __name__ == "__main__":
