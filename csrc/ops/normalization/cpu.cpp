@@ -5,8 +5,8 @@
 //
 // softmax views the input as [outer, n, inner] (n along `dim`). With inner == 1 each row is
 // contiguous: three passes over it (max; exp(x - max) and its sum; scale), plain loops gcc
-// vectorises (exp: softmax_exp below); bfloat16 is read in place (a shift widens it), half rows
-// are widened to float first, and log_softmax sums its exp values without storing them. With
+// vectorises (exp: softmax_exp below); half/bfloat16 rows are widened to float first, and
+// log_softmax sums its exp values without storing them. With
 // inner > 1 the same passes run over blocks of contiguous columns, so the vector loop runs along
 // `inner` instead of striding. Threads split rows (or column blocks).
 #include <structops/cpu/pointwise.h>
