@@ -19,6 +19,8 @@
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <c10/util/SmallVector.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -108,40 +110,40 @@ Fit fits(const Param& p, PyObject* v) {
 }
 
 // The call's arguments as an overload's parameters see them: positional values, then keywords.
+// out=None counts as not given, as the generated functions read it (the functional overload).
 struct Call {
   PyObject* const* args;
   Py_ssize_t nargs;
   PyObject* kwnames;  // a tuple, or nullptr
   Py_ssize_t nkw() const { return kwnames ? PyTuple_GET_SIZE(kwnames) : 0; }
-  // The keyword value named `name` (nullptr when not given); out=None counts as not given, as
-  // the generated functions read it (the functional overload).
+  bool given(Py_ssize_t k) const {
+    return args[nargs + k] != Py_None || PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "out") != 0;
+  }
+  // The keyword value named `name`, or nullptr when not given.
   PyObject* keyword(PyObject* name) const {
     for (Py_ssize_t k = 0; k < nkw(); ++k) {
       PyObject* key = PyTuple_GET_ITEM(kwnames, k);
-      if (key == name || PyUnicode_Compare(key, name) == 0) return args[nargs + k];
+      if (given(k) && (key == name || PyUnicode_Compare(key, name) == 0)) return args[nargs + k];
     }
     return nullptr;
   }
 };
 
-bool skipped_keyword(PyObject* key, PyObject* value) {
-  return value == Py_None && PyUnicode_CompareWithASCIIString(key, "out") == 0;
-}
-
-Fit binds(const Overload& o, const Call& call) {
+// Whether the call binds to `o`; `values` gets each parameter's value (nullptr: its default).
+Fit binds(const Overload& o, const Call& call, c10::SmallVector<PyObject*, 8>& values) {
   if (call.nargs > o.positional) return Fit::No;
   for (Py_ssize_t k = 0; k < call.nkw(); ++k) {  // every keyword names a parameter
+    if (!call.given(k)) continue;
     PyObject* key = PyTuple_GET_ITEM(call.kwnames, k);
-    if (skipped_keyword(key, call.args[call.nargs + k])) continue;
     bool known = false;
     for (const Param& p : o.params) known = known || key == p.name || PyUnicode_Compare(key, p.name) == 0;
     if (!known) return Fit::No;
   }
+  values.assign(o.params.size(), nullptr);
   Fit result = Fit::Yes;
   for (size_t i = 0; i < o.params.size(); ++i) {
     const Param& p = o.params[i];
     PyObject* keyword = call.keyword(p.name);
-    if (keyword != nullptr && skipped_keyword(p.name, keyword)) keyword = nullptr;
     PyObject* v = nullptr;
     if (!p.kwarg_only && static_cast<Py_ssize_t>(i) < call.nargs) {
       if (keyword != nullptr) return Fit::No;  // given twice
@@ -156,6 +158,7 @@ Fit binds(const Overload& o, const Call& call) {
     const Fit f = fits(p, v);
     if (f == Fit::No) return Fit::No;
     if (f == Fit::Undecided) result = Fit::Undecided;
+    values[i] = v;
   }
   return result;
 }
@@ -201,20 +204,18 @@ c10::IValue value_of(const Param& p, PyObject* v) {
   TORCH_INTERNAL_ASSERT(false, "structops entry: a value of a kind it does not convert");
 }
 
-// The boxed arguments of the call to `o`, or nullopt with no Python error set when a value does
-// not convert (an int beyond int64: the fallback raises torch's error for it).
-std::optional<torch::jit::Stack> stack_of(const Overload& o, const Call& call) {
+// The boxed arguments of `o` for the values binds() found, or nullopt with no Python error set
+// when a value does not convert (an int beyond int64: the fallback raises torch's error for it).
+std::optional<torch::jit::Stack> stack_of(const Overload& o, const c10::SmallVector<PyObject*, 8>& values) {
   torch::jit::Stack stack;
   stack.reserve(o.params.size());
   const auto& arguments = o.op.schema().arguments();
   for (size_t i = 0; i < o.params.size(); ++i) {
-    const Param& p = o.params[i];
-    PyObject* v = !p.kwarg_only && static_cast<Py_ssize_t>(i) < call.nargs ? call.args[i] : call.keyword(p.name);
-    if (v == nullptr || (v == Py_None && skipped_keyword(p.name, v))) {
+    if (values[i] == nullptr) {
       stack.push_back(*arguments[i].default_value());
       continue;
     }
-    stack.push_back(value_of(p, v));
+    stack.push_back(value_of(o.params[i], values[i]));
     if (PyErr_Occurred()) {
       PyErr_Clear();
       return std::nullopt;
@@ -302,8 +303,9 @@ PyObject* call_entry(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
   auto fallback = [&] { return PyObject_Vectorcall(entry->fallback, args, nargsf, kwnames); };
   if (at::impl::torch_function_mode_enabled()) return fallback();
   const Overload* picked = nullptr;
+  c10::SmallVector<PyObject*, 8> values;
   for (const Overload& o : entry->overloads) {
-    const Fit f = binds(o, call);
+    const Fit f = binds(o, call, values);
     if (f == Fit::Undecided) return fallback();
     if (f == Fit::Yes) {
       picked = &o;
@@ -312,7 +314,7 @@ PyObject* call_entry(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
   }
   if (picked == nullptr) return fallback();
   HANDLE_TH_ERRORS
-  auto stack = stack_of(*picked, call);
+  auto stack = stack_of(*picked, values);
   if (!stack) return fallback();
   {
     // As torch's own bindings do: other Python threads run while the kernel does.
