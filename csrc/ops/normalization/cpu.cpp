@@ -100,25 +100,37 @@ SO_CPU_CLONES acc_t row_max(const scalar_t* __restrict x, int64_t n) {
   return r;
 }
 
-// e[i] = exp(x[i] - shift); returns their sum (16 lanes, a fixed merge order). Two plain loops:
-// fused into the lanes loop, gcc vectorised the exp across interleaved lanes with permutes.
-template <typename acc_t, typename scalar_t>
-SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t* __restrict e, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) e[i] = softmax_exp(wide<acc_t>(x[i]) - shift);
-  std::array<acc_t, kLanes> s{};
+// s[l] += term(i) for i = l (mod kLanes) over whole lanes, the tail into s[0]: 16 lanes merged in
+// a fixed order (total()), so every row sums in the same order, in loops gcc vectorises.
+template <typename acc_t, typename Term>
+[[gnu::always_inline]] inline void add_lanes(std::array<acc_t, kLanes>& s, int64_t n, const Term& term) {
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) s[l] += e[i + l];
+    for (int l = 0; l < kLanes; ++l) s[l] += term(i + l);
   }
-  for (; i < n; ++i) s[0] += e[i];
+  for (; i < n; ++i) s[0] += term(i);
+}
+
+template <typename acc_t>
+acc_t total(const std::array<acc_t, kLanes>& s) {
   acc_t r = 0;
   for (int l = 0; l < kLanes; ++l) r += s[l];
   return r;
 }
 
+// e[i] = exp(x[i] - shift); returns their sum. Two plain loops: fused into the lanes loop, gcc
+// vectorised the exp across interleaved lanes with permutes.
+template <typename acc_t, typename scalar_t>
+SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t* __restrict e, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) e[i] = softmax_exp(wide<acc_t>(x[i]) - shift);
+  std::array<acc_t, kLanes> s{};
+  add_lanes(s, n, [&](int64_t i) { return e[i]; });
+  return total(s);
+}
+
 // The sum of exp(x[i] - shift), for log_softmax and logsumexp, which never read the exp values:
-// exp_and_sum's two loops over a 256-element block that stays in registers and L1, the same
-// lanes and order (a block is whole lanes, so only the row's end has a tail).
+// exp_and_sum's loops over a 256-element block that stays in L1, with the same lanes and order
+// (a block is whole lanes, so only the row's end has a tail).
 template <typename acc_t, typename scalar_t>
 SO_CPU_CLONES acc_t exp_sum(const scalar_t* __restrict x, acc_t shift, int64_t n) {
   constexpr int64_t kBlock = 256;
@@ -128,15 +140,9 @@ SO_CPU_CLONES acc_t exp_sum(const scalar_t* __restrict x, acc_t shift, int64_t n
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t m = std::min(kBlock, n - b);
     for (int64_t i = 0; i < m; ++i) e[i] = softmax_exp(wide<acc_t>(x[b + i]) - shift);
-    int64_t i = 0;
-    for (; i + kLanes <= m; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) s[l] += e[i + l];
-    }
-    for (; i < m; ++i) s[0] += e[i];
+    add_lanes(s, m, [&](int64_t i) { return e[i]; });
   }
-  acc_t r = 0;
-  for (int l = 0; l < kLanes; ++l) r += s[l];
-  return r;
+  return total(s);
 }
 
 // float -> scalar_t as torch rounds (bfloat16: to nearest even, NaN to a quiet NaN), written as bit
@@ -274,31 +280,17 @@ SO_CPU_CLONES void layer_norm_row(const scalar_t* __restrict x, const scalar_t* 
                                   at::opmath_type<scalar_t>& mean_out, at::opmath_type<scalar_t>& rstd_out) {
   using acc_t = at::opmath_type<scalar_t>;
   std::array<acc_t, kLanes> s{};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) s[l] += static_cast<acc_t>(x[i + l]);
-  }
-  for (; i < n; ++i) s[0] += static_cast<acc_t>(x[i]);
-  acc_t total = 0;
-  for (int l = 0; l < kLanes; ++l) total += s[l];
-  const acc_t mean = total / static_cast<acc_t>(n);
+  add_lanes(s, n, [&](int64_t i) { return static_cast<acc_t>(x[i]); });
+  const acc_t mean = total(s) / static_cast<acc_t>(n);
   // Two passes: the variance of (x - mean) does not cancel catastrophically like E[x^2] - mean^2.
   s.fill(0);
-  for (i = 0; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) {
-      const acc_t d = static_cast<acc_t>(x[i + l]) - mean;
-      s[l] += d * d;
-    }
-  }
-  for (; i < n; ++i) {
+  add_lanes(s, n, [&](int64_t i) {
     const acc_t d = static_cast<acc_t>(x[i]) - mean;
-    s[0] += d * d;
-  }
-  acc_t sq = 0;
-  for (int l = 0; l < kLanes; ++l) sq += s[l];
-  const acc_t rstd = acc_t(1) / std::sqrt(sq / static_cast<acc_t>(n) + static_cast<acc_t>(eps));
+    return d * d;
+  });
+  const acc_t rstd = acc_t(1) / std::sqrt(total(s) / static_cast<acc_t>(n) + static_cast<acc_t>(eps));
   const acc_t shift = -mean * rstd;
-  for (i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     acc_t y = static_cast<acc_t>(x[i]) * rstd + shift;
     if (w) y *= static_cast<acc_t>(w[i]);
     if (b) y += static_cast<acc_t>(b[i]);
