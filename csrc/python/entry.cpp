@@ -7,7 +7,7 @@
 // parameter kinds, the first overload that fits), boxes it and calls the operator. Every call it
 // cannot decide the same way goes to the generated Python function, its `fallback`, unchanged:
 // a Tensor subclass or an active torch function mode (__torch_function__ must see the call), a
-// kind of value this file does not convert (Tensor[], str, a list of other values), a number
+// kind of value this file does not convert (Tensor?[], a list of other values), a number
 // that overflows int64, or no overload that fits (the fallback raises torch's TypeError, or
 // reads a number as a Tensor, as torch.add(2, x) does). Under torch.compile Dynamo traces the
 // fallback instead (structops._dispatch registers it with torch.compiler.substitute_in_graph).
@@ -28,17 +28,17 @@
 namespace {
 
 // structops._dispatch._FITS's kinds, in codegen/api/python.py parser_kind's spelling.
-enum class Kind { Tensor, Number, Bool, Int, Float, Ints, Ints1, Dtype, Str, Other };
+enum class Kind { Tensor, Number, Bool, Int, Float, Ints, Ints1, Dtype, Str, Tensors, Other };
 
 Kind kind_named(const std::string& name) {
   static const std::pair<const char*, Kind> kinds[] = {
       {"Tensor", Kind::Tensor}, {"number", Kind::Number}, {"bool", Kind::Bool},   {"int", Kind::Int},
       {"float", Kind::Float},   {"ints", Kind::Ints},     {"ints1", Kind::Ints1}, {"dtype", Kind::Dtype},
-      {"str", Kind::Str}};
+      {"str", Kind::Str},       {"tensors", Kind::Tensors}};
   for (const auto& [text, kind] : kinds) {
     if (name == text) return kind;
   }
-  return Kind::Other;  // "tensors", "any": the fallback binds them
+  return Kind::Other;  // "any" (Tensor?[]): the fallback binds it
 }
 
 struct Param {
@@ -81,6 +81,20 @@ bool all_ints(PyObject* v) {
   return true;
 }
 
+// A list or tuple of tensors; Undecided if one of them is a subclass (__torch_function__).
+Fit all_tensors(PyObject* v) {
+  if (!PyList_Check(v) && !PyTuple_Check(v)) return Fit::No;
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+  PyObject** items = PySequence_Fast_ITEMS(v);
+  Fit result = Fit::Yes;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (plain_tensor(items[i])) continue;
+    if (!THPVariable_Check(items[i])) return Fit::No;
+    result = Fit::Undecided;
+  }
+  return result;
+}
+
 Fit fits(const Param& p, PyObject* v) {
   if (p.optional && v == Py_None) return Fit::Yes;
   switch (p.kind) {
@@ -103,6 +117,8 @@ Fit fits(const Param& p, PyObject* v) {
       return Py_TYPE(v) == &THPDtypeType ? Fit::Yes : Fit::No;
     case Kind::Str:
       return PyUnicode_Check(v) ? Fit::Yes : Fit::No;
+    case Kind::Tensors:
+      return all_tensors(v);
     case Kind::Other:
       return Fit::Undecided;
   }
@@ -197,6 +213,14 @@ c10::IValue value_of(const Param& p, PyObject* v) {
       Py_ssize_t size = 0;
       const char* text = PyUnicode_AsUTF8AndSize(v, &size);
       return text ? std::string(text, size) : std::string();
+    }
+    case Kind::Tensors: {
+      const Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+      PyObject** items = PySequence_Fast_ITEMS(v);
+      c10::List<at::Tensor> tensors;
+      tensors.reserve(n);
+      for (Py_ssize_t i = 0; i < n; ++i) tensors.push_back(THPVariable_Unpack(items[i]));
+      return tensors;
     }
     case Kind::Other:
       break;

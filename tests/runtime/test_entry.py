@@ -16,7 +16,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 FALLBACKS = {function.__name__: fallback for function, fallback in _dispatch._ENTRIES}
-BOUND_KINDS = {"Tensor", "number", "bool", "int", "float", "ints", "ints1", "dtype", "str"}
+BOUND_KINDS = {"Tensor", "number", "bool", "int", "float", "ints", "ints1", "dtype", "str", "tensors"}
 
 # One value of each parameter kind (structops._dispatch._FITS), made fresh for every call.
 VALUES = {
@@ -117,9 +117,9 @@ def test_an_entry_binds_as_the_python_function_does(name):
 
 
 def test_what_the_entry_leaves_to_the_python_function():
-    """A torch function mode, a subclass with __torch_function__, a number for a Tensor and a
-    list of tensors go to the Python function; a Parameter does not (it has no
-    __torch_function__), and neither does out=None."""
+    """A torch function mode, a subclass with __torch_function__ (alone or in a list of tensors)
+    and a number for a Tensor go to the Python function; a Parameter does not (it has no
+    __torch_function__), and neither do out=None and a list of plain tensors."""
     x, y = torch.randn(2, 3), torch.randn(2, 3)
 
     class Seen(TorchFunctionMode):
@@ -145,10 +145,15 @@ def test_what_the_entry_leaves_to_the_python_function():
 
     structops.mul(x.as_subclass(Logged), y)
     assert torch.ops.structops.mul.Tensor in seen_by_subclass
+    structops.cat((x, y.as_subclass(Logged)))
+    assert torch.ops.structops.cat.default in seen_by_subclass
 
+    pieces = [torch.empty(1, 3), torch.empty(1, 3)]
     for name, call, python in [
         ("add", lambda: structops.add(2, x), True),
-        ("cat", lambda: structops.cat([x, y]), True),
+        ("cat", lambda: structops.cat([x, y]), False),
+        ("cat", lambda: structops.cat((x, y), out=torch.empty(4, 3)), False),
+        ("split_with_sizes_copy", lambda: structops.split_with_sizes_copy(x, [1, 1], out=pieces), False),
         ("add", lambda: structops.add(torch.nn.Parameter(x), y), False),
         ("add", lambda: structops.add(x, y, out=None), False),
         ("sum", lambda: structops.sum(x, 1, dtype=torch.float64), False),
