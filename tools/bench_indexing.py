@@ -1,4 +1,5 @@
-"""Indexing ops: structops vs torch eager, side by side in one run (a script, not a test).
+"""Indexing and data-movement ops (cat, stack, split): structops vs torch eager, side by side in
+one run (a script, not a test).
 
     .venv/bin/python tools/bench_indexing.py            # every op at three sizes
     .venv/bin/python tools/bench_indexing.py --quick    # the two smaller sizes
@@ -92,6 +93,25 @@ def cases(size: str):
         lambda **o: structops.split_with_sizes_copy(w, [width // 2] * 2, 1, **o),
         lambda **o: torch.split_with_sizes_copy(w, [width // 2] * 2, 1, **o),
     )
+    narrow = w[:, :16].contiguous()
+    yield (
+        "split_with_sizes_copy cols",  # one column per piece
+        lambda **o: structops.split_with_sizes_copy(narrow, [1] * 16, 1, **o),
+        lambda **o: torch.split_with_sizes_copy(narrow, [1] * 16, 1, **o),
+    )
+    halves = [h.contiguous() for h in w.chunk(2, 1)]
+    for dim in (0, 1):
+        yield (
+            f"cat dim{dim}",
+            lambda dim=dim, **o: structops.cat(halves, dim, **o),
+            lambda dim=dim, **o: torch.cat(halves, dim, **o),
+        )
+    for dim in (0, -1):  # stack along the last dim interleaves single elements
+        yield (
+            f"stack dim{dim}",
+            lambda dim=dim, **o: structops.stack(halves, dim, **o),
+            lambda dim=dim, **o: torch.stack(halves, dim, **o),
+        )
 
 
 def main() -> None:
@@ -104,7 +124,7 @@ def main() -> None:
     sizes = ("small", "medium") if args.quick else ("small", "medium", "large")
     print(f"device=cpu threads={torch.get_num_threads()} torch={torch.__version__}")
     print(
-        f"{'op':<28} {'size':<7} {'torch us':>10} {'ours us':>10} {'ratio':>6} {'out= torch':>11}"
+        f"{'op':<30} {'size':<7} {'torch us':>10} {'ours us':>10} {'ratio':>6} {'out= torch':>11}"
         f" {'out= ours':>10} {'ratio':>6}"
     )
     ratios = []
@@ -120,7 +140,7 @@ def main() -> None:
             t_f, o_f, t_o, o_o = side_by_side([theirs, ours, *with_out])
             ratios += [t_f / o_f, t_o / o_o]
             print(
-                f"{name:<28} {size:<7} {t_f * 1e6:>10.1f} {o_f * 1e6:>10.1f} {t_f / o_f:>6.2f} "
+                f"{name:<30} {size:<7} {t_f * 1e6:>10.1f} {o_f * 1e6:>10.1f} {t_f / o_f:>6.2f} "
                 f"{t_o * 1e6:>11.1f} {o_o * 1e6:>10.1f} {t_o / o_o:>6.2f}"
             )
     print(f"median ratio {statistics.median(ratios):.2f}, min {min(ratios):.2f}")

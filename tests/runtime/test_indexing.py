@@ -216,6 +216,29 @@ def test_split_with_sizes_copy_layouts(dtype):
                 assert a.is_contiguous()
 
 
+@pytest.mark.parametrize("dtype", SIZES)
+@pytest.mark.parametrize(
+    "shape, sizes, dim",
+    [
+        ((3, 5, 7), [2, 0, 3], 1),  # rows of 7 elements, a piece of none
+        ((64, 300), [1] * 300, 1),  # one element per piece and row: fixed-size moves
+        ((700, 96), [17, 64, 15], 1),  # every short-row move width, overlapping tails
+        ((2, 70_000), [3, 69_990, 7], 1),  # rows past 64 KiB are cut; wide enough for two threads
+        ((200_000,), [150_000, 50_000], 0),  # one row
+    ],
+)
+def test_cat_stack_split_row_copies(dtype, shape, sizes, dim):
+    """cat, stack and split copy rows of contiguous tensors with memcpy or inline moves, by
+    width and on torch's threads (csrc/ops/shape/cpu.cpp): every path against torch."""
+    x = _rand(*shape, dtype=dtype)
+    pieces = structops.split_with_sizes_copy(x, sizes, dim)
+    for a, e in zip(pieces, torch.split_with_sizes_copy(x, sizes, dim), strict=True):
+        assert torch.equal(a, e)
+    assert torch.equal(structops.cat(pieces, dim), x)
+    for d in (0, dim, -1, x.dim()):
+        assert torch.equal(structops.stack(pieces[:1] * 3, d), torch.stack(pieces[:1] * 3, d))
+
+
 def test_split_with_sizes_copy_out_list():
     x = _rand(5, 4)
     a, b = torch.empty(0), torch.empty(3, 4).t()  # b: right size, transposed
