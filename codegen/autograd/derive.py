@@ -224,6 +224,9 @@ class _Derive:
             "sigmoid": lambda: mul(value, sub(ONE, value)),
             "erf": lambda: mul(_num(2 / math.sqrt(math.pi)), Call("exp", (neg(mul(u, u)),))),
             "erfc": lambda: mul(_num(-2 / math.sqrt(math.pi)), Call("exp", (neg(mul(u, u)),))),
+            "normcdf": lambda: mul(
+                _num(1 / math.sqrt(2 * math.pi)), Call("exp", (mul(_num(-0.5), mul(u, u)),))
+            ),
             "abs": lambda: Call("sign", (u,)),
         }.get(f)
         if rule is None:

@@ -65,6 +65,7 @@ FUNCTIONS: dict[str, Function] = {
                 "isinf",
             )
         ),
+        Function("normcdf", ("value",), "tensor", "at::special_ndtr", "torch.special.ndtr", tensorize=True),
         Function("zeros_like", ("tensor",), "tensor", "at::zeros_like", "torch.zeros_like"),
         Function(
             "nonneg_real",

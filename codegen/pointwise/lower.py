@@ -31,7 +31,7 @@ FUNCTIONS: dict[str, tuple[int, tuple[str, ...], str, str]] = {
         f: (1, _FC, "num", f"pw::{f}")
         for f in ("exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid")
     },
-    **{f: (1, _F, "num", f"pw::{f}") for f in ("exp2", "expm1", "log2", "erf", "erfc")},
+    **{f: (1, _F, "num", f"pw::{f}") for f in ("exp2", "expm1", "log2", "erf", "erfc", "normcdf")},
     "abs": (1, ("bool",) + _IF, "num", "pw::abs"),
     "sign": (1, ("bool",) + _IF, "num", "pw::sign"),
     **{f: (1, _IF, "num", f"pw::{f}") for f in ("floor", "ceil", "round", "trunc")},
@@ -75,7 +75,8 @@ class FormulaError(Problem):
 
 @dataclass(frozen=True)
 class HostCondition:
-    """``approximate == "tanh"``: a bool field the host sets once per call."""
+    """``approximate == "tanh"``: a bool the host decides once per call (the launcher makes it the
+    functor's compile-time `case_`)."""
 
     field: str
     arg: str

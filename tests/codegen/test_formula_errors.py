@@ -44,8 +44,8 @@ CASES = {
         (
             f"native_functions.yaml:3: {U}: pointwise: unknown function 'expp' — use one of: abs, bool, ceil,"
             " clamp, conj, cos, erf, erfc, exp, exp2, expm1, floor, fma, isinf, isnan, log, log1p, log2, max,"
-            " min, nonneg_real, pow, pow_scalar, round, rsqrt, select, sigmoid, sign, sin, sqrt, tan, tanh,"
-            " trunc, trunc_div, where"
+            " min, nonneg_real, normcdf, pow, pow_scalar, round, rsqrt, select, sigmoid, sign, sin, sqrt,"
+            " tan, tanh, trunc, trunc_div, where"
         ),
     ),
     "arity": (

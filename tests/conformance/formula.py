@@ -68,6 +68,7 @@ def _unary(f):
 
 pw = types.SimpleNamespace(
     **{name: _unary(getattr(torch, name)) for name in _UNARY},
+    normcdf=_unary(torch.special.ndtr),
     conj=lambda x: torch.conj(x).resolve_conj() if isinstance(x, torch.Tensor) else x.conjugate(),
     pow=lambda a, b: torch.pow(a, b),
     pow_scalar=lambda a, b: torch.pow(a, b),

@@ -9,10 +9,10 @@
 namespace structops::cpu_kernels {
 
 // scaled_act: the formula, over the compute type T.
-template <typename T>
+template <typename T, int case_>
 struct scaled_act_out_formula {
-  bool mode_is_relu;
-  bool mode_is_tanh;
+  static constexpr bool mode_is_relu = case_ / 1 % 3 == 0;
+  static constexpr bool mode_is_tanh = case_ / 1 % 3 == 1;
   T alpha;
   SO_HD auto operator()(T self, T other) const { return (mode_is_relu ? pw::maximum(T(self + T(alpha * other)), T(0)) : pw::tanh(T(self + T(alpha * other)))); }
 };
@@ -20,9 +20,11 @@ struct scaled_act_out_formula {
 const char* scaled_act_out(const cpu::RowLaunch& p) {
   auto run = [&]<typename scalar_t>() -> const char* {
     using T = cpu::opmath_t<scalar_t>;
-    const scaled_act_out_formula<T> f{p.conditions[0], p.conditions[1], pw::scalar_as<T>(p.scalars[0])};
-    cpu::run<scalar_t, scalar_t, scalar_t>(f, p);
-    return nullptr;
+    return pw::with_case<3>((p.conditions[0] ? 0 : p.conditions[1] ? 1 : 2) * 1, [&]<int case_>() -> const char* {
+      const scaled_act_out_formula<T, case_> f{pw::scalar_as<T>(p.scalars[0])};
+      cpu::run<scalar_t, scalar_t, scalar_t>(f, p);
+      return nullptr;
+    });
   };
   switch (p.dtype) {
     case Dtype::Float16: return run.template operator()<c10::Half>();

@@ -9,10 +9,10 @@
 namespace structops::cuda_kernels {
 
 // scaled_act: the formula, over the compute type T.
-template <typename T>
+template <typename T, int case_>
 struct scaled_act_out_formula {
-  bool mode_is_relu;
-  bool mode_is_tanh;
+  static constexpr bool mode_is_relu = case_ / 1 % 3 == 0;
+  static constexpr bool mode_is_tanh = case_ / 1 % 3 == 1;
   T alpha;
   SO_HD auto operator()(T self, T other) const { return (mode_is_relu ? pw::maximum(T(self + T(alpha * other)), T(0)) : pw::tanh(T(self + T(alpha * other)))); }
 };
@@ -20,8 +20,10 @@ struct scaled_act_out_formula {
 const char* scaled_act_out__wide(const PointwiseLaunch& p) {
   auto run = [&]<typename scalar_t>() -> const char* {
     using T = opmath_t<scalar_t>;
-    const scaled_act_out_formula<T> f{p.conditions[0], p.conditions[1], pw::scalar_as<T>(p.scalars[0])};
-    return launch<512, 1, scalar_t, scalar_t, scalar_t>(f, p);
+    return pw::with_case<3>((p.conditions[0] ? 0 : p.conditions[1] ? 1 : 2) * 1, [&]<int case_>() -> const char* {
+      const scaled_act_out_formula<T, case_> f{pw::scalar_as<T>(p.scalars[0])};
+      return launch<512, 1, scalar_t, scalar_t, scalar_t>(f, p);
+    });
   };
   switch (p.dtype) {
     case Dtype::Float16: return run.template operator()<__half>();
@@ -34,8 +36,10 @@ const char* scaled_act_out__wide(const PointwiseLaunch& p) {
 const char* scaled_act_out__narrow(const PointwiseLaunch& p) {
   auto run = [&]<typename scalar_t>() -> const char* {
     using T = opmath_t<scalar_t>;
-    const scaled_act_out_formula<T> f{p.conditions[0], p.conditions[1], pw::scalar_as<T>(p.scalars[0])};
-    return launch<128, 4, scalar_t, scalar_t, scalar_t>(f, p);
+    return pw::with_case<3>((p.conditions[0] ? 0 : p.conditions[1] ? 1 : 2) * 1, [&]<int case_>() -> const char* {
+      const scaled_act_out_formula<T, case_> f{pw::scalar_as<T>(p.scalars[0])};
+      return launch<128, 4, scalar_t, scalar_t, scalar_t>(f, p);
+    });
   };
   switch (p.dtype) {
     case Dtype::Float16: return run.template operator()<__half>();

@@ -9,7 +9,7 @@
 namespace structops::cuda_kernels {
 
 // scaled_tanh: the formula, over the compute type T.
-template <typename T>
+template <typename T, int case_>
 struct scaled_tanh_out_formula {
   T alpha;
   SO_HD auto operator()(T self) const { return T(alpha * pw::tanh(self)); }
@@ -18,8 +18,10 @@ struct scaled_tanh_out_formula {
 const char* scaled_tanh_out(const PointwiseLaunch& p) {
   auto run = [&]<typename scalar_t>() -> const char* {
     using T = opmath_t<scalar_t>;
-    const scaled_tanh_out_formula<T> f{pw::scalar_as<T>(p.scalars[0])};
-    return launch<256, 2, scalar_t, scalar_t>(f, p);
+    return pw::with_case<1>(0, [&]<int case_>() -> const char* {
+      const scaled_tanh_out_formula<T, case_> f{pw::scalar_as<T>(p.scalars[0])};
+      return launch<256, 2, scalar_t, scalar_t>(f, p);
+    });
   };
   switch (p.dtype) {
     case Dtype::Float16: return run.template operator()<__half>();
@@ -31,7 +33,7 @@ const char* scaled_tanh_out(const PointwiseLaunch& p) {
 }
 
 // _scaled_tanh_backward_self: the formula, over the compute type T.
-template <typename T>
+template <typename T, int case_>
 struct _scaled_tanh_backward_self_out_formula {
   T alpha;
   SO_HD auto operator()(T grad, T self) const { return T(grad * pw::conj(T(alpha * T(T(1) - T(pw::tanh(self) * pw::tanh(self)))))); }
@@ -40,8 +42,10 @@ struct _scaled_tanh_backward_self_out_formula {
 const char* _scaled_tanh_backward_self_out(const PointwiseLaunch& p) {
   auto run = [&]<typename scalar_t>() -> const char* {
     using T = opmath_t<scalar_t>;
-    const _scaled_tanh_backward_self_out_formula<T> f{pw::scalar_as<T>(p.scalars[0])};
-    return launch<256, 2, scalar_t, scalar_t, scalar_t>(f, p);
+    return pw::with_case<1>(0, [&]<int case_>() -> const char* {
+      const _scaled_tanh_backward_self_out_formula<T, case_> f{pw::scalar_as<T>(p.scalars[0])};
+      return launch<256, 2, scalar_t, scalar_t, scalar_t>(f, p);
+    });
   };
   switch (p.dtype) {
     case Dtype::Float16: return run.template operator()<__half>();

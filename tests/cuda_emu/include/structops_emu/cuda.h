@@ -240,6 +240,9 @@ inline unsigned __ballot_sync(unsigned mask, int predicate) {
 inline unsigned __umulhi(unsigned a, unsigned b) {
   return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32);
 }
+// CUDA's standard normal CDF (device math API), from the host's erfc.
+inline float normcdff(float x) { return 0.5f * std::erfc(-x * 0.70710678118654752f); }
+inline double normcdf(double x) { return 0.5 * std::erfc(-x * 0.70710678118654752440); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 
