@@ -60,6 +60,12 @@ CASES = [
     ((6, 300, 40), [1], "contiguous"),  # columns per row of the outer dim: a middle dim reduced
     ((3, 5, 70, 33), [2], "sliced"),  # columns 2 apart, per row of two outer dims
     ((6, 50, 7, 40), [1, 2], "contiguous"),  # two middle dims reduced, columns per outer row
+    ((9, 300, 8), [1], "contiguous"),  # narrow columns per outer index, lanes of period 32
+    ((9, 300, 3), [1], "contiguous"),  # period 96, in memory
+    ((5, 300, 13), [1], "contiguous"),  # period 416 (below 16 columns: never the rows)
+    ((4, 3, 700, 24), [2], "contiguous"),  # 24 columns: period 96, narrow rather than tiles
+    ((6, 300, 17), [1], "contiguous"),  # 17 columns: the tiles
+    ((700, 17), [0], "contiguous"),  # one outer index: narrow columns over chunks of rows
 ]
 
 
@@ -232,6 +238,8 @@ def test_cumsum_long_scans(shape, dim, dtype):
         ((40, 33), 1),
         ((2, 1 << 17), 0),
         ((5, 3000, 40), 1),
+        ((5000, 17), 0),
+        ((3, 5000, 5), 1),
     ],
 )
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
