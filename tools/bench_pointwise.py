@@ -37,6 +37,11 @@ OPS = {
     # a Python number as the other operand (on a GPU: read from the launch, not copied there)
     "mul_number": (lambda a, **o: structops.mul(a, 0.5, **o), lambda a, **o: torch.mul(a, 0.5, **o), 1),
     "div": (structops.div, torch.div, 2),
+    "div_floor": (
+        lambda a, b, **o: structops.div(a, b, rounding_mode="floor", **o),
+        lambda a, b, **o: torch.div(a, b, rounding_mode="floor", **o),
+        2,
+    ),
     "maximum": (structops.maximum, torch.maximum, 2),
     "exp": (structops.exp, torch.exp, 1),
     "sigmoid": (structops.sigmoid, torch.sigmoid, 1),
@@ -108,10 +113,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--ops", nargs="+", choices=sorted(OPS), help="only these ops")
     args = parser.parse_args()
     device = args.device
     sizes = (1_000, 100_000, 10_000_000) if args.quick else (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
-    names = QUICK if args.quick else tuple(OPS)
+    names = args.ops or (QUICK if args.quick else tuple(OPS))
     peak = copy_bandwidth(device)
     print(
         f"device={device} threads={torch.get_num_threads()} torch={torch.__version__}"

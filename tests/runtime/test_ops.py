@@ -376,3 +376,33 @@ def test_gelu_is_as_accurate_as_torch(dtype):
     torch.testing.assert_close(structops.gelu(x.to(dtype), approximate="tanh"), tanh)
     special = torch.tensor([float("nan"), 0.0, -0.0, 3.9, -3.9], dtype=dtype)
     torch.testing.assert_close(structops.gelu(special), torch.nn.functional.gelu(special), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_floor_division_of_floats_is_torchs_bit_for_bit(dtype):
+    """div(rounding_mode="floor") of floats takes torch's steps with the remainder from double
+    arithmetic (pointwise/math.h floor_div_float), not fmod: every bit pattern class (random
+    bits, so NaN, infinities, subnormals and huge quotients; scaled normals; integers; zeros)
+    gives torch's result bit for bit, NaN where torch's is NaN. bfloat16 computes in float and
+    rounds once, as the float32 result: torch's own bfloat16 kernel rounds the quotient to
+    bfloat16 before the floor (5.37e-12 // -5.38e-15, -997.6: torch -996, float -998 -> -1000)."""
+    g = torch.Generator().manual_seed(0)
+    n = 2_000_000
+    bits = torch.randint(-(2**31), 2**31, (2, n), generator=g, dtype=torch.int64).to(torch.int32)
+    scale = torch.exp2(torch.randint(-30, 30, (2, n), generator=g).float())
+    normals = torch.randn(2, n, generator=g) * scale
+    specials = torch.tensor(
+        [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1.0, -3.0, 2.0**24, 2.0**26]
+    )
+    grid = torch.stack(torch.meshgrid(specials, specials, indexing="ij")).reshape(2, -1)
+    for a, b in (bits.view(torch.float32), normals, normals.round(), grid):
+        a, b = a.to(dtype), b.to(dtype)
+        ours = structops.div(a, b, rounding_mode="floor")
+        if dtype == torch.bfloat16:
+            theirs = torch.div(a.float(), b.float(), rounding_mode="floor").to(dtype)
+        else:
+            theirs = torch.div(a, b, rounding_mode="floor")
+        equal = (ours == theirs) & (torch.signbit(ours) == torch.signbit(theirs)) | (
+            ours.isnan() & theirs.isnan()
+        )
+        assert bool(equal.all()), (a[~equal][:5], b[~equal][:5], ours[~equal][:5], theirs[~equal][:5])
