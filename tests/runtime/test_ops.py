@@ -406,3 +406,20 @@ def test_floor_division_of_floats_is_torchs_bit_for_bit(dtype):
             ours.isnan() & theirs.isnan()
         )
         assert bool(equal.all()), (a[~equal][:5], b[~equal][:5], ours[~equal][:5], theirs[~equal][:5])
+
+
+@pytest.mark.parametrize("inner", [1, 3, 10, 15])
+def test_short_strided_inner_dims_match_torch(inner):
+    """A short innermost dim that an operand strides through is walked second (runtime/pointwise.cpp
+    make_geometry): functional, out= into a transposed tensor and inplace, against torch."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(300, inner, generator=g).t()  # [inner, 300], strides (1, inner)
+    y = torch.randn(inner, 600, generator=g)[:, ::2]
+    torch.testing.assert_close(structops.mul(x, y), x * y)
+    torch.testing.assert_close(structops.mul_add(x, y, x), x * y + x)
+    out = torch.empty(300, inner).t()
+    structops.add(x, y, alpha=2, out=out)
+    torch.testing.assert_close(out, torch.add(x, y, alpha=2))
+    z = x.clone()  # keeps x's strides
+    structops.mul_(z, y)
+    torch.testing.assert_close(z, x * y)
