@@ -91,6 +91,10 @@ class Lowered:
     scalars: tuple[str, ...]  # Scalar arguments used: fields of type T
     optional_scalars: tuple[str, ...]  # Scalar? arguments used: has_<x> + <x>
     conditions: tuple[HostCondition, ...]
+    # The value is one of the promoted tensor inputs, chosen by bool tensors (where(c, a, b)): the
+    # kernel moves it in the storage dtype, with no round trip through opmath (bfloat16 `where`
+    # ran at 0.70x torch converting every element to float and back).
+    selects: bool = False
     # C++ checks of the arguments alone (accepted str values, clamp's bound): the generated meta
     # function runs them, so fake tensors raise them too. They report through its `op`.
     checks: tuple[str, ...] = ()
@@ -406,8 +410,20 @@ def lower_formula(
         scalars=tuple(o.name for o in operands if o.kind == "scalar" and o.name in used),
         optional_scalars=tuple(o.name for o in operands if o.kind == "scalar?" and o.name in used),
         conditions=tuple(lowering.conditions.values()),
+        selects=_selects(formula, by_name),
         checks=tuple(checks),
     )
+
+
+def _selects(n: Node, operands: dict[str, Operand]) -> bool:
+    """Whether the formula's value is a promoted tensor input, picked by bool tensor inputs."""
+    if isinstance(n, Var):
+        return operands[n.name].kind == "tensor"
+    if isinstance(n, Call) and n.fn == "where" and len(n.args) == 3:
+        c, a, b = n.args
+        picks = isinstance(c, Var) and operands[c.name].kind == "bool_tensor"
+        return picks and _selects(a, operands) and _selects(b, operands)
+    return False
 
 
 def _mode_check(o: Operand, values: tuple[str | None, ...]) -> str:

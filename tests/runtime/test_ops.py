@@ -423,3 +423,14 @@ def test_short_strided_inner_dims_match_torch(inner):
     z = x.clone()  # keeps x's strides
     structops.mul_(z, y)
     torch.testing.assert_close(z, x * y)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_where_moves_values_unchanged(dtype):
+    """where(condition, self, other) computes in the storage dtype (Lowered.selects): every bit
+    pattern comes through as torch's where gives it, NaN payloads included, which a round trip
+    through float would make the canonical NaN."""
+    bits = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16)
+    a, b = bits.view(dtype), bits.flip(0).view(dtype)
+    c = torch.arange(bits.numel()) % 3 == 0
+    assert torch.equal(structops.where(c, a, b).view(torch.int16), torch.where(c, a, b).view(torch.int16))
