@@ -12,7 +12,9 @@
 //     without reassociating floating-point sums (so results do not depend on the vector width);
 //   - columns: the outputs' innermost dim is inner in memory to every reduced dim (reducing dim 0
 //     of a matrix, or the middle dim of [outer, reduced, inner]): the accumulators run along it,
-//     one vector each, while reduced rows pass (per row of it where the outputs have more dims).
+//     one vector each, while reduced rows pass (per row of it where the outputs have more dims);
+//     fewer than 32 columns ([outer, reduced, 8]) are folded as a flat block instead, lane l of
+//     lcm(32, columns) lanes taking column l % columns (reduce_narrow_columns).
 // Neither copies the input. Reduced elements that are not contiguous (a transposed, sliced or
 // expanded input) are walked in memory order and gathered through their strides, stride 0
 // included, kCascade at a time into a thread's buffer, then folded exactly as a contiguous row
