@@ -165,7 +165,11 @@ void row_strided_scalar(const F& f, int64_t n, out_t* o, int64_t so, const std::
 template <typename T, size_t K>
 const T* contiguous_chunk(std::array<T, K>& buffer, const T* x, int64_t stride, int64_t c, int64_t m) {
   if (stride == 1) return x + c;
-  for (int64_t i = 0; i < m; ++i) buffer[i] = x[(c + i) * stride];
+  if (stride == 2) {  // every other element (a [:, ::2] slice): a loop gcc vectorises with shuffles
+    for (int64_t i = 0; i < m; ++i) buffer[i] = x[2 * (c + i)];
+  } else {
+    for (int64_t i = 0; i < m; ++i) buffer[i] = x[(c + i) * stride];
+  }
   return buffer.data();
 }
 
