@@ -143,7 +143,7 @@ SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, const in
 // Narrow columns (width w < kLanes): x holds len elements, whole rows of w; lane l of a period
 // of lcm(kLanes, w) lanes folds column l % w, so the loop is the vectorisable one of reduce_row
 // (kLanes lanes in registers where w divides kLanes, else a period of up to 31 vectors in L1).
-// acc[c] = step(...) over column c.
+// acc[c] = step(...) over column c; callers hold w < kLanes (acc has kLanes entries).
 template <typename R, typename in_t, typename acc_t>
 SO_CPU_CLONES void reduce_narrow_columns(const R& r, const in_t* __restrict x, int64_t len, int64_t w,
                                          acc_t* __restrict acc) {
@@ -360,7 +360,8 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
   // 1.08); from 16 the tiles, unless the lanes' period is short (24: 0.70 -> 0.76; 17, a period
   // of 544 lanes in memory, not registers: 0.64 -> 0.44, so 17 stays with the tiles).
   const int64_t n_outer = n_cols > 0 ? n_out / n_cols : 0;
-  const bool narrow = n_cols > 1 && (n_cols < 16 || std::lcm<int64_t>(detail::kLanes, n_cols) <= 4 * detail::kLanes);
+  const bool narrow = n_cols > 1 && n_cols < detail::kLanes &&
+                      (n_cols < 16 || std::lcm<int64_t>(detail::kLanes, n_cols) <= 4 * detail::kLanes);
   if (layout != ReduceLayout::rows && n_outer > 1 && narrow && col_stride == 1 && elements.is_dense(n_cols)) {
     structops::parallel_for(0, n_outer, std::max<int64_t>(1, kGrainSize / (n_red * n_cols)), [&](int64_t b, int64_t e) {
       std::array<acc_t, detail::kLanes> acc;
