@@ -108,7 +108,7 @@ SO_HD T clamp(T x, bool has_lo, T lo, bool has_hi, T hi) {
 inline float floor_div_float(float a, float b) {
   const double ad = a, bd = b;
   const double q = std::trunc(ad / bd);
-  const float mod = static_cast<float>(q == 0 ? ad : ad - q * bd);  // q == 0: b infinite, a finite
+  const float mod = static_cast<float>(q == 0 ? ad : ad - q * bd);  // q == 0: a (0 * inf is NaN)
   float div = (a - mod) / b;
   div = mod != 0 && ((b < 0) != (mod < 0)) ? div - 1 : div;
   const float down = std::floor(div);
