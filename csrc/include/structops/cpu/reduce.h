@@ -357,7 +357,7 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
   // A middle dim of [outer, reduced, cols] with few contiguous columns: each outer index's reduced
   // rows are one contiguous block, folded as narrow columns; threads take outer indices. Below 16
   // columns the alternative is rows (gathered: [64, 256, 8] over dim 1 ran at 0.22x torch, now
-  // 1.08); from 16 the tiles, unless the lanes' period is short (24: 0.70 -> 0.76; 17, a period
+  // 1.08); from 16 the tiles, unless the lanes' period is short (24: 0.70 -> 0.74; 17, a period
   // of 544 lanes in memory, not registers: 0.64 -> 0.44, so 17 stays with the tiles).
   const int64_t n_outer = n_cols > 0 ? n_out / n_cols : 0;
   const bool narrow = n_cols > 1 && n_cols < detail::kLanes &&
