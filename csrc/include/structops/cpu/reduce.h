@@ -246,8 +246,7 @@ class Walk {
       const T* src = x + at;
       if (step == 1) std::copy_n(src, run, dst);
       else if (step == 0) std::fill_n(dst, run, *src);
-      else if (step == 2) for (int64_t i = 0; i < run; ++i) dst[i] = src[2 * i];  // every other: a shuffle
-      else for (int64_t i = 0; i < run; ++i) dst[i] = src[i * step];
+      else gather_strided(dst, src, step, run);
       dst += run, count -= run, index[inner] += run, at += run * step;
       for (size_t d = inner; d > 0 && index[d] == sizes_[d]; --d) {  // carry into the outer dims
         at += strides_[d - 1] - sizes_[d] * strides_[d];

@@ -161,15 +161,22 @@ void row_strided_scalar(const F& f, int64_t n, out_t* o, int64_t so, const std::
   for (int64_t i = 0; i < n; ++i) call(i, std::index_sequence_for<in_t...>{});
 }
 
+// dst[i] = x[i * stride] for i < n; stride 2 (a [:, ::2] slice) by its own loop, which gcc
+// vectorises with shuffles (pointwise rows and reductions both gather through this).
+template <typename T>
+inline void gather_strided(T* __restrict dst, const T* x, int64_t stride, int64_t n) {
+  if (stride == 2) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = x[2 * i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = x[i * stride];
+  }
+}
+
 // x[c:c+m] as a contiguous pointer: x itself when its stride is 1, else gathered into `buffer`.
 template <typename T, size_t K>
 const T* contiguous_chunk(std::array<T, K>& buffer, const T* x, int64_t stride, int64_t c, int64_t m) {
   if (stride == 1) return x + c;
-  if (stride == 2) {  // every other element (a [:, ::2] slice): a loop gcc vectorises with shuffles
-    for (int64_t i = 0; i < m; ++i) buffer[i] = x[2 * (c + i)];
-  } else {
-    for (int64_t i = 0; i < m; ++i) buffer[i] = x[(c + i) * stride];
-  }
+  gather_strided(buffer.data(), x + c * stride, stride, m);
   return buffer.data();
 }
 
