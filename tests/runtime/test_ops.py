@@ -425,6 +425,23 @@ def test_short_strided_inner_dims_match_torch(inner):
     torch.testing.assert_close(z, x * y)
 
 
+@pytest.mark.parametrize("length", [65536, 1000, 37])
+@pytest.mark.parametrize("scale", [0.7, 3.0, 2.0**-100, 1e-38])
+def test_bfloat16_results_round_as_torch(length, scale):
+    """A float result stored as bfloat16 rounds to nearest even as torch's conversion does, on every
+    bfloat16 input, denormal results (which vcvtneps2bf16 alone flushes to zero) and NaNs included;
+    rows of 64-element blocks and of a partial block (runtime rows.h store_row)."""
+    every = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
+    a = every[:: 2**16 // length][:length].contiguous()
+    b = torch.full_like(a, scale)
+    ours, theirs = structops.mul(a, b), (a.float() * b.float()).to(torch.bfloat16)
+    nan = theirs.isnan()
+    assert torch.equal(ours.isnan(), nan)
+    assert torch.equal(ours[~nan].view(torch.int16), theirs[~nan].view(torch.int16))
+    denormal = (theirs.abs() < torch.finfo(torch.bfloat16).tiny) & (theirs != 0)
+    assert bool(denormal.any()) or length < 2**16  # the case the instruction alone gets wrong
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_where_moves_values_unchanged(dtype):
     """where(condition, self, other) computes in the storage dtype (Lowered.selects): every bit
