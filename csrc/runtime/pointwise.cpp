@@ -66,8 +66,10 @@ Geometry make_geometry(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs) 
   }
   // A short innermost dim that some operand strides through ([10, 1000] after a transpose, each
   // row 10 elements: the scalar strided loop and a row's setup per 10 elements, 0.48x torch) goes
-  // second: the rows along the longer dim are gathered in chunks and computed vectorised.
-  if (g.ndim >= 2 && g.sizes[0] < 16 && g.sizes[1] >= 64) {
+  // second: the rows along the longer dim are gathered in chunks and computed vectorised. Not
+  // where the output's short rows follow each other: rows.h runs a block of them as one row.
+  const bool output_rows_follow = g.ndim >= 2 && g.strides[0][0] == 1 && g.strides[0][1] == g.sizes[0];
+  if (g.ndim >= 2 && g.sizes[0] < detail::kShortRow && g.sizes[1] >= 64 && !output_rows_follow) {
     bool strided = false;
     for (int k = 0; k < operands; ++k) strided = strided || (g.strides[k][0] != 1 && g.strides[k][0] != 0);
     if (strided) {

@@ -451,3 +451,34 @@ def test_where_moves_values_unchanged(dtype):
     a, b = bits.view(dtype), bits.flip(0).view(dtype)
     c = torch.arange(bits.numel()) % 3 == 0
     assert torch.equal(structops.where(c, a, b).view(torch.int16), torch.where(c, a, b).view(torch.int16))
+
+
+@pytest.mark.parametrize("inner", [2, 3, 10, 15])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.complex64])
+def test_blocks_of_short_rows_match_torch(inner, dtype):
+    """Short rows whose output rows follow each other run as one contiguous run (rows.h
+    block_of_short_rows): a broadcast row repeated, a sliced and a transposed input gathered, in
+    chunks that end mid-tensor; functional, out= and inplace against torch. Complex keeps the row
+    by row loop."""
+    g = torch.Generator().manual_seed(inner)
+
+    def make(*shape):
+        return (torch.randn(*shape, generator=g) * 10).to(dtype)
+
+    rows = 1001
+    x = make(rows, inner)
+    row = make(inner)
+    sliced = make(rows, 2 * inner)[:, ::2]
+    transposed = make(inner, rows).t()
+    torch.testing.assert_close(structops.add(x, row), x + row)
+    torch.testing.assert_close(structops.mul(sliced, row), sliced * row)
+    torch.testing.assert_close(structops.sub(x, transposed), x - transposed)
+    out = torch.empty(rows, inner, dtype=dtype)
+    structops.mul(transposed, sliced, out=out)
+    torch.testing.assert_close(out, transposed * sliced)
+    z = x.clone()
+    structops.add_(z, row)
+    torch.testing.assert_close(z, x + row)
+    if dtype.is_floating_point:  # computed in float, rounded once (as test_formula_result_for_half...)
+        fused = (sliced.float() * row.float() + transposed.float()).to(dtype)
+        torch.testing.assert_close(structops.mul_add(sliced, row, transposed), fused)
