@@ -74,6 +74,9 @@ class Wrapper:
     outs: tuple[str, ...]  # out argument names, in order
     impl: ImplCall | None  # None for Meta
     pointwise: bool
+    # The impl walks any output strides (a generated pointwise kernel): an out= or self whose
+    # strides differ from the meta function's is written in place, not through a copy.
+    writes_any_strides: bool
     out_dtype: str  # what prepare_out / check_inplace demand of a written tensor's dtype: castable | exact
     dtype_from: str | None = (
         None  # the written tensor whose dtype fills a missing `dtype=` (out_dtype: dtype_argument)
@@ -244,6 +247,7 @@ def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wr
         outs=tuple(names.cpp_name(o.name) for o in group.out.func.arguments.out),
         impl=impl,
         pointwise="pointwise" in group.out.tags,
+        writes_any_strides=group.out.pointwise is not None,
         out_dtype="castable" if group.out.out_dtype == "castable" else "exact",
         dtype_from=_dtype_from(group, fn),
         list_out=_list_out(group),

@@ -147,10 +147,12 @@ void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec
 }
 
 OutputTarget::OutputTarget(at::Tensor& dest, const TensorSpec& spec, bool must_not_alias_inputs,
-                           c10::ArrayRef<NamedTensor> inputs)
+                           c10::ArrayRef<NamedTensor> inputs, bool any_strides)
     : dest_(dest), target_(dest) {
   bool layout_matches = dest.scalar_type() == spec.dtype;
-  if (layout_matches && spec.strides.empty()) {
+  if (layout_matches && any_strides) {
+    // sizes are the spec's (prepare_out, check_inplace); the kernel takes any strides
+  } else if (layout_matches && spec.strides.empty()) {
     layout_matches = dest.is_contiguous();
   } else if (layout_matches) {
     auto strides = dest.sym_strides();
@@ -206,7 +208,8 @@ OutputTargets::OutputTargets(at::TensorList dest, const std::vector<TensorSpec>&
   targets_.reserve(dest_.size());  // OutputTarget keeps a reference into dest_: no reallocation
   tensors_.reserve(dest_.size());
   for (size_t i = 0; i < dest_.size(); ++i) {
-    targets_.emplace_back(dest_[i], specs[i], /*must_not_alias_inputs=*/false, c10::ArrayRef<NamedTensor>{});
+    targets_.emplace_back(dest_[i], specs[i], /*must_not_alias_inputs=*/false, c10::ArrayRef<NamedTensor>{},
+                          /*any_strides=*/false);
     tensors_.push_back(targets_.back().tensor());
   }
 }

@@ -482,3 +482,39 @@ def test_blocks_of_short_rows_match_torch(inner, dtype):
     if dtype.is_floating_point:  # computed in float, rounded once (as test_formula_result_for_half...)
         fused = (sliced.float() * row.float() + transposed.float()).to(dtype)
         torch.testing.assert_close(structops.mul_add(sliced, row, transposed), fused)
+
+
+@pytest.mark.parametrize("out_layout", ["contiguous", "transposed", "sliced", "channels_last"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_pointwise_out_is_written_in_its_own_layout(out_layout, dtype):
+    """A generated pointwise kernel writes an out= of any strides directly, as TensorIterator does
+    (structured.h OutputTarget any_strides): torch's values, the out's own strides and storage."""
+    g = torch.Generator().manual_seed(1)
+    shape = (6, 5, 7, 3)
+
+    def make(*s):
+        return (torch.randn(*s, generator=g) * 5).to(dtype)
+
+    x = make(*reversed(shape)).permute(3, 2, 1, 0)  # every dim strided the other way
+    y = make(shape[0], shape[1], shape[2], 2 * shape[3])[..., ::2]
+    if out_layout == "contiguous":
+        out = torch.empty(shape, dtype=dtype)
+    elif out_layout == "transposed":
+        out = torch.empty(tuple(reversed(shape)), dtype=dtype).permute(3, 2, 1, 0)
+    elif out_layout == "sliced":
+        out = torch.empty(shape[0], 2 * shape[1], shape[2], shape[3], dtype=dtype)[:, ::2]
+    else:
+        out = torch.empty(shape, dtype=dtype).contiguous(memory_format=torch.channels_last)
+    strides, pointer = out.stride(), out.data_ptr()
+    structops.sub(x, y, alpha=2, out=out)
+    torch.testing.assert_close(out, torch.sub(x, y, alpha=2))
+    structops.where(x > y, x, y, out=out)
+    torch.testing.assert_close(out, torch.where(x > y, x, y))
+    assert out.stride() == strides and out.data_ptr() == pointer
+    self = out.clone() if out_layout != "sliced" else out  # clone keeps a dense layout's strides
+    expected = self * y
+    structops.mul_(self, y)
+    torch.testing.assert_close(self, expected)
+    z = x.clone()  # out= is also an input, in the input's permuted layout: full overlap, allowed
+    structops.add(z, y, out=z)
+    torch.testing.assert_close(z, x + y)

@@ -81,11 +81,14 @@ void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec
 
 // The impl contract: the tensor an impl writes has exactly the spec's sizes, strides and
 // dtype. When the user's out (or self) does not, the impl writes a temporary that commit()
-// copies back; otherwise it writes the user's tensor directly.
+// copies back; otherwise it writes the user's tensor directly. An impl that walks any strides
+// (`any_strides`: a generated pointwise kernel) writes the user's tensor in its own layout, as
+// TensorIterator does: a contiguous out= with a transposed input had cost a temporary and a
+// transposing copy, 0.4-0.5x torch.
 class OutputTarget {
  public:
   OutputTarget(at::Tensor& dest, const TensorSpec& spec, bool must_not_alias_inputs,
-               c10::ArrayRef<NamedTensor> inputs);
+               c10::ArrayRef<NamedTensor> inputs, bool any_strides);
   const at::Tensor& tensor() const { return target_; }
   void commit();
 

@@ -29,7 +29,7 @@ at::Tensor& wrapper_CPU_add__Tensor(at::Tensor& self, const at::Tensor& other, c
   check_devices("add_.Tensor", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::add_Tensor(self, other, alpha);
   check_inplace("add_.Tensor", self, so_meta.out, OutDtype::castable, {{"self", self}, {"other", other}});
-  OutputTarget so_target(self, so_meta.out, /*must_not_alias_inputs=*/false, {{"self", self}, {"other", other}});
+  OutputTarget so_target(self, so_meta.out, /*must_not_alias_inputs=*/false, {{"self", self}, {"other", other}}, /*any_strides=*/false);
   impl::add_out_cpu(self, other, alpha, so_meta.compute_dtype, so_target.tensor());
   so_target.commit();
   return self;
@@ -40,7 +40,7 @@ at::Tensor& wrapper_CPU_add_out(const at::Tensor& self, const at::Tensor& other,
   check_devices("add.out", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::add_Tensor(self, other, alpha);
   prepare_out("add.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
-  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/false);
   impl::add_out_cpu(self, other, alpha, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();
   return out;
@@ -62,8 +62,8 @@ std::tuple<at::Tensor&,at::Tensor&> wrapper_CPU_aminmax_out(const at::Tensor& se
   const auto so_meta = meta::aminmax(self, dim, keepdim);
   prepare_out("aminmax.out", "min", min, so_meta.min, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
   prepare_out("aminmax.out", "max", max, so_meta.max, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
-  OutputTarget target_min(min, so_meta.min, /*must_not_alias_inputs=*/false, {});
-  OutputTarget target_max(max, so_meta.max, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_min(min, so_meta.min, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/false);
+  OutputTarget target_max(max, so_meta.max, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/false);
   impl::aminmax_out_cpu(self, dim, keepdim, target_min.tensor(), target_max.tensor());
   target_min.commit();
   target_max.commit();
@@ -84,7 +84,7 @@ at::Tensor& wrapper_CPU_scaled_act_out(const at::Tensor& self, const at::Tensor&
   check_devices("scaled_act.out", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
   prepare_out("scaled_act.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
-  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/true);
   impl::scaled_act_out_cpu(self, other, alpha, mode, so_meta.common_dtype, target_out.tensor());
   target_out.commit();
   return out;
@@ -104,7 +104,7 @@ at::Tensor& wrapper_CPU__scaled_tanh_backward_self_out(const at::Tensor& grad, c
   check_devices("_scaled_tanh_backward_self.out", so_device, {{"grad", grad}, {"self", self}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::_scaled_tanh_backward_self(grad, self, alpha);
   prepare_out("_scaled_tanh_backward_self.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"grad", grad}, {"self", self}});
-  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/true);
   impl::_scaled_tanh_backward_self_out_cpu(grad, self, alpha, so_meta.common_dtype, target_out.tensor());
   target_out.commit();
   return out;

@@ -18,7 +18,7 @@ at::Tensor& wrapper_CPU_bmm_out(const at::Tensor& self, const at::Tensor& mat2, 
   check_devices("bmm.out", so_device, {{"self", self}, {"mat2", mat2}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::bmm_out(self, mat2);
   prepare_out("bmm.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}, {"mat2", mat2}});
-  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/false);
   impl::bmm_out_cpu(self, mat2, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();
   return out;
@@ -38,7 +38,7 @@ at::Tensor& wrapper_CPU_amax_out(const at::Tensor& self, at::IntArrayRef dim, bo
   check_devices("amax.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
   const auto so_meta = meta::amax(self, dim, keepdim);
   prepare_out("amax.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::castable, {{"self", self}});
-  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/false);
   impl::amax_out(self, so_meta.reduced_dims, keepdim, so_meta.all_dims, so_meta.compute_dtype, target_out.tensor());
   target_out.commit();
   return out;
@@ -58,7 +58,7 @@ at::Tensor& wrapper_CPU_scaled_tanh_out(const at::Tensor& self, const at::Scalar
   check_devices("scaled_tanh.out", so_device, {{"self", self}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::scaled_tanh(self, alpha);
   prepare_out("scaled_tanh.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}});
-  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/true);
   impl::scaled_tanh_out_cpu(self, alpha, so_meta.common_dtype, target_out.tensor());
   target_out.commit();
   return out;

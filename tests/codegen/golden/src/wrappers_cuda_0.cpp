@@ -28,7 +28,7 @@ at::Tensor& wrapper_CUDA_scaled_act_out(const at::Tensor& self, const at::Tensor
   check_devices("scaled_act.out", so_device, {{"self", self}, {"other", other}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::scaled_act(self, other, alpha, mode);
   prepare_out("scaled_act.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"self", self}, {"other", other}});
-  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/true);
   impl::scaled_act_out_cuda(self, other, alpha, mode, so_meta.common_dtype, target_out.tensor());
   target_out.commit();
   return out;
@@ -50,7 +50,7 @@ at::Tensor& wrapper_CUDA__scaled_tanh_backward_self_out(const at::Tensor& grad, 
   check_devices("_scaled_tanh_backward_self.out", so_device, {{"grad", grad}, {"self", self}}, /*cpu_scalars=*/true);
   const auto so_meta = meta::_scaled_tanh_backward_self(grad, self, alpha);
   prepare_out("_scaled_tanh_backward_self.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/true, OutDtype::castable, {{"grad", grad}, {"self", self}});
-  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/true);
   impl::_scaled_tanh_backward_self_out_cuda(grad, self, alpha, so_meta.common_dtype, target_out.tensor());
   target_out.commit();
   return out;
