@@ -205,8 +205,12 @@ class _Lowering:
 
     def binary(self, n: Bin) -> _Val:
         if n.op in ("and", "or"):
+            # & and | evaluate both sides, which gcc vectorises (the branches of && and || it does
+            # not: logical_and ran at 0.02x torch); && and || where the right side divides, whose
+            # division by zero raises on the CPU and must not where the left side decides.
             a, b = self.node(n.lhs), self.node(n.rhs)
-            return _Val(f"({self.truth(a)} {'&&' if n.op == 'and' else '||'} {self.truth(b)})", "bool")
+            op = {"and": "&&", "or": "||"}[n.op] if _divides(n.rhs) else {"and": "&", "or": "|"}[n.op]
+            return _Val(f"bool({self.truth(a)} {op} {self.truth(b)})", "bool")
         if n.op in COMPARISONS and self.is_mode(n.lhs):
             return self.condition(n)
         a, b = self.node(n.lhs), self.node(n.rhs)
@@ -413,6 +417,17 @@ def lower_formula(
         selects=_selects(formula, by_name),
         checks=tuple(checks),
     )
+
+
+def _divides(n: Node) -> bool:
+    """Whether evaluating n may divide integers (and so raise ZeroDivisionError on the CPU)."""
+    if isinstance(n, Bin):
+        return n.op in _BINARY_CPP or _divides(n.lhs) or _divides(n.rhs)
+    if isinstance(n, Un):
+        return _divides(n.operand)
+    if isinstance(n, Call):
+        return n.fn == "trunc_div" or any(_divides(a) for a in n.args)
+    return False
 
 
 def _selects(n: Node, operands: dict[str, Operand]) -> bool:
