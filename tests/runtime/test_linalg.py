@@ -191,3 +191,35 @@ def test_empty_inner_dim_gives_zeros_as_torch(kernel):
         " torch.testing.assert_close(out, expected)\n"
     )
     run_pinned(code, kernel, ("mm.out", "addmm.out", "linear.out"))
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [
+        ((300,), (300,)),  # dot
+        ((40, 300), (300,)),  # mv
+        ((300,), (300, 40)),
+        ((3, 5, 300), (300,)),  # a batch folded into the rows of one mv / mm
+        ((3, 5, 30), (30, 7)),
+        ((2, 3, 5, 30), (30, 7)),
+        ((2, 0, 30), (30,)),
+        ((2, 3, 0), (0, 7)),
+        ((4, 5, 30), (4, 30, 7)),  # bmm
+    ],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_matmul_of_vectors_and_batches_matches_torch(a_shape, b_shape, dtype):
+    """matmul's 1-D and folded-batch cases (ops/linalg/common.h): torch's values, shapes and dtype,
+    functional and out=, also for a transposed (non-contiguous) batch."""
+    g = torch.Generator().manual_seed(0)
+    a = (torch.randn(a_shape, generator=g) * 4).to(dtype)
+    b = (torch.randn(b_shape, generator=g) * 4).to(dtype)
+    tol = {"rtol": 2e-2, "atol": 1e-1} if dtype == torch.bfloat16 else {}
+    expected = torch.matmul(a, b)
+    torch.testing.assert_close(structops.matmul(a, b), expected, **tol)
+    out = torch.empty(0, dtype=dtype)
+    structops.matmul(a, b, out=out)
+    torch.testing.assert_close(out, expected, **tol)
+    if a.dim() >= 3:
+        t = a.transpose(0, 1).contiguous().transpose(0, 1)  # same values, batch dims not contiguous
+        torch.testing.assert_close(structops.matmul(t, b), expected, **tol)
