@@ -79,13 +79,17 @@ struct Prod {
   scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
 };
 
-// all (kAll) / any: out is bool, or uint8 for uint8 input (as torch).
+// all (kAll) / any: out is bool, or uint8 for uint8 input (as torch). The truth accumulates as a
+// byte of 0 or 1 by & and |: gcc vectorises neither bool lanes nor the branches of && and || (bool
+// all over 1e6 ran at 0.83x torch).
 template <typename scalar_t, typename out_t, bool kAll>
 struct Truth {
-  bool identity() const { return kAll; }
-  bool step(bool a, scalar_t x) const { return kAll ? (a && x != scalar_t(0)) : (a || x != scalar_t(0)); }
-  bool merge(bool a, bool b) const { return kAll ? (a && b) : (a || b); }
-  out_t finish(bool a, int64_t) const { return static_cast<out_t>(a); }
+  uint8_t identity() const { return kAll; }
+  uint8_t step(uint8_t a, scalar_t x) const {
+    return kAll ? (a & uint8_t(x != scalar_t(0))) : (a | uint8_t(x != scalar_t(0)));
+  }
+  uint8_t merge(uint8_t a, uint8_t b) const { return kAll ? (a & b) : (a | b); }
+  out_t finish(uint8_t a, int64_t) const { return static_cast<out_t>(a); }
 };
 
 // Truth over an element's bits (cpu::reduce_storage): it is nonzero when a bit under `mask` is set,
@@ -94,10 +98,12 @@ struct Truth {
 template <typename bits_t, bool kAll>
 struct TruthBits {
   bits_t mask;
-  bool identity() const { return kAll; }
-  bool step(bool a, bits_t x) const { return kAll ? (a && (x & mask) != 0) : (a || (x & mask) != 0); }
-  bool merge(bool a, bool b) const { return kAll ? (a && b) : (a || b); }
-  uint8_t finish(bool a, int64_t) const { return a; }
+  uint8_t identity() const { return kAll; }
+  uint8_t step(uint8_t a, bits_t x) const {
+    return kAll ? (a & uint8_t((x & mask) != 0)) : (a | uint8_t((x & mask) != 0));
+  }
+  uint8_t merge(uint8_t a, uint8_t b) const { return kAll ? (a & b) : (a | b); }
+  uint8_t finish(uint8_t a, int64_t) const { return a; }
 };
 
 // |x|^p summed, p-th root at the end; the common p have their own loops (no pow per element).
