@@ -429,6 +429,26 @@ def test_pointwise_layouts(op, layout, dtype):
     assert_same(emulated, cpu, f"{op} {layout}")
 
 
+@pytest.mark.parametrize("out_layout", ["transposed", "sliced"])
+@pytest.mark.parametrize("dtype", (torch.float32, torch.bfloat16, torch.int64), ids=str)
+def test_pointwise_out_in_its_own_layout(out_layout, dtype):
+    """An out= (or self) whose strides differ from the meta function's is written in place by the
+    CUDA wrappers too (OutputTarget any_strides): the strided kernel's output through its strides,
+    the out's strides and storage kept."""
+    a, b = values((37, 41), dtype), values((37, 41), dtype, 1).t().contiguous().t()
+    results = []
+    for library in ("structops_emu", "structops"):
+        emulated_library()
+        out = values((41, 37), dtype).t() if out_layout == "transposed" else values((37, 82), dtype)[:, ::2]
+        strides, pointer = out.stride(), out.data_ptr()
+        ops(library, "add.out")(a, b, alpha=2, out=out)
+        assert out.stride() == strides and out.data_ptr() == pointer
+        self = out.clone() if out_layout == "transposed" else out
+        ops(library, "mul_.Tensor")(self, b)
+        results.append(self)
+    assert_same(results[0], results[1], f"add(out=) then mul_ into a {out_layout} {dtype} tensor")
+
+
 @pytest.mark.parametrize(
     "a, b",
     [
