@@ -550,3 +550,16 @@ def test_exp_log_sigmoid_of_special_values_match_torch(op, dtype):
     special += [1e30, -1e30, 3.4e38, float("inf"), -float("inf"), float("nan"), 20.0, -20.0, 0.5]
     x = torch.tensor(special * 7, dtype=dtype)  # 154 elements: vectors of every width and a tail
     torch.testing.assert_close(getattr(structops, op)(x), getattr(torch, op)(x), equal_nan=True)
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.7, 3.0, 2.0**-10, 2.0**-24, 1e4])
+def test_float16_values_widen_and_round_as_torch(scale):
+    """float16 operands are widened to float 64 at a time by the vector instruction (cpu/float16.h;
+    bit arithmetic where the CPU has none) and float results rounded by it: on every float16 bit
+    pattern, denormals, infinities and NaN payloads included, the bits torch's mul gives; as a
+    contiguous and a broadcast row, in whole blocks and with a tail."""
+    every = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(torch.float16)
+    one = torch.tensor([scale], dtype=torch.float16)
+    for a in (every, every[3:]):
+        for b in (torch.full_like(a, scale), one):
+            assert torch.equal(structops.mul(a, b).view(torch.int16), torch.mul(a, b).view(torch.int16))

@@ -34,12 +34,16 @@
 #include <type_traits>
 #include <utility>
 
+#include <structops/cpu/float16.h>
 #include <structops/pointwise/launch.h>
 #include <structops/pointwise/math.h>
 
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #include <immintrin.h>
 #define SO_BF16_ROUND_BY_INSTRUCTION 1
+#endif
+#ifndef SO_BF16_ROUND_BY_INSTRUCTION
+#define SO_BF16_ROUND_BY_INSTRUCTION 0
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -151,50 +155,107 @@ inline void round_to_bfloat16(const float* x, c10::BFloat16* o, int64_t m) {
 }
 #endif
 
-// o[i] = elem(i) for i < n, converted to out_t. A float rounded to bfloat16 goes through a
-// block of 64 floats and the instruction where the CPU has it: c10's integer rounding per
+// Whether a float result stored as out_t is rounded by an instruction over blocks (above).
+template <typename out_t>
+constexpr bool kRoundsBlocks = (SO_BF16_ROUND_BY_INSTRUCTION && std::is_same_v<out_t, c10::BFloat16>) ||
+                               (SO_F16_CONVERT_BY_INSTRUCTION && std::is_same_v<out_t, c10::Half>);
+
+template <typename out_t>
+inline void round_block(const float* x, out_t* o, int64_t m) {
+#if SO_BF16_ROUND_BY_INSTRUCTION
+  if constexpr (std::is_same_v<out_t, c10::BFloat16>) round_to_bfloat16(x, o, m);
+#endif
+#if SO_F16_CONVERT_BY_INSTRUCTION
+  if constexpr (std::is_same_v<out_t, c10::Half>) round_to_float16(x, reinterpret_cast<uint16_t*>(o), m);
+#endif
+}
+
+// o[i] = elem(i) for i < n, converted to out_t. A float rounded to bfloat16 or float16 goes
+// through a block of 64 floats and the instruction where the CPU has it: c10's rounding per
 // element was a quarter of bfloat16 gelu's time.
 template <typename out_t, typename E>
 inline void store_row(out_t* __restrict o, int64_t n, const E& elem) {
-#if SO_BF16_ROUND_BY_INSTRUCTION
-  if constexpr (std::is_same_v<out_t, c10::BFloat16> && std::is_same_v<decltype(elem(int64_t{})), float>) {
+  if constexpr (kRoundsBlocks<out_t> && std::is_same_v<decltype(elem(int64_t{})), float>) {
     alignas(64) float block[64];
     int64_t c = 0;
     for (; c + 64 <= n; c += 64) {  // a constant trip count: one vector loop, no remainder
       for (int64_t i = 0; i < 64; ++i) block[i] = elem(c + i);
-      round_to_bfloat16(block, o + c, 64);
+      round_block(block, o + c, 64);
     }
     for (int64_t i = 0; i < n - c; ++i) block[i] = elem(c + i);
-    round_to_bfloat16(block, o + c, n - c);
-    return;
+    round_block(block, o + c, n - c);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(elem(i));
   }
-#endif
-  for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(elem(i));
 }
 
-// x[i] for the vector loops, a bool read as its byte (the formula's bool parameter takes it as
-// byte != 0): gcc vectorises byte loads but not bool ones, and where(condition, a, b) ran a
-// mispredicted branch per element (0.75x torch on strided float32).
-template <typename T>
+// x[i] for the vector loops of a formula computing in compute_t. A bool is read as its byte (the
+// formula's bool parameter takes it as byte != 0): gcc vectorises byte loads but not bool ones,
+// and where(condition, a, b) ran a mispredicted branch per element (0.75x torch on strided
+// float32). A float16 operand of a float computation is widened by float16_to_float.
+template <typename compute_t, typename T>
 inline auto element(const T* __restrict x, int64_t i) {
   if constexpr (std::is_same_v<T, bool>) {
     return reinterpret_cast<const uint8_t*>(x)[i];
+  } else if constexpr (std::is_same_v<T, c10::Half> && std::is_same_v<compute_t, float>) {
+    return float16_to_float(x[i].x);
   } else {
     return x[i];
   }
 }
 
-// Row loops. `f` returns the compute type; the store converts it to out_t.
-template <typename F, typename out_t, typename... in_t>
-SO_CPU_CLONES void row_contiguous(const F& f, int64_t n, out_t* __restrict o, const in_t* __restrict... in) {
-  store_row(o, n, [&](int64_t i) { return f(element(in, i)...); });
+// Whether an input of type T to a formula computing in compute_t is widened a block at a time by
+// the instruction (widen_float16) before the formula runs.
+template <typename compute_t, typename T>
+constexpr bool kWidensBlocks =
+    SO_F16_CONVERT_BY_INSTRUCTION && std::is_same_v<T, c10::Half> && std::is_same_v<compute_t, float>;
+
+// Input k's element c + i of a row in blocks: its widened block's i-th, or read in place
+// (element 0 when k is the broadcast input).
+template <typename compute_t, bool kBroadcast, typename T>
+[[gnu::always_inline]] inline auto block_element(const T* __restrict x, const float* wide, int64_t c, int64_t i) {
+  if constexpr (kBroadcast) return element<compute_t>(x, 0);
+  else if constexpr (kWidensBlocks<compute_t, T>) return wide[i];
+  else return element<compute_t>(x, c + i);
 }
 
-// Input B (0-based among inputs) has stride 0: its value is loaded once.
+template <typename compute_t, typename T>
+[[gnu::always_inline]] inline void widen_block(const T* x, float* wide, int64_t m) {
+#if SO_F16_CONVERT_BY_INSTRUCTION
+  if constexpr (kWidensBlocks<compute_t, T>) widen_float16(reinterpret_cast<const uint16_t*>(x), wide, m);
+#endif
+}
+
+// The row loop: every input contiguous, except input B (0-based) when B < the number of inputs,
+// which has stride 0 and is loaded once. `f` returns the compute type; the store converts it to
+// out_t. Float16 inputs of a float formula are first widened 64 at a time into a stack block
+// where the CPU converts vectors (float16 `add` at 1e5: 0.50x torch with the bit arithmetic).
 template <size_t B, typename F, typename out_t, typename... in_t, size_t... I>
-SO_CPU_CLONES void row_broadcast_impl(const F& f, int64_t n, out_t* __restrict o,
-                                      std::index_sequence<I...>, const in_t* __restrict... in) {
-  store_row(o, n, [&](int64_t i) { return f(element(in, I == B ? 0 : i)...); });
+[[gnu::always_inline]] inline void row_loop(const F& f, int64_t n, out_t* __restrict o, std::index_sequence<I...>,
+                                            const in_t* __restrict... in) {
+  using compute_t = typename F::compute_type;
+  if constexpr (((I != B && kWidensBlocks<compute_t, in_t>) || ...)) {
+    alignas(64) float wide[sizeof...(in_t)][64];
+    auto block = [&](int64_t c, int64_t m) {
+      ((I != B ? widen_block<compute_t>(in + c, wide[I], m) : void()), ...);
+      store_row(o + c, m, [&](int64_t i) { return f(block_element<compute_t, I == B>(in, wide[I], c, i)...); });
+    };
+    int64_t c = 0;
+    for (; c + 64 <= n; c += 64) block(c, 64);  // a constant size: no masks, no remainder loops
+    if (c < n) block(c, n - c);
+  } else {
+    store_row(o, n, [&](int64_t i) { return f(element<compute_t>(in, I == B ? 0 : i)...); });
+  }
+}
+
+template <typename F, typename out_t, typename... in_t>
+SO_CPU_CLONES void row_contiguous(const F& f, int64_t n, out_t* __restrict o, const in_t* __restrict... in) {
+  row_loop<sizeof...(in_t)>(f, n, o, std::index_sequence_for<in_t...>{}, in...);
+}
+
+template <size_t B, typename F, typename out_t, typename... in_t>
+SO_CPU_CLONES void row_broadcast_impl(const F& f, int64_t n, out_t* __restrict o, const in_t* __restrict... in) {
+  row_loop<B>(f, n, o, std::index_sequence_for<in_t...>{}, in...);
 }
 
 // The broadcast loop for input `which`, chosen at run time among the compile-time variants.
@@ -202,7 +263,7 @@ template <size_t B, typename F, typename out_t, typename... in_t>
 void row_broadcast(size_t which, const F& f, int64_t n, out_t* o, const in_t*... in) {
   if constexpr (B < sizeof...(in_t)) {
     if (which == B) {
-      row_broadcast_impl<B>(f, n, o, std::index_sequence_for<in_t...>{}, in...);
+      row_broadcast_impl<B>(f, n, o, in...);
     } else {
       row_broadcast<B + 1>(which, f, n, o, in...);
     }

@@ -11,6 +11,7 @@ namespace structops::cuda_kernels {
 // scaled_act: the formula, over the compute type T.
 template <typename T, int case_>
 struct scaled_act_out_formula {
+  using compute_type = T;  // the loops widen float16 operands to it in vectors (cpu/rows.h)
   static constexpr bool mode_is_relu = case_ / 1 % 3 == 0;
   static constexpr bool mode_is_tanh = case_ / 1 % 3 == 1;
   T alpha;

@@ -11,6 +11,7 @@ namespace structops::cuda_kernels {
 // scaled_tanh: the formula, over the compute type T.
 template <typename T, int case_>
 struct scaled_tanh_out_formula {
+  using compute_type = T;  // the loops widen float16 operands to it in vectors (cpu/rows.h)
   T alpha;
   SO_HD auto operator()(T self) const { return T(alpha * pw::tanh(self)); }
 };
@@ -35,6 +36,7 @@ const char* scaled_tanh_out(const PointwiseLaunch& p) {
 // _scaled_tanh_backward_self: the formula, over the compute type T.
 template <typename T, int case_>
 struct _scaled_tanh_backward_self_out_formula {
+  using compute_type = T;  // the loops widen float16 operands to it in vectors (cpu/rows.h)
   T alpha;
   SO_HD auto operator()(T grad, T self) const { return T(grad * pw::conj(T(alpha * T(T(1) - T(pw::tanh(self) * pw::tanh(self)))))); }
 };
