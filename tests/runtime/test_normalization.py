@@ -22,6 +22,49 @@ def test_softmax_paths(shape, dim, dtype):
     torch.testing.assert_close(structops.log_softmax(x, dim), torch.log_softmax(x, dim), **tol)
 
 
+@pytest.mark.parametrize(
+    "shape, dim", [((64, 3000), 1), ((3000, 64), 0), ((4, 100, 130), 1), ((5, 77), 1), ((2, 5, 7, 3), 2)]
+)
+def test_float16_normalizations_compute_in_float_as_torch(shape, dim):
+    """float16 rows are widened to float by the vector instruction (or bit arithmetic in the column
+    loops) and the results rounded 64 at a time: the bits of the same loops on a float input,
+    rounded once, and torch's values within float16 rounding. Infinities and a NaN included.
+    (layer_norm's affine step, y * w + b, may be fused into one rounding in one loop and not the
+    other: within an ulp of float16 there.)"""
+    x = randn(*shape, dtype=torch.float16) * 4
+    x.view(-1)[:: max(1, x.numel() // 7)] = float("-inf")
+    x.view(-1)[x.numel() // 2] = float("inf")
+    x.view(-1)[-1] = float("nan")
+    w, b = randn(shape[-1], dtype=torch.float16, seed=1), randn(shape[-1], dtype=torch.float16, seed=2)
+    finite = randn(*shape, dtype=torch.float16, seed=3) * 3 + 20
+    cases = [  # ours, torch's, input, whether the bits are the float loops'
+        (lambda t: structops.softmax(t, dim), lambda t: torch.softmax(t, dim), x, True),
+        (lambda t: structops.log_softmax(t, dim), lambda t: torch.log_softmax(t, dim), x, True),
+        (lambda t: structops.logsumexp(t, [dim]), lambda t: torch.logsumexp(t, [dim]), x, True),
+        (
+            lambda t: structops.layer_norm(t, [shape[-1]], None, None, 1e-5)[0],
+            lambda t: torch.layer_norm(t, [shape[-1]], None, None, 1e-5),
+            finite,
+            True,
+        ),
+        (
+            lambda t: structops.layer_norm(t, [shape[-1]], w.to(t.dtype), b.to(t.dtype), 1e-5)[0],
+            lambda t: torch.layer_norm(t, [shape[-1]], w.to(t.dtype), b.to(t.dtype), 1e-5),
+            finite,
+            False,
+        ),
+    ]
+    for ours, theirs, t, same_bits in cases:
+        got = ours(t)
+        as_float = ours(t.float()).half()
+        assert torch.equal(got.isnan(), as_float.isnan())  # NaN bits aside: payloads are not kept
+        ulps = (
+            got.nan_to_num().view(torch.int16).int() - as_float.nan_to_num().view(torch.int16).int()
+        ).abs()
+        assert ulps.max() <= (0 if same_bits else 1)
+        torch.testing.assert_close(got, theirs(t.float()).half(), atol=2e-3, rtol=2e-3, equal_nan=True)
+
+
 @pytest.mark.parametrize("width", [3, 100])
 def test_softmax_and_logsumexp_infinities(width):
     """-inf (masked) entries, a row of them, +inf and NaN, and exp arguments far below exp's

@@ -83,7 +83,7 @@ def laid_out(shape, layout, dtype, gen):
 
 @pytest.mark.parametrize("op", sorted(OPS))
 @pytest.mark.parametrize("shape, dims, layout", CASES, ids=lambda x: str(x).replace(" ", ""))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
 def test_matches_torch(op, shape, dims, layout, dtype):
     ours, theirs = OPS[op]
     x = laid_out(shape, layout, dtype, torch.Generator().manual_seed(0))
@@ -96,8 +96,8 @@ def test_matches_torch(op, shape, dims, layout, dtype):
         if op == "any":
             assert torch.equal(got, expected)
             continue
-        tol = {"rtol": 1e-2, "atol": 1e-2} if dtype == torch.bfloat16 else {"rtol": 1e-5, "atol": 1e-4}
-        torch.testing.assert_close(got, expected, **tol)
+        tol = {torch.bfloat16: {"rtol": 1e-2, "atol": 1e-2}, torch.float16: {"rtol": 2e-3, "atol": 2e-3}}
+        torch.testing.assert_close(got, expected, **tol.get(dtype, {"rtol": 1e-5, "atol": 1e-4}))
 
 
 @pytest.mark.parametrize("op", ["amax", "amin"])
@@ -257,6 +257,48 @@ def test_sum_variants_match_torch(variant, shape, dim, dtype):
         expected = t.double().sum(dim).to(got.dtype) if dtype == torch.bfloat16 else t.sum(dim)
         tol = {"atol": 1e-1, "rtol": 1e-2} if dtype == torch.bfloat16 else {"atol": 1e-3, "rtol": 1e-5}
         torch.testing.assert_close(got, expected, **tol)
+
+
+def every_float16(shape, *, low=0.0, high=float("inf"), seed=0):
+    """Every float16 value whose magnitude is in [low, high] (NaN excluded), shuffled and repeated
+    to fill ``shape``: zeros, denormals, the largest values, infinities when high is inf."""
+    every = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(torch.float16)
+    magnitude = every.float().abs()
+    values = every[(magnitude >= low) & (magnitude <= high)]
+    values = values[torch.randperm(values.numel(), generator=torch.Generator().manual_seed(seed))]
+    n = torch.Size(shape).numel()
+    return values.repeat(n // values.numel() + 1)[:n].view(shape)
+
+
+FLOAT16_OPS = {  # what each op folds: finite values where a sum of them is compared
+    "sum": (lambda x, d: structops.sum(x, [d]), {"high": 65504.0}),
+    "mean": (lambda x, d: structops.mean(x, [d]), {"high": 65504.0}),
+    "prod": (lambda x, d: structops.prod(x, d), {"low": 0.5, "high": 2.0}),
+    "amax": (lambda x, d: structops.amax(x, [d]), {}),
+    "amin": (lambda x, d: structops.amin(x, [d]), {}),
+    "norm": (lambda x, d: structops.norm(x, 2, [d], False), {"high": 60.0}),
+}
+
+
+@pytest.mark.parametrize("variant", ["rows", "columns"])
+@pytest.mark.parametrize("shape, dim", [((31, 2085), 1), ((2085, 31), 0), ((300, 197), 0), ((197, 300), 1)])
+@pytest.mark.parametrize("op", sorted(FLOAT16_OPS))
+def test_float16_reductions_fold_every_value_as_float(op, shape, dim, variant):
+    """float16 inputs are widened by the vector instruction a block at a time and folded as floats
+    (structops/cpu/reduce.h FoldsWidenedFloat16: rows in blocks of 256 then 32 elements, columns
+    64 at a time, the tails by bit arithmetic). Over every float16 value the result has the bits
+    of the same loops on the input widened to float first, and is torch's within rounding."""
+    from structops import autotune
+
+    reduce, values = FLOAT16_OPS[op]
+    x = every_float16(shape, **values)
+    with autotune.pin("sum.IntList_out", variant):
+        got = reduce(x, dim)
+        expected = reduce(x.float(), dim).half()
+    assert torch.equal(got.view(torch.int16), expected.view(torch.int16))
+    theirs = {"norm": lambda: torch.linalg.vector_norm(x.double(), 2, dim)}.get(op)
+    theirs = theirs() if theirs else getattr(torch, op)(x.double(), dim)
+    torch.testing.assert_close(got, theirs.half(), rtol=2e-3, atol=1e-3)
 
 
 @pytest.mark.parametrize("n", [2**24 + 2**20, 5 * 10**7])
