@@ -1,5 +1,6 @@
 """The foundation's ops against torch: values, dtypes, shapes and strides, on real and meta tensors."""
 
+import math
 import re
 
 import pytest
@@ -550,6 +551,38 @@ def test_exp_log_sigmoid_of_special_values_match_torch(op, dtype):
     special += [1e30, -1e30, 3.4e38, float("inf"), -float("inf"), float("nan"), 20.0, -20.0, 0.5]
     x = torch.tensor(special * 7, dtype=dtype)  # 154 elements: vectors of every width and a tail
     torch.testing.assert_close(getattr(structops, op)(x), getattr(torch, op)(x), equal_nan=True)
+
+
+def scalar_libm(op, v):
+    try:
+        return getattr(math, op)(v)
+    except ValueError:  # math raises where libm returns NaN (log of a negative number)
+        return math.nan
+
+
+@pytest.mark.parametrize("op", ["sin", "cos", "tanh", "erf", "log1p", "exp", "log"])
+def test_float64_vector_math_is_torch_within_ulps(op):
+    """float64 sin, cos, tanh, erf, log1p, ... run glibc's vector variants (structops/cpu/rows.h
+    declares them `omp declare simd`): within 4 ulp of torch's scalar results, and the special
+    values (signed zeros, infinities, NaN, denormals, huge arguments) exactly as torch's."""
+    g = torch.Generator().manual_seed(4)
+    special = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 5e-324, -5e-324, 2.2e-308, 1e-300]
+    special += [1e300, -1e300, 1e22, -1e22, 709.8, -745.2, -1.0, -1.0 - 2**-52, 1.0, 2.0**-30, 40.0, -40.0]
+    x = torch.cat(
+        [torch.tensor(special, dtype=torch.float64), torch.randn(5000, generator=g, dtype=torch.float64)]
+    )
+    x = torch.cat([x, x * 30, torch.rand(2000, generator=g, dtype=torch.float64) * 1e6]).repeat(2)
+    got, expected = getattr(structops, op)(x), getattr(torch, op)(x)
+    # torch's vector log1p flushes denormal arguments (log1p(5e-324) = 0): those from libm's scalars
+    denormal = (x != 0) & (x.abs() < torch.finfo(torch.float64).tiny)
+    expected[denormal] = torch.tensor([scalar_libm(op, v) for v in x[denormal].tolist()], dtype=x.dtype)
+    assert torch.equal(got.isnan(), expected.isnan())
+    exact = ~torch.isfinite(expected) | (expected == 0)
+    torch.testing.assert_close(got[exact], expected[exact], rtol=0, atol=0, equal_nan=True)
+    zero = expected == 0
+    assert torch.equal(torch.signbit(got[zero]), torch.signbit(expected[zero]))  # -0.0 kept
+    ulps = (got[~exact].view(torch.int64) - expected[~exact].view(torch.int64)).abs()
+    assert ulps.max() <= 4, x[~exact][ulps.argmax()].item()
 
 
 @pytest.mark.parametrize("scale", [1.0, 0.7, 3.0, 2.0**-10, 2.0**-24, 1e4])
