@@ -3,6 +3,7 @@ not a test).
 
     .venv/bin/python tools/bench_ops.py            # every case
     .venv/bin/python tools/bench_ops.py --quick    # one size per case
+    .venv/bin/python tools/bench_ops.py --dtypes float16  # other dtypes (default: float32 bfloat16)
     .venv/bin/python tools/bench_ops.py --layouts  # sum over strided inputs (read in place, no copy)
     python3 tools/bench_ops.py --device cuda       # on a GPU, with the CUDA kernels' corner shapes
 
@@ -96,6 +97,9 @@ def main() -> None:
     parser.add_argument("--ops", nargs="*", default=list(OPS))
     parser.add_argument("--layouts", action="store_true", help="only sum over strided inputs")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument(
+        "--dtypes", nargs="+", default=["float32", "bfloat16"], choices=["float32", "bfloat16", "float16"]
+    )
     args = parser.parse_args()
     device = args.device
     if args.layouts:
@@ -113,7 +117,7 @@ def main() -> None:
     slow = []
     for name in args.ops:
         ours, theirs = OPS[name]
-        for dtype in (torch.float32, torch.bfloat16):
+        for dtype in (getattr(torch, d) for d in args.dtypes):
             for rows, cols, dim in shapes:
                 if name == "layer_norm" and dim == 0:
                     continue  # normalises the last dim only
@@ -128,7 +132,7 @@ def main() -> None:
                     1e-1
                     if name == "prod" and dtype == torch.bfloat16
                     else 2e-2
-                    if dtype == torch.bfloat16 or name == "cumsum"
+                    if dtype in (torch.bfloat16, torch.float16) or name == "cumsum"
                     else 1e-4
                 )
                 # n terms added or multiplied in another order than torch's: rounding grows like

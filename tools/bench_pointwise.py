@@ -4,12 +4,12 @@
     .venv/bin/python tools/bench_pointwise.py --quick    # fewer sizes and ops
 
 For each op, size (1e3 .. 1e7 elements), layout (contiguous, broadcast row, transposed/strided)
-and dtype (float32, bfloat16) it times the functional call and the out= call (no allocation:
-allocating a fresh 64 MiB output halves throughput for both), side by side in interleaved rounds
-(tools/timing.py), and prints the time, the ratio torch / structops (> 1: structops is faster) and
-structops' GB/s (bytes read + written once). Fused formulas are compared with torch's unfused
-chain, next to the ratio the bytes they move allow ("bound"). On a GPU it also reports the share of
-the measured device-to-device copy bandwidth.
+and dtype (float32 and bfloat16; --dtypes adds float16 or float64) it times the functional call
+and the out= call (no allocation: allocating a fresh 64 MiB output halves throughput for both),
+side by side in interleaved rounds (tools/timing.py), and prints the time, the ratio torch /
+structops (> 1: structops is faster) and structops' GB/s (bytes read + written once). Fused
+formulas are compared with torch's unfused chain, next to the ratio the bytes they move allow
+("bound"). On a GPU it also reports the share of the measured device-to-device copy bandwidth.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import per_call, side_by_side
+
+DTYPES = ("float32", "bfloat16", "float16", "float64")
 
 # name -> (structops call, torch call, number of tensor inputs, input domain)
 OPS = {
@@ -114,6 +116,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--ops", nargs="+", choices=sorted(OPS), help="only these ops")
+    parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"], choices=DTYPES)
     args = parser.parse_args()
     device = args.device
     sizes = (1_000, 100_000, 10_000_000) if args.quick else (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
@@ -132,7 +135,7 @@ def main() -> None:
     by_size: dict[int, list[float]] = {}
     for name in names:
         ours, theirs, n = OPS[name]
-        for dtype in (torch.float32, torch.bfloat16):
+        for dtype in (getattr(torch, d) for d in args.dtypes):
             for layout in ("contiguous", "broadcast", "strided"):
                 if layout == "broadcast" and n == 1:
                     continue
