@@ -40,7 +40,7 @@ class PointwiseOp:
     cases: int  # instantiations of the functor: the combinations of the str arguments' values
     case_index: str  # C++ int in [0, cases) from the launch's conditions
     flags: tuple[tuple[str, str], ...]  # (condition field, C++ constexpr bool of case_)
-    in_storage_type: bool  # T is the storage dtype, not its opmath type (Lowered.selects)
+    in_storage_type: bool  # T is the storage dtype, not its opmath type (Lowered.in_storage)
     scalars: tuple[str, ...]  # the Scalar and Scalar? arguments, in PointwiseLaunch::scalars order
     call_params: str  # "T self, T other"
     expr: str
@@ -146,7 +146,7 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         cases=cases,
         case_index=case_index,
         flags=flags,
-        in_storage_type=low.selects,
+        in_storage_type=low.in_storage,
         scalars=tuple(names.cpp_name(s) for s in low.scalars + low.optional_scalars),
         call_params=", ".join(f"{t} {names.cpp_name(n)}" for n, t in low.tensors),
         expr=low.expr,

@@ -91,10 +91,11 @@ class Lowered:
     scalars: tuple[str, ...]  # Scalar arguments used: fields of type T
     optional_scalars: tuple[str, ...]  # Scalar? arguments used: has_<x> + <x>
     conditions: tuple[HostCondition, ...]
-    # The value is one of the promoted tensor inputs, chosen by bool tensors (where(c, a, b)): the
-    # kernel moves it in the storage dtype, with no round trip through opmath (bfloat16 `where`
-    # ran at 0.70x torch converting every element to float and back).
-    selects: bool = False
+    # The value is one of the promoted tensor inputs, its negation or its absolute value, chosen by
+    # bool tensors (where(c, a, -b)): only a sign bit changes, so the kernel computes it exactly in
+    # the storage dtype, with no round trip through opmath (bfloat16 `where` ran at 0.70x torch
+    # converting every element to float and back, float16 `neg` 0.45x).
+    in_storage: bool = False
     # C++ checks of the arguments alone (accepted str values, clamp's bound): the generated meta
     # function runs them, so fake tensors raise them too. They report through its `op`.
     checks: tuple[str, ...] = ()
@@ -194,7 +195,7 @@ class _Lowering:
                     f"'-{n.operand}' negates a bool value",
                     "use 'not' for logical negation, or exclude bool from meta.allowed",
                 )
-            return _Val(f"T(-{_cast(v)})", "num")
+            return _Val(f"pw::neg({_cast(v)})", "num")
         if v.kind == "bool":
             return _Val(f"!{v.code}", "bool")
         self.need(f"'~{n.operand}'", ("bool", "integral"), "use ~ on integral or bool ops only")
@@ -414,7 +415,7 @@ def lower_formula(
         scalars=tuple(o.name for o in operands if o.kind == "scalar" and o.name in used),
         optional_scalars=tuple(o.name for o in operands if o.kind == "scalar?" and o.name in used),
         conditions=tuple(lowering.conditions.values()),
-        selects=_selects(formula, by_name),
+        in_storage=_in_storage(formula, by_name),
         checks=tuple(checks),
     )
 
@@ -430,14 +431,19 @@ def _divides(n: Node) -> bool:
     return False
 
 
-def _selects(n: Node, operands: dict[str, Operand]) -> bool:
-    """Whether the formula's value is a promoted tensor input, picked by bool tensor inputs."""
+def _in_storage(n: Node, operands: dict[str, Operand]) -> bool:
+    """Whether the formula's value is a promoted tensor input with its sign kept, flipped or
+    cleared, picked by bool tensor inputs: exact in the storage dtype (Lowered.in_storage)."""
     if isinstance(n, Var):
         return operands[n.name].kind == "tensor"
+    if isinstance(n, Un) and n.op == "-":
+        return _in_storage(n.operand, operands)
+    if isinstance(n, Call) and n.fn == "abs" and len(n.args) == 1:
+        return _in_storage(n.args[0], operands)
     if isinstance(n, Call) and n.fn == "where" and len(n.args) == 3:
         c, a, b = n.args
         picks = isinstance(c, Var) and operands[c.name].kind == "bool_tensor"
-        return picks and _selects(a, operands) and _selects(b, operands)
+        return picks and _in_storage(a, operands) and _in_storage(b, operands)
     return False
 
 

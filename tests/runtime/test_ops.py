@@ -553,6 +553,23 @@ def test_exp_log_sigmoid_of_special_values_match_torch(op, dtype):
     torch.testing.assert_close(getattr(structops, op)(x), getattr(torch, op)(x), equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", ["neg", "abs"])
+def test_16_bit_neg_and_abs_change_the_sign_bit_alone(op, dtype):
+    """neg and abs compute in the storage dtype (codegen Lowered.in_storage, pw::neg / pw::abs on
+    bit 15), not through float: on every bit pattern, NaN payloads included, the bits of torch's
+    contiguous kernel. torch's strided kernel goes through float and quiets signalling NaNs; ours
+    keeps them, so strided inputs compare as values (NaN as NaN)."""
+    every = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(dtype)
+    ours, theirs = getattr(structops, op), getattr(torch, op)
+    assert torch.equal(ours(every).view(torch.int16), theirs(every).view(torch.int16))
+    strided = every.view(256, 256).t()
+    torch.testing.assert_close(ours(strided), theirs(strided), rtol=0, atol=0, equal_nan=True)
+    out = torch.empty(256, 512, dtype=dtype)[:, ::2]
+    assert ours(every.view(256, 256), out=out) is out
+    assert torch.equal(out.view(torch.int16), theirs(every).view(256, 256).view(torch.int16))
+
+
 def scalar_libm(op, v):
     try:
         return getattr(math, op)(v)

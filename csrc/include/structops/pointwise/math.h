@@ -228,10 +228,33 @@ SO_HD T pow_scalar(T a, T b) {
   return pow(a, b);
 }
 
+// A 16-bit floating type (float16 or bfloat16, c10's or CUDA's), whose sign is bit 15: a formula
+// that only negates or takes the absolute value computes in it (codegen Lowered.in_storage), by
+// the sign bit alone. Through float each element took two conversions (float16 `neg` 0.45x torch).
+template <typename T>
+inline constexpr bool is_float16_storage_v = sizeof(T) == 2 && !std::is_integral_v<T>;
+
+template <typename T>
+SO_HD T with_sign_bits(T x, uint16_t flip, uint16_t keep) {
+  uint16_t bits;
+  std::memcpy(&bits, &x, 2);
+  bits = static_cast<uint16_t>((bits & keep) ^ flip);
+  std::memcpy(&x, &bits, 2);
+  return x;
+}
+
+// -x, wrapping at T's width for integers (T(-x): int8 -128 stays -128, as torch).
+template <typename T>
+SO_HD T neg(T x) {
+  if constexpr (is_float16_storage_v<T>) return with_sign_bits(x, 0x8000, 0xFFFF);
+  else return T(-x);
+}
+
 template <typename T>
 SO_HD T abs(T x) {
   if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return x;
   else if constexpr (is_int_v<T>) return x < 0 ? T(-x) : x;
+  else if constexpr (is_float16_storage_v<T>) return with_sign_bits(x, 0, 0x7FFF);
   else {
     using std::fabs;
     return fabs(x);
