@@ -72,6 +72,11 @@ double log(double) noexcept;
 double sin(double) noexcept;
 #pragma omp declare simd notinbranch
 double cos(double) noexcept;
+// pow too: as scalar calls float and float64 pow ran at 0.5x torch
+#pragma omp declare simd notinbranch
+float powf(float, float) noexcept;
+#pragma omp declare simd notinbranch
+double pow(double, double) noexcept;
 #if __GLIBC_PREREQ(2, 35)
 #pragma omp declare simd notinbranch
 float tanhf(float) noexcept;
