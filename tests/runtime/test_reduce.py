@@ -281,13 +281,24 @@ FLOAT16_OPS = {  # what each op folds: finite values where a sum of them is comp
 
 
 @pytest.mark.parametrize("variant", ["rows", "columns"])
-@pytest.mark.parametrize("shape, dim", [((31, 2085), 1), ((2085, 31), 0), ((300, 197), 0), ((197, 300), 1)])
+@pytest.mark.parametrize(
+    "shape, dim",
+    [
+        ((31, 2085), 1),  # rows: blocks of 256 and of 32, a tail
+        ((2085, 31), 0),  # fewer than 32 columns: the narrow loop, by bit arithmetic
+        ((300, 197), 0),  # column tiles of 64 and a tail
+        ((197, 300), 1),
+        ((21846, 3), 0),  # every value through float16_to_float (narrow columns)
+        ((21846, 3), 1),  # and through the short-row loop
+    ],
+)
 @pytest.mark.parametrize("op", sorted(FLOAT16_OPS))
 def test_float16_reductions_fold_every_value_as_float(op, shape, dim, variant):
     """float16 inputs are widened by the vector instruction a block at a time and folded as floats
     (structops/cpu/reduce.h FoldsWidenedFloat16: rows in blocks of 256 then 32 elements, columns
-    64 at a time, the tails by bit arithmetic). Over every float16 value the result has the bits
-    of the same loops on the input widened to float first, and is torch's within rounding."""
+    64 at a time; tails, short rows and narrow columns by float16_to_float's bit arithmetic). Over
+    every float16 value the result has the bits of the same loops on the input widened to float
+    first, and is torch's within rounding."""
     from structops import autotune
 
     reduce, values = FLOAT16_OPS[op]
