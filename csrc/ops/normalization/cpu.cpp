@@ -70,37 +70,11 @@ inline float softmax_exp(float x) {
 }
 inline double softmax_exp(double x) { return std::exp(x); }
 
-// float(v): bfloat16 and float16 by their bit patterns (arithmetic gcc vectorises in any loop; c10's
-// float16 conversion is a scalar instruction per element), the rest by conversion.
-template <typename acc_t, typename scalar_t>
-inline acc_t wide(scalar_t v) {
-  if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
-    return std::bit_cast<float>(static_cast<uint32_t>(v.x) << 16);
-  } else if constexpr (std::is_same_v<scalar_t, c10::Half>) {
-    return cpu::float16_to_float(v.x);
-  } else {
-    return static_cast<acc_t>(v);
-  }
-}
-
 // Whether a row pass reads scalar_t directly (float, double); half and bfloat16 rows are widened to
 // float once first: measured, the three passes each widening bfloat16 took 1.35 ms for 2048 rows
 // of 2048 against 1.09 ms staged (and widening inside the max pass 1.30 ms).
 template <typename scalar_t>
 constexpr bool kReadsDirectly = std::is_same_v<scalar_t, at::opmath_type<scalar_t>>;
-
-template <typename scalar_t, typename acc_t>
-SO_CPU_CLONES void widen(const scalar_t* __restrict x, acc_t* __restrict y, int64_t n) {
-#if SO_F16_CONVERT_BY_INSTRUCTION
-  if constexpr (std::is_same_v<scalar_t, c10::Half>) {  // the vector instruction, 64 at a time
-    for (int64_t i = 0; i < n; i += 64) {
-      cpu::widen_float16(reinterpret_cast<const uint16_t*>(x + i), y + i, std::min<int64_t>(64, n - i));
-    }
-    return;
-  }
-#endif
-  for (int64_t i = 0; i < n; ++i) y[i] = wide<acc_t>(x[i]);
-}
 
 // kLanes accumulators as one GCC vector, which gcc keeps in registers and compares or adds whole.
 // As a std::array the max (a compare and a select per lane) stayed scalar, 0.12 ns per element and
@@ -117,7 +91,7 @@ using Lanes = typename LanesOf<acc_t>::type;
 template <typename acc_t, typename scalar_t>
 [[gnu::always_inline]] inline void load_lanes(Lanes<acc_t>& v, const scalar_t* x) {
   alignas(sizeof(Lanes<acc_t>)) acc_t group[kLanes];
-  for (int l = 0; l < kLanes; ++l) group[l] = wide<acc_t>(x[l]);
+  for (int l = 0; l < kLanes; ++l) group[l] = cpu::to_acc<acc_t>(x[l]);
   std::memcpy(&v, group, sizeof v);
 }
 
@@ -133,7 +107,7 @@ SO_CPU_CLONES acc_t row_max(const scalar_t* __restrict x, int64_t n) {
   }
   acc_t r = -inf;
   for (int l = 0; l < kLanes; ++l) r = std::max(r, m[l]);
-  for (; i < n; ++i) r = std::max(r, wide<acc_t>(x[i]));
+  for (; i < n; ++i) r = std::max(r, cpu::to_acc<acc_t>(x[i]));
   return r;
 }
 
@@ -181,7 +155,7 @@ acc_t total(const Lanes<acc_t>& s) {
 // vectorised the exp across interleaved lanes with permutes.
 template <typename acc_t, typename scalar_t>
 SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t* __restrict e, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) e[i] = softmax_exp(wide<acc_t>(x[i]) - shift);
+  for (int64_t i = 0; i < n; ++i) e[i] = softmax_exp(cpu::to_acc<acc_t>(x[i]) - shift);
   Lanes<acc_t> s{};
   const acc_t rest = add_groups(s, e, n);
   return total<acc_t>(s) + rest;
@@ -199,7 +173,7 @@ SO_CPU_CLONES acc_t exp_sum(const scalar_t* __restrict x, acc_t shift, int64_t n
   acc_t rest = 0;
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t m = std::min(kBlock, n - b);
-    for (int64_t i = 0; i < m; ++i) e[i] = softmax_exp(wide<acc_t>(x[b + i]) - shift);
+    for (int64_t i = 0; i < m; ++i) e[i] = softmax_exp(cpu::to_acc<acc_t>(x[b + i]) - shift);
     rest += add_groups(s, e.data(), m);
   }
   return total<acc_t>(s) + rest;
@@ -232,7 +206,7 @@ template <typename scalar_t, typename Y>
 // The last pass of a row: o = e * inv (softmax) or o = x - shift (log_softmax).
 template <bool kLog, typename scalar_t, typename value_t, typename acc_t>
 SO_CPU_CLONES void store_row(const value_t* __restrict v, acc_t c, scalar_t* __restrict o, int64_t n) {
-  store_narrowed(o, n, [&](int64_t i) { return kLog ? wide<acc_t>(v[i]) - c : wide<acc_t>(v[i]) * c; });
+  store_narrowed(o, n, [&](int64_t i) { return kLog ? cpu::to_acc<acc_t>(v[i]) - c : cpu::to_acc<acc_t>(v[i]) * c; });
 }
 
 // Softmax over contiguous rows: a max pass, an exp-and-sum pass, a store pass. log_softmax keeps
@@ -259,7 +233,7 @@ void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
       if constexpr (kReadsDirectly<scalar_t>) {
         softmax_rows_of<kLog>(x + r * n, o + r * n, n, e);
       } else {
-        widen(x + r * n, staged.data(), n);
+        cpu::widen(x + r * n, staged.data(), n);
         softmax_rows_of<kLog, scalar_t>(staged.data(), o + r * n, n, e);
       }
     }
@@ -276,14 +250,14 @@ template <bool kKeep, typename scalar_t, typename acc_t>
                                                       acc_t* __restrict e) {
   for (int64_t k = 0; k < width; ++k) m[k] = -std::numeric_limits<acc_t>::infinity(), s[k] = 0;
   for (int64_t j = 0; j < n; ++j) {
-    for (int64_t k = 0; k < width; ++k) m[k] = std::max(m[k], wide<acc_t>(x[j * inner + k]));
+    for (int64_t k = 0; k < width; ++k) m[k] = std::max(m[k], cpu::to_acc<acc_t>(x[j * inner + k]));
   }
   if constexpr (!kKeep) {
     for (int64_t k = 0; k < width; ++k) m[k] = std::isinf(m[k]) ? acc_t(0) : m[k];
   }
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t k = 0; k < width; ++k) {
-      const acc_t v = softmax_exp(wide<acc_t>(x[j * inner + k]) - m[k]);
+      const acc_t v = softmax_exp(cpu::to_acc<acc_t>(x[j * inner + k]) - m[k]);
       if constexpr (kKeep) e[j * width + k] = v;
       s[k] += v;
     }
@@ -300,7 +274,7 @@ SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restr
   for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
   for (int64_t j = 0; j < n; ++j) {
     store_narrowed(o + j * inner, width, [&](int64_t k) {
-      return kLog ? wide<acc_t>(x[j * inner + k]) - s[k] : e[j * width + k] * s[k];
+      return kLog ? cpu::to_acc<acc_t>(x[j * inner + k]) - s[k] : e[j * width + k] * s[k];
     });
   }
 }
@@ -351,20 +325,20 @@ SO_CPU_CLONES void layer_norm_row(const value_t* __restrict x, const param_t* __
                                   at::opmath_type<scalar_t>& mean_out, at::opmath_type<scalar_t>& rstd_out) {
   using acc_t = at::opmath_type<scalar_t>;
   std::array<acc_t, kLanes> s{};
-  add_lanes(s, n, [&](int64_t i) { return wide<acc_t>(x[i]); });
+  add_lanes(s, n, [&](int64_t i) { return cpu::to_acc<acc_t>(x[i]); });
   const acc_t mean = total(s) / static_cast<acc_t>(n);
   // Two passes: the variance of (x - mean) does not cancel catastrophically like E[x^2] - mean^2.
   s.fill(0);
   add_lanes(s, n, [&](int64_t i) {
-    const acc_t d = wide<acc_t>(x[i]) - mean;
+    const acc_t d = cpu::to_acc<acc_t>(x[i]) - mean;
     return d * d;
   });
   const acc_t rstd = acc_t(1) / std::sqrt(total(s) / static_cast<acc_t>(n) + static_cast<acc_t>(eps));
   const acc_t shift = -mean * rstd;
   store_narrowed(o, n, [&](int64_t i) {
-    acc_t y = wide<acc_t>(x[i]) * rstd + shift;
-    if (w) y *= wide<acc_t>(w[i]);
-    if (b) y += wide<acc_t>(b[i]);
+    acc_t y = cpu::to_acc<acc_t>(x[i]) * rstd + shift;
+    if (w) y *= cpu::to_acc<acc_t>(w[i]);
+    if (b) y += cpu::to_acc<acc_t>(b[i]);
     return y;
   });
   mean_out = mean;
@@ -590,11 +564,11 @@ void layer_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_
         // float16 rows, weight and bias widened to float once each: widened in each of the three
         // passes, float16 layer_norm ran at 0.42x torch
         std::vector<acc_t> row(n), wf(wp ? n : 0), bf(bp ? n : 0);
-        if (wp) widen(wp, wf.data(), n);
-        if (bp) widen(bp, bf.data(), n);
+        if (wp) cpu::widen(wp, wf.data(), n);
+        if (bp) cpu::widen(bp, bf.data(), n);
         for (int64_t r = begin; r < end; ++r) {
           acc_t m, s;
-          widen(in + r * n, row.data(), n);
+          cpu::widen(in + r * n, row.data(), n);
           layer_norm_row(row.data(), wp ? wf.data() : nullptr, bp ? bf.data() : nullptr, o + r * n, n, eps, m, s);
           mp[r] = static_cast<scalar_t>(m);
           rp[r] = static_cast<scalar_t>(s);
@@ -675,7 +649,7 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
         const acc_t sc = static_cast<acc_t>(scale[c]), mu = static_cast<acc_t>(mean[c]), shift = static_cast<acc_t>(b[c]);
         const scalar_t* xr = in + r * S;
         scalar_t* orow = o + r * S;
-        store_narrowed(orow, S, [&](int64_t i) { return (wide<acc_t>(xr[i]) - mu) * sc + shift; });
+        store_narrowed(orow, S, [&](int64_t i) { return (cpu::to_acc<acc_t>(xr[i]) - mu) * sc + shift; });
       }
     });
   });

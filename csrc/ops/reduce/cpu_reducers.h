@@ -14,18 +14,6 @@
 
 namespace structops::impl::reducers {
 
-// x as acc_t; float16 by bit arithmetic that vectorises (cpu/float16.h), not c10's scalar
-// conversion. Reducers with `fold(a, v)`, a step over a value already widened to acc_t, are given
-// float16 inputs widened by the vector instruction a block at a time instead (cpu::reduce).
-template <typename acc_t, typename scalar_t>
-inline acc_t widen(scalar_t x) {
-  if constexpr (std::is_same_v<scalar_t, c10::Half> && std::is_same_v<acc_t, float>) {
-    return structops::cpu::float16_to_float(x.x);
-  } else {
-    return static_cast<acc_t>(x);
-  }
-}
-
 // Floating sums accumulate in opmath (float for float, half and bfloat16; double for double) over
 // the cascade of cpu::reduce's rows, as torch's sums do; integers in int64. (at::acc_type, double
 // for float, halved the vector width and ran at half torch's speed.)
@@ -37,7 +25,7 @@ template <typename scalar_t, bool kMean>
 struct Sum {
   using acc_t = sum_acc_t<scalar_t>;
   acc_t identity() const { return acc_t(0); }
-  acc_t step(acc_t a, scalar_t x) const { return fold(a, widen<acc_t>(x)); }
+  acc_t step(acc_t a, scalar_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t v) const { return a + v; }
   acc_t merge(acc_t a, acc_t b) const { return a + b; }
   scalar_t finish(acc_t a, int64_t n) const {
@@ -56,7 +44,7 @@ struct Extremum {
       return kMax ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
     else return kMax ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
   }
-  acc_t step(acc_t a, scalar_t x) const { return merge(a, widen<acc_t>(x)); }
+  acc_t step(acc_t a, scalar_t x) const { return merge(a, structops::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t v) const { return merge(a, v); }
   acc_t merge(acc_t a, acc_t b) const {
     // max/min as the vector instruction computes it (a NaN a stays: no comparison replaces it),
@@ -89,7 +77,7 @@ template <typename scalar_t>
 struct Prod {
   using acc_t = sum_acc_t<scalar_t>;
   acc_t identity() const { return acc_t(1); }
-  acc_t step(acc_t a, scalar_t x) const { return fold(a, widen<acc_t>(x)); }
+  acc_t step(acc_t a, scalar_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t v) const { return a * v; }
   acc_t merge(acc_t a, acc_t b) const { return a * b; }
   scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
@@ -133,7 +121,7 @@ struct Norm {
     if constexpr (K == NormKind::kNegInf) return std::numeric_limits<acc_t>::infinity();
     return acc_t(0);
   }
-  acc_t step(acc_t a, scalar_t x) const { return fold(a, widen<acc_t>(x)); }
+  acc_t step(acc_t a, scalar_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t x) const {
     const acc_t v = std::abs(x);
     if constexpr (K == NormKind::kOne) return a + v;

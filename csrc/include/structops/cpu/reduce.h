@@ -92,13 +92,6 @@ concept FoldsWidenedFloat16 = bool(SO_F16_CONVERT_BY_INSTRUCTION) && std::is_sam
                                 r.fold(r.identity(), v);
                               };
 
-// w[0:m] = x[0:m] as float, for the loops of FoldsWidenedFloat16 reducers; m <= 64.
-[[gnu::always_inline]] inline void widen_block(const c10::Half* x, float* w, int64_t m) {
-#if SO_F16_CONVERT_BY_INSTRUCTION
-  widen_float16(reinterpret_cast<const uint16_t*>(x), w, m);
-#endif
-}
-
 // One first-level partial: n <= kCascade elements folded by kLanes lanes, then a fixed tree.
 // Always inlined, so each clone of reduce_row compiles it for its own target.
 template <typename R, typename in_t>
@@ -112,7 +105,7 @@ template <typename R, typename in_t>
     // a time alone, gcc kept the lanes in memory)
     alignas(64) float wide[256];
     auto fold_block = [&]<int64_t kSize>(std::integral_constant<int64_t, kSize>) {
-      for (int64_t b = 0; b < kSize; b += 64) widen_block(x + i + b, wide + b, std::min<int64_t>(64, kSize));
+      widen(x + i, wide, kSize);
       for (int64_t j = 0; j < kSize; j += kLanes) {
         for (int l = 0; l < kLanes; ++l) lanes[l] = r.fold(lanes[l], wide[j + l]);
       }
@@ -161,7 +154,7 @@ SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, const in
         const in_t* __restrict xs[4] = {x + row[j], x + row[j + 1], x + row[j + 2], x + row[j + 3]};
         int64_t k = 0;
         for (; k + 64 <= width; k += 64) {
-          for (int q = 0; q < 4; ++q) widen_block(xs[q] + k, wide[q], 64);
+          for (int q = 0; q < 4; ++q) widen(xs[q] + k, wide[q], 64);
           for (int64_t c = 0; c < 64; ++c) {
             const acc_t v = r.fold(r.fold(r.fold(r.fold(r.identity(), wide[0][c]), wide[1][c]), wide[2][c]), wide[3][c]);
             acc[k + c] = r.merge(acc[k + c], v);

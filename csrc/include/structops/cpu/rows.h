@@ -38,13 +38,6 @@
 #include <structops/pointwise/launch.h>
 #include <structops/pointwise/math.h>
 
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-#include <immintrin.h>
-#define SO_BF16_ROUND_BY_INSTRUCTION 1
-#endif
-#ifndef SO_BF16_ROUND_BY_INSTRUCTION
-#define SO_BF16_ROUND_BY_INSTRUCTION 0
-#endif
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #if defined(STRUCTOPS_HOST_ISA)
@@ -163,43 +156,23 @@ using opmath_t = typename OpMath<T>::type;
 
 namespace detail {
 
-#if SO_BF16_ROUND_BY_INSTRUCTION
-// o[0:m] = x[0:m] rounded to bfloat16 exactly as c10::BFloat16(float) rounds, m <= 64, by
-// vcvtneps2bf16. Where it departs from c10 (a NaN keeps its sign and payload, c10 writes 0x7FC0;
-// a denormal flushes to zero, c10 rounds it) the block is rounded again by c10, element by
-// element: a check per block, as fixing lanes in the loop cost a fifth of bfloat16 gelu.
-inline void round_to_bfloat16(const float* x, c10::BFloat16* o, int64_t m) {
-  __mmask16 departs = 0;
-  for (int64_t i = 0; i < m; i += 16) {
-    const __mmask16 lanes = m - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (m - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
-    departs |= _mm512_fpclass_ps_mask(v, 0xA1);  // quiet NaN, signalling NaN, denormal
-    _mm256_mask_storeu_epi16(o + i, lanes, (__m256i)_mm512_cvtneps_pbh(v));
-  }
-  if (departs) {
-    for (int64_t i = 0; i < m; ++i) o[i] = c10::BFloat16(x[i]);
-  }
-}
-#endif
-
-// Whether a float result stored as out_t is rounded by an instruction over blocks (above).
+// Whether a float result stored as out_t is rounded over blocks by an instruction (cpu/float16.h).
 template <typename out_t>
 constexpr bool kRoundsBlocks = (SO_BF16_ROUND_BY_INSTRUCTION && std::is_same_v<out_t, c10::BFloat16>) ||
                                (SO_F16_CONVERT_BY_INSTRUCTION && std::is_same_v<out_t, c10::Half>);
 
 template <typename out_t>
 inline void round_block(const float* x, out_t* o, int64_t m) {
-#if SO_BF16_ROUND_BY_INSTRUCTION
   if constexpr (std::is_same_v<out_t, c10::BFloat16>) round_to_bfloat16(x, o, m);
-#endif
-#if SO_F16_CONVERT_BY_INSTRUCTION
-  if constexpr (std::is_same_v<out_t, c10::Half>) round_to_float16(x, reinterpret_cast<uint16_t*>(o), m);
-#endif
+  if constexpr (std::is_same_v<out_t, c10::Half>) round_to_float16(x, o, m);
 }
 
 // o[i] = elem(i) for i < n, converted to out_t. A float rounded to bfloat16 or float16 goes
 // through a block of 64 floats and the instruction where the CPU has it: c10's rounding per
 // element was a quarter of bfloat16 gelu's time.
+// The loops of n - c elements are not unrolled: with a row loop's block of 16, gcc unrolled them
+// whole and then rebuilt vectors element by element, where it now vectorises one loop of one
+// vector, kept in a register from the widened inputs to the rounded store.
 template <typename out_t, typename E>
 inline void store_row(out_t* __restrict o, int64_t n, const E& elem) {
   if constexpr (kRoundsBlocks<out_t> && std::is_same_v<decltype(elem(int64_t{})), float>) {
@@ -209,9 +182,11 @@ inline void store_row(out_t* __restrict o, int64_t n, const E& elem) {
       for (int64_t i = 0; i < 64; ++i) block[i] = elem(c + i);
       round_block(block, o + c, 64);
     }
+#pragma GCC unroll 0
     for (int64_t i = 0; i < n - c; ++i) block[i] = elem(c + i);
     round_block(block, o + c, n - c);
   } else {
+#pragma GCC unroll 0
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<out_t>(elem(i));
   }
 }
@@ -219,56 +194,58 @@ inline void store_row(out_t* __restrict o, int64_t n, const E& elem) {
 // x[i] for the vector loops of a formula computing in compute_t. A bool is read as its byte (the
 // formula's bool parameter takes it as byte != 0): gcc vectorises byte loads but not bool ones,
 // and where(condition, a, b) ran a mispredicted branch per element (0.75x torch on strided
-// float32). A float16 operand of a float computation is widened by float16_to_float.
+// float32). A float16 operand of a float computation is widened by its bits (to_acc).
 template <typename compute_t, typename T>
 inline auto element(const T* __restrict x, int64_t i) {
   if constexpr (std::is_same_v<T, bool>) {
     return reinterpret_cast<const uint8_t*>(x)[i];
   } else if constexpr (std::is_same_v<T, c10::Half> && std::is_same_v<compute_t, float>) {
-    return float16_to_float(x[i].x);
+    return to_acc<float>(x[i]);
   } else {
     return x[i];
   }
 }
 
 // Whether an input of type T to a formula computing in compute_t is widened a block at a time by
-// the instruction (widen_float16) before the formula runs.
+// the instruction (cpu::widen) before the formula runs.
 template <typename compute_t, typename T>
 constexpr bool kWidensBlocks =
     SO_F16_CONVERT_BY_INSTRUCTION && std::is_same_v<T, c10::Half> && std::is_same_v<compute_t, float>;
 
-// Input k's element c + i of a row in blocks: its widened block's i-th, or read in place
-// (element 0 when k is the broadcast input).
-template <typename compute_t, bool kBroadcast, typename T>
-[[gnu::always_inline]] inline auto block_element(const T* __restrict x, const float* wide, int64_t c, int64_t i) {
-  if constexpr (kBroadcast) return element<compute_t>(x, 0);
+// Input k's element c + i of a row in blocks: its widened block's i-th, read in place, or
+// `held` (the broadcast input's one value, read once).
+template <typename compute_t, bool kBroadcast, typename T, typename Held>
+[[gnu::always_inline]] inline auto block_element(const T* __restrict x, const float* wide, int64_t c, int64_t i,
+                                                 Held held) {
+  if constexpr (kBroadcast) return held;
   else if constexpr (kWidensBlocks<compute_t, T>) return wide[i];
   else return element<compute_t>(x, c + i);
 }
 
-template <typename compute_t, typename T>
-[[gnu::always_inline]] inline void widen_block(const T* x, float* wide, int64_t m) {
-#if SO_F16_CONVERT_BY_INSTRUCTION
-  if constexpr (kWidensBlocks<compute_t, T>) widen_float16(reinterpret_cast<const uint16_t*>(x), wide, m);
-#endif
-}
-
 // The row loop: every input contiguous, except input B (0-based) when B < the number of inputs,
 // which has stride 0 and is loaded once. `f` returns the compute type; the store converts it to
-// out_t. Float16 inputs of a float formula are first widened 64 at a time into a stack block
-// where the CPU converts vectors (float16 `add` at 1e5: 0.50x torch with the bit arithmetic).
+// out_t. Float16 inputs of a float formula are first widened 16 at a time (one vector) into a
+// stack block where the CPU converts vectors, which gcc then keeps in a register: float16 `add`
+// at 1e5 ran at 0.50x torch with the bit arithmetic, 0.8x with blocks of 64 through memory.
 template <size_t B, typename F, typename out_t, typename... in_t, size_t... I>
 [[gnu::always_inline]] inline void row_loop(const F& f, int64_t n, out_t* __restrict o, std::index_sequence<I...>,
                                             const in_t* __restrict... in) {
   using compute_t = typename F::compute_type;
   if constexpr (((I != B && kWidensBlocks<compute_t, in_t>) || ...)) {
-    alignas(64) float wide[sizeof...(in_t)][64];
+    if (n <= 0) return;
+    const auto held = [&] {
+      if constexpr (B < sizeof...(in_t)) return element<compute_t>(std::get<B>(std::forward_as_tuple(in...)), 0);
+      else return 0;
+    }();
     auto block = [&](int64_t c, int64_t m) {
-      ((I != B ? widen_block<compute_t>(in + c, wide[I], m) : void()), ...);
-      store_row(o + c, m, [&](int64_t i) { return f(block_element<compute_t, I == B>(in, wide[I], c, i)...); });
+      alignas(64) float wide[sizeof...(in_t)][16];
+      ([&] {
+        if constexpr (I != B && kWidensBlocks<compute_t, in_t>) widen(in + c, wide[I], m);
+      }(), ...);
+      store_row(o + c, m, [&](int64_t i) { return f(block_element<compute_t, I == B>(in, wide[I], c, i, held)...); });
     };
     int64_t c = 0;
-    for (; c + 64 <= n; c += 64) block(c, 64);  // a constant size: no masks, no remainder loops
+    for (; c + 16 <= n; c += 16) block(c, 16);  // a constant size: no masks, no remainder loops
     if (c < n) block(c, n - c);
   } else {
     store_row(o, n, [&](int64_t i) { return f(element<compute_t>(in, I == B ? 0 : i)...); });
