@@ -265,17 +265,28 @@ template <bool kKeep, typename scalar_t, typename acc_t>
 }
 
 // Softmax along the middle dim of [outer, n, inner], inner > 1: blocks of contiguous columns.
+// Float16 blocks are first staged widened (`staged`, [n, width], by the vector instruction): the
+// passes read float then, where each read widened by bit arithmetic (0.54-0.61x torch at 2048^2).
 template <bool kLog, typename scalar_t>
 SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
-                                 int64_t width, at::opmath_type<scalar_t>* __restrict e) {
+                                 int64_t width, at::opmath_type<scalar_t>* __restrict e,
+                                 at::opmath_type<scalar_t>* __restrict staged) {
   using acc_t = at::opmath_type<scalar_t>;
   std::array<acc_t, kColumnBlock> m, s;
-  column_max_exp_sum<true>(x, n, inner, width, m.data(), s.data(), e);
-  for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
-  for (int64_t j = 0; j < n; ++j) {
-    store_narrowed(o + j * inner, width, [&](int64_t k) {
-      return kLog ? cpu::to_acc<acc_t>(x[j * inner + k]) - s[k] : e[j * width + k] * s[k];
-    });
+  const auto finish = [&](const auto* __restrict v, int64_t stride) {
+    column_max_exp_sum<true>(v, n, stride, width, m.data(), s.data(), e);
+    for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
+    for (int64_t j = 0; j < n; ++j) {
+      store_narrowed(o + j * inner, width, [&](int64_t k) {
+        return kLog ? cpu::to_acc<acc_t>(v[j * stride + k]) - s[k] : e[j * width + k] * s[k];
+      });
+    }
+  };
+  if constexpr (std::is_same_v<scalar_t, c10::Half>) {
+    for (int64_t j = 0; j < n; ++j) cpu::widen(x + j * inner, staged + j * width, width);
+    finish(staged, width);
+  } else {
+    finish(x, inner);
   }
 }
 
@@ -308,11 +319,12 @@ void softmax(const at::Tensor& self, int64_t dim, const at::Tensor& out) {
     const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
     structops::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * kColumnBlock)),
                             [&](int64_t begin, int64_t end) {
-      std::vector<acc_t> e(n * kColumnBlock);
+      std::vector<acc_t> e(n * kColumnBlock), staged(std::is_same_v<scalar_t, c10::Half> ? n * kColumnBlock : 0);
       for (int64_t t = begin; t < end; ++t) {
         const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
         const int64_t offset = b * n * inner + k0;
-        softmax_block<kLog>(in + offset, o + offset, n, inner, std::min(kColumnBlock, inner - k0), e.data());
+        softmax_block<kLog>(in + offset, o + offset, n, inner, std::min(kColumnBlock, inner - k0), e.data(),
+                            staged.data());
       }
     });
   });
