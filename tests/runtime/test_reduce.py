@@ -64,7 +64,8 @@ CASES = [
     ((9, 300, 3), [1], "contiguous"),  # period 96, in memory
     ((5, 300, 13), [1], "contiguous"),  # period 416 (below 16 columns: never the rows)
     ((4, 3, 700, 24), [2], "contiguous"),  # 24 columns: period 96, narrow rather than tiles
-    ((6, 300, 17), [1], "contiguous"),  # 17 columns: the tiles
+    ((6, 300, 17), [1], "contiguous"),  # 17 columns: a period of 544 lanes, merged as a tree
+    ((5, 300, 31), [1], "contiguous"),  # the longest period, 992 lanes
     ((6, 300, 64), [1], "contiguous"),  # 64 and 48 columns: the tiles (a period of 64 or 96 lanes,
     ((6, 300, 48), [1], "contiguous"),  # but more columns than the narrow loop's 32 accumulators)
     ((700, 17), [0], "contiguous"),  # one outer index: narrow columns over chunks of rows

@@ -212,11 +212,14 @@ SO_CPU_CLONES void reduce_narrow_columns(const R& r, const in_t* __restrict x, i
       }
     }
     for (int64_t j = i; j < hi; ++j) lanes[j - i] = r.step(lanes[j - i], x[j]);  // i is a multiple of w
-    for (int64_t c = 0; c < w; ++c) {
-      acc_t column = lanes[c];
-      for (int64_t l = c + w; l < period; l += w) column = r.merge(column, lanes[l]);
-      acc[c] = r.merge(acc[c], column);
+    // The period's period / w rows of w lanes (a power of two: kLanes is) merged as a fixed tree,
+    // each level one vector loop over the upper half: merged a column at a time (or row by row)
+    // the merge was a chain of 32 dependent steps through memory and took as long as the fold
+    // (17 columns: a period of 544 lanes).
+    for (int64_t half = period / 2; half >= w; half /= 2) {
+      for (int64_t l = 0; l < half; ++l) lanes[l] = r.merge(lanes[l], lanes[l + half]);
     }
+    for (int64_t c = 0; c < w; ++c) acc[c] = r.merge(acc[c], lanes[c]);
   }
 }
 
@@ -403,11 +406,10 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
   // A middle dim of [outer, reduced, cols] with few contiguous columns: each outer index's reduced
   // rows are one contiguous block, folded as narrow columns; threads take outer indices. Below 16
   // columns the alternative is rows (gathered: [64, 256, 8] over dim 1 ran at 0.22x torch, now
-  // 1.08); from 16 the tiles, unless the lanes' period is short (24: 0.70 -> 0.74; 17, a period
-  // of 544 lanes in memory, not registers: 0.64 -> 0.44, so 17 stays with the tiles).
+  // 1.08); from 16 the tiles ([64, 256, w] at one thread, tiles -> narrow: 17 0.63 -> 0.88, 31
+  // 1.15 -> 1.46; narrow had lost at 17 while its merge was a column at a time).
   const int64_t n_outer = n_cols > 0 ? n_out / n_cols : 0;
-  const bool narrow = n_cols > 1 && n_cols < detail::kLanes &&
-                      (n_cols < 16 || std::lcm<int64_t>(detail::kLanes, n_cols) <= 4 * detail::kLanes);
+  const bool narrow = n_cols > 1 && n_cols < detail::kLanes;
   if (layout != ReduceLayout::rows && n_outer > 1 && narrow && col_stride == 1 && elements.is_dense(n_cols)) {
     structops::parallel_for(0, n_outer, std::max<int64_t>(1, kGrainSize / (n_red * n_cols)), [&](int64_t b, int64_t e) {
       std::array<acc_t, detail::kLanes> acc;
