@@ -75,6 +75,7 @@ inline void widen(const c10::Half* x, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = float16_to_float(x[i].x);
 #endif
 }
+
 // o[0:n] = x[0:n] as acc_t, element by element (to_acc): bfloat16 and the other types.
 template <typename T, typename acc_t>
 inline void widen(const T* x, acc_t* o, int64_t n) {

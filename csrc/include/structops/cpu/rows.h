@@ -38,7 +38,6 @@
 #include <structops/pointwise/launch.h>
 #include <structops/pointwise/math.h>
 
-
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #if defined(STRUCTOPS_HOST_ISA)
 #define SO_CPU_CLONES
