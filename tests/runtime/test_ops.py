@@ -275,6 +275,31 @@ def test_large_pointwise_layouts_match_torch(threads, layout):
         torch.set_num_threads(old)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(100, 1000), (37, 130), (16, 64), (3, 5000), (2000, 17)])
+def test_transposed_operands_in_bands_of_rows_match_torch(threads, shape):
+    """Rows with an operand whose rows interleave in memory (transposed input or output) are walked
+    in bands of 16 rows, 64 elements at a time across the band (cpu/rows.h run): every element
+    once, whatever the band's and chunk's remainders; functional, out= transposed and inplace."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        g = torch.Generator().manual_seed(0)
+        rows, n = shape
+        x = torch.randn(n, rows, generator=g).t()
+        y = torch.randn(rows, 2 * n, generator=g)[:, ::2]
+        assert torch.equal(structops.add(x, y, alpha=2), torch.add(x, y, alpha=2))
+        torch.testing.assert_close(structops.mul_add(y, x, x), y * x + x)
+        out = torch.empty(n, rows).t()
+        structops.sub(y, x, out=out)
+        assert torch.equal(out, y - x)
+        z = x.clone()  # transposed, as x
+        structops.mul_(z, y)
+        assert torch.equal(z, x * y)
+    finally:
+        torch.set_num_threads(old)
+
+
 def test_formula_result_for_half_is_computed_in_float():
     x = torch.full((4,), 2049.0, dtype=torch.float16)  # 2049 is not a float16: rounds to 2048
     y = torch.ones(4, dtype=torch.float16)
