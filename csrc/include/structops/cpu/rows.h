@@ -446,7 +446,7 @@ void run(const F& f, const RowLaunch& p) {
         // Rows in bands of kBand, each band walked kChunk elements at a time across its rows: the
         // cache lines of an operand whose rows lie closer than its elements (a transposed input or
         // output), each holding a band's elements of one column, are used whole before they are
-        // evicted. Row by row, [100, 1000] plus a transposed one ran at 0.75x torch.
+        // evicted. Row by row, [10000, 1000] plus a transposed one ran at 1.00x torch (1.45 now).
         constexpr int64_t kBand = 16, kChunk = 64;
         const std::array<int64_t, N> strides{g.strides[I + 1][0]...};
         for (int64_t r0 = 0; r0 < rows; r0 += kBand) {
