@@ -95,6 +95,17 @@ def test_every_op_on_dtensor(tmp_path, world, mesh):
     assert untested == ["masked_select"], f"ops no DTensor call ran: {untested}"
 
 
+def test_float16_kernels_on_dtensor(tmp_path):
+    """The float16 CPU loops (vector widening, staged softmax columns, narrow column reductions)
+    on each rank's shard, against the op on whole tensors: the suite above runs float64."""
+    ops = "add_Tensor,mul_Tensor,mul_add,where_self,gelu,softmax_int,log_softmax_int,sum_dim_IntList,amax"
+    reports = launch(tmp_path, 2, "2", "--dtype", "float16", "--ops", ops)
+    failures = every_failure(reports)
+    assert not failures, f"{len(failures)} failures; the first:\n" + "\n".join(failures[:3])
+    calls = reports[0]["calls"]
+    assert set(calls) == set(ops.split(",")) and all(calls.values()), calls
+
+
 def test_a_planted_wrong_strategy_is_caught(tmp_path):
     """softmax's and cumsum's dims declared parallel: DTensor then runs each rank's half alone."""
     reports = launch(tmp_path, 2, "2", "--plant-parallel", "--ops", "softmax_int,cumsum")

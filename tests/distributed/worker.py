@@ -35,7 +35,12 @@ from tests.conformance.spec import functional, load_specs, overload
 TRIALS = 3  # random placements per sample
 
 
+DTYPE: str | None = None  # --dtype: the ops' samples in this dtype instead
+
+
 def _dtype(spec) -> str:
+    if DTYPE is not None:
+        return DTYPE
     return "float64" if "float64" in spec.dtypes else spec.dtypes[0]
 
 
@@ -265,7 +270,10 @@ def main() -> None:
     parser.add_argument("mesh", help="the mesh shape: 4, or 2x2")
     parser.add_argument("--ops", help="only these ops (SuiteSpec names, comma-separated)")
     parser.add_argument("--plant-parallel", action="store_true", help="plant a wrong strategy")
+    parser.add_argument("--dtype", help="samples in this dtype (ops that lack it are left out)")
     options = parser.parse_args()
+    global DTYPE
+    DTYPE = options.dtype
     if options.plant_parallel:
         _plant_parallel()
     shape = tuple(int(s) for s in options.mesh.split("x"))
@@ -277,7 +285,7 @@ def main() -> None:
     report = {}
     only = set(options.ops.split(",")) if options.ops else None
     for spec in load_specs():
-        if only is not None and spec.name not in only:
+        if only is not None and spec.name not in only or DTYPE is not None and DTYPE not in spec.dtypes:
             continue
         rng = random.Random(zlib.crc32(f"{spec.name}/{options.mesh}".encode()))
         torch.manual_seed(0)
