@@ -72,6 +72,33 @@ def test_out_and_inplace_overloads_compile_with_inductor():
             torch.testing.assert_close(compiled(x, y), f(x, y))
 
 
+def test_float16_and_transposed_kernels_under_inductor():
+    """The CPU loops a float16 model or a transposed operand reaches (vector widening with a
+    broadcast operand, staged softmax columns, narrow column reductions, bands of rows), called
+    from Inductor's generated code with its own buffers: the eager results, bit for bit, and
+    torch's within float16 rounding."""
+
+    def f(x, b, t):
+        h = structops.gelu(structops.add(x, b, alpha=0.5))  # float16, b broadcast
+        s = structops.softmax(h, 0)  # over dim 0: the staged column blocks
+        n = structops.sum(structops.mul(h, h).view(8, 16, 17), [1])  # 17 columns: narrow
+        return s, n, structops.mul_add(x.float(), t, t)  # t transposed: bands of rows
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(128, 17, generator=g).half()
+    b = torch.randn(17, generator=g).half()
+    t = torch.randn(17, 128, generator=g).t()
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    got, eager = compiled(x, b, t), f(x, b, t)
+    for c, e in zip(got, eager, strict=True):
+        assert torch.equal(c, e)
+    h = torch.nn.functional.gelu(x.float() + 0.5 * b.float()).half()
+    torch.testing.assert_close(got[0], torch.softmax(h.float(), 0).half(), atol=1e-3, rtol=1e-3)
+    torch.testing.assert_close(got[1], (h * h).float().view(8, 16, 17).sum(1).half(), atol=1e-2, rtol=2e-3)
+    torch.testing.assert_close(got[2], x.float() * t + t)
+
+
 def test_inductor_calls_the_functional_overload():
     """Inductor (torch >= 2.13) lowers a custom functional op to its Tag.out overload when it finds
     one, with arguments it reorders and duplicates (`add.out(x, y, 2, alpha=2, out=buf)`): structops
