@@ -305,6 +305,9 @@ constexpr bool kStageable = std::is_trivially_default_constructible_v<out_t> &&
 // remainder per row): a strided one takes the scalar loop, a block of them runs as one.
 constexpr int64_t kShortRow = 16;
 
+// Elements of a strided row staged at a time (row_strided; the bands of run walk rows by it).
+constexpr int64_t kStridedChunk = 64;
+
 // x[c:c+m] as a contiguous pointer: x itself when its stride is 1, else gathered into `buffer`.
 template <typename T, size_t K>
 const T* contiguous_chunk(std::array<T, K>& buffer, const T* x, int64_t stride, int64_t c, int64_t m) {
@@ -323,7 +326,7 @@ const T* contiguous_chunk(std::array<T, K>& buffer, const T* x, int64_t stride, 
 template <typename F, typename out_t, typename... in_t>
 void row_strided(const F& f, int64_t n, out_t* o, int64_t so, const std::array<int64_t, sizeof...(in_t)>& si,
                  const in_t*... in) {
-  constexpr int64_t kChunk = 64;
+  constexpr int64_t kChunk = kStridedChunk;
   if constexpr (!kStageable<out_t, in_t...>) {
     row_strided_scalar(f, n, o, so, si, in...);
   } else {
@@ -447,7 +450,7 @@ void run(const F& f, const RowLaunch& p) {
         // cache lines of an operand whose rows lie closer than its elements (a transposed input or
         // output), each holding a band's elements of one column, are used whole before they are
         // evicted. Row by row, [10000, 1000] plus a transposed one ran at 1.00x torch (1.45 now).
-        constexpr int64_t kBand = 16, kChunk = 64;
+        constexpr int64_t kBand = 16, kChunk = detail::kStridedChunk;
         const std::array<int64_t, N> strides{g.strides[I + 1][0]...};
         for (int64_t r0 = 0; r0 < rows; r0 += kBand) {
           for (int64_t c = 0; c < n; c += kChunk) {
