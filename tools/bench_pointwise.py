@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from timing import per_call, side_by_side
 
 DTYPES = ("float32", "bfloat16", "float16", "float64")
+LAYOUTS = ("contiguous", "broadcast", "strided")
 
 # name -> (structops call, torch call, number of tensor inputs, input domain)
 OPS = {
@@ -117,6 +118,7 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--ops", nargs="+", choices=sorted(OPS), help="only these ops")
     parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"], choices=DTYPES)
+    parser.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=LAYOUTS)
     args = parser.parse_args()
     device = args.device
     sizes = (1_000, 100_000, 10_000_000) if args.quick else (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
@@ -136,7 +138,7 @@ def main() -> None:
     for name in names:
         ours, theirs, n = OPS[name]
         for dtype in (getattr(torch, d) for d in args.dtypes):
-            for layout in ("contiguous", "broadcast", "strided"):
+            for layout in args.layouts:
                 if layout == "broadcast" and n == 1:
                     continue
                 for numel in sizes:

@@ -276,26 +276,34 @@ def test_large_pointwise_layouts_match_torch(threads, layout):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("shape", [(100, 1000), (37, 130), (16, 64), (3, 5000), (2000, 17)])
-def test_transposed_operands_in_bands_of_rows_match_torch(threads, shape):
+@pytest.mark.parametrize("shape", [(100, 1000), (37, 130), (16, 64), (3, 5000), (2000, 17), (40, 2100)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+def test_transposed_operands_in_bands_of_rows_match_torch(threads, shape, dtype):
     """Rows with an operand whose rows interleave in memory (transposed input or output) are walked
-    in bands of 16 rows, 64 elements at a time across the band (cpu/rows.h run): every element
-    once, whatever the band's and chunk's remainders; functional, out= transposed and inplace."""
+    in bands of 16 rows, the operands one or two elements apart from row to row through tiles
+    transposed 16 x 16 (cpu/rows.h band_of_rows): every element once, whatever the band's, pass's
+    and block's remainders, for 2-, 4- and 8-byte elements; functional, out= transposed, inplace,
+    and a transposed bool condition (1-byte tiles)."""
     old = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         g = torch.Generator().manual_seed(0)
         rows, n = shape
-        x = torch.randn(n, rows, generator=g).t()
-        y = torch.randn(rows, 2 * n, generator=g)[:, ::2]
+        x = torch.randn(n, rows, generator=g).to(dtype).t()  # row to row: 1 element
+        y = torch.randn(rows, 2 * n, generator=g).to(dtype)[:, ::2]
+        w = torch.randn(n, 2 * rows, generator=g).to(dtype).t()[::2]  # row to row: 2 elements
         assert torch.equal(structops.add(x, y, alpha=2), torch.add(x, y, alpha=2))
-        torch.testing.assert_close(structops.mul_add(y, x, x), y * x + x)
-        out = torch.empty(n, rows).t()
+        assert torch.equal(structops.sub(w, x), w - x)
+        expected = (y.double() * x.double() + x.double()).to(dtype)
+        torch.testing.assert_close(structops.mul_add(y, x, x), expected, rtol=1e-3, atol=1e-3)
+        out = torch.empty(n, rows, dtype=dtype).t()
         structops.sub(y, x, out=out)
         assert torch.equal(out, y - x)
         z = x.clone()  # transposed, as x
-        structops.mul_(z, y)
-        assert torch.equal(z, x * y)
+        structops.mul_(z, w)
+        assert torch.equal(z, x * w)
+        condition = torch.randn(n, rows, generator=g).t() > 0
+        assert torch.equal(structops.where(condition, y, w), torch.where(condition, y, w))
     finally:
         torch.set_num_threads(old)
 

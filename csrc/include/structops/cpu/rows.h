@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -308,9 +309,21 @@ constexpr int64_t kShortRow = 16;
 // Elements of a strided row staged at a time (row_strided; the bands of run walk rows by it).
 constexpr int64_t kStridedChunk = 64;
 
+// A stack buffer of K elements left uninitialised (a std::tuple of std::arrays is zeroed on
+// every call: 512 bytes of stores per 64-element chunk of a float32 row with two inputs).
+template <typename T, size_t K>
+struct Staged {
+  Staged() {}
+  alignas(64) T v[K];
+  T* data() { return v; }
+  const T* data() const { return v; }
+  T& operator[](int64_t i) { return v[i]; }
+  const T& operator[](int64_t i) const { return v[i]; }
+};
+
 // x[c:c+m] as a contiguous pointer: x itself when its stride is 1, else gathered into `buffer`.
 template <typename T, size_t K>
-const T* contiguous_chunk(std::array<T, K>& buffer, const T* x, int64_t stride, int64_t c, int64_t m) {
+const T* contiguous_chunk(Staged<T, K>& buffer, const T* x, int64_t stride, int64_t c, int64_t m) {
   if (stride == 1) return x + c;
   gather_strided(buffer.data(), x + c * stride, stride, m);
   return buffer.data();
@@ -334,8 +347,8 @@ void row_strided(const F& f, int64_t n, out_t* o, int64_t so, const std::array<i
       row_strided_scalar(f, n, o, so, si, in...);
       return;
     }
-    std::tuple<std::array<in_t, kChunk>...> staged;
-    std::array<out_t, kChunk> staged_out;
+    std::tuple<Staged<in_t, kChunk>...> staged;
+    Staged<out_t, kChunk> staged_out;
     for (int64_t c = 0; c < n; c += kChunk) {
       const int64_t m = std::min(kChunk, n - c);
       out_t* po = so == 1 ? o + c : staged_out.data();
@@ -362,7 +375,7 @@ template <typename T>
 // Rows r < rows of x (row r at x + r * step, its elements `stride` apart), each n elements, as one
 // contiguous run of rows * n: x itself where its rows follow each other, else gathered into `buffer`.
 template <typename T, size_t K>
-const T* contiguous_rows(std::array<T, K>& buffer, const T* x, int64_t stride, int64_t step, int64_t n, int64_t rows) {
+const T* contiguous_rows(Staged<T, K>& buffer, const T* x, int64_t stride, int64_t step, int64_t n, int64_t rows) {
   if (stride == 1 && step == n) return x;
   if (step == 0) {
     repeat_row(buffer.data(), x, stride, n, rows);
@@ -385,13 +398,168 @@ void block_of_short_rows(const F& f, int64_t n, int64_t rows, out_t* o,
                          const std::array<int64_t, sizeof...(in_t)>& step, const in_t*... in) {
   constexpr int64_t kChunk = 256;
   const int64_t rows_per_chunk = kChunk / n;
-  std::tuple<std::array<in_t, kChunk>...> staged;
+  std::tuple<Staged<in_t, kChunk>...> staged;
   for (int64_t r = 0; r < rows; r += rows_per_chunk) {
     const int64_t m = std::min(rows_per_chunk, rows - r);
     [&]<size_t... I>(std::index_sequence<I...>) {
       row_contiguous(f, m * n, o + r * n,
                      contiguous_rows(std::get<I>(staged), in + r * step[I], stride[I], step[I], n, m)...);
     }(std::index_sequence_for<in_t...>{});
+  }
+}
+
+// A band of kBand rows of an input whose rows interleave in memory (a transposed input: row r,
+// element i at x[r * step + i * stride], step 1 or 2 while the stride is large) is read into a
+// tile [kBand][pass] in blocks of 16 x 16: each column's 16 elements of the band are one vector
+// load (two, even lanes kept, for step 2), and 16 such vectors are transposed in registers into
+// 16 row vectors. Element by element, a float32 add of a sliced operand with 2 cache lines per
+// column of a band spent 40 % of its time in scalar loads and inserts. The elements move as
+// unsigned integers of their size: only their bits are copied.
+constexpr int64_t kBand = 16;
+
+template <typename T>
+using Bits = std::conditional_t<
+    sizeof(T) == 1, uint8_t,
+    std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+
+template <typename T>
+constexpr bool kTileable = std::is_trivially_default_constructible_v<T> && std::is_trivially_copyable_v<T> &&
+                           sizeof(T) <= 8 && (sizeof(T) & (sizeof(T) - 1)) == 0;
+
+// 16 lanes of U (gcc ignores vector_size on a dependent type, hence one typedef per size).
+template <typename U>
+struct Lanes16Of;
+template <>
+struct Lanes16Of<uint8_t> {
+  typedef uint8_t type __attribute__((vector_size(16)));
+};
+template <>
+struct Lanes16Of<uint16_t> {
+  typedef uint16_t type __attribute__((vector_size(32)));
+};
+template <>
+struct Lanes16Of<uint32_t> {
+  typedef uint32_t type __attribute__((vector_size(64)));
+};
+template <>
+struct Lanes16Of<uint64_t> {
+  typedef uint64_t type __attribute__((vector_size(128)));
+};
+template <typename U>
+using Lanes16 = typename Lanes16Of<U>::type;
+
+// Lane j of the pair of vectors (a, b) that swapping bit K of the row index with bit K of the
+// lane index puts at lane j of the lower (`upper` false) or the upper row of the pair; lanes
+// of b count from 16.
+constexpr int swapped_lane(int K, bool upper, int j) {
+  if (!upper) return (j & K) ? 16 + j - K : j;
+  return (j & K) ? 16 + j : j + K;
+}
+
+// v[0..16) transposed in place as a 16 x 16 matrix of lanes: four butterfly stages, each
+// swapping one bit of the row and lane indices (64 two-vector shuffles in all).
+template <typename V>
+[[gnu::always_inline]] inline void transpose16(V (&v)[16]) {
+  auto stage = [&]<int K>(std::integral_constant<int, K>) {
+    for (int i = 0; i < 16; ++i) {
+      if (i & K) continue;
+      const V a = v[i], b = v[i + K];
+      [&]<int... J>(std::integer_sequence<int, J...>) {
+        v[i] = __builtin_shufflevector(a, b, swapped_lane(K, false, J)...);
+        v[i + K] = __builtin_shufflevector(a, b, swapped_lane(K, true, J)...);
+      }(std::make_integer_sequence<int, 16>{});
+    }
+  };
+  stage(std::integral_constant<int, 1>{});
+  stage(std::integral_constant<int, 2>{});
+  stage(std::integral_constant<int, 4>{});
+  stage(std::integral_constant<int, 8>{});
+}
+
+// tile[r * pitch + i] = x[r * step + i * stride] for r < kBand, i < m: a band's chunk read into rows.
+template <typename T>
+void load_band(T* __restrict tile, int64_t pitch, const T* x, int64_t stride, int64_t step, int64_t m) {
+  using U = Bits<T>;
+  int64_t i = 0;
+  for (; i + 16 <= m; i += 16) {
+    Lanes16<U> v[16];
+    for (int j = 0; j < 16; ++j) {
+      const T* column = x + (i + j) * stride;
+      if (step == 1) {
+        std::memcpy(&v[j], column, sizeof(v[j]));
+      } else {  // elements 0, 2, .., 30 of the column from [0, 16) and [15, 31): none past the band
+        Lanes16<U> low, high;
+        std::memcpy(&low, column, sizeof(low));
+        std::memcpy(&high, column + 15, sizeof(high));
+        v[j] = __builtin_shufflevector(low, high, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+      }
+    }
+    transpose16(v);
+    for (int r = 0; r < 16; ++r) std::memcpy(tile + r * pitch + i, &v[r], sizeof(v[r]));
+  }
+  for (int64_t r = 0; r < kBand; ++r) {
+    for (int64_t k = i; k < m; ++k) tile[r * pitch + k] = x[r * step + k * stride];
+  }
+}
+
+// Whether an input's band is read through a tile: its rows interleave (step below the stride)
+// closely enough that a column of the band is one or two vectors. (The output's rows never
+// interleave in a whole band: the geometry orders dims by the output's strides and swaps only an
+// innermost dim shorter than kShortRow, rows.h's own limit.)
+template <typename T>
+inline bool tiles_band(int64_t stride, int64_t step) {
+  return kTileable<T> && (step == 1 || step == 2) && stride > step;
+}
+
+// A tile's row: the elements of a band's row moved per pass. Long passes keep the operands read
+// in place (a contiguous input, the output) in few, long streams: float32 [10000, 1000] plus a
+// transposed one took 16.5 ms in passes of 64, 9.5 ms in passes of 1024 (row by row 15.9 ms).
+constexpr int64_t kBandWidth = 1024;
+
+// `rows` rows of n elements walked in bands of kBand rows, each band in passes across its rows:
+// the cache lines of an operand whose rows lie closer than its elements (a transposed input or
+// output), each holding a band's elements of one column, are used whole before they are evicted.
+// The operands tiles_band takes go through tiles, in passes of up to kBandWidth elements; the
+// others are read and written in place by row_strided, and where none is tiled, or the band is
+// short of kBand rows, the passes are of kStridedChunk elements, whose lines stay in L1 from the
+// band's first row to its last.
+template <typename F, typename out_t, typename... in_t>
+void band_of_rows(const F& f, int64_t n, int64_t rows, out_t* o, int64_t so, int64_t step_o,
+                  const std::array<int64_t, sizeof...(in_t)>& stride, const std::array<int64_t, sizeof...(in_t)>& step,
+                  const in_t*... in) {
+  constexpr size_t N = sizeof...(in_t);
+  const std::array<bool, N> tile_in = [&]<size_t... I>(std::index_sequence<I...>) {
+    return std::array<bool, N>{(rows >= kBand && tiles_band<in_t>(stride[I], step[I]))...};
+  }(std::index_sequence_for<in_t...>{});
+  const bool any_tile = std::find(tile_in.begin(), tile_in.end(), true) != tile_in.end();
+  const int64_t width = std::min(n, kBandWidth);
+  // new T[] leaves a trivial type's elements uninitialised (a std::vector would zero them)
+  const auto tiles = [&]<size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<std::unique_ptr<in_t[]>...>{
+        std::unique_ptr<in_t[]>(tile_in[I] ? new in_t[kBand * width] : nullptr)...};
+  }(std::index_sequence_for<in_t...>{});
+  for (int64_t r0 = 0; r0 < rows; r0 += kBand) {
+    const int64_t band = std::min(kBand, rows - r0);
+    const bool whole = band == kBand;
+    const int64_t pass = whole && any_tile ? width : kStridedChunk;
+    for (int64_t c = 0; c < n; c += pass) {
+      const int64_t m = std::min(pass, n - c);
+      [&]<size_t... I>(std::index_sequence<I...>) {
+        const std::tuple<const in_t*...> at{in + r0 * step[I] + c * stride[I]...};
+        const std::array<bool, N> tiled{(whole && tile_in[I])...};
+        ([&] {
+          if constexpr (kTileable<in_t>) {
+            if (tiled[I]) load_band(std::get<I>(tiles).get(), width, std::get<I>(at), stride[I], step[I], m);
+          }
+        }(), ...);
+        const std::array<int64_t, N> row_stride{(tiled[I] ? 1 : stride[I])...};
+        out_t* const po = o + r0 * step_o + c * so;
+        for (int64_t r = 0; r < band; ++r) {
+          row_strided(f, m, po + r * step_o, so, row_stride,
+                      (tiled[I] ? std::get<I>(tiles).get() + r * width : std::get<I>(at) + r * step[I])...);
+        }
+      }(std::index_sequence_for<in_t...>{});
+    }
   }
 }
 
@@ -446,21 +614,9 @@ void run(const F& f, const RowLaunch& p) {
         }
       }
       if (!unit && rows > 1 && detail::crosses_rows(N + 1, g, step)) {
-        // Rows in bands of kBand, each band walked kChunk elements at a time across its rows: the
-        // cache lines of an operand whose rows lie closer than its elements (a transposed input or
-        // output), each holding a band's elements of one column, are used whole before they are
-        // evicted. Row by row, [10000, 1000] plus a transposed one ran at 1.00x torch (1.45 now).
-        constexpr int64_t kBand = 16, kChunk = detail::kStridedChunk;
-        const std::array<int64_t, N> strides{g.strides[I + 1][0]...};
-        for (int64_t r0 = 0; r0 < rows; r0 += kBand) {
-          for (int64_t c = 0; c < n; c += kChunk) {
-            for (int64_t r = r0; r < std::min(rows, r0 + kBand); ++r) {
-              detail::row_strided(f, std::min(kChunk, n - c), o + offset[0] + r * step[0] + c * g.strides[0][0],
-                                  g.strides[0][0], strides,
-                                  std::get<I>(bases) + offset[I + 1] + r * step[I + 1] + c * strides[I]...);
-            }
-          }
-        }
+        detail::band_of_rows(f, n, rows, o + offset[0], g.strides[0][0], step[0],
+                             std::array<int64_t, N>{g.strides[I + 1][0]...}, std::array<int64_t, N>{step[I + 1]...},
+                             std::get<I>(bases) + offset[I + 1]...);
         return;
       }
       for (int64_t r = 0; r < rows; ++r) {
