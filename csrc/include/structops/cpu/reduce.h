@@ -119,7 +119,12 @@ template <typename R, typename in_t>
     }
   }
   for (; i < n; ++i) lanes[0] = r.step(lanes[0], x[i]);
-  for (int w = kLanes / 2; w > 0; w /= 2) {  // a fixed tree: the same order for every row
+  // A fixed tree: the same order for every row. Unrolled whole, so that the lanes live in
+  // registers: as a loop over w they lived on the stack, and the main loop stored and reloaded
+  // them every step (float32 sum over rows of 256 ran at 0.80x torch; rows of 100: 1.9x faster).
+#pragma GCC unroll 8
+  for (int w = kLanes / 2; w > 0; w /= 2) {
+#pragma GCC unroll 32
     for (int l = 0; l < w; ++l) lanes[l] = r.merge(lanes[l], lanes[l + w]);
   }
   return lanes[0];
