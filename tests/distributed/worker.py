@@ -285,7 +285,7 @@ def main() -> None:
     report = {}
     only = set(options.ops.split(",")) if options.ops else None
     for spec in load_specs():
-        if only is not None and spec.name not in only or DTYPE is not None and DTYPE not in spec.dtypes:
+        if (only is not None and spec.name not in only) or (DTYPE is not None and DTYPE not in spec.dtypes):
             continue
         rng = random.Random(zlib.crc32(f"{spec.name}/{options.mesh}".encode()))
         torch.manual_seed(0)

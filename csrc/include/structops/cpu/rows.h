@@ -306,7 +306,7 @@ constexpr bool kStageable = std::is_trivially_default_constructible_v<out_t> &&
 // remainder per row): a strided one takes the scalar loop, a block of them runs as one.
 constexpr int64_t kShortRow = 16;
 
-// Elements of a strided row staged at a time (row_strided; the bands of run walk rows by it).
+// Elements of a strided row staged at a time (row_strided; band_of_rows' passes without tiles).
 constexpr int64_t kStridedChunk = 64;
 
 // A stack buffer of K elements left uninitialised (a std::tuple of std::arrays is zeroed on
@@ -426,24 +426,10 @@ template <typename T>
 constexpr bool kTileable = std::is_trivially_default_constructible_v<T> && std::is_trivially_copyable_v<T> &&
                            sizeof(T) <= 8 && (sizeof(T) & (sizeof(T) - 1)) == 0;
 
-// 16 lanes of U (gcc ignores vector_size on a dependent type, hence one typedef per size).
+// 16 lanes of U (a class member: gcc ignores vector_size on an alias template's dependent type).
 template <typename U>
-struct Lanes16Of;
-template <>
-struct Lanes16Of<uint8_t> {
-  typedef uint8_t type __attribute__((vector_size(16)));
-};
-template <>
-struct Lanes16Of<uint16_t> {
-  typedef uint16_t type __attribute__((vector_size(32)));
-};
-template <>
-struct Lanes16Of<uint32_t> {
-  typedef uint32_t type __attribute__((vector_size(64)));
-};
-template <>
-struct Lanes16Of<uint64_t> {
-  typedef uint64_t type __attribute__((vector_size(128)));
+struct Lanes16Of {
+  typedef U type __attribute__((vector_size(16 * sizeof(U))));
 };
 template <typename U>
 using Lanes16 = typename Lanes16Of<U>::type;
