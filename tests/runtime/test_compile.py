@@ -99,6 +99,26 @@ def test_float16_and_transposed_kernels_under_inductor():
     torch.testing.assert_close(got[2], x.float() * t + t)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_row_reductions_under_inductor(dtype):
+    """Rows of 256 (cpu/reduce.h: 32 lanes, then the merge tree of fixed-size halves) for sum and
+    amax, with a NaN in one row, called from Inductor's generated code: the eager results bit for
+    bit, and torch's."""
+
+    def f(x):
+        return structops.sum(x, [1]), structops.amax(x, [1])
+
+    x = torch.randn(64, 256, generator=torch.Generator().manual_seed(0)).to(dtype)
+    x[5, 77] = float("nan")
+    torch._dynamo.reset()
+    got, eager = torch.compile(f, fullgraph=True)(x), f(x)
+    for c, e in zip(got, eager, strict=True):
+        torch.testing.assert_close(c, e, rtol=0, atol=0, equal_nan=True)  # the same bits, NaN as NaN
+    torch.testing.assert_close(got[0], x.sum(1), equal_nan=True, atol=1e-2, rtol=1e-2)
+    assert torch.equal(got[1].isnan(), x.amax(1).isnan()) and got[1][5].isnan()
+    torch.testing.assert_close(got[1], x.amax(1), equal_nan=True)
+
+
 def test_inductor_calls_the_functional_overload():
     """Inductor (torch >= 2.13) lowers a custom functional op to its Tag.out overload when it finds
     one, with arguments it reorders and duplicates (`add.out(x, y, 2, alpha=2, out=buf)`): structops
