@@ -404,6 +404,28 @@ def test_cross_entropy_paths(case, weighted, reduction):
     torch.testing.assert_close(emulated, cpu, rtol=1e-5, atol=1e-5)
 
 
+def infinite_logits(classes: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Samples torch's cross_entropy (through log_softmax, shifted by the max) makes NaN (a +inf
+    logit, all -inf, a NaN) or not (one -inf logit: probability 0; its target: inf), padded with
+    zero logits to `classes`, and the targets."""
+    inf, nan = math.inf, math.nan
+    first = [[1.0, 2, 3], [-inf] * 3, [inf, 0, 0], [0, inf, 0], [nan, 0, 0], [-inf, 0, 1], [-inf, 0, 1]]
+    x = torch.zeros(len(first), classes)
+    x[:, :3] = torch.tensor(first)
+    x[1] = -inf
+    return x, torch.tensor([0, 0, 1, 1, 2, 2, 0])
+
+
+@pytest.mark.parametrize("classes", [3, 40], ids=["thread per sample", "warp per sample"])
+def test_cross_entropy_infinite_logits_as_torch(classes):
+    x, target = infinite_logits(classes)
+    want = torch.ops.aten.cross_entropy_loss(x, target, None, 0)
+    assert want[2:5].isnan().all() and want[1].isnan() and want[6] == math.inf  # what torch does
+    emulated, cpu = run_both("cross_entropy_loss", x, target, None, 0)
+    torch.testing.assert_close(emulated, want, equal_nan=True)
+    torch.testing.assert_close(cpu, want, equal_nan=True)
+
+
 # --- generated pointwise kernels (pointwise.cuh) ------------------------------------------------
 LAYOUTS = {
     "contiguous with a tail": lambda x: x,

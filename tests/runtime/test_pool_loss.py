@@ -2,6 +2,8 @@
 (torch's argmax rules), large inputs crossing the parallel grain, channels_last and sliced
 inputs, dilation with padding, and the checks only data or a Tensor? can trigger."""
 
+import math
+
 import pytest
 import structops
 import torch
@@ -126,6 +128,41 @@ def test_cross_entropy_probabilities_large(reduction):
     p = torch.softmax(torch.randn(x.shape, generator=torch.Generator().manual_seed(2)), 1)
     expected = torch.ops.aten.cross_entropy_loss(x, p, w, reduction, -100, 0.1)
     torch.testing.assert_close(structops.cross_entropy_loss(x, p, w, reduction, -100, 0.1), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize(
+    "shape", [(9, 300), (3, 12, 70), (2, 5, 7, 11)], ids=["rows of 300", "spatial 70", "spatial 7x11"]
+)
+def test_cross_entropy_layouts_as_torch(shape, dtype):
+    """The log-sum-exp's two loops: rows of classes (300: exp blocks of 256 and a remainder, 16-bit
+    rows widened first) and blocks of up to 64 spatial positions (70: a full block and 6)."""
+    g = torch.Generator().manual_seed(3)
+    x = (torch.randn(shape, generator=g) * 4).to(dtype)
+    idx = torch.randint(0, shape[1], (shape[0], *shape[2:]), generator=g)
+    tol = {torch.bfloat16: 2e-2, torch.float16: 2e-3}.get(dtype, 1e-5)
+    for reduction in (0, 1):
+        torch.testing.assert_close(
+            structops.cross_entropy_loss(x, idx, None, reduction),
+            torch.ops.aten.cross_entropy_loss(x, idx, None, reduction),
+            atol=tol,
+            rtol=tol,
+        )
+
+
+@pytest.mark.parametrize("spatial", [False, True])
+def test_cross_entropy_infinite_logits_as_torch(spatial):
+    """torch computes cross_entropy through log_softmax, shifted by the max: a +inf logit, an all
+    -inf sample or a NaN give NaN; a -inf logit is a probability of 0 (inf where it is the target)."""
+    inf, nan = math.inf, math.nan
+    rows = [[1.0, 2, 3], [-inf] * 3, [inf, 0, 0], [0, inf, 0], [nan, 0, 0], [-inf, 0, 1], [-inf, 0, 1]]
+    x = torch.tensor(rows)
+    target = torch.tensor([0, 0, 1, 1, 2, 2, 0])
+    if spatial:  # samples along a trailing dim: [1, C, 7]
+        x, target = x.t()[None].contiguous(), target[None]
+    want = torch.ops.aten.cross_entropy_loss(x, target, None, 0)
+    assert want.isnan().sum() == 4 and want.flatten()[-1] == inf
+    torch.testing.assert_close(structops.cross_entropy_loss(x, target, None, 0), want, equal_nan=True)
 
 
 def test_cross_entropy_all_ignored_mean_is_nan_and_bad_index_raises():

@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(kBlock) cross_entropy_kernel(CrossEntropyLaunc
     A m = -INFINITY;
     for (int64_t c = lane; c < C; c += G) m = fmax(m, load(x, c * S));
     m = group_max<G>(m);
-    const A shift = isinf(m) ? A(0) : m;
+    const A shift = m;  // the max itself, as torch's log_softmax: a +inf logit or all -inf give NaN
     A sum = 0;
     for (int64_t c = lane; c < C; c += G) sum += exp(load(x, c * S) - shift);
     const A lse = shift + log(group_sum<G>(sum));

@@ -5,12 +5,13 @@
 //
 // softmax views the input as [outer, n, inner] (n along `dim`). With inner == 1 each row is
 // contiguous: three passes over it (max; exp(x - max) and its sum; scale), plain loops gcc
-// vectorises (exp: softmax_exp below); half/bfloat16 rows are widened to float first, and
+// vectorises (exp: softmax_exp in structops/cpu/softmax.h); half/bfloat16 rows are widened to float first, and
 // log_softmax sums its exp values without storing them. With
 // inner > 1 the same passes run over blocks of contiguous columns, so the vector loop runs along
 // `inner` instead of striding. Threads split rows (or column blocks).
 #include <structops/cpu/pointwise.h>
 #include <structops/cpu/reduce.h>
+#include <structops/cpu/softmax.h>
 #include <structops/ops/batch_norm.h>
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
@@ -40,76 +41,21 @@
 namespace structops::impl {
 namespace {
 
-constexpr int kLanes = 16;
-constexpr int64_t kColumnBlock = 64;  // columns of one inner>1 block: 4 cache lines of float
-
-// exp for the softmax family, as a formula gcc vectorises inline (libmvec's expf call costs ~2x
-// here): x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two so n ln2 is exact), exp(r) by its
-// degree-6 Taylor polynomial (relative error < 2.4e-7, about 1 ulp), 2^n put into the exponent
-// bits, n read from the rounding sum's low mantissa bits. Nothing is clamped before: x < -87.3
-// gives 0 (exp(-inf) = 0) and x > 88.7 inf (logsumexp of +inf shifts by 0) by two one-sided
-// selects, and NaN stays NaN through the arithmetic; (88.38, 88.7] also overflows to inf, a range
-// softmax (x - max <= 0) never reaches. Clamping x first let gcc fold each clamped range to
-// constants and blend them in: 33 instructions per 16 lanes and 2.5x this loop's time.
-// Double keeps std::exp.
-inline float softmax_exp(float x) {
-  const float rounded = x * 1.44269504f + 12582912.0f;  // 1.5 * 2^23: n = round(x log2 e) below
-  const float n = rounded - 12582912.0f;
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  float p = 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const int32_t n_bits = std::bit_cast<int32_t>(rounded) - std::bit_cast<int32_t>(12582912.0f);
-  const float scale = std::bit_cast<float>((n_bits + 127) << 23);
-  const float y = x < -87.3f ? 0.0f : p * scale;
-  return x > 88.7f ? std::numeric_limits<float>::infinity() : y;
-}
-inline double softmax_exp(double x) { return std::exp(x); }
+using cpu::softmax::add_groups;
+using cpu::softmax::column_max_exp_sum;
+using cpu::softmax::exp_sum;
+using cpu::softmax::kColumnBlock;
+using cpu::softmax::kLanes;
+using cpu::softmax::Lanes;
+using cpu::softmax::row_max;
+using cpu::softmax::softmax_exp;
+using cpu::softmax::total;
 
 // Whether a row pass reads scalar_t directly (float, double); half and bfloat16 rows are widened to
 // float once first: measured, the three passes each widening bfloat16 took 1.35 ms for 2048 rows
 // of 2048 against 1.09 ms staged (and widening inside the max pass 1.30 ms).
 template <typename scalar_t>
 constexpr bool kReadsDirectly = std::is_same_v<scalar_t, at::opmath_type<scalar_t>>;
-
-// kLanes accumulators as one GCC vector, which gcc keeps in registers and compares or adds whole.
-// As a std::array the max (a compare and a select per lane) stayed scalar, 0.12 ns per element and
-// a third of log_softmax's time (0.03 now), and the sums were spilled between blocks.
-template <typename acc_t>
-struct LanesOf {
-  typedef acc_t type __attribute__((vector_size(kLanes * sizeof(acc_t))));
-};
-template <typename acc_t>
-using Lanes = typename LanesOf<acc_t>::type;
-
-// v = x[0:kLanes] widened to acc_t (a constant-count loop gcc vectorises, then one vector load;
-// an out parameter, as a vector return value has no fixed ABI across the portable build's clones).
-template <typename acc_t, typename scalar_t>
-[[gnu::always_inline]] inline void load_lanes(Lanes<acc_t>& v, const scalar_t* x) {
-  alignas(sizeof(Lanes<acc_t>)) acc_t group[kLanes];
-  for (int l = 0; l < kLanes; ++l) group[l] = cpu::to_acc<acc_t>(x[l]);
-  std::memcpy(&v, group, sizeof v);
-}
-
-template <typename acc_t, typename scalar_t>
-SO_CPU_CLONES acc_t row_max(const scalar_t* __restrict x, int64_t n) {
-  constexpr acc_t inf = std::numeric_limits<acc_t>::infinity();
-  Lanes<acc_t> m = Lanes<acc_t>{} - inf;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    Lanes<acc_t> v;
-    load_lanes<acc_t>(v, x + i);
-    m = m < v ? v : m;
-  }
-  acc_t r = -inf;
-  for (int l = 0; l < kLanes; ++l) r = std::max(r, m[l]);
-  for (; i < n; ++i) r = std::max(r, cpu::to_acc<acc_t>(x[i]));
-  return r;
-}
 
 // s[l] += term(i) for i = l (mod kLanes) over whole lanes, the tail into s[0]: 16 lanes merged in
 // a fixed order (total()), so every row sums in the same order, in loops gcc vectorises.
@@ -129,28 +75,6 @@ acc_t total(const std::array<acc_t, kLanes>& s) {
   return r;
 }
 
-// s += e[0:n] by whole groups of kLanes; returns the sum of the rest (under kLanes values). The
-// exp sums use it: every row in the same order, lanes then rest.
-template <typename acc_t>
-[[gnu::always_inline]] inline acc_t add_groups(Lanes<acc_t>& s, const acc_t* e, int64_t n) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    Lanes<acc_t> v;
-    load_lanes<acc_t>(v, e + i);
-    s += v;
-  }
-  acc_t rest = 0;
-  for (; i < n; ++i) rest += e[i];
-  return rest;
-}
-
-template <typename acc_t>
-acc_t total(const Lanes<acc_t>& s) {
-  acc_t r = 0;
-  for (int l = 0; l < kLanes; ++l) r += s[l];
-  return r;
-}
-
 // e[i] = exp(x[i] - shift); returns their sum. Two plain loops: fused into the lanes loop, gcc
 // vectorised the exp across interleaved lanes with permutes.
 template <typename acc_t, typename scalar_t>
@@ -158,24 +82,6 @@ SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t
   for (int64_t i = 0; i < n; ++i) e[i] = softmax_exp(cpu::to_acc<acc_t>(x[i]) - shift);
   Lanes<acc_t> s{};
   const acc_t rest = add_groups(s, e, n);
-  return total<acc_t>(s) + rest;
-}
-
-// The sum of exp(x[i] - shift), for log_softmax and logsumexp, which never read the exp values:
-// exp_and_sum's loops over a 256-element block that stays in L1, with the same lanes and order
-// (a block is whole lanes, so only the row's end has a rest).
-template <typename acc_t, typename scalar_t>
-SO_CPU_CLONES acc_t exp_sum(const scalar_t* __restrict x, acc_t shift, int64_t n) {
-  constexpr int64_t kBlock = 256;
-  static_assert(kBlock % kLanes == 0);
-  alignas(64) std::array<acc_t, kBlock> e;
-  Lanes<acc_t> s{};
-  acc_t rest = 0;
-  for (int64_t b = 0; b < n; b += kBlock) {
-    const int64_t m = std::min(kBlock, n - b);
-    for (int64_t i = 0; i < m; ++i) e[i] = softmax_exp(cpu::to_acc<acc_t>(x[b + i]) - shift);
-    rest += add_groups(s, e.data(), m);
-  }
   return total<acc_t>(s) + rest;
 }
 
@@ -240,29 +146,6 @@ void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
   });
 }
 
-// The first two passes over `width` contiguous columns of [n, inner], shared by softmax and
-// logsumexp: m[k] = the column's max, s[k] = the sum of exp(x - m[k]). kKeep (softmax) stores each
-// exp in e ([n, width]) for the last pass; otherwise (logsumexp) m is torch's shift, 0 where the max
-// is infinite, so all -inf gives -inf and any +inf gives +inf.
-template <bool kKeep, typename scalar_t, typename acc_t>
-[[gnu::always_inline]] inline void column_max_exp_sum(const scalar_t* __restrict x, int64_t n, int64_t inner,
-                                                      int64_t width, acc_t* __restrict m, acc_t* __restrict s,
-                                                      acc_t* __restrict e) {
-  for (int64_t k = 0; k < width; ++k) m[k] = -std::numeric_limits<acc_t>::infinity(), s[k] = 0;
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t k = 0; k < width; ++k) m[k] = std::max(m[k], cpu::to_acc<acc_t>(x[j * inner + k]));
-  }
-  if constexpr (!kKeep) {
-    for (int64_t k = 0; k < width; ++k) m[k] = std::isinf(m[k]) ? acc_t(0) : m[k];
-  }
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t k = 0; k < width; ++k) {
-      const acc_t v = softmax_exp(cpu::to_acc<acc_t>(x[j * inner + k]) - m[k]);
-      if constexpr (kKeep) e[j * width + k] = v;
-      s[k] += v;
-    }
-  }
-}
 
 // Softmax along the middle dim of [outer, n, inner], inner > 1: blocks of contiguous columns.
 // Float16 blocks are first staged widened (`staged`, [n, width], by the vector instruction): the
@@ -274,7 +157,7 @@ SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restr
   using acc_t = at::opmath_type<scalar_t>;
   std::array<acc_t, kColumnBlock> m, s;
   const auto finish = [&](const auto* __restrict v, int64_t stride) {
-    column_max_exp_sum<true>(v, n, stride, width, m.data(), s.data(), e);
+    column_max_exp_sum<true, cpu::softmax::Shift::kMax>(v, n, stride, width, m.data(), s.data(), e);
     for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
     for (int64_t j = 0; j < n; ++j) {
       store_narrowed(o + j * inner, width, [&](int64_t k) {
@@ -288,16 +171,6 @@ SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restr
   } else {
     finish(x, inner);
   }
-}
-
-// logsumexp over the middle dim of [outer, n, inner], inner > 1: o[k] for `width` columns.
-template <typename scalar_t>
-SO_CPU_CLONES void logsumexp_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
-                                   int64_t width) {
-  using acc_t = at::opmath_type<scalar_t>;
-  std::array<acc_t, kColumnBlock> shift, s;
-  column_max_exp_sum<false>(x, n, inner, width, shift.data(), s.data(), static_cast<acc_t*>(nullptr));
-  for (int64_t k = 0; k < width; ++k) o[k] = static_cast<scalar_t>(shift[k] + std::log(s[k]));
 }
 
 template <bool kLog>
@@ -515,7 +388,8 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
       structops::parallel_for(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
           const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
-          logsumexp_block(in + b * n * inner + k0, o + b * inner + k0, n, inner, std::min(kColumnBlock, inner - k0));
+          cpu::softmax::column_log_sum_exp<cpu::softmax::Shift::kFiniteMax>(in + b * n * inner + k0, n, inner, std::min(kColumnBlock, inner - k0),
+                                            o + b * inner + k0);
         }
       });
     });
@@ -530,9 +404,7 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
     structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        const acc_t m = n == 0 ? -std::numeric_limits<acc_t>::infinity() : row_max<acc_t>(in + r * n, n);
-        const acc_t shift = std::isinf(m) ? acc_t(0) : m;  // all -inf: -inf; any +inf: +inf (as torch)
-        o[r] = static_cast<scalar_t>(shift + std::log(exp_sum<acc_t>(in + r * n, shift, n)));
+        o[r] = static_cast<scalar_t>(cpu::softmax::row_log_sum_exp<cpu::softmax::Shift::kFiniteMax, acc_t>(in + r * n, n));
       }
     });
   });
