@@ -86,6 +86,30 @@ def test_bce_input_range_and_weight_broadcast():
         structops.binary_cross_entropy(torch.full((2, 3), 0.5), torch.ones(2, 3), torch.ones(4))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_bce_chunks_and_dtypes_as_torch(reduction, weighted, dtype):
+    """40,001 elements: three parallel chunks, the last block of each partial; inputs of exactly 0
+    and 1 (torch clamps the logs at -100); 16-bit losses rounded before they are summed, as torch."""
+    g = torch.Generator().manual_seed(reduction)
+    x, t, w = (torch.rand(40001, generator=g).to(dtype) for _ in range(3))
+    x[:3] = torch.tensor([0.0, 1.0, 0.5])
+    t[:3] = torch.tensor([1.0, 0.0, 1.0])
+    w = w if weighted else None
+    tol = {torch.bfloat16: 2e-2, torch.float16: 2e-3}.get(dtype, 1e-5)
+    got, want = structops.binary_cross_entropy(x, t, w, reduction), A.binary_cross_entropy(x, t, w, reduction)
+    torch.testing.assert_close(got, want, atol=tol, rtol=tol)
+    if reduction == 0 and not weighted:
+        assert got[0] == got[1] == 100  # log clamped to -100
+    bad_target, bad_input = t.clone(), x.clone()
+    bad_target[40000], bad_input[20000] = 1.5, float("nan")
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        structops.binary_cross_entropy(x, bad_target, w, reduction)
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        structops.binary_cross_entropy(bad_input, t, w, reduction)
+
+
 @pytest.mark.parametrize("reduction", [0, 1, 2])
 def test_losses_large(reduction):
     gen = torch.Generator().manual_seed(reduction)
