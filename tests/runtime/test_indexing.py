@@ -228,8 +228,8 @@ def test_split_with_sizes_copy_layouts(dtype):
     ],
 )
 def test_cat_stack_split_row_copies(dtype, shape, sizes, dim):
-    """cat, stack and split copy rows of contiguous tensors with memcpy or inline moves, by
-    width and on torch's threads (csrc/ops/shape/cpu.cpp): every path against torch."""
+    """cat, stack and split copy rows of contiguous tensors in 64-byte vector moves or short inline
+    moves, by width and on torch's threads (csrc/ops/shape/cpu.cpp): every path against torch."""
     x = _rand(*shape, dtype=dtype)
     pieces = structops.split_with_sizes_copy(x, sizes, dim)
     for a, e in zip(pieces, torch.split_with_sizes_copy(x, sizes, dim), strict=True):
@@ -237,6 +237,23 @@ def test_cat_stack_split_row_copies(dtype, shape, sizes, dim):
     assert torch.equal(structops.cat(pieces, dim), x)
     for d in (0, dim, -1, x.dim()):
         assert torch.equal(structops.stack(pieces[:1] * 3, d), torch.stack(pieces[:1] * 3, d))
+
+
+@pytest.mark.parametrize("sizes", [[1001, 7999], [1001, 7, 7992]], ids=["row by row", "blocks of rows"])
+def test_large_copies_streamed_into_fresh_outputs(sizes):
+    """From 16 MiB in all the long runs are streamed (from each run's first 16-byte boundary: byte
+    pieces put them at odd offsets), and from 32 MiB a functional output's fresh pages are mapped
+    before the copy (csrc/runtime/structured.cpp): split, cat and stack against torch."""
+    x = torch.randint(0, 256, (4200, 9000), dtype=torch.uint8)  # 37.8 MB
+    pieces = structops.split_with_sizes_copy(x, sizes, 1)
+    for a, e in zip(pieces, torch.split_with_sizes_copy(x, sizes, 1), strict=True):
+        assert torch.equal(a, e)
+    assert torch.equal(structops.cat(pieces, 1), x)
+    assert torch.equal(structops.cat([x, x[:7]], 0), torch.cat([x, x[:7]], 0))  # rows cut at 64 KiB
+    out = torch.empty_like(x)  # out=: pages the copy maps itself
+    assert structops.cat(pieces, 1, out=out) is out and torch.equal(out, x)
+    wide = pieces[-1]
+    assert torch.equal(structops.stack([wide, wide], 1), torch.stack([wide, wide], 1))
 
 
 def test_split_with_sizes_copy_out_list():
