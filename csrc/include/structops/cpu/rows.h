@@ -410,9 +410,9 @@ void block_of_short_rows(const F& f, int64_t n, int64_t rows, out_t* o,
 
 // A band of kBand rows of an input whose rows interleave in memory (a transposed input: row r,
 // element i at x[r * step + i * stride], step 1 or 2 while the stride is large) is read into a
-// tile [kBand][pass] in blocks of 16 x 16: each column's 16 elements of the band are one vector
-// load (two, even lanes kept, for step 2), and 16 such vectors are transposed in registers into
-// 16 row vectors. Element by element, a float32 add of a sliced operand with 2 cache lines per
+// tile [kBand][pass] in blocks of 16 x 16 (8 x 8 for 8-byte elements): each column's 16 (8)
+// elements of the band are one vector load (two, even lanes kept, for step 2), and 16 (8) such
+// vectors are transposed in registers into row vectors. Element by element, a float32 add of a sliced operand with 2 cache lines per
 // column of a band spent 40 % of its time in scalar loads and inserts. The elements move as
 // unsigned integers of their size: only their bits are copied.
 constexpr int64_t kBand = 16;
@@ -426,62 +426,79 @@ template <typename T>
 constexpr bool kTileable = std::is_trivially_default_constructible_v<T> && std::is_trivially_copyable_v<T> &&
                            sizeof(T) <= 8 && (sizeof(T) & (sizeof(T) - 1)) == 0;
 
-// 16 lanes of U (a class member: gcc ignores vector_size on an alias template's dependent type).
-template <typename U>
-struct Lanes16Of {
-  typedef U type __attribute__((vector_size(16 * sizeof(U))));
-};
-template <typename U>
-using Lanes16 = typename Lanes16Of<U>::type;
+// Lanes per vector of a tile: 16, or 8 for 8-byte elements, so that a vector is at most 64 bytes
+// (one AVX-512 register). With 16 lanes of 8 bytes gcc lowered the transpose's shuffles to
+// scalar moves through the stack: float64 transposed inputs ran at 0.23-0.39x torch.
+template <typename T>
+constexpr int kTileLanes = sizeof(T) == 8 ? 8 : 16;
 
-// Lane j of the pair of vectors (a, b) that swapping bit K of the row index with bit K of the
-// lane index puts at lane j of the lower (`upper` false) or the upper row of the pair; lanes
-// of b count from 16.
-constexpr int swapped_lane(int K, bool upper, int j) {
-  if (!upper) return (j & K) ? 16 + j - K : j;
-  return (j & K) ? 16 + j : j + K;
+// L lanes of U (a class member: gcc ignores vector_size on an alias template's dependent type).
+template <typename U, int L>
+struct TileLanesOf {
+  typedef U type __attribute__((vector_size(L * sizeof(U))));
+};
+template <typename U, int L>
+using TileLanes = typename TileLanesOf<U, L>::type;
+
+// Lane j of the pair of vectors (a, b) of L lanes that swapping bit K of the row index with bit
+// K of the lane index puts at lane j of the lower (`upper` false) or the upper row of the pair;
+// lanes of b count from L.
+constexpr int swapped_lane(int L, int K, bool upper, int j) {
+  if (!upper) return (j & K) ? L + j - K : j;
+  return (j & K) ? L + j : j + K;
 }
 
-// v[0..16) transposed in place as a 16 x 16 matrix of lanes: four butterfly stages, each
-// swapping one bit of the row and lane indices (64 two-vector shuffles in all).
-template <typename V>
-[[gnu::always_inline]] inline void transpose16(V (&v)[16]) {
+// v[0..L) transposed in place as an L x L matrix of lanes: log2(L) butterfly stages, each
+// swapping one bit of the row and lane indices (L / 2 pairs of two-vector shuffles each).
+template <int L, typename V>
+[[gnu::always_inline]] inline void transpose(V (&v)[L]) {
   auto stage = [&]<int K>(std::integral_constant<int, K>) {
-    for (int i = 0; i < 16; ++i) {
+    for (int i = 0; i < L; ++i) {
       if (i & K) continue;
       const V a = v[i], b = v[i + K];
       [&]<int... J>(std::integer_sequence<int, J...>) {
-        v[i] = __builtin_shufflevector(a, b, swapped_lane(K, false, J)...);
-        v[i + K] = __builtin_shufflevector(a, b, swapped_lane(K, true, J)...);
-      }(std::make_integer_sequence<int, 16>{});
+        v[i] = __builtin_shufflevector(a, b, swapped_lane(L, K, false, J)...);
+        v[i + K] = __builtin_shufflevector(a, b, swapped_lane(L, K, true, J)...);
+      }(std::make_integer_sequence<int, L>{});
     }
   };
   stage(std::integral_constant<int, 1>{});
   stage(std::integral_constant<int, 2>{});
   stage(std::integral_constant<int, 4>{});
-  stage(std::integral_constant<int, 8>{});
+  if constexpr (L == 16) stage(std::integral_constant<int, 8>{});
 }
 
-// tile[r * pitch + i] = x[r * step + i * stride] for r < kBand, i < m: a band's chunk read into rows.
+// Lane k of the even elements 0, 2, .., 2L - 2 of a column read as the vectors [0, L) and
+// [L - 1, 2L - 1) (lanes of the second count from L): none past the column's last element.
+constexpr int even_lane(int L, int k) { return k < L / 2 ? 2 * k : 2 * k + 1; }
+
+// tile[r * pitch + i] = x[r * step + i * stride] for r < kBand, i < m: a band's chunk read into
+// rows, in blocks of L x L (L = kTileLanes<T>; two row groups of 8 for 8-byte elements).
 template <typename T>
 void load_band(T* __restrict tile, int64_t pitch, const T* x, int64_t stride, int64_t step, int64_t m) {
   using U = Bits<T>;
+  constexpr int L = kTileLanes<T>;
+  using V = TileLanes<U, L>;
   int64_t i = 0;
-  for (; i + 16 <= m; i += 16) {
-    Lanes16<U> v[16];
-    for (int j = 0; j < 16; ++j) {
-      const T* column = x + (i + j) * stride;
-      if (step == 1) {
-        std::memcpy(&v[j], column, sizeof(v[j]));
-      } else {  // elements 0, 2, .., 30 of the column from [0, 16) and [15, 31): none past the band
-        Lanes16<U> low, high;
-        std::memcpy(&low, column, sizeof(low));
-        std::memcpy(&high, column + 15, sizeof(high));
-        v[j] = __builtin_shufflevector(low, high, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+  for (; i + L <= m; i += L) {
+    for (int h = 0; h < kBand; h += L) {
+      V v[L];
+      for (int j = 0; j < L; ++j) {
+        const T* column = x + (i + j) * stride + h * step;
+        if (step == 1) {
+          std::memcpy(&v[j], column, sizeof(v[j]));
+        } else {
+          V low, high;
+          std::memcpy(&low, column, sizeof(low));
+          std::memcpy(&high, column + L - 1, sizeof(high));
+          v[j] = [&]<int... K>(std::integer_sequence<int, K...>) {
+            return __builtin_shufflevector(low, high, even_lane(L, K)...);
+          }(std::make_integer_sequence<int, L>{});
+        }
       }
+      transpose<L>(v);
+      for (int r = 0; r < L; ++r) std::memcpy(tile + (h + r) * pitch + i, &v[r], sizeof(v[r]));
     }
-    transpose16(v);
-    for (int r = 0; r < 16; ++r) std::memcpy(tile + r * pitch + i, &v[r], sizeof(v[r]));
   }
   for (int64_t r = 0; r < kBand; ++r) {
     for (int64_t k = i; k < m; ++k) tile[r * pitch + k] = x[r * step + k * stride];
@@ -500,6 +517,7 @@ inline bool tiles_band(int64_t stride, int64_t step) {
 // A tile's row: the elements of a band's row moved per pass. Long passes keep the operands read
 // in place (a contiguous input, the output) in few, long streams: float32 [10000, 1000] plus a
 // transposed one took 16.5 ms in passes of 64, 9.5 ms in passes of 1024 (row by row 15.9 ms).
+// (float64 too: in passes of 512, 4 KiB a row as float32's, it ran 0.80x torch against 0.92x.)
 constexpr int64_t kBandWidth = 1024;
 
 // `rows` rows of n elements walked in bands of kBand rows, each band in passes across its rows:
