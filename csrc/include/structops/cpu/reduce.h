@@ -137,6 +137,14 @@ template <typename R, typename in_t>
   return lanes[0];
 }
 
+// One block of a row longer than kCascade, as a call of its own: inlined into reduce_row's loop
+// over the blocks, the lanes' loop compiled worse than the single-block path's (float32 amax
+// over rows of 65536 ran at 0.74x torch, 0.93x called; sum 0.87 -> 0.92 over rows of 8192).
+template <typename R, typename in_t>
+[[gnu::noinline]] SO_CPU_CLONES auto reduce_one_block(const R& r, const in_t* __restrict x, int64_t n) {
+  return reduce_block(r, x, n);
+}
+
 template <typename R, typename in_t>
 SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
   using acc_t = decltype(r.identity());
@@ -147,7 +155,7 @@ SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
   }
   if (n <= kCascade) return reduce_block(r, x, n);  // one block: no cascade state to set up per row
   Cascade<R, acc_t> blocks(r);
-  for (int64_t lo = 0; lo < n; lo += kCascade) blocks.push(reduce_block(r, x + lo, std::min(kCascade, n - lo)));
+  for (int64_t lo = 0; lo < n; lo += kCascade) blocks.push(reduce_one_block(r, x + lo, std::min(kCascade, n - lo)));
   return blocks.total();
 }
 
@@ -346,7 +354,7 @@ SO_CPU_CLONES auto reduce_gathered(const R& r, const in_t* x, const Walk& walk, 
   for (int64_t b = 0; b < n; b += kCascade) {
     const int64_t m = std::min(kCascade, n - b);
     walk.gather(x, lo + b, m, buf);
-    blocks.push(reduce_block(r, buf, m));
+    blocks.push(reduce_one_block(r, buf, m));
   }
   return blocks.total();
 }
