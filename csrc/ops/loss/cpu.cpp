@@ -228,7 +228,8 @@ void log_sum_exps(const scalar_t* x, int64_t N, int64_t C, int64_t S, double* ls
                           [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       const int64_t n = b / blocks, s0 = (b % blocks) * sm::kColumnBlock;
-      sm::column_log_sum_exp<sm::Shift::kMax>(x + n * C * S + s0, C, S, std::min(sm::kColumnBlock, S - s0), lse + n * S + s0);
+      const int64_t width = std::min(sm::kColumnBlock, S - s0);
+      sm::column_log_sum_exp<sm::Shift::kMax>(x + n * C * S + s0, C, S, width, lse + n * S + s0);
     }
   });
 }

@@ -42,12 +42,15 @@ namespace structops::impl {
 namespace {
 
 using cpu::softmax::add_groups;
+using cpu::softmax::column_log_sum_exp;
 using cpu::softmax::column_max_exp_sum;
 using cpu::softmax::exp_sum;
 using cpu::softmax::kColumnBlock;
 using cpu::softmax::kLanes;
 using cpu::softmax::Lanes;
+using cpu::softmax::row_log_sum_exp;
 using cpu::softmax::row_max;
+using cpu::softmax::Shift;
 using cpu::softmax::softmax_exp;
 using cpu::softmax::total;
 
@@ -157,7 +160,7 @@ SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restr
   using acc_t = at::opmath_type<scalar_t>;
   std::array<acc_t, kColumnBlock> m, s;
   const auto finish = [&](const auto* __restrict v, int64_t stride) {
-    column_max_exp_sum<true, cpu::softmax::Shift::kMax>(v, n, stride, width, m.data(), s.data(), e);
+    column_max_exp_sum<true, Shift::kMax>(v, n, stride, width, m.data(), s.data(), e);
     for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
     for (int64_t j = 0; j < n; ++j) {
       store_narrowed(o + j * inner, width, [&](int64_t k) {
@@ -388,8 +391,8 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
       structops::parallel_for(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
           const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
-          cpu::softmax::column_log_sum_exp<cpu::softmax::Shift::kFiniteMax>(in + b * n * inner + k0, n, inner, std::min(kColumnBlock, inner - k0),
-                                            o + b * inner + k0);
+          const int64_t width = std::min(kColumnBlock, inner - k0);
+          column_log_sum_exp<Shift::kFiniteMax>(in + b * n * inner + k0, n, inner, width, o + b * inner + k0);
         }
       });
     });
@@ -404,7 +407,7 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
     structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        o[r] = static_cast<scalar_t>(cpu::softmax::row_log_sum_exp<cpu::softmax::Shift::kFiniteMax, acc_t>(in + r * n, n));
+        o[r] = static_cast<scalar_t>(row_log_sum_exp<Shift::kFiniteMax, acc_t>(in + r * n, n));
       }
     });
   });

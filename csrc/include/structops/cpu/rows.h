@@ -412,8 +412,9 @@ void block_of_short_rows(const F& f, int64_t n, int64_t rows, out_t* o,
 // element i at x[r * step + i * stride], step 1 or 2 while the stride is large) is read into a
 // tile [kBand][pass] in blocks of 16 x 16 (8 x 8 for 8-byte elements): each column's 16 (8)
 // elements of the band are one vector load (two, even lanes kept, for step 2), and 16 (8) such
-// vectors are transposed in registers into row vectors. Element by element, a float32 add of a sliced operand with 2 cache lines per
-// column of a band spent 40 % of its time in scalar loads and inserts. The elements move as
+// vectors are transposed in registers into row vectors. Element by element, a float32 add of a
+// sliced operand with 2 cache lines per column of a band spent 40 % of its time in scalar loads
+// and inserts. The elements move as
 // unsigned integers of their size: only their bits are copied.
 constexpr int64_t kBand = 16;
 
