@@ -37,11 +37,13 @@ static_assert(MADV_POPULATE_WRITE == kPopulateWrite);
 // the fault per page: the same zeroing, a quarter less time (tools/bench_indexing.py). Memory an
 // allocator reuses is mapped already (a page from the middle says so: mincore), and mapping it
 // again would cost a walk of its page tables, so it is left alone.
+constexpr int64_t kFreshBytes = int64_t{32} << 20;
+
 void map_fresh_pages(void* data, int64_t nbytes) {
 #if defined(__linux__)
-  constexpr int64_t kFreshBytes = int64_t{32} << 20, kChunk = int64_t{2} << 20;
+  constexpr int64_t kChunk = int64_t{2} << 20;
   static std::atomic<bool> unsupported{false};
-  if (nbytes < kFreshBytes || unsupported.load(std::memory_order_relaxed)) return;
+  if (unsupported.load(std::memory_order_relaxed)) return;
   static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) & ~(page - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + static_cast<uintptr_t>(nbytes)) & ~(page - 1);
@@ -61,8 +63,10 @@ void map_fresh_pages(void* data, int64_t nbytes) {
 #endif
 }
 
+// Every CPU output passes here: the size is checked before anything else.
 at::Tensor fresh(at::Tensor t) {
-  map_fresh_pages(t.data_ptr(), static_cast<int64_t>(t.nbytes()));
+  const auto nbytes = static_cast<int64_t>(t.nbytes());
+  if (nbytes >= kFreshBytes) map_fresh_pages(t.data_ptr(), nbytes);
   return t;
 }
 

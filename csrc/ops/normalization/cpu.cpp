@@ -41,18 +41,16 @@
 namespace structops::impl {
 namespace {
 
-using cpu::softmax::add_groups;
 using cpu::softmax::column_log_sum_exp;
 using cpu::softmax::column_max_exp_sum;
+using cpu::softmax::exp_and_sum;
 using cpu::softmax::exp_sum;
 using cpu::softmax::kColumnBlock;
 using cpu::softmax::kLanes;
-using cpu::softmax::Lanes;
 using cpu::softmax::row_log_sum_exp;
 using cpu::softmax::row_max;
 using cpu::softmax::Shift;
 using cpu::softmax::softmax_exp;
-using cpu::softmax::total;
 
 // Whether a row pass reads scalar_t directly (float, double); half and bfloat16 rows are widened to
 // float once first: measured, the three passes each widening bfloat16 took 1.35 ms for 2048 rows
@@ -76,16 +74,6 @@ acc_t total(const std::array<acc_t, kLanes>& s) {
   acc_t r = 0;
   for (int l = 0; l < kLanes; ++l) r += s[l];
   return r;
-}
-
-// e[i] = exp(x[i] - shift); returns their sum. Two plain loops: fused into the lanes loop, gcc
-// vectorised the exp across interleaved lanes with permutes.
-template <typename acc_t, typename scalar_t>
-SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t* __restrict e, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) e[i] = softmax_exp(cpu::to_acc<acc_t>(x[i]) - shift);
-  Lanes<acc_t> s{};
-  const acc_t rest = add_groups(s, e, n);
-  return total<acc_t>(s) + rest;
 }
 
 // float -> scalar_t as torch rounds (bfloat16: to nearest even, NaN to a quiet NaN), written as bit

@@ -107,6 +107,16 @@ acc_t total(const Lanes<acc_t>& s) {
 }
 
 
+// e[i] = exp(x[i] - shift); returns their sum. Two plain loops: fused into the lanes loop, gcc
+// vectorised the exp across interleaved lanes with permutes.
+template <typename acc_t, typename scalar_t>
+SO_CPU_CLONES acc_t exp_and_sum(const scalar_t* __restrict x, acc_t shift, acc_t* __restrict e, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) e[i] = softmax_exp(cpu::to_acc<acc_t>(x[i]) - shift);
+  Lanes<acc_t> s{};
+  const acc_t rest = add_groups(s, e, n);
+  return total<acc_t>(s) + rest;
+}
+
 // The sum of exp(x[i] - shift), for log_softmax and logsumexp, which never read the exp values:
 // exp_and_sum's loops over a 256-element block that stays in L1, with the same lanes and order
 // (a block is whole lanes, so only the row's end has a rest).
