@@ -119,6 +119,45 @@ def test_row_reductions_under_inductor(dtype):
     torch.testing.assert_close(got[1], x.amax(1), equal_nan=True)
 
 
+def test_copy_tile_cascade_and_loss_paths_under_inductor():
+    """Paths taken only past a size, called from Inductor's generated code: a 37.8 MB cat (streamed
+    row copies into an output whose pages are mapped first), a float64 transposed plus sliced add
+    (8 x 8 tiles), amax over rows of 8200 (cascade blocks), cross_entropy with a +inf logit (NaN,
+    as torch) and binary_cross_entropy over 3 parallel chunks: eager's bits, and torch's."""
+
+    def f(halves, a, b, rows, logits, target, p, t):
+        return (
+            structops.cat(halves, 1),
+            structops.add(a, b),
+            structops.amax(rows, [1]),
+            structops.cross_entropy_loss(logits, target, None, 0),
+            structops.binary_cross_entropy(p, t, None, 1),
+        )
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (4200, 9000), dtype=torch.uint8, generator=g)
+    halves = list(torch.split_with_sizes_copy(x, [1001, 7999], 1))
+    a = torch.randn(300, 200, dtype=torch.float64, generator=g).t()
+    b = torch.randn(200, 600, dtype=torch.float64, generator=g)[:, ::2]
+    rows = torch.randn(16, 8200, generator=g)
+    logits = torch.randn(5, 40, generator=g)
+    logits[2, 7] = float("inf")
+    target = torch.tensor([0, 1, 2, 3, 4])
+    p, t = torch.rand(40001, generator=g) * 0.98 + 0.01, torch.rand(40001, generator=g)
+    args = (halves, a, b, rows, logits, target, p, t)
+    torch._dynamo.reset()
+    got, eager = torch.compile(f, fullgraph=True)(*args), f(*args)
+    for c, e in zip(got, eager, strict=True):
+        torch.testing.assert_close(c, e, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(got[0], x)
+    torch.testing.assert_close(got[1], a + b)
+    torch.testing.assert_close(got[2], rows.amax(1))
+    want = torch.ops.aten.cross_entropy_loss(logits, target, None, 0)
+    assert got[3][2].isnan() and want[2].isnan()
+    torch.testing.assert_close(got[3], want, equal_nan=True)
+    torch.testing.assert_close(got[4], torch.ops.aten.binary_cross_entropy(p, t, None, 1))
+
+
 def test_inductor_calls_the_functional_overload():
     """Inductor (torch >= 2.13) lowers a custom functional op to its Tag.out overload when it finds
     one, with arguments it reorders and duplicates (`add.out(x, y, 2, alpha=2, out=buf)`): structops
