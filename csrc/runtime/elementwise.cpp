@@ -1,6 +1,7 @@
 #include <structops/elementwise.h>
 
 #include <c10/core/MemoryFormat.h>
+#include <c10/util/SmallVector.h>
 
 #include <algorithm>
 #include <numeric>
@@ -18,7 +19,7 @@ c10::SymDimVector broadcast_strides(c10::SymIntArrayRef shape, const at::Tensor&
   auto in_strides = t.sym_strides();
   size_t offset = shape.size() - sizes.size();
   for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == 1 && shape[offset + i] != 1) continue;
+    if (same(sizes[i], 1) && !same(shape[offset + i], 1)) continue;
     strides[offset + i] = in_strides[i];
   }
   return strides;
@@ -36,12 +37,12 @@ c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape,
   for (const auto& in : inputs) all_same_shape = all_same_shape && same_sizes(in.tensor.sym_sizes(), shape);
   if (all_same_shape) {
     bool contiguous = true, channels_last = true, dense = true;
+    for (const auto& in : inputs) contiguous = contiguous && in.tensor.is_contiguous();
+    if (contiguous) return {};
     for (const auto& in : inputs) {
-      contiguous = contiguous && in.tensor.is_contiguous();
       channels_last = channels_last && in.tensor.is_contiguous(at::MemoryFormat::ChannelsLast);
       dense = dense && in.tensor.is_non_overlapping_and_dense();
     }
-    if (contiguous) return {};
     if (channels_last) {
       auto strides = c10::get_channels_last_strides_2d<c10::SymInt>(shape);
       return c10::SymDimVector(strides.begin(), strides.end());
@@ -54,21 +55,21 @@ c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape,
     }
   }
 
-  std::vector<c10::SymDimVector> strides;
+  c10::SmallVector<c10::SymDimVector, 4> strides;
   for (const auto& in : inputs) strides.push_back(broadcast_strides(shape, in.tensor));
 
   // perm[0] is the innermost dim; start from the row-major order and insertion-sort by the
   // inputs' strides, where an ambiguous comparison (a broadcast dim) defers to the next input.
-  std::vector<size_t> perm(ndim);
+  c10::SmallVector<size_t, 8> perm(ndim);
   std::iota(perm.rbegin(), perm.rend(), 0);
   auto should_swap = [&](size_t dim0, size_t dim1) -> int {
     for (const auto& s : strides) {
       const auto& s0 = s[dim0];
       const auto& s1 = s[dim1];
-      if (s0 == 0 || s1 == 0) continue;
-      if (s0 < s1) return -1;
-      if (s0 > s1) return 1;
-      if (shape[dim0] > shape[dim1]) return 1;  // equal strides: the smaller size goes inward
+      if (same(s0, 0) || same(s1, 0)) continue;
+      if (less(s0, s1)) return -1;
+      if (less(s1, s0)) return 1;
+      if (less(shape[dim1], shape[dim0])) return 1;  // equal strides: the smaller size goes inward
     }
     return 0;
   };

@@ -31,21 +31,25 @@ Geometry make_geometry(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs) 
   std::array<c10::SmallVector<int64_t, 8>, kMaxOperands> full;
   full[0].assign(out.strides().begin(), out.strides().end());
   for (int k = 1; k < operands; ++k) {
-    const at::Tensor& t = inputs[k - 1];
+    const auto t_sizes = inputs[k - 1].sizes();
+    const auto t_strides = inputs[k - 1].strides();
     full[k].assign(ndim, 0);
-    const int64_t shift = ndim - t.dim();
-    for (int64_t d = 0; d < t.dim(); ++d) {
-      if (t.size(d) != 1 || sizes[d + shift] == 1) full[k][d + shift] = t.stride(d);
+    const int64_t shift = ndim - static_cast<int64_t>(t_sizes.size());
+    for (size_t d = 0; d < t_sizes.size(); ++d) {
+      if (t_sizes[d] != 1 || sizes[d + shift] == 1) full[k][d + shift] = t_strides[d];
     }
   }
 
   // Innermost first: the output's dims by increasing stride (memory order), size-1 dims dropped.
+  // A stable insertion sort: a handful of dims, and std::stable_sort allocates a buffer per call.
   c10::SmallVector<int64_t, 8> order;
   for (int64_t d = ndim - 1; d >= 0; --d) {
-    if (sizes[d] != 1) order.push_back(d);
+    if (sizes[d] == 1) continue;
+    size_t at = order.size();
+    order.push_back(d);
+    for (; at > 0 && full[0][d] < full[0][order[at - 1]]; --at) order[at] = order[at - 1];
+    order[at] = d;
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return full[0][a] < full[0][b]; });
 
   Geometry g;
   g.operands = operands;

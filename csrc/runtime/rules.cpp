@@ -135,23 +135,30 @@ Dims broadcast(std::string_view op, std::initializer_list<NamedSizes> inputs) {
   size_t ndim = 0;
   for (const auto& in : inputs) ndim = std::max(ndim, in.sizes.size());
   Dims shape(ndim, c10::SymInt(1));
-  std::vector<std::string_view> owner(ndim);
   for (const auto& in : inputs) {
     const size_t offset = ndim - in.sizes.size();
     for (size_t i = 0; i < in.sizes.size(); ++i) {
       auto& out = shape[offset + i];
       const auto& size = in.sizes[i];
-      if (size == 1) continue;
-      if (out == 1) {
+      if (same(size, 1)) continue;
+      if (same(out, 1)) {
         out = size;
-        owner[offset + i] = in.name;
         continue;
       }
-      if (size != out) {
+      if (!same(size, out)) {
+        // The message names the first input that set this dim (found only on failure).
+        std::string_view owner;
+        for (const auto& t : inputs) {
+          const size_t k = offset + i + t.sizes.size();
+          if (k >= ndim && !same(t.sizes[k - ndim], 1)) {
+            owner = t.name;
+            break;
+          }
+        }
         std::ostringstream shapes;
         for (const auto& t : inputs) shapes << (&t == inputs.begin() ? "" : ", ") << t.name << "=" << show(t.sizes);
-        TORCH_CHECK(false, op, ": the size of '", in.name, "' (", size, ") must match the size of '",
-                    owner[offset + i], "' (", out, ") at non-singleton dimension ",
+        TORCH_CHECK(false, op, ": the size of '", in.name, "' (", size, ") must match the size of '", owner,
+                    "' (", out, ") at non-singleton dimension ",
                     static_cast<int64_t>(offset + i) - static_cast<int64_t>(ndim), "; shapes: ", shapes.str());
       }
     }

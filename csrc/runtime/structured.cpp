@@ -151,14 +151,6 @@ void check_dtype(std::string_view op, std::string_view name, at::ScalarType writ
 
 }  // namespace
 
-bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
                  const TensorSpec& spec, at::Device device, bool allow_full_overlap,
                  OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs) {
@@ -221,7 +213,7 @@ OutputTarget::OutputTarget(at::Tensor& dest, const TensorSpec& spec, bool must_n
     auto strides = dest.sym_strides();
     for (size_t i = 0; i < strides.size(); ++i) {
       // Strides of size-1 dims never matter for addressing.
-      if (spec.sizes[i] != 1 && strides[i] != spec.strides[i]) {
+      if (!same(spec.sizes[i], 1) && !same(strides[i], spec.strides[i])) {
         layout_matches = false;
         break;
       }

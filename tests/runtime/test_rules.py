@@ -53,6 +53,14 @@ ERRORS = [
             "shapes: self=[2, 3], other=[4]"
         ),
     ),
+    (  # the size a later input clashes with was set by tensor1, not by self (size 1 there)
+        "addcmul",
+        (torch.ones(1, 1), torch.ones(2, 1), torch.ones(5, 3)),
+        (
+            "addcmul: the size of 'tensor2' (5) must match the size of 'tensor1' (2) at non-singleton "
+            "dimension -2; shapes: self=[1, 1], tensor1=[2, 1], tensor2=[5, 3]"
+        ),
+    ),
     (
         "add",
         (torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64), {"alpha": 1.5}),

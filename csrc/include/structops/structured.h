@@ -44,8 +44,31 @@ struct NamedTensor {
   const at::Tensor& tensor;
 };
 
+// Equality (order) of sizes or strides. SymInt's operator== goes through an out-of-line SymBool guard
+// even for plain integers (a few ns each, and a pointwise call compares every dim of every operand
+// several times: +0.25 us on a 6-dim 1,000-element mul); eager tensors' values compare as integers,
+// symbolic ones guard as before.
+inline bool same(const c10::SymInt& a, const c10::SymInt& b) {
+  if (!a.is_heap_allocated() && !b.is_heap_allocated()) return *a.maybe_as_int() == *b.maybe_as_int();
+  return a == b;
+}
+inline bool same(const c10::SymInt& a, int64_t b) {
+  if (!a.is_heap_allocated()) return *a.maybe_as_int() == b;
+  return a == b;
+}
+inline bool less(const c10::SymInt& a, const c10::SymInt& b) {
+  if (!a.is_heap_allocated() && !b.is_heap_allocated()) return *a.maybe_as_int() < *b.maybe_as_int();
+  return a < b;
+}
+
 // Equal sizes (or strides); on symbolic sizes this guards, as comparing shapes must.
-bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b);
+inline bool same_sizes(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!same(a[i], b[i])) return false;
+  }
+  return true;
+}
 
 // What a written tensor (out=, inplace self) of another dtype than the result's gets: the result
 // cast into it where at::canCast allows (TensorIterator's rule), or an error (torch's mm, gather,
