@@ -28,9 +28,15 @@ def cases(device: str) -> dict:
     y = torch.rand(1000, device=device)
     row = torch.rand(10, device=device)
     out = torch.empty(1000, device=device)
+    xy, kw = (x, y), {"out": out}
+    x6 = x.view(2, 2, 2, 5, 5, 5)
     return {
         "add": (lambda: structops.add(x, y), lambda: torch.add(x, y)),
         "add out=": (lambda: structops.add(x, y, out=out), lambda: torch.add(x, y, out=out)),
+        # f(*args, **kwargs) forwarding: CPython unpacks the dict for structops' vectorcall entry,
+        # while torch's tuple-and-dict binding takes it as is (and builds one on direct calls)
+        "add(*a, **kw)": (lambda: structops.add(*xy, **kw), lambda: torch.add(*xy, **kw)),
+        "add 6 dims": (lambda: structops.add(x6, x6), lambda: torch.add(x6, x6)),
         "add_": (lambda: structops.add_(out, y), lambda: out.add_(y)),
         "mul number": (lambda: structops.mul(x, 0.5), lambda: torch.mul(x, 0.5)),
         "add broadcast": (
