@@ -25,6 +25,21 @@ def _gen():
     return torch.Generator().manual_seed(0)
 
 
+def call(f, *args):
+    """f(*args), or f(*args, out=out) given out, as direct calls (the way users write them).
+    Forwarding out through f(*args, **kwargs) would cost a vectorcall function such as structops'
+    entries a dict unpack in CPython (+0.2 us, tools/profile_call.py) that torch's tuple-and-dict
+    bindings pay on every direct call instead."""
+    if len(args) == 2:
+        a, b = args
+        return lambda out=None: f(a, b) if out is None else f(a, b, out=out)
+    if len(args) == 3:
+        a, b, c = args
+        return lambda out=None: f(a, b, c) if out is None else f(a, b, c, out=out)
+    a, b, c, d, e = args
+    return lambda out=None: f(a, b, c, d, e) if out is None else f(a, b, c, d, e, out=out)
+
+
 def cases(size: str):
     """(name, structops call, torch call, needs_out) per op for one size: small, medium, large."""
     g = _gen()
@@ -36,81 +51,81 @@ def cases(size: str):
     last = torch.randint(0, width, (width // 2,), generator=g)
     yield (
         "index_select dim0",
-        lambda **o: structops.index_select(w, 0, idx, **o),
-        lambda **o: torch.index_select(w, 0, idx, **o),
+        call(structops.index_select, w, 0, idx),
+        call(torch.index_select, w, 0, idx),
     )
     yield (
         "index_select dim1",
-        lambda **o: structops.index_select(w, 1, last, **o),
-        lambda **o: torch.index_select(w, 1, last, **o),
+        call(structops.index_select, w, 1, last),
+        call(torch.index_select, w, 1, last),
     )
     # gather along the last dim (top-k style) and along dim 0
     gi = torch.randint(0, width, (rows, 8), generator=g)
     yield (
         "gather dim1",
-        lambda **o: structops.gather(w, 1, gi, **o),
-        lambda **o: torch.gather(w, 1, gi, **o),
+        call(structops.gather, w, 1, gi),
+        call(torch.gather, w, 1, gi),
     )
     g0 = torch.randint(0, rows, (n_idx // 4 + 1, width), generator=g)
     yield (
         "gather dim0",
-        lambda **o: structops.gather(w, 0, g0, **o),
-        lambda **o: torch.gather(w, 0, g0, **o),
+        call(structops.gather, w, 0, g0),
+        call(torch.gather, w, 0, g0),
     )
     flat = torch.randint(-w.numel(), w.numel(), (n_idx * 4,), generator=g)
-    yield ("take", lambda **o: structops.take(w, flat, **o), lambda **o: torch.take(w, flat, **o))
+    yield ("take", call(structops.take, w, flat), call(torch.take, w, flat))
     mask = torch.rand(rows, width, generator=g) > 0.5
     yield (
         "masked_select",
-        lambda **o: structops.masked_select(w, mask, **o),
-        lambda **o: torch.masked_select(w, mask, **o),
+        call(structops.masked_select, w, mask),
+        call(torch.masked_select, w, mask),
     )
     row_mask = torch.rand(rows, 1, generator=g) > 0.5
     yield (
         "masked_select bcast",
-        lambda **o: structops.masked_select(w, row_mask, **o),
-        lambda **o: torch.masked_select(w, row_mask, **o),
+        call(structops.masked_select, w, row_mask),
+        call(torch.masked_select, w, row_mask),
     )
     offsets = torch.arange(0, n_idx, 8)
     for mode, name in ((0, "sum"), (1, "mean"), (2, "max")):
         yield (
             f"embedding_bag {name}",
-            lambda mode=mode, **o: structops.embedding_bag(w, idx, offsets, False, mode, **o),
-            lambda name=name, **o: (
+            call(structops.embedding_bag, w, idx, offsets, False, mode),
+            lambda name=name, out=None: (
                 F.embedding_bag(idx, w, offsets, mode=name)
-                if not o
-                else o["out"].copy_(F.embedding_bag(idx, w, offsets, mode=name))
+                if out is None
+                else out.copy_(F.embedding_bag(idx, w, offsets, mode=name))
             ),
         )
     sizes = [rows // 4, rows // 2, rows - rows // 4 - rows // 2]
     yield (
         "split_with_sizes_copy",
-        lambda **o: structops.split_with_sizes_copy(w, sizes, 0, **o),
-        lambda **o: torch.split_with_sizes_copy(w, sizes, 0, **o),
+        call(structops.split_with_sizes_copy, w, sizes, 0),
+        call(torch.split_with_sizes_copy, w, sizes, 0),
     )
     yield (
         "split_with_sizes_copy dim1",
-        lambda **o: structops.split_with_sizes_copy(w, [width // 2] * 2, 1, **o),
-        lambda **o: torch.split_with_sizes_copy(w, [width // 2] * 2, 1, **o),
+        call(structops.split_with_sizes_copy, w, [width // 2] * 2, 1),
+        call(torch.split_with_sizes_copy, w, [width // 2] * 2, 1),
     )
     narrow = w[:, :16].contiguous()
     yield (
         "split_with_sizes_copy cols",  # one column per piece
-        lambda **o: structops.split_with_sizes_copy(narrow, [1] * 16, 1, **o),
-        lambda **o: torch.split_with_sizes_copy(narrow, [1] * 16, 1, **o),
+        call(structops.split_with_sizes_copy, narrow, [1] * 16, 1),
+        call(torch.split_with_sizes_copy, narrow, [1] * 16, 1),
     )
     halves = [h.contiguous() for h in w.chunk(2, 1)]
     for dim in (0, 1):
         yield (
             f"cat dim{dim}",
-            lambda dim=dim, **o: structops.cat(halves, dim, **o),
-            lambda dim=dim, **o: torch.cat(halves, dim, **o),
+            call(structops.cat, halves, dim),
+            call(torch.cat, halves, dim),
         )
     for dim in (0, -1):  # stack along the last dim interleaves single elements
         yield (
             f"stack dim{dim}",
-            lambda dim=dim, **o: structops.stack(halves, dim, **o),
-            lambda dim=dim, **o: torch.stack(halves, dim, **o),
+            call(structops.stack, halves, dim),
+            call(torch.stack, halves, dim),
         )
 
 
@@ -136,7 +151,7 @@ def main() -> None:
             for e, a in zip(expected if many else [expected], got if many else [got], strict=True):
                 torch.testing.assert_close(a, e, rtol=1e-5, atol=1e-5)
             out = [torch.empty_like(e) for e in expected] if many else torch.empty_like(expected)
-            with_out = [lambda call=call, out=out: call(out=out) for call in (theirs, ours)]
+            with_out = [lambda fn=fn, out=out: fn(out=out) for fn in (theirs, ours)]
             t_f, o_f, t_o, o_o = side_by_side([theirs, ours, *with_out])
             ratios += [t_f / o_f, t_o / o_o]
             print(
