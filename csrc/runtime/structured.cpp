@@ -31,13 +31,16 @@ static_assert(MADV_POPULATE_WRITE == kPopulateWrite);
 #endif
 
 // Maps the pages of a large fresh CPU output, in parallel, before the kernel writes it. Above
-// glibc's largest mmap threshold (32 MiB) malloc hands out freshly mapped memory, and a kernel
-// writing it takes a page fault per 4 KiB page (a third of a functional cat's time, and as much
-// for torch's own ops); madvise(MADV_POPULATE_WRITE) maps each thread's half in one call, without
-// the fault per page: the same zeroing, a quarter less time (tools/bench_indexing.py). Memory an
-// allocator reuses is mapped already (a page from the middle says so: mincore), and mapping it
-// again would cost a walk of its page tables, so it is left alone.
-constexpr int64_t kFreshBytes = int64_t{32} << 20;
+// glibc's largest mmap threshold (32 MiB) malloc hands out freshly mapped memory, and below it
+// often does too (a free at the top of the heap past the trim threshold returns the pages); a
+// kernel writing it takes a page fault per 4 KiB page (~1 us each on this VM: a 4 MiB add costs
+// 1.2 ms fresh against 70 us reused, for torch's own ops as much). madvise(MADV_POPULATE_WRITE)
+// maps each thread's half in one call, without the fault per page: with every allocation fresh
+// (MALLOC_MMAP_THRESHOLD_=131072), 4-16 MiB outputs over four runs: add 0.99-1.02x -> 0.93-1.17x
+// torch (1.07 on average), exp 1.05-1.23x -> 1.23-1.43x. Memory an allocator reuses is mapped already (a page from the middle
+// says so: mincore, ~0.5 us against the >= 50 us of writing 4 MiB), and mapping it again would
+// cost a walk of its page tables, so it is left alone.
+constexpr int64_t kFreshBytes = int64_t{4} << 20;
 
 void map_fresh_pages(void* data, int64_t nbytes) {
 #if defined(__linux__)

@@ -2,6 +2,10 @@
 sizes past the parallel grain), deterministic index errors, masked_select on fake tensors and
 under torch.compile, Tensor[] outputs, embedding_bag against torch on random bags."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import structops
 import torch
@@ -242,7 +246,7 @@ def test_cat_stack_split_row_copies(dtype, shape, sizes, dim):
 @pytest.mark.parametrize("sizes", [[1001, 7999], [1001, 7, 7992]], ids=["row by row", "blocks of rows"])
 def test_large_copies_streamed_into_fresh_outputs(sizes):
     """From 16 MiB in all the long runs are streamed (from each run's first 16-byte boundary: byte
-    pieces put them at odd offsets), and from 32 MiB a functional output's fresh pages are mapped
+    pieces put them at odd offsets), and from 4 MiB a functional output's fresh pages are mapped
     before the copy (csrc/runtime/structured.cpp): split, cat and stack against torch."""
     x = torch.randint(0, 256, (4200, 9000), dtype=torch.uint8)  # 37.8 MB
     pieces = structops.split_with_sizes_copy(x, sizes, 1)
@@ -254,6 +258,24 @@ def test_large_copies_streamed_into_fresh_outputs(sizes):
     assert structops.cat(pieces, 1, out=out) is out and torch.equal(out, x)
     wide = pieces[-1]
     assert torch.equal(structops.stack([wide, wide], 1), torch.stack([wide, wide], 1))
+
+
+def test_outputs_on_fresh_pages_between_4_and_32_mib():
+    """Below glibc's largest mmap threshold the heap hands out fresh pages too (here every time:
+    MALLOC_MMAP_THRESHOLD_ fixes the threshold at 128 KiB); functional outputs from 4 MiB get them
+    mapped first (csrc/runtime/structured.cpp): pointwise, copies and a reduction against torch."""
+    code = (
+        "import torch, structops\n"
+        "x = torch.rand(1300, 1000); y = torch.rand(1000)\n"  # outputs of 5.2 MB
+        "assert torch.equal(structops.add(x, y), torch.add(x, y))\n"
+        "torch.testing.assert_close(structops.exp(x), torch.exp(x))\n"
+        "assert torch.equal(structops.cat([x, x], 1), torch.cat([x, x], 1))\n"
+        "torch.testing.assert_close(structops.cumsum(x, 0), torch.cumsum(x, 0))\n"
+        "print('ok')\n"
+    )
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 def test_split_with_sizes_copy_out_list():
