@@ -37,9 +37,10 @@ static_assert(MADV_POPULATE_WRITE == kPopulateWrite);
 // 1.2 ms fresh against 70 us reused, for torch's own ops as much). madvise(MADV_POPULATE_WRITE)
 // maps each thread's half in one call, without the fault per page: with every allocation fresh
 // (MALLOC_MMAP_THRESHOLD_=131072), 4-16 MiB outputs over four runs: add 0.99-1.02x -> 0.93-1.17x
-// torch (1.07 on average), exp 1.05-1.23x -> 1.23-1.43x. Memory an allocator reuses is mapped already (a page from the middle
-// says so: mincore, ~0.5 us against the >= 50 us of writing 4 MiB), and mapping it again would
-// cost a walk of its page tables, so it is left alone.
+// torch (1.07 on average), exp 1.05-1.23x -> 1.23-1.43x. Memory an allocator reuses is mapped
+// already (a page from the middle says so: mincore, ~1 us on the VM against the >= 50 us of
+// writing 4 MiB, which is why smaller outputs are not checked), and mapping it again would cost a
+// walk of its page tables, so it is left alone.
 constexpr int64_t kFreshBytes = int64_t{4} << 20;
 
 void map_fresh_pages(void* data, int64_t nbytes) {
