@@ -46,6 +46,7 @@ def make_environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        auto_reload=False,  # one run: a template is not edited under it (saves a stat per render)
     )
     env.filters["pyrepr"] = repr
     env.filters["tag_enum"] = lambda tag: f"at::Tag::{tag}"

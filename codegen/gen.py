@@ -96,16 +96,17 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int) -> None:
         fm.render(f"src/autograd_{i}.cpp", "autograd.cpp.j2", shard=autograd_shard)
     for i, meta_shard in enumerate(structured.meta_shards(manifest, shards)):
         fm.render(f"src/meta_{i}.cpp", "meta.cpp.j2", shard=meta_shard)
-    for key in WRAPPER_KEYS:
-        for i, shard in enumerate(structured.wrapper_shards(manifest, key, shards)):
+    for key, key_shards in structured.wrapper_shards(manifest, WRAPPER_KEYS, shards).items():
+        for i, shard in enumerate(key_shards):
             fm.render(f"src/wrappers_{key.value.lower()}_{i}.cpp", "wrappers.cpp.j2", shard=shard)
-    for unit in pointwise_kernels.kernel_units(manifest):
+    units = pointwise_kernels.kernel_units(manifest)
+    for unit in units:
         cpu, cuda, cuda_host = (f.format(unit.stem) for f in KERNEL_FILES)
         fm.render(cpu, "kernels_cpu.cpp.j2", unit=unit)
         fm.render(cuda, "kernels_cuda.cu.j2", unit=unit)
         fm.render(cuda_host, "kernels_cuda_host.cpp.j2", unit=unit)
-    for i, units in enumerate(pointwise_kernels.cpu_host_shards(manifest, shards)):
-        fm.render("src/" + CPU_HOST_FILE.format(i), "kernels_cpu_host.cpp.j2", units=units)
+    for i, shard_units in enumerate(pointwise_kernels.cpu_host_shards(units, shards)):
+        fm.render("src/" + CPU_HOST_FILE.format(i), "kernels_cpu_host.cpp.j2", units=shard_units)
     fm.render(
         VARIANT_SOURCES_CMAKE, "variant_sources.cmake.j2", variants=multi_kernel.variant_sources(manifest)
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.api import cpp
+from codegen.memo import by_identity
 from codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 
 # IValue accessors of the base types (so_args[i].<accessor>()).
@@ -95,15 +96,20 @@ class BoxedKernel:
     pushes: tuple[str, ...]
 
 
-def boxed_kernel(schema: FunctionSchema, function: str, name: str, keys: bool = False) -> BoxedKernel:
-    arguments = schema.arguments.all
-    args = tuple(read(a.type, f"so_args[{i}]") for i, a in enumerate(arguments))
+@by_identity
+def _unboxing(schema: FunctionSchema) -> tuple[tuple[str, ...], str | None, tuple[str, ...]]:
+    """The stack reads, result type and pushes of ``schema``: the same for each dispatch key's
+    adapter of it."""
+    args = tuple(read(a.type, f"so_args[{i}]") for i, a in enumerate(schema.arguments.all))
     values = tuple(cpp.value_type(r.type) for r in schema.returns)
     if not values:
-        result, pushes = None, ()
-    elif len(values) == 1:
-        result, pushes = values[0], ("std::move(so_result)",)
-    else:
-        result = "std::tuple<" + ", ".join(values) + ">"
-        pushes = tuple(f"std::move(std::get<{k}>(so_result))" for k in range(len(values)))
-    return BoxedKernel(name, function, keys, len(arguments), args, result, pushes)
+        return args, None, ()
+    if len(values) == 1:
+        return args, values[0], ("std::move(so_result)",)
+    pushes = tuple(f"std::move(std::get<{k}>(so_result))" for k in range(len(values)))
+    return args, "std::tuple<" + ", ".join(values) + ">", pushes
+
+
+def boxed_kernel(schema: FunctionSchema, function: str, name: str, keys: bool = False) -> BoxedKernel:
+    args, result, pushes = _unboxing(schema)
+    return BoxedKernel(name, function, keys, len(args), args, result, pushes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.api.names import cpp_name
+from codegen.memo import by_identity
 from codegen.model import (
     Argument,
     BaseTy,
@@ -138,19 +139,9 @@ def return_type(returns: tuple[Return, ...]) -> str:
     return "std::tuple<" + ",".join(one(r) for r in returns) + ">"
 
 
-# kernel_signature per schema object: the generator asks for each one five times (entry checks, a
-# wrapper per dispatch key, autograd), 15% of a 3,000-entry run. Keyed by identity, the schema
-# kept in the value so its id cannot be reused (hashing a schema costs more than the signature).
-_SIGNATURES: dict[int, tuple[FunctionSchema, tuple[str, tuple[Binding, ...]]]] = {}
-
-
+# Asked for five times per schema (entry checks, a wrapper per dispatch key, autograd): 15% of a
+# 3,000-entry run before it was cached.
+@by_identity
 def kernel_signature(schema: FunctionSchema) -> tuple[str, tuple[Binding, ...]]:
     """(return type, parameters) of the unboxed kernel for ``schema``, in schema order."""
-    hit = _SIGNATURES.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    if len(_SIGNATURES) > 65536:  # many manifests in one process (the tests)
-        _SIGNATURES.clear()
-    signature = return_type(schema.returns), arguments(schema.arguments.all)
-    _SIGNATURES[id(schema)] = (schema, signature)
-    return signature
+    return return_type(schema.returns), arguments(schema.arguments.all)

@@ -143,7 +143,7 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
     """``fused``: the handles of the generated backward ops, by name."""
     fn = group.functional
     args = fn.func.arguments.all
-    params = cpp.arguments(args)
+    params = cpp.kernel_signature(fn.func)[1]  # the bindings of args, cached
     by_name = {a.name: (a, b) for a, b in zip(args, params, strict=True)}
     refs = [r for g in autograd.gradients for r in _refs(g.expr)]
     values = {r.name for r in refs if r.kind != "like" and r.role == "arg"}
@@ -300,7 +300,7 @@ def _forward(fn: NativeFunction, autograd: Autograd, params) -> dict:
 
 def _written(group: StructuredGroup, fn: NativeFunction, kind: str) -> Written:
     args = fn.func.arguments.all
-    params = cpp.arguments(args)
+    params = cpp.kernel_signature(fn.func)[1]
     inputs = [a for a in args if _tensor_kind(a) and not (kind == "out" and a.is_write)]
     # The functional's node may save self; copy_ then writes it, which backward would refuse as a
     # saved tensor modified in place: it gets a copy (torch's mul_ saves a clone too).

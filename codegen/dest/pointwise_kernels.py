@@ -246,9 +246,9 @@ def kernel_units(manifest: Manifest) -> list[KernelUnit]:
     return units
 
 
-def cpu_host_shards(manifest: Manifest, shards: int) -> list[tuple[KernelUnit, ...]]:
+def cpu_host_shards(units: list[KernelUnit], shards: int) -> list[tuple[KernelUnit, ...]]:
     """The units' CPU host glue in ``shards`` files, by a stable hash of the op's name."""
     buckets: list[list[KernelUnit]] = [[] for _ in range(shards)]
-    for unit in kernel_units(manifest):
+    for unit in units:
         buckets[shard_of(unit.stem, shards)].append(unit)
     return [tuple(b) for b in buckets]

@@ -8,9 +8,10 @@ place of the ones they replace, and writes tensors that match the specs exactly.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from codegen.api import boxed, cpp, names
+from codegen.memo import by_identity
 from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
 from codegen.native import DispatchKey, Manifest, NativeFunction, StructuredGroup
 from codegen.rules import cpp as rules_cpp
@@ -144,6 +145,8 @@ def _list_out(group: StructuredGroup) -> bool:
     return any(_is_list(o) for o in group.out.func.arguments.out)
 
 
+# Asked for by the header, the meta function, the hooks and each pointwise kernel file of a group.
+@by_identity
 def op_header(group: StructuredGroup) -> OpHeader:
     pre = group.out.precomputed
     fields = ()
@@ -205,52 +208,69 @@ def _named_tensors(args: tuple[Argument, ...]) -> str:
     return ", ".join(named)
 
 
-def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey) -> Wrapper:
+@dataclass(frozen=True)
+class _Member:
+    """What a member's wrapper is whatever the dispatch key: its signature, checks and impl
+    arguments (each key's wrapper adds its name, device, guard and impl function)."""
+
+    wrapper: Wrapper  # name, device, guard and impl left empty
+    impl_args: tuple[str, ...]
+    registration: boxed.BoxedKernel  # name and function left empty
+
+
+def _member(group: StructuredGroup, fn: NativeFunction) -> _Member:
     ret, bindings = cpp.kernel_signature(fn.func)
     non_out = fn.func.arguments.non_out
     meta_args = ", ".join(names.cpp_name(a.name) for a in non_out)
     lists = tuple(
         names.cpp_name(a.name) for a in non_out if a.type == ListType(BaseType(BaseTy.Tensor), None)
     )
-    impl = None
-    kernel = group.impl_name(key)
-    if kernel is not None:
-        pre = group.out.precomputed
-        replaced = dict(pre.replace) if pre else {}
-        args = []
-        for a in non_out:
-            if a.name in replaced:
-                args.extend(f"so_meta.{names.cpp_name(p.name)}" for p in replaced[a.name])
-            else:
-                args.append(names.cpp_name(a.name))
-        if pre:
-            args.extend(f"so_meta.{names.cpp_name(p.name)}" for p in pre.add)
-        if group.out.pointwise is not None:
-            args.append("so_meta.common_dtype")
-        elif group.out.rule is not None:
-            args.append("so_meta.compute_dtype")
-        impl = ImplCall(f"impl::{kernel}", tuple(args))
+    pre = group.out.precomputed
+    replaced = dict(pre.replace) if pre else {}
+    args = []
+    for a in non_out:
+        if a.name in replaced:
+            args.extend(f"so_meta.{names.cpp_name(p.name)}" for p in replaced[a.name])
+        else:
+            args.append(names.cpp_name(a.name))
+    if pre:
+        args.extend(f"so_meta.{names.cpp_name(p.name)}" for p in pre.add)
+    if group.out.pointwise is not None:
+        args.append("so_meta.common_dtype")
+    elif group.out.rule is not None:
+        args.append("so_meta.compute_dtype")
     named = _named_tensors(non_out)
-    inputs = "so_inputs" if lists else "{" + named + "}"
-    return Wrapper(
-        name=names.wrapper(key.value, fn.func.name.unambiguous),
+    wrapper = Wrapper(
+        name="",
         op=str(fn.func.name),
         kind="functional" if fn.kind is SchemaKind.mutable else fn.kind.value,  # batch_norm's running stats
         returns=ret,
         params=_params(bindings),
         meta_call=f"meta::{names.meta_function(group.name)}({meta_args})",
-        device=_device_expr(key, inputs),
-        guard=key is DispatchKey.CUDA,
-        inputs=inputs,
+        device="",
+        guard=False,
+        inputs="so_inputs" if lists else "{" + named + "}",
         lists=lists,
         named=named,
         outs=tuple(names.cpp_name(o.name) for o in group.out.func.arguments.out),
-        impl=impl,
+        impl=None,
         pointwise="pointwise" in group.out.tags,
         writes_any_strides=group.out.pointwise is not None,
         out_dtype="castable" if group.out.out_dtype == "castable" else "exact",
         dtype_from=_dtype_from(group, fn),
         list_out=_list_out(group),
+    )
+    return _Member(wrapper, tuple(args), boxed.boxed_kernel(fn.func, "", ""))
+
+
+def _wrapper(group: StructuredGroup, fn: NativeFunction, key: DispatchKey, member: _Member) -> Wrapper:
+    kernel = group.impl_name(key)
+    return replace(
+        member.wrapper,
+        name=names.wrapper(key.value, fn.func.name.unambiguous),
+        device=_device_expr(key, member.wrapper.inputs),
+        guard=key is DispatchKey.CUDA,
+        impl=None if kernel is None else ImplCall(f"impl::{kernel}", member.impl_args),
     )
 
 
@@ -265,35 +285,46 @@ def shard_of(name: str, shards: int) -> int:
     return zlib.crc32(name.encode()) % shards
 
 
-def wrapper_shards(manifest: Manifest, key: DispatchKey, shards: int) -> list[WrapperShard]:
-    """Wrappers and registrations for one dispatch key, split into ``shards`` files."""
-    buckets: list[tuple[list[str], list[Wrapper], list[Registration]]] = [([], [], []) for _ in range(shards)]
+def wrapper_shards(
+    manifest: Manifest, keys: tuple[DispatchKey, ...], shards: int
+) -> dict[DispatchKey, list[WrapperShard]]:
+    """Wrappers and registrations per dispatch key, each key's split into ``shards`` files."""
+    buckets = {key: [([], [], []) for _ in range(shards)] for key in keys}
     for group in manifest.groups:
-        if key is not DispatchKey.Meta and group.impl_name(key) is None:
-            continue
-        if key is DispatchKey.Meta and group.dynamic_output_shape:
-            continue  # a meta tensor has no data to size the output from: the fake impl in Python
-        headers, wrappers, regs = buckets[shard_of(group.name, shards)]
-        headers.append(names.group_header(group.name))
+        shard = shard_of(group.name, shards)
         for fn in group.members:
-            w = _wrapper(group, fn, key)
-            wrappers.append(w)
-            regs.append(Registration(w.op, boxed.boxed_kernel(fn.func, w.name, f"boxed_{w.name}")))
+            member = _member(group, fn)
+            for key in keys:
+                if key is not DispatchKey.Meta and group.impl_name(key) is None:
+                    continue
+                if key is DispatchKey.Meta and group.dynamic_output_shape:
+                    continue  # a meta tensor has no data to size the output from: the fake impl in Python
+                headers, wrappers, regs = buckets[key][shard]
+                if fn is group.members[0]:
+                    headers.append(names.group_header(group.name))
+                w = _wrapper(group, fn, key, member)
+                wrappers.append(w)
+                kernel = replace(member.registration, name=f"boxed_{w.name}", function=w.name)
+                regs.append(Registration(w.op, kernel))
     for fn in manifest.unstructured:
-        kernel = dict(fn.dispatch).get(key)
-        if kernel is None:
-            continue
-        headers, _, regs = buckets[shard_of(fn.func.name.unambiguous, shards)]
-        headers.append(names.group_header(fn.func.name.unambiguous))
-        name = f"boxed_{names.wrapper(key.value, fn.func.name.unambiguous)}"
-        regs.append(Registration(str(fn.func.name), boxed.boxed_kernel(fn.func, f"impl::{kernel}", name)))
+        for key in keys:
+            kernel = dict(fn.dispatch).get(key)
+            if kernel is None:
+                continue
+            headers, _, regs = buckets[key][shard_of(fn.func.name.unambiguous, shards)]
+            headers.append(names.group_header(fn.func.name.unambiguous))
+            name = f"boxed_{names.wrapper(key.value, fn.func.name.unambiguous)}"
+            regs.append(Registration(str(fn.func.name), boxed.boxed_kernel(fn.func, f"impl::{kernel}", name)))
+    return {key: [_shard(key, *bucket) for bucket in buckets[key]] for key in keys}
+
+
+def _shard(
+    key: DispatchKey, headers: list[str], wrappers: list[Wrapper], regs: list[Registration]
+) -> WrapperShard:
     cuda = key is DispatchKey.CUDA
     library = "STRUCTOPS_CUDA_LIBRARY" if cuda else "structops"
     registration_key = "STRUCTOPS_CUDA_KEY" if cuda else key.value
-    return [
-        WrapperShard(key.value, library, registration_key, tuple(h), tuple(w), tuple(r))
-        for h, w, r in buckets
-    ]
+    return WrapperShard(key.value, library, registration_key, tuple(headers), tuple(wrappers), tuple(regs))
 
 
 def all_headers(manifest: Manifest) -> list[OpHeader]:

@@ -11,7 +11,17 @@ CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
 # Lowest first. A module may import modules of lower layers only (dest/ modules also share
 # helpers among themselves).
 LAYERS = (
-    ("errors", "limits", "dtypes", "model", "api.names", "files", "link", "autograd.functions"),  # leaves
+    (
+        "errors",
+        "limits",
+        "dtypes",
+        "memo",
+        "model",
+        "api.names",
+        "files",
+        "link",
+        "autograd.functions",
+    ),  # leaves
     ("load", "api.cpp", "api.python", "rules.syntax", "rules.ir", "rules.builtins", "pointwise.syntax"),
     (
         "api.boxed",
