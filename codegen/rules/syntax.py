@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 
 from codegen.limits import MAX_DEPTH, check_int64, tree_depth
 
@@ -443,6 +444,9 @@ def _bounded(tree: Expr | Pattern) -> None:
         )
 
 
+# Parsed once per text: a manifest repeats its rules (this repo's: 403 rule texts, 146 distinct),
+# and the trees are immutable. A text that fails raises each time (exceptions are not cached).
+@lru_cache(maxsize=4096)
 def parse_pattern(text: str) -> Pattern:
     p = _Parser(text)
     pattern = p.pattern()
@@ -451,6 +455,7 @@ def parse_pattern(text: str) -> Pattern:
     return pattern
 
 
+@lru_cache(maxsize=4096)
 def parse_expr(text: str) -> Expr:
     p = _Parser(text)
     e = p.expr()
