@@ -221,11 +221,11 @@ bool gather_rows(const at::Tensor& self, const at::Tensor& index, const at::Tens
 
 // The bags [b0, b1) of embedding_bag; true if an index was out of range (that row is skipped).
 // Cloned for AVX-512 / AVX2 (structops/cpu/pointwise.h): the row loops vectorise with the widest lanes.
-// Sums and means prefetch one line of the row kAhead indices on (the block's first; the hardware
-// fetches the lines next to it): over a [50000, 128] table in L3, 0.73-0.84x -> 0.94-1.08x torch
-// in 10 runs each; over [500000, 256] (DRAM) 0.97-1.15x -> 0.96-1.03x. Every line of the next 4
-// rows instead stalled on the prefetches themselves (57% of the samples; 0.70x), 16 ahead 0.83x.
-constexpr int64_t kAhead = 8;
+// Sums and means prefetch every line of the block of the row kAhead indices on (torch/structops,
+// sums, 2 threads): [50000, 128] table (L3) 0.83-0.86x with the block's first line only ->
+// 1.00-1.02x, [500000, 256] (DRAM) 0.80-0.89x -> 1.16-1.17x; 8 ahead 0.97-0.99x / 1.16-1.18x, 4
+// ahead 0.87-0.91x. Most samples still land on the first prefetch of a row (its page walk).
+constexpr int64_t kAhead = 16;
 
 template <typename scalar_t, typename acc_t, typename I>
 SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, const I* ix, int64_t n, const I* off,
@@ -236,6 +236,7 @@ SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, 
   // Sums and means: kWide (then kNarrow) columns at a time in registers across the bag's rows
   // (one load per element, not acc's load and store too: 0.55x torch before); the rest through acc.
   constexpr int64_t kWide = 512 / sizeof(acc_t), kNarrow = kWide / 2;  // floats: 8 and 4 512-bit vectors
+  constexpr int64_t kLine = 64 / sizeof(scalar_t);  // elements per cache line
   const int64_t wide = mode == 2 ? 0 : d / kWide * kWide;
   const int64_t blocked = mode == 2 ? 0 : wide + (d - wide) / kNarrow * kNarrow;
   for (int64_t b = b0; b < b1; ++b) {
@@ -247,7 +248,9 @@ SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, 
       for (int64_t k = begin; k < end; ++k) {
         const I v = ix[k];
         if (k + kAhead < n && in_range(ix[k + kAhead], rows)) {
-          __builtin_prefetch(src + static_cast<int64_t>(ix[k + kAhead]) * d + j0, /*rw=*/0, /*locality=*/3);
+          const scalar_t* ahead = src + static_cast<int64_t>(ix[k + kAhead]) * d + j0;
+#pragma GCC unroll 16
+          for (int64_t j = 0; j < B; j += kLine) __builtin_prefetch(ahead + j, /*rw=*/0, /*locality=*/3);
         }
         if (!in_range(v, rows)) {
           bad = true;
