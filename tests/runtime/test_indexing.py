@@ -320,9 +320,13 @@ def test_split_describe_lists_every_piece():
 
 @pytest.mark.parametrize("mode", [0, 1, 2])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
-def test_embedding_bag_random_bags(mode, dtype):
+# Row widths for each path of the CPU loop (float sums: registers in blocks of 128 and 64 columns):
+# narrower than a block (30), a block and its last columns (70, 200: the block at the row's end
+# overlaps the one before), blocks only (128).
+@pytest.mark.parametrize("width", [30, 70, 128, 200])
+def test_embedding_bag_random_bags(mode, dtype, width):
     g = torch.Generator().manual_seed(mode)
-    w = _rand(300, 70, dtype=dtype)
+    w = _rand(300, width, dtype=dtype)
     idx = torch.randint(0, 300, (2000,), generator=g)
     lengths = torch.randint(0, 9, (400,), generator=g)  # empty bags included
     offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)[:-1]]).clamp(max=2000)
