@@ -291,21 +291,26 @@ def wrapper_shards(
     """Wrappers and registrations per dispatch key, each key's split into ``shards`` files."""
     buckets = {key: [([], [], []) for _ in range(shards)] for key in keys}
     for group in manifest.groups:
+        # Meta: every group but those whose output size counts data (the fake impl in Python).
+        group_keys = [
+            key
+            for key in keys
+            if (
+                not group.dynamic_output_shape
+                if key is DispatchKey.Meta
+                else group.impl_name(key) is not None
+            )
+        ]
         shard = shard_of(group.name, shards)
-        for fn in group.members:
+        for key in group_keys:
+            buckets[key][shard][0].append(names.group_header(group.name))
+        for fn in group.members if group_keys else ():
             member = _member(group, fn)
-            for key in keys:
-                if key is not DispatchKey.Meta and group.impl_name(key) is None:
-                    continue
-                if key is DispatchKey.Meta and group.dynamic_output_shape:
-                    continue  # a meta tensor has no data to size the output from: the fake impl in Python
-                headers, wrappers, regs = buckets[key][shard]
-                if fn is group.members[0]:
-                    headers.append(names.group_header(group.name))
+            for key in group_keys:
                 w = _wrapper(group, fn, key, member)
-                wrappers.append(w)
+                buckets[key][shard][1].append(w)
                 kernel = replace(member.registration, name=f"boxed_{w.name}", function=w.name)
-                regs.append(Registration(w.op, kernel))
+                buckets[key][shard][2].append(Registration(w.op, kernel))
     for fn in manifest.unstructured:
         for key in keys:
             kernel = dict(fn.dispatch).get(key)
