@@ -252,62 +252,6 @@ def test_floor_division_of_floats_matches_torch_at_rounding_edges():
     )
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("layout", ["contiguous", "transposed", "broadcast_row", "broadcast_col", "sliced"])
-def test_large_pointwise_layouts_match_torch(threads, layout):
-    old = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        x = torch.randn(300, 400)
-        y = {
-            "contiguous": torch.randn(300, 400),
-            "transposed": torch.randn(400, 300).t(),
-            "broadcast_row": torch.randn(400),
-            "broadcast_col": torch.randn(300, 1),
-            "sliced": torch.randn(300, 800)[:, ::2],
-        }[layout]
-        torch.testing.assert_close(structops.add(x, y, alpha=0.5), torch.add(x, y, alpha=0.5))
-        torch.testing.assert_close(structops.bias_gelu(x, y), torch.nn.functional.gelu(x + y))
-        out = torch.empty(300, 400)
-        structops.mul_add(x, y, x, out=out)
-        torch.testing.assert_close(out, x * y + x)
-    finally:
-        torch.set_num_threads(old)
-
-
-@pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("shape", [(100, 1000), (37, 130), (16, 64), (3, 5000), (2000, 17), (40, 2100)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
-def test_transposed_operands_in_bands_of_rows_match_torch(threads, shape, dtype):
-    """Rows with an operand whose rows interleave in memory (transposed input or output) are walked
-    in bands of 16 rows, the operands one or two elements apart from row to row through tiles
-    transposed 16 x 16 (cpu/rows.h band_of_rows): every element once, whatever the band's, pass's
-    and block's remainders, for 2-, 4- and 8-byte elements; functional, out= transposed, inplace,
-    and a transposed bool condition (1-byte tiles)."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        g = torch.Generator().manual_seed(0)
-        rows, n = shape
-        x = torch.randn(n, rows, generator=g).to(dtype).t()  # row to row: 1 element
-        y = torch.randn(rows, 2 * n, generator=g).to(dtype)[:, ::2]
-        w = torch.randn(n, 2 * rows, generator=g).to(dtype).t()[::2]  # row to row: 2 elements
-        assert torch.equal(structops.add(x, y, alpha=2), torch.add(x, y, alpha=2))
-        assert torch.equal(structops.sub(w, x), w - x)
-        expected = (y.double() * x.double() + x.double()).to(dtype)
-        torch.testing.assert_close(structops.mul_add(y, x, x), expected, rtol=1e-3, atol=1e-3)
-        out = torch.empty(n, rows, dtype=dtype).t()
-        structops.sub(y, x, out=out)
-        assert torch.equal(out, y - x)
-        z = x.clone()  # transposed, as x
-        structops.mul_(z, w)
-        assert torch.equal(z, x * w)
-        condition = torch.randn(n, rows, generator=g).t() > 0
-        assert torch.equal(structops.where(condition, y, w), torch.where(condition, y, w))
-    finally:
-        torch.set_num_threads(old)
-
-
 def test_formula_result_for_half_is_computed_in_float():
     x = torch.full((4,), 2049.0, dtype=torch.float16)  # 2049 is not a float16: rounds to 2048
     y = torch.ones(4, dtype=torch.float16)

@@ -37,6 +37,7 @@
 #include <utility>
 
 #include <structops/cpu/float16.h>
+#include <structops/cpu/tiles.h>
 #include <structops/pointwise/launch.h>
 #include <structops/pointwise/math.h>
 
@@ -192,6 +193,41 @@ inline void store_row(out_t* __restrict o, int64_t n, const E& elem) {
   }
 }
 
+// store_row's plain loop from the last element to the first (see walks_backward).
+template <typename out_t, typename E>
+inline void store_row_backward(out_t* __restrict o, int64_t n, const E& elem) {
+#pragma GCC unroll 0
+  for (int64_t i = n - 1; i >= 0; --i) o[i] = static_cast<out_t>(elem(i));
+}
+
+// 4 KiB aliasing. A load is first matched against the stores still in flight by the low 12 bits
+// of the addresses, and one that matches waits for that store. A forward row loop loads its
+// inputs a few vectors ahead of its stores, so an output lying 1 to kAliasWindow bytes past an
+// input modulo 4 KiB makes nearly every load wait: float32 add of [64, 1000] (in the caches) at
+// 0.73x torch with the output 64 bytes on, 1.0x at other offsets (tools/bench_aliasing.py), and
+// where a fresh output lands depends on the heap's history. Walked backwards, the loads trail the
+// stores and only an output just *before* an input meets them. A block of rows is then walked
+// backwards as a whole (cpu::run): rows of 1,000 each stored backwards but taken in order ran at
+// 0.83x torch, the hardware prefetchers losing the stream at every row.
+constexpr uintptr_t kAliasWindow = 256;
+
+inline bool lies_just_past(const void* p, const void* q) {
+  const uintptr_t d = (reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(q)) & 4095;
+  return d != 0 && d <= kAliasWindow;
+}
+
+// Whether a row of contiguous operands is stored backwards: its output lies just past one of the
+// inputs, other than input `broadcast` (read once), and just before none.
+template <size_t N>
+inline bool walks_backward(const void* o, size_t broadcast, const std::array<const void*, N>& in) {
+  bool ahead = false, behind = false;
+  for (size_t k = 0; k < N; ++k) {
+    ahead = ahead || (k != broadcast && lies_just_past(o, in[k]));
+    behind = behind || (k != broadcast && lies_just_past(in[k], o));
+  }
+  return ahead && !behind;
+}
+
 // x[i] for the vector loops of a formula computing in compute_t. A bool is read as its byte (the
 // formula's bool parameter takes it as byte != 0): gcc vectorises byte loads but not bool ones,
 // and where(condition, a, b) ran a mispredicted branch per element (0.75x torch on strided
@@ -213,6 +249,11 @@ template <typename compute_t, typename T>
 constexpr bool kWidensBlocks =
     SO_F16_CONVERT_BY_INSTRUCTION && std::is_same_v<T, c10::Half> && std::is_same_v<compute_t, float>;
 
+// Whether row_loop may store a row backwards (walks_backward): its plain loop alone does, used
+// when no input is widened and the output is not rounded in blocks.
+template <typename compute_t, typename out_t, typename... in_t>
+constexpr bool kMayWalkBackward = !kRoundsBlocks<out_t> && !(kWidensBlocks<compute_t, in_t> || ...);
+
 // Input k's element c + i of a row in blocks: its widened block's i-th, read in place, or
 // `held` (the broadcast input's one value, read once).
 template <typename compute_t, bool kBroadcast, typename T, typename Held>
@@ -228,6 +269,8 @@ template <typename compute_t, bool kBroadcast, typename T, typename Held>
 // out_t. Float16 inputs of a float formula are first widened 16 at a time (one vector) into a
 // stack block where the CPU converts vectors, which gcc then keeps in a register: float16 `add`
 // at 1e5 ran at 0.50x torch with the bit arithmetic, 0.8x with blocks of 64 through memory.
+// Otherwise the row is stored in one loop, backwards where its output lies just past an input
+// modulo 4 KiB (walks_backward).
 template <size_t B, typename F, typename out_t, typename... in_t, size_t... I>
 [[gnu::always_inline]] inline void row_loop(const F& f, int64_t n, out_t* __restrict o, std::index_sequence<I...>,
                                             const in_t* __restrict... in) {
@@ -249,7 +292,14 @@ template <size_t B, typename F, typename out_t, typename... in_t, size_t... I>
     for (; c + 16 <= n; c += 16) block(c, 16);  // a constant size: no masks, no remainder loops
     if (c < n) block(c, n - c);
   } else {
-    store_row(o, n, [&](int64_t i) { return f(element<compute_t>(in, I == B ? 0 : i)...); });
+    const auto elem = [&](int64_t i) { return f(element<compute_t>(in, I == B ? 0 : i)...); };
+    if constexpr (kMayWalkBackward<compute_t, out_t, in_t...>) {
+      if (walks_backward(o, B, std::array<const void*, sizeof...(in_t)>{in...})) {
+        store_row_backward(o, n, elem);
+        return;
+      }
+    }
+    store_row(o, n, elem);
   }
 }
 
@@ -408,113 +458,6 @@ void block_of_short_rows(const F& f, int64_t n, int64_t rows, out_t* o,
   }
 }
 
-// A band of kBand rows of an input whose rows interleave in memory (a transposed input: row r,
-// element i at x[r * step + i * stride], step 1 or 2 while the stride is large) is read into a
-// tile [kBand][pass] in blocks of 16 x 16 (8 x 8 for 8-byte elements): each column's 16 (8)
-// elements of the band are one vector load (two, even lanes kept, for step 2), and 16 (8) such
-// vectors are transposed in registers into row vectors. Element by element, a float32 add of a
-// sliced operand with 2 cache lines per column of a band spent 40 % of its time in scalar loads
-// and inserts. The elements move as
-// unsigned integers of their size: only their bits are copied.
-constexpr int64_t kBand = 16;
-
-template <typename T>
-using Bits = std::conditional_t<
-    sizeof(T) == 1, uint8_t,
-    std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
-
-template <typename T>
-constexpr bool kTileable = std::is_trivially_default_constructible_v<T> && std::is_trivially_copyable_v<T> &&
-                           sizeof(T) <= 8 && (sizeof(T) & (sizeof(T) - 1)) == 0;
-
-// Lanes per vector of a tile: 16, or 8 for 8-byte elements, so that a vector is at most 64 bytes
-// (one AVX-512 register). With 16 lanes of 8 bytes gcc lowered the transpose's shuffles to
-// scalar moves through the stack: float64 transposed inputs ran at 0.23-0.39x torch.
-template <typename T>
-constexpr int kTileLanes = sizeof(T) == 8 ? 8 : 16;
-
-// L lanes of U (a class member: gcc ignores vector_size on an alias template's dependent type).
-template <typename U, int L>
-struct TileLanesOf {
-  typedef U type __attribute__((vector_size(L * sizeof(U))));
-};
-template <typename U, int L>
-using TileLanes = typename TileLanesOf<U, L>::type;
-
-// Lane j of the pair of vectors (a, b) of L lanes that swapping bit K of the row index with bit
-// K of the lane index puts at lane j of the lower (`upper` false) or the upper row of the pair;
-// lanes of b count from L.
-constexpr int swapped_lane(int L, int K, bool upper, int j) {
-  if (!upper) return (j & K) ? L + j - K : j;
-  return (j & K) ? L + j : j + K;
-}
-
-// v[0..L) transposed in place as an L x L matrix of lanes: log2(L) butterfly stages, each
-// swapping one bit of the row and lane indices (L / 2 pairs of two-vector shuffles each).
-template <int L, typename V>
-[[gnu::always_inline]] inline void transpose(V (&v)[L]) {
-  auto stage = [&]<int K>(std::integral_constant<int, K>) {
-    for (int i = 0; i < L; ++i) {
-      if (i & K) continue;
-      const V a = v[i], b = v[i + K];
-      [&]<int... J>(std::integer_sequence<int, J...>) {
-        v[i] = __builtin_shufflevector(a, b, swapped_lane(L, K, false, J)...);
-        v[i + K] = __builtin_shufflevector(a, b, swapped_lane(L, K, true, J)...);
-      }(std::make_integer_sequence<int, L>{});
-    }
-  };
-  stage(std::integral_constant<int, 1>{});
-  stage(std::integral_constant<int, 2>{});
-  stage(std::integral_constant<int, 4>{});
-  if constexpr (L == 16) stage(std::integral_constant<int, 8>{});
-}
-
-// Lane k of the even elements 0, 2, .., 2L - 2 of a column read as the vectors [0, L) and
-// [L - 1, 2L - 1) (lanes of the second count from L): none past the column's last element.
-constexpr int even_lane(int L, int k) { return k < L / 2 ? 2 * k : 2 * k + 1; }
-
-// tile[r * pitch + i] = x[r * step + i * stride] for r < kBand, i < m: a band's chunk read into
-// rows, in blocks of L x L (L = kTileLanes<T>; two row groups of 8 for 8-byte elements).
-template <typename T>
-void load_band(T* __restrict tile, int64_t pitch, const T* x, int64_t stride, int64_t step, int64_t m) {
-  using U = Bits<T>;
-  constexpr int L = kTileLanes<T>;
-  using V = TileLanes<U, L>;
-  int64_t i = 0;
-  for (; i + L <= m; i += L) {
-    for (int h = 0; h < kBand; h += L) {
-      V v[L];
-      for (int j = 0; j < L; ++j) {
-        const T* column = x + (i + j) * stride + h * step;
-        if (step == 1) {
-          std::memcpy(&v[j], column, sizeof(v[j]));
-        } else {
-          V low, high;
-          std::memcpy(&low, column, sizeof(low));
-          std::memcpy(&high, column + L - 1, sizeof(high));
-          v[j] = [&]<int... K>(std::integer_sequence<int, K...>) {
-            return __builtin_shufflevector(low, high, even_lane(L, K)...);
-          }(std::make_integer_sequence<int, L>{});
-        }
-      }
-      transpose<L>(v);
-      for (int r = 0; r < L; ++r) std::memcpy(tile + (h + r) * pitch + i, &v[r], sizeof(v[r]));
-    }
-  }
-  for (int64_t r = 0; r < kBand; ++r) {
-    for (int64_t k = i; k < m; ++k) tile[r * pitch + k] = x[r * step + k * stride];
-  }
-}
-
-// Whether an input's band is read through a tile: its rows interleave (step below the stride)
-// closely enough that a column of the band is one or two vectors. (The output's rows never
-// interleave in a whole band: the geometry orders dims by the output's strides and swaps only an
-// innermost dim shorter than kShortRow, rows.h's own limit.)
-template <typename T>
-inline bool tiles_band(int64_t stride, int64_t step) {
-  return kTileable<T> && (step == 1 || step == 2) && stride > step;
-}
-
 // A tile's row: the elements of a band's row moved per pass. Long passes keep the operands read
 // in place (a contiguous input, the output) in few, long streams: float32 [10000, 1000] plus a
 // transposed one took 16.5 ms in passes of 64, 9.5 ms in passes of 1024 (row by row 15.9 ms).
@@ -624,7 +567,13 @@ void run(const F& f, const RowLaunch& p) {
                              std::get<I>(bases) + offset[I + 1]...);
         return;
       }
-      for (int64_t r = 0; r < rows; ++r) {
+      // Rows whose loop stores them backwards (rows.h, walks_backward) are taken last first too.
+      const bool backward =
+          detail::kMayWalkBackward<typename F::compute_type, out_t, in_t...> && unit && rows > 1 &&
+          detail::walks_backward(o + offset[0], static_cast<size_t>(broadcast_input),
+                                 std::array<const void*, N>{std::get<I>(bases) + offset[I + 1]...});
+      for (int64_t k = 0; k < rows; ++k) {
+        const int64_t r = backward ? rows - 1 - k : k;
         out_t* po = o + offset[0] + r * step[0];
         const std::tuple<const in_t*...> pi{std::get<I>(bases) + offset[I + 1] + r * step[I + 1]...};
         if (unit && broadcast_input < 0) {
