@@ -4,9 +4,9 @@ its first input, side by side with torch's.
 The functional float32 cases of bench_pointwise at 1e6 elements moved between runs (0.73-1.08x
 torch for the same add): a fresh output lands wherever the heap puts it, and when it sits a few
 vectors past an input modulo 4 KiB a load of the input has the low 12 bits of a store just
-issued and waits on it. structops stores such rows backwards (cpu/rows.h walks_backward); this
-script fixes the placement so that the effect is measured, not met. ``--rows 64`` keeps the
-operands in the caches, where it shows most.
+issued and waits on it (docs/pointwise.md: why such rows are not stored backwards). This script
+fixes the placement so that the effect is measured, not met. ``--rows 64`` keeps the operands in
+the caches, where it shows most.
 """
 
 from __future__ import annotations

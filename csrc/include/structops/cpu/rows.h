@@ -193,41 +193,6 @@ inline void store_row(out_t* __restrict o, int64_t n, const E& elem) {
   }
 }
 
-// store_row's plain loop from the last element to the first (see walks_backward).
-template <typename out_t, typename E>
-inline void store_row_backward(out_t* __restrict o, int64_t n, const E& elem) {
-#pragma GCC unroll 0
-  for (int64_t i = n - 1; i >= 0; --i) o[i] = static_cast<out_t>(elem(i));
-}
-
-// 4 KiB aliasing. A load is first matched against the stores still in flight by the low 12 bits
-// of the addresses, and one that matches waits for that store. A forward row loop loads its
-// inputs a few vectors ahead of its stores, so an output lying 1 to kAliasWindow bytes past an
-// input modulo 4 KiB makes nearly every load wait: float32 add of [64, 1000] (in the caches) at
-// 0.73x torch with the output 64 bytes on, 1.0x at other offsets (tools/bench_aliasing.py), and
-// where a fresh output lands depends on the heap's history. Walked backwards, the loads trail the
-// stores and only an output just *before* an input meets them. A block of rows is then walked
-// backwards as a whole (cpu::run): rows of 1,000 each stored backwards but taken in order ran at
-// 0.83x torch, the hardware prefetchers losing the stream at every row.
-constexpr uintptr_t kAliasWindow = 256;
-
-inline bool lies_just_past(const void* p, const void* q) {
-  const uintptr_t d = (reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(q)) & 4095;
-  return d != 0 && d <= kAliasWindow;
-}
-
-// Whether a row of contiguous operands is stored backwards: its output lies just past one of the
-// inputs, other than input `broadcast` (read once), and just before none.
-template <size_t N>
-inline bool walks_backward(const void* o, size_t broadcast, const std::array<const void*, N>& in) {
-  bool ahead = false, behind = false;
-  for (size_t k = 0; k < N; ++k) {
-    ahead = ahead || (k != broadcast && lies_just_past(o, in[k]));
-    behind = behind || (k != broadcast && lies_just_past(in[k], o));
-  }
-  return ahead && !behind;
-}
-
 // x[i] for the vector loops of a formula computing in compute_t. A bool is read as its byte (the
 // formula's bool parameter takes it as byte != 0): gcc vectorises byte loads but not bool ones,
 // and where(condition, a, b) ran a mispredicted branch per element (0.75x torch on strided
@@ -249,11 +214,6 @@ template <typename compute_t, typename T>
 constexpr bool kWidensBlocks =
     SO_F16_CONVERT_BY_INSTRUCTION && std::is_same_v<T, c10::Half> && std::is_same_v<compute_t, float>;
 
-// Whether row_loop may store a row backwards (walks_backward): its plain loop alone does, used
-// when no input is widened and the output is not rounded in blocks.
-template <typename compute_t, typename out_t, typename... in_t>
-constexpr bool kMayWalkBackward = !kRoundsBlocks<out_t> && !(kWidensBlocks<compute_t, in_t> || ...);
-
 // Input k's element c + i of a row in blocks: its widened block's i-th, read in place, or
 // `held` (the broadcast input's one value, read once).
 template <typename compute_t, bool kBroadcast, typename T, typename Held>
@@ -269,8 +229,6 @@ template <typename compute_t, bool kBroadcast, typename T, typename Held>
 // out_t. Float16 inputs of a float formula are first widened 16 at a time (one vector) into a
 // stack block where the CPU converts vectors, which gcc then keeps in a register: float16 `add`
 // at 1e5 ran at 0.50x torch with the bit arithmetic, 0.8x with blocks of 64 through memory.
-// Otherwise the row is stored in one loop, backwards where its output lies just past an input
-// modulo 4 KiB (walks_backward).
 template <size_t B, typename F, typename out_t, typename... in_t, size_t... I>
 [[gnu::always_inline]] inline void row_loop(const F& f, int64_t n, out_t* __restrict o, std::index_sequence<I...>,
                                             const in_t* __restrict... in) {
@@ -292,14 +250,7 @@ template <size_t B, typename F, typename out_t, typename... in_t, size_t... I>
     for (; c + 16 <= n; c += 16) block(c, 16);  // a constant size: no masks, no remainder loops
     if (c < n) block(c, n - c);
   } else {
-    const auto elem = [&](int64_t i) { return f(element<compute_t>(in, I == B ? 0 : i)...); };
-    if constexpr (kMayWalkBackward<compute_t, out_t, in_t...>) {
-      if (walks_backward(o, B, std::array<const void*, sizeof...(in_t)>{in...})) {
-        store_row_backward(o, n, elem);
-        return;
-      }
-    }
-    store_row(o, n, elem);
+    store_row(o, n, [&](int64_t i) { return f(element<compute_t>(in, I == B ? 0 : i)...); });
   }
 }
 
@@ -567,13 +518,7 @@ void run(const F& f, const RowLaunch& p) {
                              std::get<I>(bases) + offset[I + 1]...);
         return;
       }
-      // Rows whose loop stores them backwards (rows.h, walks_backward) are taken last first too.
-      const bool backward =
-          detail::kMayWalkBackward<typename F::compute_type, out_t, in_t...> && unit && rows > 1 &&
-          detail::walks_backward(o + offset[0], static_cast<size_t>(broadcast_input),
-                                 std::array<const void*, N>{std::get<I>(bases) + offset[I + 1]...});
-      for (int64_t k = 0; k < rows; ++k) {
-        const int64_t r = backward ? rows - 1 - k : k;
+      for (int64_t r = 0; r < rows; ++r) {
         out_t* po = o + offset[0] + r * step[0];
         const std::tuple<const in_t*...> pi{std::get<I>(bases) + offset[I + 1] + r * step[I + 1]...};
         if (unit && broadcast_input < 0) {
