@@ -1,6 +1,6 @@
 """The CPU row loops of pointwise kernels (csrc/include/structops/cpu/rows.h) against torch over
-the layouts and placements that pick each loop: broadcast rows and columns, transposed operands
-walked in bands of rows, outputs placed just past an input modulo 4 KiB; 1 and 2 threads."""
+the layouts that pick each loop (broadcast rows and columns, transposed operands walked in bands
+of rows; 1 and 2 threads), and the same bits wherever the output lies or an input starts."""
 
 import functools
 
@@ -40,9 +40,9 @@ def test_large_pointwise_layouts_match_torch(threads, layout):
 def test_transposed_operands_in_bands_of_rows_match_torch(threads, shape, dtype):
     """Rows with an operand whose rows interleave in memory (transposed input or output) are walked
     in bands of 16 rows, the operands one or two elements apart from row to row through tiles
-    transposed 16 x 16 (cpu/rows.h band_of_rows): every element once, whatever the band's, pass's
-    and block's remainders, for 2-, 4- and 8-byte elements; functional, out= transposed, inplace,
-    and a transposed bool condition (1-byte tiles)."""
+    transposed 16 x 16, 8 x 8 for 8-byte elements (cpu/rows.h band_of_rows, cpu/tiles.h): every
+    element once, whatever the band's, pass's and block's remainders, for 2-, 4- and 8-byte
+    elements; functional, out= transposed, inplace, and a transposed bool condition (1-byte tiles)."""
     old = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -76,6 +76,7 @@ def _placed(numel: int, dtype, base: torch.Tensor, offset: int) -> torch.Tensor:
 
 
 def _values(shape, dtype, seed: int) -> torch.Tensor:
+    """test_ops.make's values, complex ones from two float32 tensors."""
     if dtype.is_complex:
         return torch.complex(
             make(shape, torch.float32, seed=seed), make(shape, torch.float32, seed=seed + 10)
