@@ -22,6 +22,7 @@ from codegen.dest.structured import hooks
 from codegen.errors import SpecError
 from codegen.gen import all_outputs, generate
 from codegen.manifest import load_manifest
+from codegen.workers import default_workers
 
 
 def signature(argv: list[str]) -> int:
@@ -77,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, help="write the generated sources here (default: check only)")
     parser.add_argument("--shards", type=int, default=4, help="translation units per dispatch key")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=default_workers(),
+        help="processes that render the files (default: the cores this process may use)",
+    )
+    parser.add_argument(
         "--list-outputs",
         action="store_true",
         help="print every output file, ';'-separated (for CMake), and exit",
@@ -92,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             out_dir = args.out_dir or Path("generated")
             print(";".join(str(out_dir / f) for f in all_outputs(manifest, args.shards)))
             return 0
-        written = generate(manifest, args.out_dir, args.shards) if args.out_dir else []
+        written = generate(manifest, args.out_dir, args.shards, args.jobs) if args.out_dir else []
     except SpecError as e:
         print(e, file=sys.stderr)
         return 2

@@ -67,7 +67,8 @@ class FileManager:
     out_dir: Path
     source: str  # the manifest's name, for the banner
     env: jinja2.Environment = field(default_factory=make_environment)
-    planned: dict[str, str] = field(default_factory=dict)
+    # Each output's text; None once settle() found the file on disk holding it already.
+    planned: dict[str, str | None] = field(default_factory=dict)
 
     def render(self, path: str, template: str, **context: Any) -> None:
         if path in self.planned:
@@ -75,13 +76,34 @@ class FileManager:
         body = self.env.get_template(template).render(**context)
         self.planned[path] = banner(path, template, self.source) + body
 
+    def part(self) -> FileManager:
+        """An empty FileManager for one section's files (codegen/gen.py), on the same templates."""
+        return FileManager(self.out_dir, self.source, self.env)
+
+    def merge(self, planned: dict[str, str | None]) -> None:
+        """Add a part's rendered files."""
+        for path, text in planned.items():
+            if path in self.planned:
+                raise RuntimeError(f"codegen bug: {path} rendered twice")
+            self.planned[path] = text
+
+    def settle(self) -> None:
+        """Drop the text of every file the disk already holds: it is not written again, and a
+        worker's part (codegen/workers.py) sends back only what changed."""
+        for rel, text in self.planned.items():
+            if text is not None:
+                dest = self.out_dir / rel
+                if dest.exists() and dest.read_text() == text:
+                    self.planned[rel] = None
+
     def commit(self, owned_dirs: tuple[str, ...] = ()) -> list[str]:
         """Write changed files; delete stale files in ``owned_dirs``. Returns what was written."""
+        self.settle()
         written = []
         for rel, text in sorted(self.planned.items()):
-            dest = self.out_dir / rel
-            if dest.exists() and dest.read_text() == text:
+            if text is None:
                 continue
+            dest = self.out_dir / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = dest.with_name(dest.name + ".tmp")
             tmp.write_text(text)

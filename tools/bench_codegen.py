@@ -2,8 +2,9 @@
 numbers, schema parsing, C++ signature mapping) on PyTorch's own manifest.
 
 The in-process figures are the best of a few rounds, so the parse caches (rule texts, templates)
-are warm after the first; the synthetic manifest is also run as the CMake build runs it, one
-fresh ``python -m codegen`` process, into an empty folder and into an up-to-date one.
+are warm after the first; the synthetic manifest is rendered in one process and in as many as
+there are cores (codegen/workers.py), and also run as the CMake build runs it, one fresh
+``python -m codegen`` process, into an empty folder and into an up-to-date one.
 
 PyTorch's manifest cannot be generated as a whole (it uses keys structops does not implement,
 e.g. autogen and method variants), so the second figure is the part of codegen that scales with
@@ -25,6 +26,7 @@ from codegen.gen import generate
 from codegen.load import read_manifest_entries
 from codegen.manifest import load_manifest
 from codegen.model import FunctionSchema
+from codegen.workers import default_workers
 
 
 def best_of(n, fn):
@@ -75,13 +77,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as out:
         manifest = Path(out) / "native_functions.yaml"
         manifest.write_text(synthetic_manifest(1000))
-        t = best_of(3, lambda: generate(load_manifest(manifest), Path(out) / "gen", 4))
-        print(f"synthetic manifest: 3000 entries (1000 pointwise ops), full codegen {t * 1000:.0f} ms")
+        workers = default_workers()
+        for n in sorted({1, workers}):
+            t = best_of(3, lambda n=n: generate(load_manifest(manifest), Path(out) / f"gen{n}", 4, n))
+            print(
+                f"synthetic manifest: 3000 entries (1000 pointwise ops), full codegen {t * 1000:.0f} ms "
+                f"(rendered in {n} process{'es' if n > 1 else ''})"
+            )
         fresh = best_of(1, lambda: run_codegen_process(manifest, Path(out) / "fresh"))
         up_to_date = best_of(3, lambda: run_codegen_process(manifest, Path(out) / "fresh"))
         print(
-            f"  as the build runs it (one process): into an empty folder {fresh * 1000:.0f} ms, "
-            f"up to date {up_to_date * 1000:.0f} ms"
+            f"  as the build runs it (python -m codegen, {workers} render workers): into an empty "
+            f"folder {fresh * 1000:.0f} ms, up to date {up_to_date * 1000:.0f} ms"
         )
 
     try:

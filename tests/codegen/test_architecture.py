@@ -20,6 +20,7 @@ LAYERS = (
         "api.names",
         "files",
         "link",
+        "workers",
         "autograd.functions",
     ),  # leaves
     ("load", "api.cpp", "api.python", "rules.syntax", "rules.ir", "rules.builtins", "pointwise.syntax"),
