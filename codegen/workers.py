@@ -41,7 +41,7 @@ def can_fork() -> bool:
 
 
 def default_workers() -> int:
-    """The cores this process may run on (every section is rendered in one of the workers)."""
+    """The cores this process may run on: the workers ``python -m codegen`` starts."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
@@ -94,12 +94,12 @@ def _claim(jobs: Sequence[Callable[[], R]], claim_read: int) -> dict[int, R]:
 
 def _child(jobs: Sequence[Callable[[], object]], claim_read: int, result_write: int) -> None:
     try:
-        try:
-            payload = (True, _claim(jobs, claim_read))
+        try:  # pickled whole before anything is sent: a result that cannot be is a failure too
+            data = pickle.dumps((True, _claim(jobs, claim_read)), protocol=pickle.HIGHEST_PROTOCOL)
         except BaseException as e:  # noqa: BLE001 - reported to the parent, which raises it
-            payload = (False, "".join(traceback.format_exception(e)))
+            data = pickle.dumps((False, "".join(traceback.format_exception(e))))
         with os.fdopen(result_write, "wb") as out:
-            pickle.dump(payload, out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.write(data)
     finally:
         os._exit(0)  # no atexit handlers, no flush of buffers copied from the parent
 

@@ -69,6 +69,24 @@ def test_a_job_failing_in_a_worker_raises_in_the_caller_with_its_traceback():
     assert proc.stdout.split() == ["raised", "reaped"], proc.stdout + proc.stderr
 
 
+def test_a_result_a_worker_cannot_send_back_is_a_failure_not_a_truncated_read():
+    proc = _python(
+        """
+        import os, time
+        from codegen.workers import WorkerError, run_jobs
+        def job(i):
+            time.sleep(0.02)
+            return lambda: i  # a lambda does not pickle
+        try:
+            run_jobs([lambda i=i: job(i) for i in range(6)], workers=2)
+        except WorkerError as e:
+            assert "pickle" in str(e), e
+            print("raised")
+        """
+    )
+    assert proc.stdout.split() == ["raised"], proc.stdout + proc.stderr
+
+
 def test_a_job_failing_in_the_caller_stops_the_workers():
     proc = _python(
         """
