@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs",
         type=int,
         default=default_workers(),
-        help="processes that render the files (default: the cores this process may use)",
+        help="processes that render the files (default: one per usable core, up to 4)",
     )
     parser.add_argument(
         "--list-outputs",

@@ -40,12 +40,18 @@ def can_fork() -> bool:
         return False
 
 
+# The most workers python -m codegen starts by default: the longest section (the wrappers) is
+# about a third of the rendering, so more than 4 finish no sooner and only copy the process.
+DEFAULT_MAX_WORKERS = 4
+
+
 def default_workers() -> int:
-    """The cores this process may run on: the workers ``python -m codegen`` starts."""
+    """The workers ``python -m codegen`` starts: one per core this process may run on, up to 4."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    return min(cores, DEFAULT_MAX_WORKERS)
 
 
 def run_jobs(jobs: Sequence[Callable[[], R]], workers: int) -> list[R]:
