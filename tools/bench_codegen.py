@@ -3,8 +3,8 @@ numbers, schema parsing, C++ signature mapping) on PyTorch's own manifest.
 
 The in-process figures are the best of a few rounds, so the parse caches (rule texts, templates)
 are warm after the first; the synthetic manifest is rendered in one process and in as many as
-there are cores (codegen/workers.py), and also run as the CMake build runs it, one fresh
-``python -m codegen`` process, into an empty folder and into an up-to-date one.
+``python -m codegen`` starts (codegen/workers.py), and also run as the CMake build runs it, one
+fresh ``python -m codegen`` process, into an empty folder and into an up-to-date one.
 
 PyTorch's manifest cannot be generated as a whole (it uses keys structops does not implement,
 e.g. autogen and method variants), so the second figure is the part of codegen that scales with
