@@ -223,12 +223,31 @@ CASES = {
         ),
     ),
     "invalid_yaml": (
+        "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tags: [core]]\n  doc: x\n",
+        (
+            "native_functions.yaml:3: invalid YAML: did not find expected key — fix the YAML syntax"
+            if yaml.__with_libyaml__  # libyaml's words (codegen.load parses with it where PyYAML has it)
+            else "native_functions.yaml:3: invalid YAML: expected <block end>, but found ']' — fix the YAML"
+            " syntax"
+        ),
+    ),
+    # The file ends inside a bracket or a quote: the line it opens on, not the end of the stream
+    # (a line past the last).
+    "invalid_yaml_unclosed_bracket": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a\n",
         (
-            "native_functions.yaml:3: invalid YAML: did not find expected ',' or '}' — fix the YAML syntax"
-            if yaml.__with_libyaml__  # libyaml's words (codegen.load parses with it where PyYAML has it)
-            else "native_functions.yaml:3: invalid YAML: expected ',' or '}', but got '<stream end>' — fix"
-            " the YAML syntax"
+            "native_functions.yaml:2: invalid YAML: did not find expected ',' or '}' while parsing a flow"
+            " mapping — fix the YAML syntax: the file ends inside it"
+            if yaml.__with_libyaml__
+            else "native_functions.yaml:2: invalid YAML: expected ',' or '}', but got '<stream end>' while"
+            " parsing a flow mapping — fix the YAML syntax: the file ends inside it"
+        ),
+    ),
+    "invalid_yaml_unclosed_quote": (
+        '- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  doc: "negation\n\n',
+        (
+            "native_functions.yaml:3: invalid YAML: found unexpected end of stream while scanning a quoted"
+            " scalar — fix the YAML syntax: the file ends inside it"
         ),
     ),
     "missing_func": (
