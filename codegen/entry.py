@@ -20,9 +20,12 @@ from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import (
     Argument,
+    BaseTy,
+    BaseType,
     FunctionSchema,
     ListType,
     OperatorName,
+    Return,
     SchemaKind,
     SchemaSyntaxError,
     is_tensor_like,
@@ -617,6 +620,9 @@ def _parse_kernels(
     return dataclasses.replace(mk, tuning=tuple(tuning))
 
 
+# The out arguments a structured op's wrappers write (codegen/templates/wrappers.cpp.j2).
+_STRUCTURED_OUTS = (BaseType(BaseTy.Tensor), ListType(BaseType(BaseTy.Tensor), None))
+
 # Names the generated Python module (ops.py.j2) uses in its functions' bodies.
 PYTHON_LOCALS = ("_ops", "_call")
 
@@ -744,6 +750,17 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
             "an out= overload must take its outputs as keyword-only 'Tensor(a!)' arguments",
             "end the arguments with ', *, Tensor(a!) out' and return 'Tensor(a!)'",
         )
+    written = next((o for o in schema.arguments.out if o.type not in _STRUCTURED_OUTS), None)
+    if fn.structured and written is not None:
+        raise _err(
+            path,
+            entry,
+            "func",
+            op,
+            f"out argument '{written.name}' is a '{written.type}': the generated wrappers write a "
+            "Tensor per out argument, or one Tensor[]",
+            f"write 'Tensor({written.annotation}) {written.name}'",
+        )
     if kind is SchemaKind.out and any(isinstance(o.type, ListType) for o in schema.arguments.out):
         outs = schema.arguments.out
         if len(outs) != 1:
@@ -767,9 +784,10 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
     elif kind is SchemaKind.out:
         outs = schema.arguments.out
         if len(schema.returns) != len(outs) or any(
-            r.annotation != o.annotation or not r.is_write for r, o in zip(schema.returns, outs)
+            r.annotation != o.annotation or r.type != o.type or not r.is_write
+            for r, o in zip(schema.returns, outs)
         ):
-            want = ", ".join(f"Tensor({o.annotation})" for o in outs)
+            want = ", ".join(str(Return(None, o.type, o.annotation)) for o in outs)
             raise _err(
                 path,
                 entry,
@@ -789,15 +807,30 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 f"inplace overload '{schema.name.name}' must take 'Tensor(a!) self'",
                 "annotate self as written-to: 'Tensor(a!) self'",
             )
-        if len(schema.returns) != 1 or schema.returns[0].annotation != self_arg.annotation:
+        # torch's convention, which the vmap and DTensor rules of inplace calls rely on
+        if schema.arguments.positional[0] is not self_arg:
             raise _err(
                 path,
                 entry,
                 "func",
                 op,
-                "an inplace overload must return self",
-                f"write '-> Tensor({self_arg.annotation})'",
+                f"inplace overload '{schema.name.name}' must take self first, the tensor it writes",
+                "move 'self' to the front of the arguments (in the out= overload too)",
             )
+        if fn.structured_delegate is not None and self_arg.type != BaseType(BaseTy.Tensor):
+            raise _err(
+                path,
+                entry,
+                "func",
+                op,
+                f"inplace overload '{schema.name.name}' writes the structured op's output into self, which "
+                f"must be a Tensor, not a '{self_arg.type}'",
+                "make self a Tensor, or remove the inplace overload",
+            )
+        returned = schema.returns[0] if len(schema.returns) == 1 else None
+        if returned is None or (returned.type, returned.annotation) != (self_arg.type, self_arg.annotation):
+            want = Return(None, self_arg.type, self_arg.annotation)
+            raise _err(path, entry, "func", op, "an inplace overload must return self", f"write '-> {want}'")
     if fn.structured and fn.structured_delegate is not None:
         raise _err(
             path,

@@ -201,6 +201,111 @@ CASES = {
             " overload's arguments without the out arguments"
         ),
     ),
+    # A variant's schema the generated wrappers cannot express: each used to generate C++ that
+    # g++ refuses (or that returns a reference to a local, or lies to torch about aliasing).
+    "delegate_returns_not_a_tensor": (
+        NEG_OUT + "- func: neg(Tensor self) -> int\n  structured_delegate: neg.out\n",
+        (
+            "native_functions.yaml:5: neg(Tensor self) -> int: returns 'int' where 'neg.out' writes"
+            " 'Tensor(a!) out': a functional variant returns the new Tensor it allocates for each out"
+            " argument — write '-> Tensor'"
+        ),
+    ),
+    "delegate_returns_an_alias": (
+        NEG_OUT + "- func: neg(Tensor(a) self) -> Tensor(a)\n  structured_delegate: neg.out\n",
+        (
+            "native_functions.yaml:5: neg(Tensor(a) self) -> Tensor(a): returns 'Tensor(a)' where 'neg.out'"
+            " writes 'Tensor(a!) out': a functional variant returns the new Tensor it allocates for each"
+            " out argument — write '-> Tensor'"
+        ),
+    ),
+    "delegate_returns_one_wrong_of_two": (
+        (
+            "- func: amm.out(Tensor self, *, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!)"
+            " max)\n  structured: True\n  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: amm(Tensor self) -> (Tensor min, int max)\n  structured_delegate: amm.out\n"
+        ),
+        (
+            "native_functions.yaml:5: amm(Tensor self) -> (Tensor min, int max): returns 'int max' where"
+            " 'amm.out' writes 'Tensor(b!) max': a functional variant returns the new Tensor it allocates"
+            " for each out argument — write '-> (Tensor min, Tensor max)'"
+        ),
+    ),
+    "inplace_of_two_outputs": (
+        (
+            "- func: amm.out(Tensor self, *, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!)"
+            " max)\n  structured: True\n  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: amm_(Tensor(a!) self) -> Tensor(a!)\n  structured_delegate: amm.out\n"
+        ),
+        (
+            "native_functions.yaml:5: amm_(Tensor(a!) self) -> Tensor(a!): an inplace variant writes the"
+            " op's output into self, but 'amm.out' writes 2 (min, max) — remove the inplace variant"
+        ),
+    ),
+    "inplace_self_not_first": (
+        (
+            "- func: sub.out(Tensor other, Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+            "  structured: True\n  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: sub_(Tensor other, Tensor(a!) self) -> Tensor(a!)\n  structured_delegate: sub.out\n"
+        ),
+        (
+            "native_functions.yaml:5: sub_(Tensor other, Tensor(a!) self) -> Tensor(a!): inplace overload"
+            " 'sub_' must take self first, the tensor it writes — move 'self' to the front of the"
+            " arguments (in the out= overload too)"
+        ),
+    ),
+    "inplace_self_optional": (
+        (
+            "- func: neg.out(Tensor? self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+            "  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: neg_(Tensor(a!)? self) -> Tensor(a!)?\n  structured_delegate: neg.out\n"
+        ),
+        (
+            "native_functions.yaml:5: neg_(Tensor(a!)? self) -> Tensor(a!)?: inplace overload 'neg_' writes"
+            " the structured op's output into self, which must be a Tensor, not a 'Tensor?' — make self a"
+            " Tensor, or remove the inplace overload"
+        ),
+    ),
+    "inplace_returns_another_type": (
+        "- func: neg_(Tensor(a!)[] self) -> Tensor(a!)\n  dispatch: {CPU: a}\n",
+        (
+            "native_functions.yaml:1: neg_(Tensor(a!)[] self) -> Tensor(a!): an inplace overload must"
+            " return self — write '-> Tensor(a!)[]'"
+        ),
+    ),
+    "structured_out_optional": (
+        (
+            "- func: neg.out(Tensor self, *, Tensor(a!)? out) -> Tensor(a!)?\n  structured: True\n"
+            "  dispatch: {CPU: a}\n  meta: custom\n"
+        ),
+        (
+            "native_functions.yaml:1: neg.out(Tensor self, *, Tensor(a!)? out) -> Tensor(a!)?: out argument"
+            " 'out' is a 'Tensor?': the generated wrappers write a Tensor per out argument, or one Tensor[]"
+            " — write 'Tensor(a!) out'"
+        ),
+    ),
+    "out_returns_another_type": (
+        (
+            "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)[]\n  structured: True\n"
+            "  dispatch: {CPU: a}\n  meta: custom\n"
+        ),
+        (
+            "native_functions.yaml:1: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)[]: an out="
+            " overload must return its out arguments — write '-> Tensor(a!)'"
+        ),
+    ),
+    "list_out_functional_returns_alias": (
+        (
+            "- func: split.out(Tensor self, int[] sizes, *, Tensor(a!)[] out) -> ()\n  structured: True\n"
+            "  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: split(Tensor(a) self, int[] sizes) -> Tensor(a)[]\n  structured_delegate: split.out\n"
+        ),
+        (
+            "native_functions.yaml:5: split(Tensor(a) self, int[] sizes) -> Tensor(a)[]: 'split.out' writes a"
+            " Tensor(a!)[] output, so its variant must be functional and return 'Tensor[]' — write"
+            " 'split(Tensor(a) self, int[] sizes) -> Tensor[]' (no inplace variant)"
+        ),
+    ),
     "delegate_base_name_differs": (
         NEG_OUT + "- func: abs(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
         (
