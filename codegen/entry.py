@@ -662,15 +662,16 @@ def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 f"argument name '{a.name}' is a Python keyword",
                 "rename the argument (structops.<op> takes it as a Python parameter)",
             )
-        clash = _generated_clash(a.name, derived) or (
-            f"'{a.name}' is a name the generated Python uses"
-            if a.name in PYTHON_LOCALS or (a.name == "out" and a.name not in outs)
-            else None
-        )
-        if clash is None and cpp_name(a.name) in cpp_names:
+        if cpp_name(a.name) in cpp_names:  # before the derived names: new_ is also new's saved copy
             clash = (
                 f"'{a.name}' and '{cpp_names[cpp_name(a.name)]}' are both '{cpp_name(a.name)}' in C++ (a"
                 " keyword gets a '_')"
+            )
+        else:
+            clash = _generated_clash(a.name, derived) or (
+                f"'{a.name}' is a name the generated Python uses"
+                if a.name in PYTHON_LOCALS or (a.name == "out" and a.name not in outs)
+                else None
             )
         if clash:
             raise _err(path, entry, "func", op, f"argument name {clash}", "rename the argument")
@@ -752,15 +753,11 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
         )
     written = next((o for o in schema.arguments.out if o.type not in _STRUCTURED_OUTS), None)
     if fn.structured and written is not None:
-        raise _err(
-            path,
-            entry,
-            "func",
-            op,
-            f"out argument '{written.name}' is a '{written.type}': the generated wrappers write a "
-            "Tensor per out argument, or one Tensor[]",
-            f"write 'Tensor({written.annotation}) {written.name}'",
+        problem = (
+            f"out argument '{written.name}' is a '{written.type}': the generated wrappers write a Tensor"
+            " per out argument, or one Tensor[]"
         )
+        raise _err(path, entry, "func", op, problem, f"write 'Tensor({written.annotation}) {written.name}'")
     if kind is SchemaKind.out and any(isinstance(o.type, ListType) for o in schema.arguments.out):
         outs = schema.arguments.out
         if len(outs) != 1:
@@ -807,26 +804,16 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 f"inplace overload '{schema.name.name}' must take 'Tensor(a!) self'",
                 "annotate self as written-to: 'Tensor(a!) self'",
             )
-        # torch's convention, which the vmap and DTensor rules of inplace calls rely on
-        if schema.arguments.positional[0] is not self_arg:
-            raise _err(
-                path,
-                entry,
-                "func",
-                op,
-                f"inplace overload '{schema.name.name}' must take self first, the tensor it writes",
-                "move 'self' to the front of the arguments (in the out= overload too)",
-            )
+        if schema.arguments.positional[0] is not self_arg:  # torch's convention, which vmap's rule reads
+            problem = f"inplace overload '{schema.name.name}' must take self first, the tensor it writes"
+            fix = "move 'self' to the front of the arguments (in the out= overload too)"
+            raise _err(path, entry, "func", op, problem, fix)
         if fn.structured_delegate is not None and self_arg.type != BaseType(BaseTy.Tensor):
-            raise _err(
-                path,
-                entry,
-                "func",
-                op,
-                f"inplace overload '{schema.name.name}' writes the structured op's output into self, which "
-                f"must be a Tensor, not a '{self_arg.type}'",
-                "make self a Tensor, or remove the inplace overload",
+            problem = (
+                f"inplace overload '{schema.name.name}' writes the structured op's output into self, which"
+                f" must be a Tensor, not a '{self_arg.type}'"
             )
+            raise _err(path, entry, "func", op, problem, "make self a Tensor, or remove the inplace overload")
         returned = schema.returns[0] if len(schema.returns) == 1 else None
         if returned is None or (returned.type, returned.annotation) != (self_arg.type, self_arg.annotation):
             want = Return(None, self_arg.type, self_arg.annotation)

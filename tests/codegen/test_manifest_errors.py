@@ -306,6 +306,21 @@ CASES = {
             " 'split(Tensor(a) self, int[] sizes) -> Tensor[]' (no inplace variant)"
         ),
     ),
+    # Names the generated autograd C++ gives an argument's saved copy and forward-mode tangent.
+    "argument_named_like_a_saved_copy": (
+        "- func: neg(Tensor self_, Tensor self) -> Tensor\n  dispatch: {CPU: a}\n",
+        (
+            "native_functions.yaml:1: neg(Tensor self_, Tensor self) -> Tensor: argument name 'self_' is the"
+            " name the generated C++ gives a value of 'self' — rename the argument"
+        ),
+    ),
+    "argument_named_like_a_tangent": (
+        "- func: neg(Tensor self, Tensor self_t) -> Tensor\n  dispatch: {CPU: a}\n",
+        (
+            "native_functions.yaml:1: neg(Tensor self, Tensor self_t) -> Tensor: argument name 'self_t' is"
+            " the name the generated C++ gives a value of 'self' — rename the argument"
+        ),
+    ),
     "delegate_base_name_differs": (
         NEG_OUT + "- func: abs(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
         (
