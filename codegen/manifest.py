@@ -388,6 +388,14 @@ def _check_delegate_arguments(
                 f"'{a.name}' is written (Tensor(a!)) in '{written.func.name}' but not here",
                 f"annotate '{a.name}' as written in every variant of the op",
             )
+        if not a.is_write and not b.is_write and a.annotation != b.annotation:  # a view's alias set
+            raise SpecError(
+                path,
+                fn.loc.line,
+                op,
+                f"argument '{a}' is '{b}' in '{target.func.name}'",
+                f"write '{b}' (a structured op's variants return new tensors, not views)",
+            )
 
 
 def _check_delegate_returns(path: str, fn: NativeFunction, target: NativeFunction, kind: SchemaKind) -> None:

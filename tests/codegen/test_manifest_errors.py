@@ -212,11 +212,19 @@ CASES = {
         ),
     ),
     "delegate_returns_an_alias": (
-        NEG_OUT + "- func: neg(Tensor(a) self) -> Tensor(a)\n  structured_delegate: neg.out\n",
+        NEG_OUT + "- func: neg(Tensor self) -> Tensor(a)\n  structured_delegate: neg.out\n",
         (
-            "native_functions.yaml:5: neg(Tensor(a) self) -> Tensor(a): returns 'Tensor(a)' where 'neg.out'"
+            "native_functions.yaml:5: neg(Tensor self) -> Tensor(a): returns 'Tensor(a)' where 'neg.out'"
             " writes 'Tensor(a!) out': a functional variant returns the new Tensor it allocates for each"
             " out argument — write '-> Tensor'"
+        ),
+    ),
+    "delegate_argument_annotated_as_a_view": (
+        NEG_OUT + "- func: neg(Tensor(a) self) -> Tensor\n  structured_delegate: neg.out\n",
+        (
+            "native_functions.yaml:5: neg(Tensor(a) self) -> Tensor: argument 'Tensor(a) self' is 'Tensor"
+            " self' in 'neg.out' — write 'Tensor self' (a structured op's variants return new tensors, not"
+            " views)"
         ),
     ),
     "delegate_returns_one_wrong_of_two": (
@@ -298,12 +306,12 @@ CASES = {
         (
             "- func: split.out(Tensor self, int[] sizes, *, Tensor(a!)[] out) -> ()\n  structured: True\n"
             "  dispatch: {CPU: a}\n  meta: custom\n"
-            "- func: split(Tensor(a) self, int[] sizes) -> Tensor(a)[]\n  structured_delegate: split.out\n"
+            "- func: split(Tensor self, int[] sizes) -> Tensor(a)[]\n  structured_delegate: split.out\n"
         ),
         (
-            "native_functions.yaml:5: split(Tensor(a) self, int[] sizes) -> Tensor(a)[]: 'split.out' writes a"
+            "native_functions.yaml:5: split(Tensor self, int[] sizes) -> Tensor(a)[]: 'split.out' writes a"
             " Tensor(a!)[] output, so its variant must be functional and return 'Tensor[]' — write"
-            " 'split(Tensor(a) self, int[] sizes) -> Tensor[]' (no inplace variant)"
+            " 'split(Tensor self, int[] sizes) -> Tensor[]' (no inplace variant)"
         ),
     ),
     # Names the generated autograd C++ gives an argument's saved copy and forward-mode tangent.
