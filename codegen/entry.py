@@ -20,9 +20,12 @@ from codegen.errors import SpecError
 from codegen.load import LineDict
 from codegen.model import (
     Argument,
+    BaseTy,
+    BaseType,
     FunctionSchema,
     ListType,
     OperatorName,
+    Return,
     SchemaKind,
     SchemaSyntaxError,
     is_tensor_like,
@@ -617,6 +620,9 @@ def _parse_kernels(
     return dataclasses.replace(mk, tuning=tuple(tuning))
 
 
+# The out arguments a structured op's wrappers write (codegen/templates/wrappers.cpp.j2).
+_STRUCTURED_OUTS = (BaseType(BaseTy.Tensor), ListType(BaseType(BaseTy.Tensor), None))
+
 # Names the generated Python module (ops.py.j2) uses in its functions' bodies.
 PYTHON_LOCALS = ("_ops", "_call")
 
@@ -656,15 +662,16 @@ def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 f"argument name '{a.name}' is a Python keyword",
                 "rename the argument (structops.<op> takes it as a Python parameter)",
             )
-        clash = _generated_clash(a.name, derived) or (
-            f"'{a.name}' is a name the generated Python uses"
-            if a.name in PYTHON_LOCALS or (a.name == "out" and a.name not in outs)
-            else None
-        )
-        if clash is None and cpp_name(a.name) in cpp_names:
+        if cpp_name(a.name) in cpp_names:  # before the derived names: new_ is also new's saved copy
             clash = (
                 f"'{a.name}' and '{cpp_names[cpp_name(a.name)]}' are both '{cpp_name(a.name)}' in C++ (a"
                 " keyword gets a '_')"
+            )
+        else:
+            clash = _generated_clash(a.name, derived) or (
+                f"'{a.name}' is a name the generated Python uses"
+                if a.name in PYTHON_LOCALS or (a.name == "out" and a.name not in outs)
+                else None
             )
         if clash:
             raise _err(path, entry, "func", op, f"argument name {clash}", "rename the argument")
@@ -744,6 +751,13 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
             "an out= overload must take its outputs as keyword-only 'Tensor(a!)' arguments",
             "end the arguments with ', *, Tensor(a!) out' and return 'Tensor(a!)'",
         )
+    written = next((o for o in schema.arguments.out if o.type not in _STRUCTURED_OUTS), None)
+    if fn.structured and written is not None:
+        problem = (
+            f"out argument '{written.name}' is a '{written.type}': the generated wrappers write a Tensor"
+            " per out argument, or one Tensor[]"
+        )
+        raise _err(path, entry, "func", op, problem, f"write 'Tensor({written.annotation}) {written.name}'")
     if kind is SchemaKind.out and any(isinstance(o.type, ListType) for o in schema.arguments.out):
         outs = schema.arguments.out
         if len(outs) != 1:
@@ -767,9 +781,10 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
     elif kind is SchemaKind.out:
         outs = schema.arguments.out
         if len(schema.returns) != len(outs) or any(
-            r.annotation != o.annotation or not r.is_write for r, o in zip(schema.returns, outs)
+            r.annotation != o.annotation or r.type != o.type or not r.is_write
+            for r, o in zip(schema.returns, outs)
         ):
-            want = ", ".join(f"Tensor({o.annotation})" for o in outs)
+            want = ", ".join(str(Return(None, o.type, o.annotation)) for o in outs)
             raise _err(
                 path,
                 entry,
@@ -789,15 +804,20 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 f"inplace overload '{schema.name.name}' must take 'Tensor(a!) self'",
                 "annotate self as written-to: 'Tensor(a!) self'",
             )
-        if len(schema.returns) != 1 or schema.returns[0].annotation != self_arg.annotation:
-            raise _err(
-                path,
-                entry,
-                "func",
-                op,
-                "an inplace overload must return self",
-                f"write '-> Tensor({self_arg.annotation})'",
+        if schema.arguments.positional[0] is not self_arg:  # torch's convention, which vmap's rule reads
+            problem = f"inplace overload '{schema.name.name}' must take self first, the tensor it writes"
+            fix = "move 'self' to the front of the arguments (in the out= overload too)"
+            raise _err(path, entry, "func", op, problem, fix)
+        if fn.structured_delegate is not None and self_arg.type != BaseType(BaseTy.Tensor):
+            problem = (
+                f"inplace overload '{schema.name.name}' writes the structured op's output into self, which"
+                f" must be a Tensor, not a '{self_arg.type}'"
             )
+            raise _err(path, entry, "func", op, problem, "make self a Tensor, or remove the inplace overload")
+        returned = schema.returns[0] if len(schema.returns) == 1 else None
+        if returned is None or (returned.type, returned.annotation) != (self_arg.type, self_arg.annotation):
+            want = Return(None, self_arg.type, self_arg.annotation)
+            raise _err(path, entry, "func", op, "an inplace overload must return self", f"write '-> {want}'")
     if fn.structured and fn.structured_delegate is not None:
         raise _err(
             path,

@@ -107,24 +107,26 @@ def _compose(text: str, path: str) -> tuple[yaml.SafeLoader, yaml.Node | None]:
             "remove it",
         ) from None
     except yaml.MarkedYAMLError as e:
-        raise _syntax_error(path, e) from None
+        raise _syntax_error(path, e, text) from None
 
 
-def _syntax_error(path: str, e: yaml.MarkedYAMLError) -> SpecError:
-    return SpecError(
-        path,
-        _line(e.problem_mark or e.context_mark),
-        None,
-        f"invalid YAML: {e.problem}",
-        "fix the YAML syntax",
-    )
+def _syntax_error(path: str, e: yaml.MarkedYAMLError, text: str) -> SpecError:
+    """The YAML problem at a line of the file. A file that ends inside a quote or a bracket has
+    its problem at the end of the stream, often a line past the last: the error names the line
+    where the unclosed quote or bracket opens (the context mark), which is where to fix it."""
+    lines = max(1, text.count("\n") + (not text.endswith("\n")))
+    mark, problem, fix = e.problem_mark or e.context_mark, e.problem, "fix the YAML syntax"
+    if mark is not None and mark.index >= len(text) and e.context_mark is not None:
+        mark, problem = e.context_mark, f"{e.problem} {e.context}"
+        fix += ": the file ends inside it"
+    return SpecError(path, min(_line(mark), lines), None, f"invalid YAML: {problem}", fix)
 
 
-def _construct(loader: yaml.SafeLoader, node: yaml.Node | None, path: str) -> Any:
+def _construct(loader: yaml.SafeLoader, node: yaml.Node | None, path: str, text: str) -> Any:
     try:
         return None if node is None else loader.construct_document(node)
     except yaml.MarkedYAMLError as e:
-        raise _syntax_error(path, e) from None
+        raise _syntax_error(path, e, text) from None
     finally:
         loader.dispose()
 
@@ -132,13 +134,14 @@ def _construct(loader: yaml.SafeLoader, node: yaml.Node | None, path: str) -> An
 def load_yaml(text: str, path: str) -> Any:
     """Parse YAML text; syntax errors become SpecError at the offending line."""
     loader, node = _compose(text, path)
-    return _construct(loader, node, path)
+    return _construct(loader, node, path, text)
 
 
 def read_manifest_entries(path: Path, display_path: str | None = None) -> list[LineDict]:
     """Return the manifest's top-level list of entries, each a LineDict."""
     shown = display_path or path.name
-    loader, node = _compose(path.read_text(), shown)
+    text = path.read_text()
+    loader, node = _compose(text, shown)
     if node is not None and not isinstance(node, yaml.SequenceNode):
         loader.dispose()
         raise SpecError(
@@ -159,4 +162,4 @@ def read_manifest_entries(path: Path, display_path: str | None = None) -> list[L
                 f"entry is a {kind}, not a mapping",
                 "write each entry as '- func: <schema>' followed by its keys",
             )
-    return _construct(loader, node, shown) or []
+    return _construct(loader, node, shown, text) or []

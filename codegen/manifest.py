@@ -15,7 +15,7 @@ from codegen.autograd.formulas import Autograd, resolve
 from codegen.entry import parse_entry
 from codegen.errors import SpecError
 from codegen.load import LineDict, read_manifest_entries
-from codegen.model import Argument, BaseTy, BaseType, ListType, SchemaKind
+from codegen.model import Argument, BaseTy, BaseType, ListType, Return, SchemaKind
 from codegen.native import Manifest, NativeFunction, StructuredGroup
 from codegen.pointwise.syntax import parse_formula
 
@@ -104,35 +104,7 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
                 "use the out= overload's arguments without the out arguments",
             )
         _check_delegate_arguments(path, fn, target, kind)
-        list_out = any(isinstance(o.type, ListType) for o in target.func.arguments.out)
-        if not list_out and any(isinstance(r.type, ListType) for r in fn.func.returns):
-            raise SpecError(
-                path,
-                line,
-                op,
-                f"returns a Tensor[] but '{target.func.name}' writes single tensors",
-                "return one Tensor per out argument, or give the out= overload one 'Tensor(a!)[] out'",
-            )
-        if list_out and (
-            kind is not SchemaKind.functional or [str(r.type) for r in fn.func.returns] != ["Tensor[]"]
-        ):
-            raise SpecError(
-                path,
-                line,
-                op,
-                f"'{target.func.name}' writes a Tensor(a!)[] output, so its variant must be functional "
-                "and return 'Tensor[]'",
-                f"write '{fn.func.name}({fn.func.arguments}) -> Tensor[]' (no inplace variant)",
-            )
-        if kind is SchemaKind.functional and len(fn.func.returns) != len(target.func.arguments.out):
-            raise SpecError(
-                path,
-                line,
-                op,
-                f"returns {len(fn.func.returns)} tensors but the delegate writes"
-                f" {len(target.func.arguments.out)}",
-                "return one Tensor per out argument",
-            )
+        _check_delegate_returns(path, fn, target, kind)
         slot = delegates.setdefault(str(target.func.name), {})
         if kind in slot:
             raise SpecError(
@@ -416,6 +388,70 @@ def _check_delegate_arguments(
                 f"'{a.name}' is written (Tensor(a!)) in '{written.func.name}' but not here",
                 f"annotate '{a.name}' as written in every variant of the op",
             )
+        if not a.is_write and not b.is_write and a.annotation != b.annotation:  # a view's alias set
+            raise SpecError(
+                path,
+                fn.loc.line,
+                op,
+                f"argument '{a}' is '{b}' in '{target.func.name}'",
+                f"write '{b}' (a structured op's variants return new tensors, not views)",
+            )
+
+
+def _check_delegate_returns(path: str, fn: NativeFunction, target: NativeFunction, kind: SchemaKind) -> None:
+    """What the wrappers return (codegen/templates/wrappers.cpp.j2): a functional variant, the new
+    tensor it allocates for each out argument (one Tensor[] for a Tensor(a!)[] output); an inplace
+    variant, self, into which it writes the op's one output."""
+    line, op, outs = fn.loc.line, str(fn.func), target.func.arguments.out
+    list_out = any(isinstance(o.type, ListType) for o in outs)
+    if not list_out and any(isinstance(r.type, ListType) for r in fn.func.returns):
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"returns a Tensor[] but '{target.func.name}' writes single tensors",
+            "return one Tensor per out argument, or give the out= overload one 'Tensor(a!)[] out'",
+        )
+    if list_out and (
+        kind is not SchemaKind.functional
+        or [(r.type, r.annotation) for r in fn.func.returns] != [(ListType(_TENSOR, None), None)]
+    ):
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"'{target.func.name}' writes a Tensor(a!)[] output, so its variant must be functional "
+            "and return 'Tensor[]'",
+            f"write '{fn.func.name}({fn.func.arguments}) -> Tensor[]' (no inplace variant)",
+        )
+    if kind is SchemaKind.functional and len(fn.func.returns) != len(outs):
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"returns {len(fn.func.returns)} tensors but the delegate writes {len(outs)}",
+            "return one Tensor per out argument",
+        )
+    for r, o in zip(fn.func.returns, outs) if kind is SchemaKind.functional and not list_out else ():
+        if (r.type, r.annotation) != (_TENSOR, None):
+            fresh = ", ".join(str(Return(r.name, _TENSOR, None)) for r in fn.func.returns)
+            raise SpecError(
+                path,
+                line,
+                op,
+                f"returns '{r}' where '{target.func.name}' writes '{o}': a functional variant returns the "
+                "new Tensor it allocates for each out argument",
+                f"write '-> {fresh if len(outs) == 1 else '(' + fresh + ')'}'",
+            )
+    if kind is SchemaKind.inplace and len(outs) != 1:
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"an inplace variant writes the op's output into self, but '{target.func.name}' writes"
+            f" {len(outs)} ({', '.join(o.name for o in outs)})",
+            "remove the inplace variant",
+        )
 
 
 def _check_dynamic_output_shape(path: str, g: StructuredGroup) -> None:

@@ -83,8 +83,8 @@ def _meta(entry: LineDict, target: LineDict, target_schema: FunctionSchema) -> L
     out: the elementwise default promotes the tensor inputs, which must now include the numbers
     (at the same names)."""
     meta, own = target.get("meta"), entry.get("meta")
-    if isinstance(meta, str) or isinstance(own, str):
-        return own if isinstance(own, str) else meta
+    if not isinstance(meta, dict | None) or not isinstance(own, dict | None):  # custom, or a bad value
+        return meta if isinstance(own, dict | None) else own  # that the entry checker reports
     out = LineDict(meta or {})
     out.line = meta.line if isinstance(meta, LineDict) else target.line_of("pointwise")
     out.key_lines = dict(meta.key_lines) if isinstance(meta, LineDict) else {}

@@ -73,6 +73,9 @@ def generated_names(
     for d in dims:
         derived.update({f"d_{d}": d, f"d_{d}_site": d, f"len_{d}": d})
     derived.update({f"has_{a}": a for a in arguments})
+    # autograd.cpp.j2 (dest/autograd.py): a saved argument, its shape and dtype, a Tensor[]'s
+    # length, and in forward mode its primal and tangent
+    derived.update({f"{a}{suffix}": a for a in arguments for suffix in ("_", "_meta", "_count", "_p", "_t")})
     return derived
 
 

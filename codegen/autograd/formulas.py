@@ -49,6 +49,7 @@ NON_DIFFERENTIABLE_INPUT = "non_differentiable"  # no gradient, silently (an ind
 NOT_IMPLEMENTED = "not_implemented"  # backward raises if the input requires grad (as torch's)
 AUTO_LINEAR = "auto_linear"  # forward mode: the op is linear in its tensors, applied to tangents
 _ARITHMETIC = ("+", "-", "*", "/", "//", "%")
+_MASK = "grad_input_mask"  # which gradients a formula of several inputs must give
 
 
 class FormulaError(Problem):
@@ -95,6 +96,7 @@ def parse_derivatives(
         )
     names = {a.name for a in schema.arguments.all}
     formulas, non_diff, outputs, missing, forward = [], [], None, [], None
+    keys: dict[str, str] = {}  # each input's key: backward gives an input one gradient
     for key, value in raw.items():
         at = raw.line_of(key)
         if key == "result":
@@ -129,6 +131,10 @@ def parse_derivatives(
                 raise fail(
                     f"'{name}' is not an argument of the op", f"use one of: {', '.join(sorted(names))}", at
                 )
+            if name in keys:
+                where = f"'{key}'" if keys[name] == key else f"'{keys[name]}' and '{key}'"
+                raise fail(f"'{name}' is named twice, in {where}", f"give '{name}' one entry", at)
+            keys[name] = key
         if value == NON_DIFFERENTIABLE_INPUT:
             non_diff.extend(inputs)
             continue
@@ -285,9 +291,14 @@ def _fits(kind: str, param: str) -> bool:
 
 
 class _Checker:
-    def __init__(self, scope: dict[str, Ref]):
+    """Checks one key's formulas against its scope: ``what`` names the scope in the message of
+    a name outside it, ``elsewhere`` says why a name of the other key's scope is not in it."""
+
+    def __init__(self, scope: dict[str, Ref], what: str, elsewhere: dict[str, str]):
         self.scope = scope
-        self.mask = 0  # a formula of several inputs: grad_input_mask says which are needed
+        self.what = what
+        self.elsewhere = elsewhere
+        self.mask = 0  # the inputs of a formula of several: grad_input_mask says which are needed
 
     def expr(self, n: Node) -> Expr:
         if isinstance(n, Lit):
@@ -297,12 +308,13 @@ class _Checker:
                 return Const(n.value, n.text, "scalar")
             return Const(n.value, n.text, "none" if n.value is None else "str")
         if isinstance(n, Var):
-            if n.name == "grad_input_mask" and self.mask:
+            if n.name == _MASK and self.mask > 1:
                 return Ref(n.name, "mask", "mask")
             ref = self.scope.get(n.name)
             if ref is None:
+                why = self.elsewhere.get(n.name)
                 raise FormulaError(
-                    f"'{n.name}' is neither an argument, grad nor result",
+                    f"'{n.name}' is {why}" if why else f"'{n.name}' is neither {self.what}",
                     f"use one of: {', '.join(sorted(self.scope))}",
                 )
             return ref
@@ -396,6 +408,11 @@ class _Checker:
                     f"{fn.name}(): '{x}' is a {v.kind}, where a {param} goes",
                     f"see {fn.name} in docs/autograd.md",
                 )
+            if param == "mask" and fn.gradients != self.mask:
+                raise FormulaError(
+                    f"{fn.name}() gives {fn.gradients} gradients, for the {self.mask} inputs here",
+                    f"name its {fn.gradients} inputs (see {fn.name} in docs/autograd.md)",
+                )
             args.append(v)
         kind = fn.result
         if kind == "cond":  # a condition: a bool tensor, or a host bool for a number
@@ -469,7 +486,31 @@ def resolve(
         scope["result_" + name if many else "result"] = Ref(
             "result_" + name if many else "result", "tensor", "result"
         )
-    checker = _Checker(scope)
+    tangents = [f"{a.name}_t" for a in functional.arguments.all if arg_kind(a.type) in ("tensor", "tensor?")]
+    checker = _Checker(
+        scope,
+        "an argument, grad nor result",
+        dict.fromkeys(tangents, "a tangent, which only the forward formula (result:) reads")
+        | {_MASK: "for a formula of several inputs ('input, weight: ...'): which of their gradients to give"},
+    )
+    if list_output and written is not None and written.output_differentiability:
+        raise fail(
+            "output_differentiability: each element of a Tensor[] output carries a gradient by its dtype",
+            "remove output_differentiability",
+        )
+    differentiability = (
+        ()
+        if list_output
+        else written.output_differentiability
+        if written and written.output_differentiability
+        else output_dtypes_float
+    )
+    # The gradients of outputs that carry none: backward never gets them (undefined tensors).
+    silent = {
+        ("grad_" + o if many else "grad"): o
+        for o, carries in zip(outputs, differentiability, strict=True)
+        if not carries
+    }
     gradients: list[Gradient] = []
     named = {name for names_, *_ in (written.formulas if written else ()) for name in names_}
     for inputs, node, text, at in written.formulas if written else ():
@@ -488,6 +529,21 @@ def resolve(
         want = "tensors" if len(inputs) > 1 or scope[inputs[0]].kind == "tensors" else "tensor"
         if expr.kind != want:
             raise fail(f"{label}: '{text}' gives a {expr.kind}, not a {want}", "multiply by grad", at)
+        if len(inputs) > 1 and not (isinstance(expr, Apply) and expr.fn.gradients):
+            raise fail(
+                f"{label}: '{text}' does not give one gradient per input: a formula of several inputs "
+                f"calls a function that takes {_MASK}",
+                "call one of those (docs/autograd.md), or give each input its own formula",
+                at,
+            )
+        read = sorted(_uses(expr) & silent.keys())
+        if read:
+            raise fail(
+                f"{label}: '{text}' reads {read[0]}, but output '{silent[read[0]]}' carries no gradient "
+                "(output_differentiability), so it is never defined",
+                f"mark '{silent[read[0]]}' true in output_differentiability, or do not read {read[0]}",
+                at,
+            )
         gradients.append(Gradient(inputs, expr, text, False))
     checker.mask = 0
     if pointwise is not None:
@@ -524,13 +580,6 @@ def resolve(
             f"give each a formula, or write '{missing[0]}: {NON_DIFFERENTIABLE_INPUT}'",
         )
     used = set().union(*(_uses(g.expr) for g in gradients)) if gradients else set()
-    differentiability = (
-        written.output_differentiability
-        if written and written.output_differentiability
-        else output_dtypes_float
-    )
-    if list_output:
-        differentiability = ()
     for name, carries in zip(outputs, differentiability, strict=True):
         grad = "grad_" + name if many else "grad"
         if carries and many and grad not in used:
@@ -540,6 +589,13 @@ def resolve(
             )
     if pointwise is not None and len(outputs) == 1:
         gradients = [_with_kernel(g, scope, pointwise, checker) for g in gradients]
+    if written is not None and written.forward is not None and len(outputs) != 1:
+        raise fail(
+            "result: forward mode is generated for an op with one Tensor output, and this one has "
+            + ("a Tensor[] output" if list_output else f"{len(outputs)} outputs"),
+            "remove 'result' (forward AD then raises NotImplementedError, as for an op without one)",
+            written.forward[2],
+        )
     forward, tangents = _forward(written, pointwise, scope, differentiable_inputs, gradients, fail)
     return Autograd(tuple(gradients), outputs, tuple(differentiability), line, list_output, forward, tangents)
 
@@ -641,14 +697,23 @@ def _forward(written, pointwise, scope, differentiable_inputs, gradients, fail):
     """Forward mode: the written `result:` formula, auto_linear, or for a pointwise op the sum of
     each input's derivative times its tangent (f'(z) t: no conjugate in forward mode)."""
     inputs = tuple(n for n in differentiable_inputs if scope[n].kind in ("tensor", "tensor?"))
-    tangent_scope = dict(scope) | {f"{n}_t": Ref(f"{n}_t", "tensor", "tangent") for n in inputs}
+    tangent_scope = {n: r for n, r in scope.items() if r.role != "grad"}
+    tangent_scope |= {f"{n}_t": Ref(f"{n}_t", "tensor", "tangent") for n in inputs}
+    backward = [n for n, r in scope.items() if r.role == "grad"] + [_MASK]
+    checker = _Checker(
+        tangent_scope,
+        "an argument, result nor a tangent (<input>_t)",
+        dict.fromkeys(
+            backward, "backward's: forward mode has none (a forward formula gives the output's tangent)"
+        ),
+    )
     if written is not None and written.forward is not None:
         node, text, at = written.forward
         if node == AUTO_LINEAR:  # every input with a gradient takes its tangent
             with_gradient = {n for g in gradients if g.text != NOT_IMPLEMENTED for n in g.inputs}
             return AUTO_LINEAR, tuple(n for n in differentiable_inputs if n in with_gradient)
         try:
-            expr = _Checker(tangent_scope).expr(node)
+            expr = checker.expr(node)
         except FormulaError as e:
             raise fail(f"result: {e.problem}", e.fix, at) from None
         if expr.kind != "tensor":
@@ -664,7 +729,7 @@ def _forward(written, pointwise, scope, differentiable_inputs, gradients, fail):
         total = derive.add(total, derive.mul(derive.derivative(pointwise, name), Var(f"{name}_t")))
     if total == derive.ZERO:
         return None, ()
-    expr = _Checker(tangent_scope).expr(total)
+    expr = checker.expr(total)
     return expr, tuple(n for n in inputs if f"{n}_t" in _uses(expr))
 
 

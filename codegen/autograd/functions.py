@@ -26,6 +26,9 @@ class Function:
     cpp: str  # the C++ function the printed call names
     doc: str
     tensorize: bool = False  # a number argument is passed as a 0-dim tensor (ATen's elementwise)
+    # A function of a `mask`: the gradients it gives, one per input of the formula of several
+    # inputs that calls it (its C++ takes a std::array<bool, gradients>)
+    gradients: int = 0
 
 
 def _elementwise(name: str, cpp: str | None = None) -> Function:
@@ -94,8 +97,8 @@ FUNCTIONS: dict[str, Function] = {
         Function("matmul", ("tensor", "tensor"), "tensor", "at::matmul", "torch.matmul"),
         Function("mT", ("tensor",), "tensor", _H + "mT", "the last two dims swapped"),
         *(
-            Function(name, params, result, _H + name, doc)
-            for name, params, result, doc in (
+            Function(name, params, result, _H + name, doc, gradients=gives[0] if gives else 0)
+            for name, params, result, doc, *gives in (
                 (
                     "unreduce",
                     ("tensor", "like", "ints", "bool"),
@@ -162,6 +165,7 @@ FUNCTIONS: dict[str, Function] = {
                     ("tensor", "tensor", "ints", "tensor", "tensor", "tensor?", "tensor?", "mask"),
                     "tensors",
                     "input, weight, bias (ATen's native_layer_norm_backward)",
+                    3,
                 ),
                 (
                     "batch_norm_backward",
@@ -179,12 +183,14 @@ FUNCTIONS: dict[str, Function] = {
                     ),
                     "tensors",
                     "input, weight, bias (ATen's native_batch_norm_backward)",
+                    3,
                 ),
                 (
                     "matmul_backward",
                     ("tensor", "tensor", "tensor", "mask"),
                     "tensors",
                     "self, other of torch.matmul (1-D and broadcast batch dims)",
+                    2,
                 ),
                 (
                     "linear_weight_backward",
@@ -197,6 +203,7 @@ FUNCTIONS: dict[str, Function] = {
                     ("tensor", "tensor", "tensor", "scalar", "tensor", "mask"),
                     "tensors",
                     "x1, x2 of cdist",
+                    2,
                 ),
                 ("cat_backward", ("tensor", "likes", "scalar"), "tensors", "each element's slice of grad"),
                 ("stack_backward", ("tensor", "likes", "scalar"), "tensors", "each element's slice of grad"),
@@ -222,6 +229,7 @@ FUNCTIONS: dict[str, Function] = {
                     ),
                     "tensors",
                     "weight, per_sample_weights of embedding_bag",
+                    2,
                 ),
                 (
                     "index_select_backward",
@@ -276,18 +284,21 @@ FUNCTIONS: dict[str, Function] = {
                     ("tensor", "tensor", "tensor", "scalar", "mask"),
                     "tensors",
                     "self, target",
+                    2,
                 ),
                 (
                     "binary_cross_entropy_backward",
                     ("tensor", "tensor", "tensor", "tensor?", "scalar", "mask"),
                     "tensors",
                     "self, target",
+                    2,
                 ),
                 (
                     "cross_entropy_backward",
                     ("tensor", "tensor", "tensor", "tensor?", "scalar", "scalar", "scalar", "mask"),
                     "tensors",
                     "self, target (probabilities)",
+                    2,
                 ),
             )
         ),

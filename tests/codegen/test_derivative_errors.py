@@ -24,6 +24,22 @@ def at(line: int, problem: str, func: str = FUNC) -> str:
     return f"native_functions.yaml:{line}: {func}: derivatives: {problem}"
 
 
+# An op of two outputs, and one of a Tensor[] output (their functionals start on line 5).
+MINMAX = (
+    "- func: minmax.out(Tensor self, *, Tensor(a!) lo, Tensor(b!) hi) -> (Tensor(a!) lo, Tensor(b!) hi)\n"
+    "  structured: True\n  dispatch: {CPU: minmax_out_cpu}\n  meta: custom\n"
+    "- func: minmax(Tensor self) -> (Tensor lo, Tensor hi)\n  structured_delegate: minmax.out\n"
+)
+MINMAX_FUNC = "minmax(Tensor self) -> (Tensor lo, Tensor hi)"
+PIECES = (
+    "- func: pieces.out(Tensor self, SymInt[] sizes, *, Tensor(a!)[] out) -> ()\n"
+    "  structured: True\n  dispatch: {CPU: pieces_out_cpu}\n  meta: custom\n"
+    "- func: pieces(Tensor self, SymInt[] sizes) -> Tensor[]\n  structured_delegate: pieces.out\n"
+    '  derivatives:\n    self: "split_backward(grads, self, sizes, 0)"\n'
+)
+PIECES_FUNC = "pieces(Tensor self, SymInt[] sizes) -> Tensor[]"
+
+
 CASES = {
     "no_key": (
         functional(""),
@@ -92,6 +108,119 @@ CASES = {
             "native_functions.yaml:3: mymul.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)"
             " -> Tensor(a!): derivatives: only a functional overload has derivatives (its inplace and out="
             " overloads follow it) — move 'derivatives' to the functional overload"
+        ),
+    ),
+    # Each name in scope for its key only: formulas that named one out of scope (or one of the
+    # wrong kind) generated C++ that did not compile, or read a gradient that is never defined.
+    "forward_reads_grad": (
+        functional('  derivatives:\n    self: "grad"\n    other: "grad"\n    result: "grad"\n'),
+        at(
+            10,
+            "result: 'grad' is backward's: forward mode has none (a forward formula gives the output's "
+            "tangent) — use one of: alpha, other, other_t, result, self, self_t",
+        ),
+    ),
+    "forward_reads_grad_of_a_pointwise_op": (  # issue 56's where.self
+        (
+            "- func: where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) ->"
+            ' Tensor(a!)\n  structured: True\n  pointwise: "where(condition, self, other)"\n'
+            "  meta: {allowed: {condition: [bool]}}\n"
+            "- func: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor\n"
+            "  structured_delegate: where.self_out\n  derivatives: {result: grad}\n"
+        ),
+        at(
+            7,
+            "result: 'grad' is backward's: forward mode has none (a forward formula gives the output's "
+            "tangent) — use one of: condition, other, other_t, result, self, self_t",
+            "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+        ),
+    ),
+    "backward_reads_tangent": (
+        functional('  derivatives:\n    self: "grad * other_t"\n    other: "grad"\n'),
+        at(
+            8,
+            "self: 'other_t' is a tangent, which only the forward formula (result:) reads — use one of: "
+            "alpha, grad, other, result, self",
+        ),
+    ),
+    "mask_in_a_formula_of_one_input": (
+        functional('  derivatives:\n    self: "where(grad_input_mask, grad, grad)"\n    other: "grad"\n'),
+        at(
+            8,
+            "self: 'grad_input_mask' is for a formula of several inputs ('input, weight: ...'): which of "
+            "their gradients to give — use one of: alpha, grad, other, result, self",
+        ),
+    ),
+    "input_named_twice": (
+        functional(
+            '  derivatives:\n    self: "grad"\n    other, self: "mse_loss_backward(grad, self, other, 1, '
+            'grad_input_mask)"\n'
+        ),
+        at(9, "'self' is named twice, in 'self' and 'other, self' — give 'self' one entry"),
+    ),
+    "gradients_for_fewer_inputs": (
+        functional(
+            '  derivatives:\n    self, other: "layer_norm_backward(grad, self, alpha, other, other, other, '
+            'other, grad_input_mask)"\n'
+        ),
+        at(
+            8,
+            "self, other: layer_norm_backward() gives 3 gradients, for the 2 inputs here — name its 3 "
+            "inputs (see layer_norm_backward in docs/autograd.md)",
+        ),
+    ),
+    "several_inputs_without_a_mask": (
+        (
+            "- func: st.out(Tensor[] tensors, Tensor other, *, Tensor(a!) out) -> Tensor(a!)\n"
+            "  structured: True\n  dispatch: {CPU: st_out_cpu}\n  meta: custom\n"
+            "- func: st(Tensor[] tensors, Tensor other) -> Tensor\n  structured_delegate: st.out\n"
+            '  derivatives:\n    tensors, other: "cat_backward(grad, tensors, 0)"\n'
+        ),
+        at(
+            8,
+            "tensors, other: 'cat_backward(grad, tensors, 0)' does not give one gradient per input: a "
+            "formula of several inputs calls a function that takes grad_input_mask — call one of those "
+            "(docs/autograd.md), or give each input its own formula",
+            "st(Tensor[] tensors, Tensor other) -> Tensor",
+        ),
+    ),
+    "grad_of_an_output_without_gradient": (
+        MINMAX
+        + '  derivatives:\n    self: "grad_lo + grad_hi"\n    output_differentiability: [true, false]\n',
+        at(
+            8,
+            "self: 'grad_lo + grad_hi' reads grad_hi, but output 'hi' carries no gradient "
+            "(output_differentiability), so it is never defined — mark 'hi' true in "
+            "output_differentiability, or do not read grad_hi",
+            MINMAX_FUNC,
+        ),
+    ),
+    "forward_of_several_outputs": (
+        MINMAX + '  derivatives:\n    self: "grad_lo + grad_hi"\n    result: "self_t"\n',
+        at(
+            9,
+            "result: forward mode is generated for an op with one Tensor output, and this one has 2 outputs"
+            " — remove 'result' (forward AD then raises NotImplementedError, as for an op without one)",
+            MINMAX_FUNC,
+        ),
+    ),
+    "forward_of_a_list_output": (
+        PIECES + "    result: auto_linear\n",
+        at(
+            9,
+            "result: forward mode is generated for an op with one Tensor output, and this one has a"
+            " Tensor[] output — remove 'result' (forward AD then raises NotImplementedError, as for an op"
+            " without one)",
+            PIECES_FUNC,
+        ),
+    ),
+    "output_differentiability_of_a_list_output": (
+        PIECES + "    output_differentiability: [false]\n",
+        at(
+            7,
+            "output_differentiability: each element of a Tensor[] output carries a gradient by its dtype"
+            " — remove output_differentiability",
+            PIECES_FUNC,
         ),
     ),
     "not_a_mapping": (

@@ -201,6 +201,134 @@ CASES = {
             " overload's arguments without the out arguments"
         ),
     ),
+    # A variant's schema the generated wrappers cannot express: each used to generate C++ that
+    # g++ refuses (or that returns a reference to a local, or lies to torch about aliasing).
+    "delegate_returns_not_a_tensor": (
+        NEG_OUT + "- func: neg(Tensor self) -> int\n  structured_delegate: neg.out\n",
+        (
+            "native_functions.yaml:5: neg(Tensor self) -> int: returns 'int' where 'neg.out' writes"
+            " 'Tensor(a!) out': a functional variant returns the new Tensor it allocates for each out"
+            " argument — write '-> Tensor'"
+        ),
+    ),
+    "delegate_returns_an_alias": (
+        NEG_OUT + "- func: neg(Tensor self) -> Tensor(a)\n  structured_delegate: neg.out\n",
+        (
+            "native_functions.yaml:5: neg(Tensor self) -> Tensor(a): returns 'Tensor(a)' where 'neg.out'"
+            " writes 'Tensor(a!) out': a functional variant returns the new Tensor it allocates for each"
+            " out argument — write '-> Tensor'"
+        ),
+    ),
+    "delegate_argument_annotated_as_a_view": (
+        NEG_OUT + "- func: neg(Tensor(a) self) -> Tensor\n  structured_delegate: neg.out\n",
+        (
+            "native_functions.yaml:5: neg(Tensor(a) self) -> Tensor: argument 'Tensor(a) self' is 'Tensor"
+            " self' in 'neg.out' — write 'Tensor self' (a structured op's variants return new tensors, not"
+            " views)"
+        ),
+    ),
+    "delegate_returns_one_wrong_of_two": (
+        (
+            "- func: amm.out(Tensor self, *, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!)"
+            " max)\n  structured: True\n  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: amm(Tensor self) -> (Tensor min, int max)\n  structured_delegate: amm.out\n"
+        ),
+        (
+            "native_functions.yaml:5: amm(Tensor self) -> (Tensor min, int max): returns 'int max' where"
+            " 'amm.out' writes 'Tensor(b!) max': a functional variant returns the new Tensor it allocates"
+            " for each out argument — write '-> (Tensor min, Tensor max)'"
+        ),
+    ),
+    "inplace_of_two_outputs": (
+        (
+            "- func: amm.out(Tensor self, *, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!)"
+            " max)\n  structured: True\n  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: amm_(Tensor(a!) self) -> Tensor(a!)\n  structured_delegate: amm.out\n"
+        ),
+        (
+            "native_functions.yaml:5: amm_(Tensor(a!) self) -> Tensor(a!): an inplace variant writes the"
+            " op's output into self, but 'amm.out' writes 2 (min, max) — remove the inplace variant"
+        ),
+    ),
+    "inplace_self_not_first": (
+        (
+            "- func: sub.out(Tensor other, Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n"
+            "  structured: True\n  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: sub_(Tensor other, Tensor(a!) self) -> Tensor(a!)\n  structured_delegate: sub.out\n"
+        ),
+        (
+            "native_functions.yaml:5: sub_(Tensor other, Tensor(a!) self) -> Tensor(a!): inplace overload"
+            " 'sub_' must take self first, the tensor it writes — move 'self' to the front of the"
+            " arguments (in the out= overload too)"
+        ),
+    ),
+    "inplace_self_optional": (
+        (
+            "- func: neg.out(Tensor? self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n"
+            "  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: neg_(Tensor(a!)? self) -> Tensor(a!)?\n  structured_delegate: neg.out\n"
+        ),
+        (
+            "native_functions.yaml:5: neg_(Tensor(a!)? self) -> Tensor(a!)?: inplace overload 'neg_' writes"
+            " the structured op's output into self, which must be a Tensor, not a 'Tensor?' — make self a"
+            " Tensor, or remove the inplace overload"
+        ),
+    ),
+    "inplace_returns_another_type": (
+        "- func: neg_(Tensor(a!)[] self) -> Tensor(a!)\n  dispatch: {CPU: a}\n",
+        (
+            "native_functions.yaml:1: neg_(Tensor(a!)[] self) -> Tensor(a!): an inplace overload must"
+            " return self — write '-> Tensor(a!)[]'"
+        ),
+    ),
+    "structured_out_optional": (
+        (
+            "- func: neg.out(Tensor self, *, Tensor(a!)? out) -> Tensor(a!)?\n  structured: True\n"
+            "  dispatch: {CPU: a}\n  meta: custom\n"
+        ),
+        (
+            "native_functions.yaml:1: neg.out(Tensor self, *, Tensor(a!)? out) -> Tensor(a!)?: out argument"
+            " 'out' is a 'Tensor?': the generated wrappers write a Tensor per out argument, or one Tensor[]"
+            " — write 'Tensor(a!) out'"
+        ),
+    ),
+    "out_returns_another_type": (
+        (
+            "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)[]\n  structured: True\n"
+            "  dispatch: {CPU: a}\n  meta: custom\n"
+        ),
+        (
+            "native_functions.yaml:1: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)[]: an out="
+            " overload must return its out arguments — write '-> Tensor(a!)'"
+        ),
+    ),
+    "list_out_functional_returns_alias": (
+        (
+            "- func: split.out(Tensor self, int[] sizes, *, Tensor(a!)[] out) -> ()\n  structured: True\n"
+            "  dispatch: {CPU: a}\n  meta: custom\n"
+            "- func: split(Tensor self, int[] sizes) -> Tensor(a)[]\n  structured_delegate: split.out\n"
+        ),
+        (
+            "native_functions.yaml:5: split(Tensor self, int[] sizes) -> Tensor(a)[]: 'split.out' writes a"
+            " Tensor(a!)[] output, so its variant must be functional and return 'Tensor[]' — write"
+            " 'split(Tensor self, int[] sizes) -> Tensor[]' (no inplace variant)"
+        ),
+    ),
+    # Names the generated autograd C++ gives an argument's saved copy and forward-mode tangent.
+    "argument_named_like_a_saved_copy": (
+        "- func: neg(Tensor self_, Tensor self) -> Tensor\n  dispatch: {CPU: a}\n",
+        (
+            "native_functions.yaml:1: neg(Tensor self_, Tensor self) -> Tensor: argument name 'self_' is the"
+            " name the generated C++ gives a value of 'self' — rename the argument"
+        ),
+    ),
+    "argument_named_like_a_tangent": (
+        "- func: neg(Tensor self, Tensor self_t) -> Tensor\n  dispatch: {CPU: a}\n",
+        (
+            "native_functions.yaml:1: neg(Tensor self, Tensor self_t) -> Tensor: argument name 'self_t' is"
+            " the name the generated C++ gives a value of 'self' — rename the argument"
+        ),
+    ),
     "delegate_base_name_differs": (
         NEG_OUT + "- func: abs(Tensor self) -> Tensor\n  structured_delegate: neg.out\n",
         (
@@ -223,12 +351,31 @@ CASES = {
         ),
     ),
     "invalid_yaml": (
+        "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tags: [core]]\n  doc: x\n",
+        (
+            "native_functions.yaml:3: invalid YAML: did not find expected key — fix the YAML syntax"
+            if yaml.__with_libyaml__  # libyaml's words (codegen.load parses with it where PyYAML has it)
+            else "native_functions.yaml:3: invalid YAML: expected <block end>, but found ']' — fix the YAML"
+            " syntax"
+        ),
+    ),
+    # The file ends inside a bracket or a quote: the line it opens on, not the end of the stream
+    # (a line past the last).
+    "invalid_yaml_unclosed_bracket": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a\n",
         (
-            "native_functions.yaml:3: invalid YAML: did not find expected ',' or '}' — fix the YAML syntax"
-            if yaml.__with_libyaml__  # libyaml's words (codegen.load parses with it where PyYAML has it)
-            else "native_functions.yaml:3: invalid YAML: expected ',' or '}', but got '<stream end>' — fix"
-            " the YAML syntax"
+            "native_functions.yaml:2: invalid YAML: did not find expected ',' or '}' while parsing a flow"
+            " mapping — fix the YAML syntax: the file ends inside it"
+            if yaml.__with_libyaml__
+            else "native_functions.yaml:2: invalid YAML: expected ',' or '}', but got '<stream end>' while"
+            " parsing a flow mapping — fix the YAML syntax: the file ends inside it"
+        ),
+    ),
+    "invalid_yaml_unclosed_quote": (
+        '- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  doc: "negation\n\n',
+        (
+            "native_functions.yaml:3: invalid YAML: found unexpected end of stream while scanning a quoted"
+            " scalar — fix the YAML syntax: the file ends inside it"
         ),
     ),
     "missing_func": (

@@ -212,6 +212,24 @@ CASES = {
             " pointwise out= overload — name one of: eq.Tensor_out"
         ),
     ),
+    # A meta key that is no mapping: the target's raised TypeError, the overload's was dropped.
+    "scalar_of_target_meta_not_a_mapping": (
+        _eq_scalar("Tensor self, Scalar other").replace(
+            '  meta:\n    dtype: {out: "promote(self, other, kind=ALWAYS_BOOL)"}\n', "  meta: true\n"
+        ),
+        (
+            "native_functions.yaml:4: eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) ->"
+            " Tensor(a!): 'meta' must be a rule mapping or 'custom', got True — write 'meta: {shape: {out:"
+            " \"broadcast(self, other)\"}}' or 'meta: custom'"
+        ),
+    ),
+    "scalar_of_own_meta_not_a_mapping": (
+        _eq_scalar("Tensor self, Scalar other", "  meta: [1]\n"),
+        (
+            f"native_functions.yaml:9: {EQ_SCALAR_OP}: 'meta' must be a rule mapping or 'custom', got [1] —"
+            " write 'meta: {shape: {out: \"broadcast(self, other)\"}}' or 'meta: custom'"
+        ),
+    ),
     "scalar_of_inherited_key": (
         _eq_scalar("Tensor self, Scalar other", "  pointwise: 'self != other'\n"),
         (
