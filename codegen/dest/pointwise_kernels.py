@@ -42,6 +42,10 @@ class PointwiseOp:
     flags: tuple[tuple[str, str], ...]  # (condition field, C++ constexpr bool of case_)
     in_storage_type: bool  # T is the storage dtype, not its opmath type (Lowered.in_storage)
     scalars: tuple[str, ...]  # the Scalar and Scalar? arguments, in PointwiseLaunch::scalars order
+    # Whether the numbers are checked for the compute type (Scalar::to<T>, as torch's kernels do).
+    # Not in a generated backward op: its numbers are the forward's, which torch's backward takes
+    # as wrapped numbers (div(x, 1e39) in bfloat16 has a gradient), and the forward checked them.
+    checks_scalars: bool
     call_params: str  # "T self, T other"
     expr: str
     tensors: tuple[tuple[str, bool], ...]  # (C++ name, promoted)
@@ -148,6 +152,7 @@ def pointwise_op(group: StructuredGroup) -> PointwiseOp:
         flags=flags,
         in_storage_type=low.in_storage,
         scalars=tuple(names.cpp_name(s) for s in low.scalars + low.optional_scalars),
+        checks_scalars=group.backward_of is None,
         call_params=", ".join(f"{t} {names.cpp_name(n)}" for n, t in low.tensors),
         expr=low.expr,
         tensors=tensors,

@@ -4,6 +4,7 @@
 #include <structops/cpu/pointwise.h>
 
 #include <ATen/Dispatch_v2.h>
+#include <ATen/OpMathType.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/ops/full.h>
 #include <c10/core/DynamicCast.h>
@@ -189,9 +190,11 @@ PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inp
   for (size_t k = 0; k < inputs.size(); ++k) {
     const at::Tensor& t = inputs[k];
     if (t.dim() != 0 || !t.device().is_cpu()) continue;
-    // Converted unchecked, as a copy to the dtype converts (torch's CUDA kernels: fetch_and_cast).
+    // Converted unchecked to the input's opmath type (float for half and bfloat16), as torch's
+    // CUDA kernels read a CPU scalar (fetch_and_cast<opmath_t>): the kernel reads it so.
     AT_DISPATCH_V2(dtypes[k], "pointwise value", AT_WRAP([&] {
-      const scalar_t v = c10::fetch_and_cast<scalar_t>(t.scalar_type(), t.const_data_ptr());
+      using value_t = at::opmath_type<scalar_t>;
+      const value_t v = c10::fetch_and_cast<value_t>(t.scalar_type(), t.const_data_ptr());
       static_assert(sizeof(v) <= sizeof(p.values[0]));
       std::memcpy(p.values[k + 1], &v, sizeof(v));
     }), AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), at::kHalf, at::kBFloat16, at::kBool);
@@ -199,6 +202,13 @@ PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inp
     p.data[k + 1] = nullptr;
   }
   return p;
+}
+
+void set_value(RowLaunch& launch, size_t input, const at::Tensor& t) {
+  if (t.dim() != 0 || !t.device().is_cpu() || t.is_complex()) return;
+  if (launch.dtype != Dtype::Float16 && launch.dtype != Dtype::BFloat16) return;
+  launch.is_value[input] = true;
+  launch.values[input] = c10::fetch_and_cast<float>(t.scalar_type(), t.const_data_ptr());
 }
 
 pw::ScalarArg scalar_arg(const at::Scalar& s, at::ScalarType dtype) {
@@ -219,6 +229,10 @@ pw::ScalarArg scalar_arg(const at::Scalar& s, at::ScalarType dtype) {
     case at::kBool: (void)s.to<bool>(); break;
     default: break;
   }
+  return scalar_arg(s);
+}
+
+pw::ScalarArg scalar_arg(const at::Scalar& s) {
   pw::ScalarArg a;
   a.is_integral = s.isIntegral(/*includeBool=*/true);
   if (a.is_integral) {
@@ -235,6 +249,11 @@ pw::ScalarArg scalar_arg(const at::Scalar& s, at::ScalarType dtype) {
 
 pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s, at::ScalarType dtype) {
   if (s.has_value()) return scalar_arg(*s, dtype);
+  return scalar_arg(s);
+}
+
+pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s) {
+  if (s.has_value()) return scalar_arg(*s);
   pw::ScalarArg absent;
   absent.present = false;
   return absent;

@@ -27,6 +27,11 @@ at::Tensor wrapped_number(const at::Scalar& s);
 RowLaunch make_row_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inputs, at::ScalarType dtype,
                           int64_t grain);
 
+// Input `input` (0: the first) of a float16 or bfloat16 launch, where it is a 0-dim CPU tensor
+// (a Python number, a 0-dim tensor): its value in float (RowLaunch::is_value), read as torch reads
+// a CPU scalar, not rounded to the storage type first. Other launches and inputs are left as they are.
+void set_value(RowLaunch& launch, size_t input, const at::Tensor& t);
+
 // A CUDA launch's input: a 0-dim CPU tensor as it is (make_launch passes its value), anything else
 // as operand() gives it.
 at::Tensor launch_operand(const at::Tensor& t, at::ScalarType dtype, at::Device device);
@@ -41,5 +46,8 @@ PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inp
 // instead of wrapping); a None `Scalar?` is marked absent.
 pw::ScalarArg scalar_arg(const at::Scalar& s, at::ScalarType dtype);
 pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s, at::ScalarType dtype);
+// The same, unchecked: converted as a wrapped number is (a generated backward op's numbers).
+pw::ScalarArg scalar_arg(const at::Scalar& s);
+pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s);
 
 }  // namespace structops::cpu

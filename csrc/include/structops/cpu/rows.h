@@ -138,6 +138,12 @@ struct RowLaunch {
   std::array<pw::ScalarArg, kMaxOperands> scalars{};
   std::array<bool, kMaxOperands> conditions{};
   int64_t grain = kGrainSize;
+  // By input (0: the first): an input given as a 0-dim CPU tensor (a Python number, a 0-dim
+  // tensor) to a float16 or bfloat16 formula computing in float is read here, in float, as torch
+  // reads a CPU scalar (its opmath value), not from its operand rounded to the storage type:
+  // 65536 as float16 is inf, and x / inf is 0 where x / 65536 is not.
+  std::array<bool, kMaxOperands> is_value{};
+  std::array<float, kMaxOperands> values{};
 };
 
 // The compute type of an element type: float for half and bfloat16 (as at::opmath_type).
@@ -480,12 +486,65 @@ inline bool crosses_rows(size_t operands, const Geometry& g, const Offsets& step
   return false;
 }
 
+template <typename T>
+constexpr bool kReducedFloat = std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>;
+
+// A formula computing in float over float16/bfloat16 inputs, with the inputs the launch gives as
+// values (RowLaunch::is_value) read from there. The select is on a flag fixed for the call, which
+// the vector loops hoist; every float16/bfloat16 launch goes through it, so it adds no kernel
+// instantiation (a second one per input that may be a value would have doubled them).
+template <typename F, typename... in_t>
+struct WithValues {
+  using compute_type = typename F::compute_type;
+  F f;
+  std::array<bool, sizeof...(in_t)> is_value;
+  std::array<float, sizeof...(in_t)> values;
+
+  template <size_t I, typename X>
+  [[gnu::always_inline]] auto input(X x) const {
+    if constexpr (kReducedFloat<std::tuple_element_t<I, std::tuple<in_t...>>>) {
+      return is_value[I] ? values[I] : static_cast<float>(x);
+    } else {
+      return x;
+    }
+  }
+
+  template <typename... X>
+  [[gnu::always_inline]] auto operator()(X... x) const {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return f(input<I>(x)...);
+    }(std::index_sequence_for<X...>{});
+  }
+};
+
+template <typename out_t, typename... in_t, typename F>
+void run_rows(const F& f, const RowLaunch& p);
+
 }  // namespace detail
 
 // out = f(inputs...) elementwise over the launch's geometry. in_t... are the element types of
 // the inputs (the op's common dtype, or an input's own fixed dtype such as where's bool condition).
+// A formula computing in float over float16/bfloat16 inputs reads the inputs given as values
+// (RowLaunch::is_value) in float.
 template <typename out_t, typename... in_t, typename F>
 void run(const F& f, const RowLaunch& p) {
+  if constexpr (std::is_same_v<typename F::compute_type, float> && (detail::kReducedFloat<in_t> || ...)) {
+    detail::WithValues<F, in_t...> valued{f, {}, {}};
+    for (size_t k = 0; k < sizeof...(in_t); ++k) {
+      valued.is_value[k] = p.is_value[k];
+      valued.values[k] = p.values[k];
+    }
+    detail::run_rows<out_t, in_t...>(valued, p);
+  } else {
+    detail::run_rows<out_t, in_t...>(f, p);
+  }
+}
+
+namespace detail {
+
+// run's loops over the rows, for any formula.
+template <typename out_t, typename... in_t, typename F>
+void run_rows(const F& f, const RowLaunch& p) {
   constexpr size_t N = sizeof...(in_t);
   const Geometry& g = p.geometry;
   if (g.numel == 0) return;
@@ -540,5 +599,7 @@ void run(const F& f, const RowLaunch& p) {
       },
       &block);
 }
+
+}  // namespace detail
 
 }  // namespace structops::cpu

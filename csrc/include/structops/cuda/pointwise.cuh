@@ -36,25 +36,38 @@ struct alignas(sizeof(T) * VEC) Vec {
 };
 
 // The inputs given as CPU scalars (PointwiseLaunch::is_value), by operand number: read here, not
-// from memory.
+// from memory, in the opmath type of the input's storage type (float for half and bfloat16, as
+// torch's kernels read a CPU scalar: 65536 would be inf as half).
 template <int N>
 struct Values {
   bool is_value[N + 1] = {};
   alignas(16) unsigned char bytes[N + 1][16] = {};
 
   template <typename T>
-  __device__ T get(int k) const {
-    T v;
-    memcpy(&v, bytes[k], sizeof(T));
+  __device__ opmath_t<T> get(int k) const {
+    opmath_t<T> v;
+    memcpy(&v, bytes[k], sizeof(v));
     return v;
   }
 };
 
+// An input's element as the formula takes it: its value where it is given as one, else the
+// element widened to its opmath type.
+template <typename T, int N>
+__device__ opmath_t<T> operand(const T& x, const Values<N>& values, int k) {
+  return values.is_value[k] ? values.template get<T>(k) : static_cast<opmath_t<T>>(x);
+}
+
 template <int VEC, typename T, typename index_t, int N>
-__device__ Vec<T, VEC> load_vec(const T* p, index_t base, const Values<N>& values, int k) {
-  if (!values.is_value[k]) return *reinterpret_cast<const Vec<T, VEC>*>(p + base);
-  Vec<T, VEC> r;
-  const T v = values.template get<T>(k);
+__device__ Vec<opmath_t<T>, VEC> load_vec(const T* p, index_t base, const Values<N>& values, int k) {
+  Vec<opmath_t<T>, VEC> r;
+  if (!values.is_value[k]) {
+    const Vec<T, VEC> v = *reinterpret_cast<const Vec<T, VEC>*>(p + base);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) r.v[j] = static_cast<opmath_t<T>>(v.v[j]);
+    return r;
+  }
+  const opmath_t<T> v = values.template get<T>(k);
 #pragma unroll
   for (int j = 0; j < VEC; ++j) r.v[j] = v;
   return r;
@@ -79,7 +92,7 @@ __global__ void __launch_bounds__(Threads)
         *reinterpret_cast<Vec<out_t, VEC>*>(out + base) = r;
       } else {
         for (index_t i = base; i < n; ++i) {
-          out[i] = static_cast<out_t>(f((values.is_value[I + 1] ? values.template get<in_t>(I + 1) : in[i])...));
+          out[i] = static_cast<out_t>(f(operand(in[i], values, I + 1)...));
         }
       }
     }
@@ -158,16 +171,16 @@ __global__ void __launch_bounds__(Threads)
     [&]<size_t... I>(std::index_sequence<I...>) {
       const auto gather = [&](const auto* p, size_t k) {
         using T = std::remove_cv_t<std::remove_pointer_t<decltype(p)>>;
-        Lanes<T, K> r{};
+        Lanes<opmath_t<T>, K> r{};
         if (values.is_value[k]) {
-          const T v = values.template get<T>(k);
+          const opmath_t<T> v = values.template get<T>(k);
 #pragma unroll
           for (int j = 0; j < K; ++j) r.v[j] = v;
           return r;
         }
 #pragma unroll
         for (int j = 0; j < K; ++j) {
-          if (base + j * Threads < n) r.v[j] = p[off[j][k]];
+          if (base + j * Threads < n) r.v[j] = static_cast<opmath_t<T>>(p[off[j][k]]);
         }
         return r;
       };

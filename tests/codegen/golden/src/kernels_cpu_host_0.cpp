@@ -22,6 +22,8 @@ void scaled_act_out_cpu(const at::Tensor& self, const at::Tensor& other, const a
       cpu::operand(other, common_dtype, out.device()),
   };
   cpu::RowLaunch launch = cpu::make_row_launch(out, so_inputs, common_dtype, /*grain=*/32768);
+  cpu::set_value(launch, 0, self);
+  cpu::set_value(launch, 1, other);
   launch.conditions[0] = mode == "relu";
   launch.conditions[1] = mode == "tanh";
   launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);

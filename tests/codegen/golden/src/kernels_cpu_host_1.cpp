@@ -23,6 +23,7 @@ void scaled_tanh_out_cpu(const at::Tensor& self, const at::Scalar& alpha, at::Sc
       cpu::operand(self, common_dtype, out.device()),
   };
   cpu::RowLaunch launch = cpu::make_row_launch(out, so_inputs, common_dtype, /*grain=*/32768);
+  cpu::set_value(launch, 0, self);
   launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
   const char* error = cpu_kernels::scaled_tanh_out(launch);
   TORCH_CHECK(error == nullptr, "scaled_tanh: no CPU kernel for dtype ", common_dtype);
@@ -34,7 +35,9 @@ void _scaled_tanh_backward_self_out_cpu(const at::Tensor& grad, const at::Tensor
       cpu::operand(self, common_dtype, out.device()),
   };
   cpu::RowLaunch launch = cpu::make_row_launch(out, so_inputs, common_dtype, /*grain=*/32768);
-  launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
+  cpu::set_value(launch, 0, grad);
+  cpu::set_value(launch, 1, self);
+  launch.scalars[0] = cpu::scalar_arg(alpha);
   const char* error = cpu_kernels::_scaled_tanh_backward_self_out(launch);
   TORCH_CHECK(error == nullptr, "_scaled_tanh_backward_self: no CPU kernel for dtype ", common_dtype);
 }

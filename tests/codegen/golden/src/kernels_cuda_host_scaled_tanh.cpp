@@ -48,7 +48,7 @@ void _scaled_tanh_backward_self_out_cuda(const at::Tensor& grad, const at::Tenso
       cpu::launch_operand(self, so_dtypes[1], out.device()),
   };
   PointwiseLaunch launch = cpu::make_launch(out, so_inputs, common_dtype, so_dtypes);
-  launch.scalars[0] = cpu::scalar_arg(alpha, common_dtype);
+  launch.scalars[0] = cpu::scalar_arg(alpha);
   launch.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::_scaled_tanh_backward_self_out(launch);
   TORCH_CHECK(error == nullptr, "_scaled_tanh_backward_self: CUDA kernel failed for dtype ", common_dtype, ": ", error);
