@@ -212,8 +212,11 @@ BUILTINS = (
         "check",
         ("scalar", "output"),
         "check",
-        "fits_check(min, out)",
-        "the number converts to the output's dtype without overflow, or raises (torch.clamp_min)",
+        "fits_check(min, out, dtypes=D)",
+        "the number converts to the output's dtype without overflow, or raises (torch.clamp_min); "
+        "`dtypes=INTEGRAL`: only an integral output's (torch.where rounds 1e5 into float16, refuses "
+        "1000 for int8)",
+        (Option("dtypes", ("ALL", "INTEGRAL"), "ALL"),),
     ),
     Builtin(
         "same_dtype",

@@ -499,15 +499,18 @@ class Checker:
         if isinstance(e, Call) and e.fn in ("alpha_check", "integer_power_check", "fits_check"):
             args = [self.expr(a) for a in e.args]
             kinds = [a.kind for a in args]
+            name = {"alpha_check": "alpha", "integer_power_check": "exponent", "fits_check": "value"}[e.fn]
             if kinds != ["scalar", "output"] and not (
                 e.fn == "fits_check" and kinds == ["scalar?", "output"]
             ):
-                names = {"alpha_check": "alpha", "integer_power_check": "exponent", "fits_check": "value"}
-                name = names[e.fn]
                 raise self.fail(f"{e.fn}() takes (Scalar {name}, output)", f"write '{e.fn}({name}, out)'")
-            self.statements.append(
-                ir.Check(ir.Call(e.fn, tuple(args), labels, "check", context="check"), str(e))
-            )
+            options: tuple[tuple[str, str], ...] = ()
+            if e.fn == "fits_check":
+                options = (("dtypes", self.kwarg(e, "dtypes", ("ALL", "INTEGRAL"), "ALL")),)
+            elif e.kwargs:
+                raise self.fail(f"{e.fn}() takes no keyword arguments", f"write '{e.fn}({name}, out)'")
+            call = ir.Call(e.fn, tuple(args), labels, "check", options, context="check")
+            self.statements.append(ir.Check(call, str(e)))
             return
         if isinstance(e, Call) and e.fn == "same_dtype":
             args = [self.expr(a) for a in e.args]
@@ -555,7 +558,9 @@ class Checker:
         v = self.expr(e)
         if v.kind != "bool":
             raise self.fail(f"a check must be a condition, got {show(v.kind)} '{e}'", "write e.g. 'n > 0'")
-        shown = tuple(dict.fromkeys(n for n in _names(e) if self.env.get(n) and self.env[n].kind == "int"))
+        shown = tuple(
+            dict.fromkeys(n for n in _names(e) if self.env.get(n) and self.env[n].kind in ("int", "tensor"))
+        )
         self.statements.append(ir.Check(v, str(e), tuple((n, self.env[n]) for n in shown)))
 
     def layout(self, out) -> tuple[tuple[str, ir.Expr], ...]:

@@ -329,22 +329,28 @@ def _bindings(p: ir.MatchPattern) -> list[str]:
     return lines
 
 
+def _shown(v: ir.Expr) -> str:
+    """A value a failed condition prints: an int, or a tensor's sizes."""
+    return f"{cpp_name(v.name)}.sym_sizes()" if isinstance(v, ir.Arg) and v.kind == "tensor" else code(v)
+
+
 def _check(s: ir.Check) -> list[str]:
     t = s.test
     if not isinstance(t, ir.Call) or t.context != "check":  # a condition
-        values = "".join(f', " {name}=", {code(v)}' for name, v in s.shown)
+        values = "".join(f', " {name}=", {_shown(v)}' for name, v in s.shown)
         return [f"TORCH_CHECK({code(t)}, op, \": rule '{s.text}' does not hold\"{values});"]
     a = [code(x) for x in t.args]
     if t.fn == "alpha_check":
         return [f"rules::check_alpha(op, {a[1]}_dtypes.result, {a[0]});"]
     if t.fn == "integer_power_check":
         return [f"rules::check_integer_power(op, {a[1]}_dtypes.result, {a[0]});"]
-    if t.fn == "fits_check" and t.args[0].kind == "scalar?":  # a None bound fits
-        return [
-            f'if ({a[0]}.has_value()) rules::check_fits(op, "{t.labels[0]}", {a[1]}_dtypes.result, *{a[0]});'
-        ]
     if t.fn == "fits_check":
-        return [f'rules::check_fits(op, "{t.labels[0]}", {a[1]}_dtypes.result, {a[0]});']
+        integral = "true" if t.option("dtypes", "ALL") == "INTEGRAL" else "false"
+        dtype = f"{a[1]}_dtypes.result"
+        check = f'rules::check_fits(op, "{t.labels[0]}", {dtype}, {{}}, /*integral_only=*/{integral});'
+        if t.args[0].kind == "scalar?":  # a None bound fits
+            return [f"if ({a[0]}.has_value()) " + check.format(f"*{a[0]}")]
+        return [check.format(a[0])]
     if t.fn == "nonempty":
         return [
             (

@@ -265,11 +265,11 @@ class Allowed:
 @dataclass(frozen=True)
 class Check:
     """A ``checks:`` item: a check builtin (Call of kind "check") or a condition, which must
-    hold; ``shown`` are the int dims its message prints."""
+    hold; ``shown`` are the ints and tensors (their sizes) its message prints."""
 
     test: Expr
     text: str
-    shown: tuple[Bound, ...] = ()
+    shown: tuple[tuple[str, Expr], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -504,9 +504,12 @@ void check_integer_power(std::string_view op, at::ScalarType dtype, const at::Sc
               " with result type ", dtype);
 }
 
-void check_fits(std::string_view op, std::string_view name, at::ScalarType dtype, const at::Scalar& value) {
+void check_fits(std::string_view op, std::string_view name, at::ScalarType dtype, const at::Scalar& value,
+                bool integral_only) {
   // torch converts such a number to the result's type with Scalar::to<T>(), which refuses one
-  // that overflows it (clamp_min(uint8, 300)); an infinity fits a floating type.
+  // that overflows it (clamp_min(uint8, 300)); an infinity fits a floating type, and any number a
+  // bool (it becomes x != 0: add(bool, bool, alpha=2) is torch's logical or).
+  if (dtype == at::kBool || (integral_only && !at::isIntegralType(dtype, /*includeBool=*/false))) return;
   bool overflows = false;
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, dtype, "fits_check", [&] {
     if (value.isComplex()) {

@@ -380,6 +380,14 @@ CASES = {
         entry('shape:\n  out: "[*self]"\nchecks: ["alpha_check(dim, out)"]\n'),
         at(7, "alpha_check() takes (Scalar alpha, output) — write 'alpha_check(alpha, out)'"),
     ),
+    "fits_check_unknown_dtypes": (
+        entry('shape:\n  out: "[*self]"\nchecks: ["fits_check(alpha, out, dtypes=FLOATING)"]\n'),
+        at(7, "fits_check(): unknown dtypes 'FLOATING' — use one of: ALL, INTEGRAL"),
+    ),
+    "alpha_check_with_a_keyword": (
+        entry('shape:\n  out: "[*self]"\nchecks: ["alpha_check(alpha, out, dtypes=INTEGRAL)"]\n'),
+        at(7, "alpha_check() takes no keyword arguments — write 'alpha_check(alpha, out)'"),
+    ),
     "same_dtype_of_one_tensor": (
         entry('shape:\n  out: "[*self]"\nchecks: ["same_dtype(self)"]\n'),
         at(

@@ -137,7 +137,8 @@ void check_allowed_promoted(std::string_view op, std::initializer_list<NamedTens
 void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& alpha);
 // pow with a Scalar exponent: no negative integral exponent for an integral result.
 void check_integer_power(std::string_view op, at::ScalarType dtype, const at::Scalar& exponent);
-void check_fits(std::string_view op, std::string_view name, at::ScalarType dtype, const at::Scalar& value);
+void check_fits(std::string_view op, std::string_view name, at::ScalarType dtype, const at::Scalar& value,
+                bool integral_only);
 void check_same_dtype(std::string_view op, std::initializer_list<NamedTensor> tensors);
 // Reductions with no identity (amax, amin): every reduced dim must have elements (IndexError, as torch).
 void check_nonempty(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,
