@@ -91,6 +91,7 @@ FUNCTIONS: dict[str, Function] = {
         Function("max", ("value", "value"), "tensor", _H + "maximum", "torch.maximum (a scalar side clamps)"),
         Function("min", ("value", "value"), "tensor", _H + "minimum", "torch.minimum (a scalar side clamps)"),
         Function("trunc_div", ("value", "value"), "tensor", _H + "trunc_div", "division rounded toward 0"),
+        Function("fma", ("value", "value", "value"), "tensor", _H + "fma", "a * b + c", tensorize=True),
         Function("clamp", ("tensor", "any", "any"), "tensor", "at::clamp", "torch.clamp (Scalar? bounds)"),
         Function("mm", ("tensor", "tensor"), "tensor", "at::mm", "torch.mm"),
         Function("bmm", ("tensor", "tensor"), "tensor", "at::bmm", "torch.bmm"),

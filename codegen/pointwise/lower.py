@@ -39,7 +39,7 @@ FUNCTIONS: dict[str, tuple[int, tuple[str, ...], str, str]] = {
     "pow_scalar": (2, NUMERIC + ("bool",), "num", "pw::pow_scalar"),
     "max": (2, ("bool",) + _IF, "num", "pw::maximum"),
     "min": (2, ("bool",) + _IF, "num", "pw::minimum"),
-    "fma": (3, _IF, "num", "pw::fma"),
+    "fma": (3, ("bool",) + NUMERIC, "num", "pw::fma"),
     "trunc_div": (2, _IF, "num", "pw::trunc_div"),
     "conj": (1, NUMERIC + ("bool",), "num", "pw::conj"),
     "nonneg_real": (1, NUMERIC + ("bool",), "bool", "pw::nonneg_real"),

@@ -83,6 +83,8 @@ at::Tensor minimum(const at::Tensor& a, const at::Scalar& b);
 at::Tensor minimum(const at::Scalar& a, const at::Tensor& b);
 at::Tensor trunc_div(const at::Tensor& a, const at::Tensor& b);
 at::Tensor trunc_div(const at::Tensor& a, const at::Scalar& b);
+// a * b + c (a formula's fma, in a condition or a tangent: one rounding is the kernels' business)
+inline at::Tensor fma(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) { return a.mul(b).add(c); }
 // select(mode, "trunc", ...): whether the str? argument holds `value`.
 inline bool is(const std::optional<std::string>& mode, std::string_view value) {
   return mode.has_value() && *mode == value;

@@ -81,16 +81,18 @@ SO_HD bool isinf_(T x) {
   else return false;
 }
 
-// NaN-propagating max / min, as torch.maximum / torch.minimum (and clamp).
+// NaN-propagating max / min, as torch.maximum / torch.minimum (and clamp). Where a and b are equal
+// the result is a: relu(-0.0) and clamp(-0.0, min=0) are -0.0, as torch's (torch.maximum of -0.0
+// and +0.0 gives either zero, by its loop).
 template <typename T>
 SO_HD T maximum(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) return a || b;
-  else return (a > b || a != a) ? a : b;
+  else return (a < b || b != b) ? b : a;
 }
 template <typename T>
 SO_HD T minimum(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) return a && b;
-  else return (a < b || a != a) ? a : b;
+  else return (a > b || b != b) ? b : a;
 }
 
 // torch.clamp: NaN in x stays NaN; a bound given as NaN makes the result NaN.
@@ -221,13 +223,19 @@ SO_HD T pow(T a, T b) {
 
 // pow with a Python-number exponent, as torch's CPU pow(Tensor, Scalar) on float32, float64,
 // bfloat16 and complex: the exponents 0.5 and -0.5 are sqrt and its reciprocal, so pow(-inf, 0.5)
-// is NaN, pow(-0., 0.5) is -0. and a complex -inf gives (0, inf) (std::pow: +inf, +0., (inf, NaN)).
+// is NaN, pow(-0., 0.5) is -0. and a complex -inf gives (0, inf) (std::pow: +inf, +0., (inf, NaN));
+// 2, 3, -1 and -2 are products (a complex std::pow goes through exp(b log a): (1e4 + 7i)^2 was 9
+// ulps off in complex64, a * a is exact to a rounding).
 template <typename T>
 SO_HD T pow_scalar(T a, T b) {
   if constexpr (!is_int_v<T> && !std::is_same_v<T, bool>) {
     using std::sqrt;
     if (b == T(0.5)) return sqrt(a);
     if (b == T(-0.5)) return T(1) / sqrt(a);
+    if (b == T(2)) return a * a;
+    if (b == T(3)) return a * a * a;
+    if (b == T(-1)) return T(1) / a;
+    if (b == T(-2)) return T(1) / (a * a);
   }
   return pow(a, b);
 }
