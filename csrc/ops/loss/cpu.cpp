@@ -197,13 +197,15 @@ void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& targ
 // as torch's cross_entropy_loss. Per-sample losses go to a buffer in double and are summed in
 // sample order, so the result does not depend on the thread count.
 //
-// lse[i] = the log-sum-exp of sample i's C classes, in opmath and shifted by the max as torch's
-// log_softmax (float for 16-bit inputs; a +inf logit or all -inf make the sample NaN), by the
-// softmax family's passes (structops/cpu/softmax.h): rows of C when S == 1, else blocks of up to
-// 64 samples contiguous along s, so the vector loops run along s instead of striding across the
-// classes (a loop over x[c * S] for a runtime S ran scalar: 0.35x torch at [64, 512]).
+// The log-sum-exp of sample i's C classes is shift[i] + log_sum[i], in opmath and shifted by the
+// max as torch's log_softmax (float for 16-bit inputs; a +inf logit or all -inf make the sample
+// NaN), by the softmax family's passes (structops/cpu/softmax.h): rows of C when S == 1, else
+// blocks of up to 64 samples contiguous along s, so the vector loops run along s instead of
+// striding across the classes (a loop over x[c * S] for a runtime S ran scalar: 0.35x torch at
+// [64, 512]). A class's term is (shift - x[c]) + log_sum: the two parts added first lose
+// log_sum's digits to a large shift (a masked sample of -1e9 gave 0 for log(C)).
 template <typename scalar_t>
-void log_sum_exps(const scalar_t* x, int64_t N, int64_t C, int64_t S, double* lse) {
+void log_sum_exps(const scalar_t* x, int64_t N, int64_t C, int64_t S, double* shift, double* log_sum) {
   using acc_t = at::opmath_type<scalar_t>;
   namespace sm = cpu::softmax;
   if (S == 1) {
@@ -212,12 +214,14 @@ void log_sum_exps(const scalar_t* x, int64_t N, int64_t C, int64_t S, double* ls
       // 16-bit rows widened once, as log_softmax's (each of the two passes widening costs more)
       std::vector<acc_t> staged(std::is_same_v<scalar_t, acc_t> ? 0 : C);
       for (int64_t n = begin; n < end; ++n) {
+        sm::ShiftedLogSum<acc_t> lse;
         if constexpr (std::is_same_v<scalar_t, acc_t>) {
-          lse[n] = sm::row_log_sum_exp<sm::Shift::kMax, acc_t>(x + n * C, C);
+          lse = sm::row_log_sum_exp<sm::Shift::kMax, acc_t>(x + n * C, C);
         } else {
           cpu::widen(x + n * C, staged.data(), C);
-          lse[n] = sm::row_log_sum_exp<sm::Shift::kMax, acc_t>(staged.data(), C);
+          lse = sm::row_log_sum_exp<sm::Shift::kMax, acc_t>(staged.data(), C);
         }
+        shift[n] = lse.shift, log_sum[n] = lse.log_sum;
       }
     });
     return;
@@ -229,7 +233,8 @@ void log_sum_exps(const scalar_t* x, int64_t N, int64_t C, int64_t S, double* ls
     for (int64_t b = begin; b < end; ++b) {
       const int64_t n = b / blocks, s0 = (b % blocks) * sm::kColumnBlock;
       const int64_t width = std::min(sm::kColumnBlock, S - s0);
-      sm::column_log_sum_exp<sm::Shift::kMax>(x + n * C * S + s0, C, S, width, lse + n * S + s0);
+      sm::column_log_sum_exp<sm::Shift::kMax>(x + n * C * S + s0, C, S, width, shift + n * S + s0,
+                                              log_sum + n * S + s0);
     }
   });
 }
@@ -261,8 +266,12 @@ void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target
     const scalar_t* px = x.const_data_ptr<scalar_t>();
     const scalar_t* pw = w.defined() ? w.const_data_ptr<scalar_t>() : nullptr;
     auto wt = [&](int64_t c) { return pw ? static_cast<double>(pw[c]) : 1.0; };
-    std::vector<double> lse(samples);
-    log_sum_exps(px, N, C, S, lse.data());
+    std::vector<double> shift(samples), log_sum(samples);
+    log_sum_exps(px, N, C, S, shift.data(), log_sum.data());
+    // -log_softmax(x)[c] of sample i
+    auto nll = [&](int64_t i, const scalar_t* xi, int64_t c) {
+      return (shift[i] - static_cast<double>(xi[c * S])) + log_sum[i];
+    };
     structops::parallel_for(0, samples, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
@@ -273,7 +282,7 @@ void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target
           double l = 0;
           for (int64_t c = 0; c < C; ++c) {
             const double p = static_cast<double>(pt[c * S]) * (1 - eps) + eps / static_cast<double>(C);
-            l += wt(c) * p * (lse[i] - static_cast<double>(xi[c * S]));
+            l += (p * nll(i, xi, c)) * wt(c);  // torch's order: p * 0 for the max class before a large weight
           }
           loss[i] = l, counted[i] = 1;
           continue;
@@ -283,10 +292,10 @@ void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target
           loss[i] = 0, counted[i] = 0;
           continue;
         }
-        double l = (1 - eps) * wt(k) * (lse[i] - static_cast<double>(xi[k * S]));
+        double l = (1 - eps) * wt(k) * nll(i, xi, k);
         if (eps > 0) {
           double smooth = 0;
-          for (int64_t c = 0; c < C; ++c) smooth += wt(c) * (lse[i] - static_cast<double>(xi[c * S]));
+          for (int64_t c = 0; c < C; ++c) smooth += wt(c) * nll(i, xi, c);
           l += eps / static_cast<double>(C) * smooth;
         }
         loss[i] = l, counted[i] = wt(k);

@@ -141,22 +141,25 @@ __global__ void __launch_bounds__(kBlock) cross_entropy_kernel(CrossEntropyLaunc
     const A shift = m;  // the max itself, as torch's log_softmax: a +inf logit or all -inf give NaN
     A sum = 0;
     for (int64_t c = lane; c < C; c += G) sum += exp(load(x, c * S) - shift);
-    const A lse = shift + log(group_sum<G>(sum));
+    // -log_softmax(x)[c] = (shift - x[c]) + log(sum): shift + log(sum) first would lose the log's
+    // digits to a large shift (a masked sample of -1e9)
+    const A log_sum = log(group_sum<G>(sum));
+    const auto nll = [&](int64_t c) { return (shift - load(x, c * S)) + log_sum; };
     A l, weight_of_target = A(1);
     if (p.probabilities) {
       const T* t = static_cast<const T*>(p.target) + n * C * S + s;
       A acc = 0;
       for (int64_t c = lane; c < C; c += G) {
         const A q = load(t, c * S) * (A(1) - eps) + eps * inv_c;
-        acc += (w ? load(w, c) : A(1)) * q * (lse - load(x, c * S));
+        acc += (q * nll(c)) * (w ? load(w, c) : A(1));  // torch's order: q * 0 for the max class before a large weight
       }
       l = group_sum<G>(acc);
     } else {
       weight_of_target = w ? load(w, k) : A(1);
-      l = (A(1) - eps) * weight_of_target * (lse - load(x, k * S));
+      l = (A(1) - eps) * weight_of_target * nll(k);
       if (p.label_smoothing > 0) {
         A smooth = 0;
-        for (int64_t c = lane; c < C; c += G) smooth += (w ? load(w, c) : A(1)) * (lse - load(x, c * S));
+        for (int64_t c = lane; c < C; c += G) smooth += (w ? load(w, c) : A(1)) * nll(c);
         l += eps * inv_c * group_sum<G>(smooth);
       }
     }

@@ -33,6 +33,7 @@
 #include <cstring>
 #include <limits>
 #include <tuple>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -100,23 +101,27 @@ template <typename scalar_t, typename Y>
   }
 }
 
-// The last pass of a row: o = e * inv (softmax) or o = x - shift (log_softmax).
+// The last pass of a row: o = e * c (softmax: c = 1 / sum) or o = (x - shift) - c (log_softmax:
+// c = log(sum), subtracted last, as torch: shift + c first loses c's digits to a shift of -1e9
+// or 1e4).
 template <bool kLog, typename scalar_t, typename value_t, typename acc_t>
-SO_CPU_CLONES void store_row(const value_t* __restrict v, acc_t c, scalar_t* __restrict o, int64_t n) {
-  store_narrowed(o, n, [&](int64_t i) { return kLog ? cpu::to_acc<acc_t>(v[i]) - c : cpu::to_acc<acc_t>(v[i]) * c; });
+SO_CPU_CLONES void store_row(const value_t* __restrict v, acc_t shift, acc_t c, scalar_t* __restrict o, int64_t n) {
+  store_narrowed(o, n, [&](int64_t i) {
+    return kLog ? (cpu::to_acc<acc_t>(v[i]) - shift) - c : cpu::to_acc<acc_t>(v[i]) * c;
+  });
 }
 
 // Softmax over contiguous rows: a max pass, an exp-and-sum pass, a store pass. log_softmax keeps
-// no exp values (its last pass is x - max - log(sum)).
+// no exp values (its last pass is (x - max) - log(sum)).
 template <bool kLog, typename scalar_t, typename value_t>
 void softmax_rows_of(const value_t* x, scalar_t* o, int64_t n, std::vector<at::opmath_type<scalar_t>>& e) {
   using acc_t = at::opmath_type<scalar_t>;
   const acc_t m = row_max<acc_t>(x, n);
   if constexpr (kLog) {
-    store_row<true>(x, m + std::log(exp_sum<acc_t>(x, m, n)), o, n);
+    store_row<true>(x, m, std::log(exp_sum<acc_t>(x, m, n)), o, n);
   } else {
     const acc_t sum = exp_and_sum<acc_t>(x, m, e.data(), n);
-    store_row<false>(e.data(), acc_t(1) / sum, o, n);
+    store_row<false>(e.data(), acc_t(0), acc_t(1) / sum, o, n);
   }
 }
 
@@ -149,10 +154,10 @@ SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restr
   std::array<acc_t, kColumnBlock> m, s;
   const auto finish = [&](const auto* __restrict v, int64_t stride) {
     column_max_exp_sum<true, Shift::kMax>(v, n, stride, width, m.data(), s.data(), e);
-    for (int64_t k = 0; k < width; ++k) s[k] = kLog ? m[k] + std::log(s[k]) : acc_t(1) / s[k];
+    for (int64_t k = 0; k < width; ++k) s[k] = kLog ? std::log(s[k]) : acc_t(1) / s[k];
     for (int64_t j = 0; j < n; ++j) {
       store_narrowed(o + j * inner, width, [&](int64_t k) {
-        return kLog ? cpu::to_acc<acc_t>(v[j * stride + k]) - s[k] : e[j * width + k] * s[k];
+        return kLog ? (cpu::to_acc<acc_t>(v[j * stride + k]) - m[k]) - s[k] : e[j * width + k] * s[k];
       });
     }
   };
@@ -194,45 +199,115 @@ void softmax(const at::Tensor& self, int64_t dim, const at::Tensor& out) {
   });
 }
 
+// Elements of a row summed in acc_t lanes before their totals join a double sum.
+constexpr int64_t kStatBlock = 256;
+
+// The sums over a row of d = x[i] - center and of d^2: each block of kStatBlock elements in 16
+// lanes (add_lanes' order), the blocks' totals in double. d's lanes are double where
+// `exact_deviations` (the mean's correction: summed in float lanes, a float32 row of 1000 lost 5e-6
+// of a mean 300 times smaller than its values, as much as the first pass), d^2's acc_t.
+template <typename acc_t, bool exact_deviations, typename value_t>
+std::pair<double, double> deviations(const value_t* __restrict x, int64_t n, acc_t center) {
+  using dev_t = std::conditional_t<exact_deviations, double, acc_t>;
+  double dev_total = 0, sq_total = 0;
+  for (int64_t b = 0; b < n; b += kStatBlock) {
+    const int64_t m = std::min(kStatBlock, n - b);
+    std::array<dev_t, kLanes> dev{};
+    std::array<acc_t, kLanes> sq{};
+    const auto term = [&](int64_t i, int l) {
+      const acc_t v = static_cast<acc_t>(cpu::to_acc<at::opmath_type<value_t>>(x[b + i]));
+      const acc_t d = v - center;
+      dev[l] += static_cast<dev_t>(v) - static_cast<dev_t>(center);
+      sq[l] += d * d;
+    };
+    int64_t i = 0;
+    for (; i + kLanes <= m; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) term(i + l, l);
+    }
+    for (; i < m; ++i) term(i, 0);
+    dev_total += total(dev);
+    sq_total += total(sq);
+  }
+  return {dev_total, sq_total};
+}
+
+// The biased variance from the deviations from a mean that was off by d_sum / n (the corrected
+// two-pass algorithm), never negative; NaN stays NaN, squares past the range give inf.
+template <typename acc_t>
+acc_t variance_of(acc_t d_sum, acc_t d_squares, int64_t n) {
+  if (std::isinf(d_squares)) return d_squares;  // inf - inf would be NaN
+  const acc_t m2 = d_squares - d_sum * (d_sum / static_cast<acc_t>(n));
+  return m2 < acc_t(0) ? acc_t(0) : m2 / static_cast<acc_t>(n);
+}
+
+// The first element of a run if it is finite, else 0: the pivot sums of x - pivot are taken about
+// (an infinite pivot would make every difference inf - inf or inf).
+template <typename acc_t>
+acc_t finite_or_zero(acc_t x) {
+  return std::isfinite(x) ? x : acc_t(0);
+}
+
+// A row's mean and biased variance (in double, summed as `deviations` does in acc_t): the mean of
+// x - x[0], plus x[0] (a row around 1e30, or 1e8 in float32, sums its small differences, not
+// values whose sum rounds at 1e30's ulp; a constant row's mean is exact), then the corrected
+// two-pass algorithm (the deviations from that mean, summed, correct it, and their squares give
+// the variance without E[x^2] - mean^2's cancellation). A row holding inf has mean inf; squares
+// past acc_t's range give inf (the caller sums again in double lanes).
+template <typename acc_t, typename value_t>
+std::pair<double, double> row_moments(const value_t* __restrict x, int64_t n) {
+  const acc_t pivot = finite_or_zero(static_cast<acc_t>(cpu::to_acc<at::opmath_type<value_t>>(x[0])));
+  const double first =
+      static_cast<double>(pivot) + deviations<acc_t, false>(x, n, pivot).first / static_cast<double>(n);
+  const acc_t center = static_cast<acc_t>(first);
+  const auto [d_sum, d_squares] = deviations<acc_t, true>(x, n, center);
+  const double correction = d_sum / static_cast<double>(n);
+  const double mean = static_cast<double>(center) + (std::isfinite(correction) ? correction : 0.0);
+  return {mean, variance_of<double>(d_sum, d_squares, n)};
+}
+
 // (x - mean) * rstd * w + b over rows of n elements; mean and rstd per row (biased variance).
 template <typename scalar_t, typename value_t, typename param_t>
 SO_CPU_CLONES void layer_norm_row(const value_t* __restrict x, const param_t* __restrict w,
                                   const param_t* __restrict b, scalar_t* __restrict o, int64_t n, double eps,
                                   at::opmath_type<scalar_t>& mean_out, at::opmath_type<scalar_t>& rstd_out) {
   using acc_t = at::opmath_type<scalar_t>;
-  std::array<acc_t, kLanes> s{};
-  add_lanes(s, n, [&](int64_t i) { return cpu::to_acc<acc_t>(x[i]); });
-  const acc_t mean = total(s) / static_cast<acc_t>(n);
-  // Two passes: the variance of (x - mean) does not cancel catastrophically like E[x^2] - mean^2.
-  s.fill(0);
-  add_lanes(s, n, [&](int64_t i) {
-    const acc_t d = cpu::to_acc<acc_t>(x[i]) - mean;
-    return d * d;
-  });
-  const acc_t rstd = acc_t(1) / std::sqrt(total(s) / static_cast<acc_t>(n) + static_cast<acc_t>(eps));
-  const acc_t shift = -mean * rstd;
-  store_narrowed(o, n, [&](int64_t i) {
-    acc_t y = cpu::to_acc<acc_t>(x[i]) * rstd + shift;
-    if (w) y *= cpu::to_acc<acc_t>(w[i]);
-    if (b) y += cpu::to_acc<acc_t>(b[i]);
+  auto [mean64, var64] = row_moments<acc_t>(x, n);
+  if constexpr (!std::is_same_v<acc_t, double>) {
+    if (std::isinf(mean64) || std::isinf(var64)) {  // squares past float's range (data near its max)
+      std::tie(mean64, var64) = row_moments<double>(x, n);
+    }
+  }
+  const acc_t mean = static_cast<acc_t>(mean64);
+  const acc_t rstd = static_cast<acc_t>(1.0 / std::sqrt(var64 + eps));  // var64 may be past float's range
+  // (x - mean) * rstd, as torch: x * rstd - mean * rstd cancels where the mean is large
+  store_narrowed(o, n, [&](int64_t j) {
+    acc_t y = (cpu::to_acc<acc_t>(x[j]) - mean) * rstd;
+    if (w) y *= cpu::to_acc<acc_t>(w[j]);
+    if (b) y += cpu::to_acc<acc_t>(b[j]);
     return y;
   });
   mean_out = mean;
   rstd_out = rstd;
 }
 
-// Per-channel sums over [N, C, S] (S contiguous): sum of x, or of (x - shift[c])^2. Columns when
-// S == 1 (a [N, C] input: vectors along C), otherwise rows of S per (n, c) with 16 lanes.
+// Per-channel sums over [N, C, S] (S contiguous) of d = x - shift[c] (0 without a shift), and of
+// d^2 where `squares` is given. Columns when S == 1 (a [N, C] input: vectors along C), otherwise
+// rows of S per (n, c) with 16 lanes.
 template <typename scalar_t>
-void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const double* shift, double* sums) {
+void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const double* shift, double* sums,
+                  double* squares) {
   if (S == 1) {
     structops::parallel_for(0, C, std::max<int64_t>(16, cpu::kGrainSize / std::max<int64_t>(N, 1)),
                             [&](int64_t begin, int64_t end) {
-      for (int64_t c = begin; c < end; ++c) sums[c] = 0;
+      for (int64_t c = begin; c < end; ++c) {
+        sums[c] = 0;
+        if (squares) squares[c] = 0;
+      }
       for (int64_t n = 0; n < N; ++n) {
         for (int64_t c = begin; c < end; ++c) {
-          const double v = static_cast<double>(x[n * C + c]) - (shift ? shift[c] : 0.0);
-          sums[c] += shift ? v * v : v;
+          const double d = static_cast<double>(x[n * C + c]) - (shift ? shift[c] : 0.0);
+          sums[c] += d;
+          if (squares) squares[c] += d * d;
         }
       }
     });
@@ -241,32 +316,36 @@ void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const doub
   structops::parallel_for(0, C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * S, 1)),
                           [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
-      std::array<double, kLanes> lanes{};
+      std::array<double, kLanes> lanes{}, sq{};
       const double m = shift ? shift[c] : 0.0;
       for (int64_t n = 0; n < N; ++n) {
         const scalar_t* row = x + (n * C + c) * S;
         int64_t i = 0;
         for (; i + kLanes <= S; i += kLanes) {
           for (int l = 0; l < kLanes; ++l) {
-            const double v = static_cast<double>(row[i + l]) - m;
-            lanes[l] += shift ? v * v : v;
+            const double d = static_cast<double>(row[i + l]) - m;
+            lanes[l] += d;
+            sq[l] += d * d;
           }
         }
         for (; i < S; ++i) {
-          const double v = static_cast<double>(row[i]) - m;
-          lanes[0] += shift ? v * v : v;
+          const double d = static_cast<double>(row[i]) - m;
+          lanes[0] += d;
+          sq[0] += d * d;
         }
       }
-      double total = 0;
-      for (int l = 0; l < kLanes; ++l) total += lanes[l];
-      sums[c] = total;
+      sums[c] = total(lanes);
+      if (squares) squares[c] = total(sq);
     }
   });
 }
 
-// Welford's running mean and sum of squared deviations, in double; merge is Chan's formula.
+// Welford's running mean and sum of squared deviations, in double, of the values less `shift`
+// (the first value seen): the mean's rounding then scales with the spread, not with the values
+// (float64 data around 1e4 lost 270 ulps of its variance unshifted), and a constant run gives 0
+// exactly. merge is Chan's formula, after moving b to a's shift.
 struct Moments {
-  double mean = 0, m2 = 0;
+  double shift = 0, mean = 0, m2 = 0;
   int64_t n = 0;
 };
 
@@ -276,17 +355,18 @@ struct Variance {
   Moments identity() const { return {}; }
   Moments step(Moments a, scalar_t x) const {
     const double v = static_cast<double>(x);
+    if (a.n == 0) a.shift = v;
     a.n += 1;
-    const double d = v - a.mean;
+    const double y = v - a.shift, d = y - a.mean;
     a.mean += d / static_cast<double>(a.n);
-    a.m2 += d * (v - a.mean);
+    a.m2 += d * (y - a.mean);
     return a;
   }
   Moments merge(Moments a, Moments b) const {
     if (a.n == 0) return b;
     if (b.n == 0) return a;
-    const double n = static_cast<double>(a.n + b.n), d = b.mean - a.mean;
-    return {a.mean + d * static_cast<double>(b.n) / n,
+    const double n = static_cast<double>(a.n + b.n), d = (b.mean + (b.shift - a.shift)) - a.mean;
+    return {a.shift, a.mean + d * static_cast<double>(b.n) / n,
             a.m2 + b.m2 + d * d * static_cast<double>(a.n) * static_cast<double>(b.n) / n, a.n + b.n};
   }
   scalar_t finish(Moments a, int64_t n) const {
@@ -380,7 +460,9 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
         for (int64_t t = begin; t < end; ++t) {
           const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
           const int64_t width = std::min(kColumnBlock, inner - k0);
-          column_log_sum_exp<Shift::kFiniteMax>(in + b * n * inner + k0, n, inner, width, o + b * inner + k0);
+          std::array<at::opmath_type<scalar_t>, kColumnBlock> shift, log_sum;
+          column_log_sum_exp<Shift::kFiniteMax>(in + b * n * inner + k0, n, inner, width, shift.data(), log_sum.data());
+          for (int64_t k = 0; k < width; ++k) o[b * inner + k0 + k] = static_cast<scalar_t>(shift[k] + log_sum[k]);
         }
       });
     });
@@ -395,7 +477,7 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
     structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        o[r] = static_cast<scalar_t>(row_log_sum_exp<Shift::kFiniteMax, acc_t>(in + r * n, n));
+        o[r] = static_cast<scalar_t>(row_log_sum_exp<Shift::kFiniteMax, acc_t>(in + r * n, n).total());
       }
     });
   });
@@ -483,17 +565,27 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
     };
     const int64_t count = N * S;
     if (training) {
-      channel_sums(in, N, C, S, nullptr, mean.data());
-      for (int64_t c = 0; c < C; ++c) mean[c] /= static_cast<double>(count);  // count 0: NaN, as torch
-      channel_sums(in, N, C, S, mean.data(), var.data());  // two passes: no cancellation
-      for (int64_t c = 0; c < C; ++c) var[c] /= static_cast<double>(count);
+      // As layer_norm_row: the mean of x - (the channel's first element), then the corrected
+      // two-pass algorithm (deviations from that mean correct it and give the variance).
+      std::vector<double> pivot(C), deviation(C);
+      for (int64_t c = 0; c < C; ++c) pivot[c] = count > 0 ? finite_or_zero(static_cast<double>(in[c * S])) : 0.0;
+      channel_sums(in, N, C, S, pivot.data(), mean.data(), nullptr);
+      for (int64_t c = 0; c < C; ++c) mean[c] = pivot[c] + mean[c] / static_cast<double>(count);  // count 0: NaN
+      channel_sums(in, N, C, S, mean.data(), deviation.data(), var.data());
+      for (int64_t c = 0; c < C; ++c) {
+        const double n = static_cast<double>(count), correction = deviation[c] / n;
+        if (std::isfinite(correction)) mean[c] += correction;  // a channel holding inf: mean inf, as torch
+        var[c] = variance_of<double>(deviation[c], var[c], count);
+      }
     } else {
       mean = values(running_mean, 0.0);
       var = values(running_var, 1.0);
     }
     const std::vector<double> w = values(weight, 1.0), b = values(bias, 0.0);
     for (int64_t c = 0; c < C; ++c) {
-      const double invstd = 1.0 / std::sqrt(var[c] + eps);
+      // torch's batch statistics take 0 for 1 / sqrt(0 + 0): a constant channel with eps=0 gives
+      // bias, not (x - mean) * inf = NaN (its running statistics are used as they are)
+      const double invstd = training && var[c] == 0 && eps == 0 ? 0.0 : 1.0 / std::sqrt(var[c] + eps);
       scale[c] = invstd * w[c];
       if (training) {
         save_mean.data_ptr<scalar_t>()[c] = static_cast<scalar_t>(mean[c]);

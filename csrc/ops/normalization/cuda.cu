@@ -18,8 +18,8 @@
 // columns variant instead: a block reduces a chunk of rows for 32 adjacent channels, so the loads
 // of a warp are one contiguous run rather than 32 values C apart. Finish: a thread per channel merges its
 // chunks (Chan's formula, in a fixed order, in double), writes save_mean / save_invstd, updates
-// the running statistics and leaves y = x * scale[c] + shift[c] in the workspace (evaluation:
-// from the running statistics alone). Normalise: one thread per element, grid-stride, 64-bit.
+// the running statistics and leaves y = (x - mean[c]) * scale[c] + bias[c] in the workspace
+// (evaluation: from the running statistics alone). Normalise: one thread per element, grid-stride, 64-bit.
 #include <cmath>
 #include <cstdint>
 
@@ -80,6 +80,12 @@ __device__ acc_t<T> load(const T* p, int64_t i) {
   return static_cast<acc_t<T>>(p[i]);
 }
 
+// A run's pivot, which sums of x - pivot are taken about: its first element if finite, else 0.
+template <typename A>
+__device__ A finite_or_zero(A x) {
+  return isfinite(x) ? x : A(0);
+}
+
 // Statistics of x[lo, hi) by group g: softmax (max, sum exp(x - max)), layer_norm (mean, sum of
 // squared deviations). Every member gets the result.
 template <typename T, typename G>
@@ -87,15 +93,26 @@ __device__ void row_stats(G g, const T* x, int64_t lo, int64_t hi, RowOp op, acc
                           acc_t<T>* shared) {
   using A = acc_t<T>;
   if (moments(op)) {
+    // The mean of x - x[lo], plus x[lo] (a row around 1e30 sums its small differences; a constant
+    // row's mean is exact), then corrected as below.
+    const A pivot = finite_or_zero(load(x, lo));
     A sum = 0;
-    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) sum += load(x, i);
-    const A mean = g.all_reduce(sum, SumOp<A>{}, shared) / static_cast<A>(hi - lo);
-    A sq = 0;
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) sum += load(x, i) - pivot;
+    const A n = static_cast<A>(hi - lo), first = pivot + g.all_reduce(sum, SumOp<A>{}, shared) / n;
+    // The corrected two-pass algorithm: the deviations from the first mean, summed, correct it
+    // (a constant row's mean comes out exact; 1e8 + x in float keeps its digits), their squares
+    // give m2 without E[x^2] - mean^2's cancellation.
+    A dev = 0, sq = 0;
     for (int64_t i = lo + g.rank(); i < hi; i += g.size()) {
-      const A d = load(x, i) - mean;
+      const A d = load(x, i) - first;
+      dev += d;
       sq += d * d;
     }
-    s0 = mean, s1 = g.all_reduce(sq, SumOp<A>{}, shared);
+    dev = g.all_reduce(dev, SumOp<A>{}, shared);
+    sq = g.all_reduce(sq, SumOp<A>{}, shared);
+    const A m2 = isinf(sq) ? sq : sq - dev * (dev / n);  // squares past the range: inf (inf - inf is NaN)
+    s0 = isfinite(dev) ? first + dev / n : first;       // a row holding inf: mean inf
+    s1 = m2 < A(0) ? A(0) : m2;                          // NaN stays NaN
   } else {
     A m = -std::numeric_limits<A>::infinity();
     for (int64_t i = lo + g.rank(); i < hi; i += g.size()) m = fmax(m, load(x, i));
@@ -119,8 +136,9 @@ __device__ void write_row(G g, const RowLaunch& p, const T* x, T* o, int64_t lo,
     const A inv = A(1) / s1;
     for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>(exp(load(x, i) - s0) * inv);
   } else if (p.op == RowOp::LogSoftmax) {
-    const A shift = s0 + log(s1);
-    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>(load(x, i) - shift);
+    // (x - shift) - log(sum), as torch: shift + log(sum) first loses the log to a shift of -1e9
+    const A log_sum = log(s1);
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>((load(x, i) - s0) - log_sum);
   } else {
     const A rstd = A(1) / sqrt(s1 / static_cast<A>(p.n) + static_cast<A>(p.eps));
     const T* w = static_cast<const T*>(p.weight);
@@ -293,6 +311,18 @@ int batch_norm_chunks(const BatchNormLaunch& p) {
   return static_cast<int>(std::clamp<int64_t>(std::min(wanted, most), 1, kBatchNormMaxChunks));
 }
 
+// A chunk's (mean, m2, count) from its first mean and the sum and squares of the deviations from
+// it (the corrected two-pass algorithm: the sum corrects the mean, and m2 loses the part of the
+// squares that the first mean's error put there).
+template <typename A>
+__device__ Partial corrected(A first, A dev, A sq, int64_t count) {
+  if (count <= 0) return Partial{0, 0, 0};
+  const double n = static_cast<double>(count), d = static_cast<double>(dev);
+  const double m2 = isinf(static_cast<double>(sq)) ? static_cast<double>(sq) : static_cast<double>(sq) - d * (d / n);
+  const double mean = isfinite(d) ? static_cast<double>(first) + d / n : static_cast<double>(first);  // inf: inf
+  return Partial{mean, m2 < 0 ? 0.0 : m2, n};  // NaN stays NaN
+}
+
 // Columns path: block (x, k) reduces rows chunk k of channels 32x .. 32x + 31 of an [N, C] input,
 // thread (tx, ty) one channel's every kColumnRows-th row; two passes (mean, squared deviations).
 template <typename T>
@@ -307,33 +337,41 @@ __global__ void __launch_bounds__(kBlock) batch_norm_column_stats_kernel(BatchNo
   for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * kColumnChannels; c0 < p.C;
        c0 += static_cast<int64_t>(gridDim.x) * kColumnChannels) {  // uniform across the block
     const int64_t c = c0 + tx;
+    const A pivot = c < p.C && hi > lo ? finite_or_zero(load(x, lo * p.C + c)) : A(0);  // see row_stats
     A sum = 0;
     if (c < p.C) {
-      for (int64_t r = lo + ty; r < hi; r += kColumnRows) sum += load(x, r * p.C + c);
+      for (int64_t r = lo + ty; r < hi; r += kColumnRows) sum += load(x, r * p.C + c) - pivot;
     }
     shared[ty][tx] = sum;
     __syncthreads();
     if (ty == 0) {
       A total = 0;
       for (int k = 0; k < kColumnRows; ++k) total += shared[k][tx];
-      means[tx] = hi > lo ? total / static_cast<A>(hi - lo) : A(0);
+      means[tx] = hi > lo ? pivot + total / static_cast<A>(hi - lo) : A(0);
     }
     __syncthreads();
-    const A mean = means[tx];
-    A sq = 0;
+    const A first = means[tx];
+    A dev = 0, sq = 0;  // deviations from the first mean: the corrected two-pass algorithm
     if (c < p.C) {
       for (int64_t r = lo + ty; r < hi; r += kColumnRows) {
-        const A d = load(x, r * p.C + c) - mean;
+        const A d = load(x, r * p.C + c) - first;
+        dev += d;
         sq += d * d;
       }
     }
+    shared[ty][tx] = dev;
+    __syncthreads();
+    A dev_total = 0;
+    if (ty == 0) {
+      for (int k = 0; k < kColumnRows; ++k) dev_total += shared[k][tx];
+    }
+    __syncthreads();
     shared[ty][tx] = sq;
     __syncthreads();
     if (ty == 0 && c < p.C) {
       A total = 0;
       for (int k = 0; k < kColumnRows; ++k) total += shared[k][tx];
-      partials[c * chunks + blockIdx.y] =
-          Partial{static_cast<double>(mean), static_cast<double>(total), static_cast<double>(hi > lo ? hi - lo : 0)};
+      partials[c * chunks + blockIdx.y] = corrected(first, dev_total, total, hi - lo);
     }
     __syncthreads();  // shared and means are rewritten for the next channels
   }
@@ -354,24 +392,26 @@ __global__ void __launch_bounds__(kBlock) batch_norm_stats_kernel(BatchNormLaunc
   const int64_t lo = blockIdx.x * len, hi = min(count, lo + len);
   const I C = static_cast<I>(p.C), S = static_cast<I>(p.S);
   for (int64_t c = blockIdx.y; c < p.C; c += gridDim.y) {  // uniform across the block
+    // sums of x - pivot (the chunk's first element): see row_stats
+    const A pivot =
+        hi > lo ? finite_or_zero(load(x, channel_offset<I>(static_cast<I>(lo), static_cast<I>(c), C, S))) : A(0);
     A sum = 0;
     for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
-      sum += load(x, channel_offset<I>(static_cast<I>(j), static_cast<I>(c), C, S));
+      sum += load(x, channel_offset<I>(static_cast<I>(j), static_cast<I>(c), C, S)) - pivot;
     }
     sum = block_reduce(sum, SumOp<A>{}, shared);
-    if (threadIdx.x == 0) shared[kWarp] = hi > lo ? sum / static_cast<A>(hi - lo) : A(0);
+    if (threadIdx.x == 0) shared[kWarp] = hi > lo ? pivot + sum / static_cast<A>(hi - lo) : A(0);
     __syncthreads();
-    const A mean = shared[kWarp];
-    A sq = 0;
-    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {  // two passes: no cancellation
-      const A d = load(x, channel_offset<I>(static_cast<I>(j), static_cast<I>(c), C, S)) - mean;
+    const A first = shared[kWarp];
+    A dev = 0, sq = 0;  // deviations from the first mean: the corrected two-pass algorithm
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+      const A d = load(x, channel_offset<I>(static_cast<I>(j), static_cast<I>(c), C, S)) - first;
+      dev += d;
       sq += d * d;
     }
+    dev = block_reduce(dev, SumOp<A>{}, shared);  // (thread 0's; shared is free again after it)
     sq = block_reduce(sq, SumOp<A>{}, shared);
-    if (threadIdx.x == 0) {
-      partials[c * chunks + blockIdx.x] =
-          Partial{static_cast<double>(mean), static_cast<double>(sq), static_cast<double>(hi > lo ? hi - lo : 0)};
-    }
+    if (threadIdx.x == 0) partials[c * chunks + blockIdx.x] = corrected(first, dev, sq, hi - lo);
     __syncthreads();  // shared[kWarp] is rewritten for the next channel
   }
 }
@@ -381,11 +421,20 @@ __device__ double value_or(const void* p, int64_t c, double fallback) {
   return p ? static_cast<double>(static_cast<acc_t<T>>(static_cast<const T*>(p)[c])) : fallback;
 }
 
-// One thread per channel: the channel's statistics, the saved and running ones, scale and shift.
+// y = (x - mean) * scale + bias for a channel, scale = weight * invstd: x * scale + (bias -
+// mean * scale) cancels where the mean is large and scale too (running_mean 1000, running_var 0:
+// errors of 0.04 on outputs of 0.7), as torch's CPU kernel avoids too.
+template <typename A>
+struct ChannelAffine {
+  A mean, scale, bias;
+};
+constexpr int64_t kAffineBytes = 3 * sizeof(double);  // a ChannelAffine<double>; float ones fit
+
+// One thread per channel: the channel's statistics, the saved and running ones, its affine map.
 template <typename T>
 __global__ void __launch_bounds__(kBlock) batch_norm_finish_kernel(BatchNormLaunch p, int chunks,
-                                                                   const Partial* partials, acc_t<T>* scale,
-                                                                   acc_t<T>* shift) {
+                                                                   const Partial* partials,
+                                                                   ChannelAffine<acc_t<T>>* stats) {
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < p.C;
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double mean, var;
@@ -402,7 +451,9 @@ __global__ void __launch_bounds__(kBlock) batch_norm_finish_kernel(BatchNormLaun
       }
       if (count == 0) mean = NAN;  // an empty batch: NaN statistics, as torch
       var = m2 / count;
-      const double invstd = 1.0 / sqrt(var + p.eps);
+      // torch's batch statistics take 0 for 1 / sqrt(0 + 0): a constant channel with eps=0 gives
+      // bias, not (x - mean) * inf = NaN
+      const double invstd = var == 0 && p.eps == 0 ? 0.0 : 1.0 / sqrt(var + p.eps);
       static_cast<T*>(p.save_mean)[c] = static_cast<T>(static_cast<acc_t<T>>(mean));
       static_cast<T*>(p.save_invstd)[c] = static_cast<T>(static_cast<acc_t<T>>(invstd));
       // running = (1 - momentum) * running + momentum * batch, the variance unbiased
@@ -420,33 +471,33 @@ __global__ void __launch_bounds__(kBlock) batch_norm_finish_kernel(BatchNormLaun
       mean = value_or<T>(p.running_mean, c, 0);
       var = value_or<T>(p.running_var, c, 1);
     }
-    const double s = value_or<T>(p.weight, c, 1) / sqrt(var + p.eps);
-    scale[c] = static_cast<acc_t<T>>(s);
-    shift[c] = static_cast<acc_t<T>>(value_or<T>(p.bias, c, 0) - mean * s);
+    const double invstd = p.training && var == 0 && p.eps == 0 ? 0.0 : 1.0 / sqrt(var + p.eps);
+    stats[c] = ChannelAffine<acc_t<T>>{static_cast<acc_t<T>>(mean),
+                                       static_cast<acc_t<T>>(value_or<T>(p.weight, c, 1) * invstd),
+                                       static_cast<acc_t<T>>(value_or<T>(p.bias, c, 0))};
   }
 }
 
 template <typename T, typename I>
-__global__ void __launch_bounds__(kBlock) batch_norm_apply_kernel(BatchNormLaunch p, const acc_t<T>* scale,
-                                                                  const acc_t<T>* shift) {
+__global__ void __launch_bounds__(kBlock) batch_norm_apply_kernel(BatchNormLaunch p,
+                                                                  const ChannelAffine<acc_t<T>>* stats) {
   const T* x = static_cast<const T*>(p.in);
   T* o = static_cast<T*>(p.out);
   const I numel = static_cast<I>(p.N * p.C * p.S), C = static_cast<I>(p.C), S = static_cast<I>(p.S);
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
        i += static_cast<I>(gridDim.x) * blockDim.x) {
-    const I c = i / S % C;
-    o[i] = static_cast<T>(load(x, i) * scale[c] + shift[c]);
+    const ChannelAffine<acc_t<T>> a = stats[i / S % C];
+    o[i] = static_cast<T>((load(x, i) - a.mean) * a.scale + a.bias);
   }
 }
 
-// Workspace: per-channel scale and shift (acc_t, in double-sized slots), then the partials.
+// Workspace: per-channel mean, scale and bias (kAffineBytes each channel), then the partials.
 template <typename T>
 void launch_batch_norm(const BatchNormLaunch& p) {
   using A = acc_t<T>;
   auto stream = static_cast<cudaStream_t>(p.stream);
-  auto* scale = static_cast<A*>(p.workspace);
-  auto* shift = reinterpret_cast<A*>(static_cast<char*>(p.workspace) + p.C * sizeof(double));
-  auto* partials = reinterpret_cast<Partial*>(static_cast<char*>(p.workspace) + 2 * p.C * sizeof(double));
+  auto* stats = static_cast<ChannelAffine<A>*>(p.workspace);
+  auto* partials = reinterpret_cast<Partial*>(static_cast<char*>(p.workspace) + p.C * kAffineBytes);
   const int chunks = batch_norm_chunks(p);
   const int64_t numel = p.N * p.C * p.S;
   // uint32 index math needs every offset and the grid-stride step below 2^32
@@ -464,13 +515,13 @@ void launch_batch_norm(const BatchNormLaunch& p) {
     }
   }
   SO_LAUNCH(grid_for((p.C + kBlock - 1) / kBlock, 4), kBlock, 0, stream, batch_norm_finish_kernel<T>)(p, chunks, partials,
-                                                                                              scale, shift);
+                                                                                              stats);
   if (numel > 0) {
     const int grid = grid_for((numel + kBlock - 1) / kBlock, 8);
     if (narrow) {
-      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_apply_kernel<T, uint32_t>)(p, scale, shift);
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_apply_kernel<T, uint32_t>)(p, stats);
     } else {
-      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_apply_kernel<T, int64_t>)(p, scale, shift);
+      SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_apply_kernel<T, int64_t>)(p, stats);
     }
   }
 }
@@ -478,7 +529,7 @@ void launch_batch_norm(const BatchNormLaunch& p) {
 }  // namespace
 
 int64_t batch_norm_workspace_bytes(const BatchNormLaunch& p) {
-  return 2 * p.C * static_cast<int64_t>(sizeof(double)) +
+  return p.C * kAffineBytes +
          p.C * batch_norm_chunks(p) * static_cast<int64_t>(sizeof(Partial));
 }
 

@@ -168,23 +168,34 @@ template <bool kKeep, Shift kShift, typename scalar_t, typename acc_t>
   }
 }
 
-// log(sum(exp(x[i]))) over a contiguous row of n (an empty row: -inf), shifted by kShift.
+// A log-sum-exp in two parts: log(sum(exp(x))) = shift + log_sum. Kept apart where the result is
+// used against the x's again (log_softmax: (x - shift) - log_sum; cross_entropy: (shift - x[t]) +
+// log_sum): added first, a shift of -1e9 (a masked row) or 1e4 would swallow log_sum's digits.
+template <typename acc_t>
+struct ShiftedLogSum {
+  acc_t shift;
+  acc_t log_sum;
+  acc_t total() const { return shift + log_sum; }
+};
+
+// The log-sum-exp of a contiguous row of n (an empty row: -inf), shifted by kShift.
 template <Shift kShift, typename acc_t, typename scalar_t>
-acc_t row_log_sum_exp(const scalar_t* x, int64_t n) {
-  if (n == 0) return -std::numeric_limits<acc_t>::infinity();
+ShiftedLogSum<acc_t> row_log_sum_exp(const scalar_t* x, int64_t n) {
+  if (n == 0) return {-std::numeric_limits<acc_t>::infinity(), acc_t(0)};
   const acc_t shift = shift_of<kShift>(row_max<acc_t>(x, n));
-  return shift + std::log(exp_sum<acc_t>(x, shift, n));
+  return {shift, std::log(exp_sum<acc_t>(x, shift, n))};
 }
 
-// o[k] = the log-sum-exp of column k of [n, inner] (x[j * inner + k]) for `width` <= kColumnBlock
-// contiguous columns, shifted by kShift: the vector loops run along the columns.
+// The log-sum-exps of `width` <= kColumnBlock contiguous columns of [n, inner] (column k:
+// x[j * inner + k]), shifted by kShift: the vector loops run along the columns. `shift` and
+// `log_sum` receive the parts, each `width` long.
 template <Shift kShift, typename scalar_t, typename out_t>
 SO_CPU_CLONES void column_log_sum_exp(const scalar_t* __restrict x, int64_t n, int64_t inner, int64_t width,
-                                      out_t* __restrict o) {
+                                      out_t* __restrict shift, out_t* __restrict log_sum) {
   using acc_t = at::opmath_type<scalar_t>;
-  std::array<acc_t, kColumnBlock> shift, s;
-  column_max_exp_sum<false, kShift>(x, n, inner, width, shift.data(), s.data(), static_cast<acc_t*>(nullptr));
-  for (int64_t k = 0; k < width; ++k) o[k] = static_cast<out_t>(shift[k] + std::log(s[k]));
+  std::array<acc_t, kColumnBlock> m, s;
+  column_max_exp_sum<false, kShift>(x, n, inner, width, m.data(), s.data(), static_cast<acc_t*>(nullptr));
+  for (int64_t k = 0; k < width; ++k) shift[k] = static_cast<out_t>(m[k]), log_sum[k] = static_cast<out_t>(std::log(s[k]));
 }
 
 }  // namespace structops::cpu::softmax
