@@ -9,6 +9,7 @@
 #include <ops/linalg/gemm.h>
 #include <structops/cpu/pointwise.h>
 #include <ops/cdist/common.h>
+#include <ops/cdist/launch.h>  // linalg::kCdistRecompute
 #include <structops/ops/cdist.h>
 #include <structops/parallel.h>
 
@@ -80,9 +81,12 @@ void euclidean_by_mm(const at::Tensor& x1, const at::Tensor& x2, const at::Tenso
         acc_t n1 = 0;
         for (int64_t k = 0; k < m; ++k) n1 += static_cast<acc_t>(a[row * m + k]) * static_cast<acc_t>(a[row * m + k]);
         const acc_t* ny = n2.data() + (row / r1) * r2;
+        const scalar_t* y = b + (row / r1) * r2 * m;
         for (int64_t j = 0; j < r2; ++j) {
           const acc_t d2 = n1 + ny[j] + static_cast<acc_t>(o[row * r2 + j]);
-          o[row * r2 + j] = static_cast<scalar_t>(std::sqrt(std::max(d2, acc_t(0))));
+          o[row * r2 + j] = d2 < static_cast<acc_t>(linalg::kCdistRecompute) * (n1 + ny[j])
+                                ? static_cast<scalar_t>(distance<Norm::kTwo, acc_t>(a + row * m, y + j * m, m, 2))
+                                : static_cast<scalar_t>(std::sqrt(std::max(d2, acc_t(0))));
         }
       }
     });

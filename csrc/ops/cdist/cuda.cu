@@ -26,7 +26,7 @@ enum class Norm { Zero, One, Two, Inf, General };
 
 template <Norm K, typename A>
 __device__ A fold(A acc, A d, A p) {
-  if constexpr (K == Norm::Zero) return acc + (d != A(0) ? A(1) : A(0));
+  if constexpr (K == Norm::Zero) return acc + (d != d ? d : (d != A(0) ? A(1) : A(0)));  // NaN propagates, as the CPU
   else if constexpr (K == Norm::One) return acc + d;
   else if constexpr (K == Norm::Two) return acc + d * d;
   else if constexpr (K == Norm::Inf) return d > acc || d != d ? d : acc;  // NaN propagates
@@ -101,8 +101,15 @@ __global__ void __launch_bounds__(kBlock) mm_finish_kernel(CdistLaunch p, const 
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < numel;
        e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t row = e / p.r2, j = e - row * p.r2, b = row / p.r1;
-    const A d2 = n1[row] + n2[b * p.r2 + j] + static_cast<A>(out[e]);
-    out[e] = static_cast<T>(sqrt(d2 > A(0) ? d2 : A(0)));
+    const A norms = n1[row] + n2[b * p.r2 + j];
+    A d2 = norms + static_cast<A>(out[e]);
+    if (d2 < static_cast<A>(linalg::kCdistRecompute) * norms) {  // cancelled: computed again directly
+      const T* x = static_cast<const T*>(p.x1) + row * p.m;
+      const T* y = static_cast<const T*>(p.x2) + (b * p.r2 + j) * p.m;
+      d2 = A(0);
+      for (int64_t k = 0; k < p.m; ++k) d2 = fold<Norm::Two, A>(d2, static_cast<A>(x[k]) - static_cast<A>(y[k]), A(2));
+    }
+    out[e] = static_cast<T>(sqrt(d2 < A(0) ? A(0) : d2));  // NaN stays NaN (as torch's clamp_min)
   }
 }
 

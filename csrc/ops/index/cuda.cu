@@ -118,7 +118,8 @@ __global__ void __launch_bounds__(kBlock) embedding_bag_kernel(EmbeddingBagLaunc
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; b < p.bags; b += warps) {
     const int64_t begin = offsets[b], end = b + 1 < p.noff ? static_cast<int64_t>(offsets[b + 1]) : p.n;
-    if (begin < 0 || begin > end || end > p.n) __trap();  // the host checks, except while capturing
+    // the host checks these, except while capturing a graph: offsets[0] == 0, in order, in range
+    if ((b == 0 && begin != 0) || begin < 0 || begin > end || end > p.n) __trap();
     for (int64_t j = lane; j < p.d; j += kWarp) {
       A acc = A(0);
       for (int64_t k = begin; k < end; ++k) {

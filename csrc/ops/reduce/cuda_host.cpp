@@ -17,6 +17,7 @@
 #include <ops/reduce/launch.h>
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/view_as_complex.h>
 #include <ATen/ops/view_as_real.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -173,8 +174,8 @@ void complex_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, 
         reduce_cuda(name, op, x, and_parts(reduced_dims, rank), out, p_norm);
         return;
       }
-      const at::Tensor magnitude = at::empty(self.sizes(), out.options());
-      reduce_cuda(name, ReduceOp::Norm2, x, {rank}, magnitude);
+      // |z| by torch's abs (hypot): the parts' squares overflow float from 1e19 on
+      const at::Tensor magnitude = at::view_as_complex(x).abs();
       reduce_cuda(name, op, magnitude, reduced_dims, out, p_norm);
       return;
     }
@@ -259,6 +260,11 @@ void any_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*k
 void norm_out_cuda(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef reduced_dims,
                    bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const double pv = p.has_value() ? p->toDouble() : 2.0;
+  if (self.numel() == out.numel()) {  // one element per output: |x| (x != 0 for p = 0), exactly, as the CPU impl
+    const at::Tensor real = self.is_complex() ? self.abs() : self;
+    out.copy_((pv == 0 ? real.ne(0) : real.abs()).reshape(out.sizes()));
+    return;
+  }
   const ReduceOp op = pv == 0 ? ReduceOp::Norm0 : pv == 1 ? ReduceOp::Norm1 : pv == 2 ? ReduceOp::Norm2
                       : std::isinf(pv) ? (pv > 0 ? ReduceOp::NormInf : ReduceOp::NormNegInf) : ReduceOp::NormP;
   reduce_cuda("norm", op, self, reduced_dims, out, pv);

@@ -61,6 +61,10 @@ SO_CPU_CLONES void scan_rows(const scalar_t* __restrict x, scalar_t* __restrict 
 void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optional<at::ScalarType> /*dtype*/,
                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   if (out.numel() == 0) return;
+  if (self.dim() == 0) {  // one element, its own sum: copied, as torch (0 + -0.0 would be +0.0)
+    out.copy_(self);
+    return;
+  }
   const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device()).contiguous();  // int -> int64, dtype=
   const int64_t dim = scan_dim.empty() ? 0 : scan_dim[0];  // a 0-dim self scans one element
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);

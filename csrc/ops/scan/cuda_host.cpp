@@ -24,6 +24,10 @@ void cumsum_out_cuda(const at::Tensor& self, at::IntArrayRef scan_dim, std::opti
                      at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
+  if (self.dim() == 0) {  // one element, its own sum: copied, as torch (0 + -0.0 would be +0.0)
+    out.copy_(self);
+    return;
+  }
   // A complex scan is two real ones: the real view [..., 2] scans each part along the same dim.
   const bool complex = at::isComplexType(out.scalar_type());
   const at::ScalarType t = complex || has_kernel(out.scalar_type()) ? out.scalar_type() : at::kLong;
