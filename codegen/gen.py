@@ -133,7 +133,12 @@ def _meta(manifest: Manifest, fm: FileManager, shards: int) -> None:
 
 
 def _rules(manifest: Manifest, fm: FileManager, shards: int) -> None:
-    fm.render("python/structops/_rules.py", "rules.py.j2", rules=rules_data.all_rule_data(manifest))
+    fm.render(
+        "python/structops/_rules.py",
+        "rules.py.j2",
+        rules=rules_data.all_rule_data(manifest),
+        looped=rules_data.looped_functionals(manifest),
+    )
 
 
 def _composites(manifest: Manifest, fm: FileManager, shards: int) -> None:

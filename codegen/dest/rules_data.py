@@ -74,3 +74,11 @@ def rule_data(group: StructuredGroup) -> RuleData:
 
 def all_rule_data(manifest: Manifest) -> list[RuleData]:
     return [rule_data(g) for g in manifest.groups if g.out.rule is not None]
+
+
+def looped_functionals(manifest: Manifest) -> list[str]:
+    """The functional overloads of structured ops without a rule (a hand-written meta function):
+    structops.vmap loops over their batch (torch's fallback also loops, but refuses a batch of 0)."""
+    return [
+        _overload(str(g.functional.func.name)) for g in manifest.groups if g.out.rule is None and g.functional
+    ]

@@ -31,6 +31,14 @@ def _offset_positions(positions: torch.Tensor, size: int, count: int) -> torch.T
     )
 
 
+def _element(t: torch.Tensor, d: int) -> torch.Tensor:
+    """Element 0 along batch axis d, where the plan needs one; a batch of none has no element 0,
+    and zeros of an element's shape stand in (the plan reads shapes, dtypes and layouts)."""
+    if t.size(d):
+        return t.select(d, 0)
+    return t.new_zeros(t.shape[:d] + t.shape[d + 1 :])
+
+
 # ---------------------------------------------------------------------------------------------
 # The batching rule
 
@@ -50,13 +58,27 @@ def _apply(rule: dict, info, in_dims, args, kwargs):
 
     def example(name, element, t):
         d = bdim.get((name, element))
-        return t if d is None else t.select(d, 0)
+        return t if d is None else _element(t, d)
 
     per_example = _map_tensors(rule, values, example)
+    if size == 0:
+        result = _empty_batch(rule, op, per_example)
+        return result, (0 if isinstance(result, torch.Tensor) else type(result)(0 for _ in result))
     key = tuple(_key(per_example[name]) for name, _ in rule["args"])
     p = _cached_plan(rule["functional"], frozenset(bdim), size, key, per_example)
     result = _run(p, rule, op, values, bdim, size)
     return result, (0 if isinstance(result, torch.Tensor) else type(result)(0 for _ in result))
+
+
+def _empty_batch(rule: dict, op, per_example: dict):
+    """A batch of none: empty outputs of the element's shapes and dtypes (torch's vmap gives
+    those), found by the meta function; no plan (they index element 0) and no kernel runs."""
+    tensors = [t for v in per_example.values() for t in (v if isinstance(v, list | tuple) else [v])]
+    device = next(t.device for t in tensors if isinstance(t, torch.Tensor))
+    element = op(**_map_tensors(rule, per_example, lambda n, e, t: t.to("meta")))
+    outs = [element] if isinstance(element, torch.Tensor) else list(element)
+    empty = [torch.empty((0, *o.shape), dtype=o.dtype, device=device) for o in outs]
+    return empty[0] if isinstance(element, torch.Tensor) else type(element)(empty)
 
 
 def _key(v):
@@ -241,18 +263,55 @@ def _functional_op(rule: dict):
 
 
 def register() -> None:
-    """A vmap rule for every functional and inplace overload with an index space (the rest keep
-    torch's own fallback, a loop over the batch; out= overloads cannot be vmapped, as torch's)."""
+    """A vmap rule for every functional and inplace overload with an index space, and a loop for
+    the functional overloads without one (torch's own fallback loops too, but refuses a batch of
+    size 0); out= overloads cannot be vmapped, as torch's."""
     for qualified, rule_name in _rules.OVERLOADS.items():
         rule = _rules.RULES[rule_name]
         packet, overload = qualified.split(".")
         op = getattr(getattr(torch.ops.structops, packet), overload)
-        if any(a.kwarg_only and a.type.isSubtypeOf(torch._C.TensorType.get()) for a in op._schema.arguments):
+        if _writes_kwarg_tensor(op):
             continue  # out=: register_vmap refuses kwarg-only tensors
         if qualified == rule["functional"]:
             torch.library.register_vmap(op, functools.partial(_vmap_rule, rule))
         elif packet.endswith("_"):
             torch.library.register_vmap(op, functools.partial(_vmap_inplace_rule, rule, op))
+    for qualified in _rules.LOOPED:
+        packet, overload = qualified.split(".")
+        op = getattr(getattr(torch.ops.structops, packet), overload)
+        torch.library.register_vmap(op, functools.partial(_vmap_loop, op))
+
+
+def _writes_kwarg_tensor(op) -> bool:
+    return any(a.kwarg_only and a.type.isSubtypeOf(torch._C.TensorType.get()) for a in op._schema.arguments)
+
+
+def _vmap_loop(op, info, in_dims, *args, **kwargs):
+    """An op without an index space (a hand-written meta function): one call per batch element,
+    stacked; a batch of none gets the element's outputs from the meta function, empty."""
+    size = info.batch_size
+
+    def element(a, d, b):
+        if d is None:
+            return a
+        if isinstance(a, list | tuple):
+            return [element(t, e, b) for t, e in zip(a, d, strict=True)]
+        return a.select(d, b) if size else _element(a, d).to("meta")
+
+    calls = range(size) if size else [None]
+    results = [op(*(element(a, d, b) for a, d in zip(args, in_dims, strict=True)), **kwargs) for b in calls]
+    first = results[0]
+    if not size:
+        device = next(a.device for a in args if isinstance(a, torch.Tensor))
+        outs = [torch.empty((0, *o.shape), dtype=o.dtype, device=device) for o in _as_list(first)]
+    else:
+        outs = [torch.stack(r) for r in zip(*(_as_list(r) for r in results), strict=True)]
+    result = outs[0] if isinstance(first, torch.Tensor) else type(first)(outs)
+    return result, (0 if isinstance(first, torch.Tensor) else type(first)(0 for _ in outs))
+
+
+def _as_list(result) -> list:
+    return [result] if isinstance(result, torch.Tensor) else list(result)
 
 
 def _vmap_rule(rule: dict, info, in_dims, *args, **kwargs):
@@ -273,7 +332,7 @@ def _vmap_inplace_rule(rule: dict, op, info, in_dims, self, *args, **kwargs):
         )
 
     def element_on_meta(t, b):
-        t = t if b is None else t.select(b, 0)
+        t = t if b is None else _element(t, b)
         return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
 
     op(

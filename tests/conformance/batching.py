@@ -56,7 +56,8 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
     """torch.func.vmap over 3 batch elements, batched at dim 0 or the last dim, with every tensor,
     the first or the last alone, or every tensor but the first (per-example weights) batched,
     equals a loop over the elements (structops.vmap's rule, one batched call where the index space
-    allows it), on a spread of the samples; no sample's plan loops unless the op is listed."""
+    allows it), on a spread of the samples; no sample's plan loops unless the op is listed; a
+    batch of no elements gives empty results."""
     if spec.dynamic_output_shape:
         pytest.skip("the output size depends on the data: vmap cannot stack elements of different sizes")
     size = 3
@@ -90,10 +91,31 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
                     looped_others = True
             for at_end in (False, True) if examples else ():
                 _check_values(spec, s, examples, batched, at_end, plan.kind, fn)
+    first = next(
+        (s for s in found if id(s) in run and any(isinstance(a, torch.Tensor) for a in s.args)), None
+    )
+    if first is not None:
+        _check_empty_batch(spec, first, fn)
     if name in VMAP_LOOPS and spec.described:
         assert looped, f"{spec.name}: listed in VMAP_LOOPS but every sample ran batched: remove it"
     if name in VMAP_LOOPS_OTHERS and device == "cpu":
         assert looped_others, f"{spec.name}: listed in VMAP_LOOPS_OTHERS but it ran batched: remove it"
+
+
+def _check_empty_batch(spec: SuiteSpec, s: Sample, fn) -> None:
+    """vmap over a batch of no elements gives empty results of the elements' shapes and dtypes
+    (as torch's vmap does), batched plan or loop alike."""
+    in_dims = tuple(0 if isinstance(a, torch.Tensor) else None for a in s.args)
+    args = [a.unsqueeze(0)[:0] if isinstance(a, torch.Tensor) else a for a in s.args]
+    element = fn(*s.args, **s.kwargs)
+    got = torch.func.vmap(functools.partial(fn, **s.kwargs), in_dims=in_dims)(*args)
+    outs = (got,) if isinstance(got, torch.Tensor) else tuple(got)
+    elements = (element,) if isinstance(element, torch.Tensor) else tuple(element)
+    for g, e in zip(outs, elements, strict=True):
+        assert (tuple(g.shape), g.dtype) == ((0, *e.shape), e.dtype), (
+            f"{spec.name} vmap over a batch of none of {s!r}: {tuple(g.shape)}/{g.dtype}, "
+            f"expected {(0, *e.shape)}/{e.dtype}"
+        )
 
 
 def _check_values(spec: SuiteSpec, s: Sample, examples, batched, at_end: bool, kind: str, fn) -> None:

@@ -142,3 +142,8 @@ OVERLOADS = {
     '_scaled_tanh_backward_self.default': '_scaled_tanh_backward_self',
     '_scaled_tanh_backward_self.out': '_scaled_tanh_backward_self',
 }
+
+# Functional overloads without a rule (a hand-written meta function): structops.vmap loops.
+LOOPED = (
+    'aminmax.default',
+)
