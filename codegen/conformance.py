@@ -24,10 +24,24 @@ Everything has a default except the reference, so most ops need one line:
                                         # tensor of the tested dtype and device. Default: pointwise
                                         # and reduction ops have generators; other ops get inputs
                                         # drawn from their rule's patterns (tests/conformance/drawn.py)
+      hostile:                          # where the hostile check (tests/conformance/hostile.py)
+      - {samples: "^value=0.33", dtypes: [int64], differs: refuses, why: "..."}   # may not take
+                                        # torch's result: the samples whose repr (description and
+                                        # arguments) the regex matches, of these dtypes (default
+                                        # all), and how they differ:
+                                        # refuses (structops raises where torch returns), zero_signs
+                                        # (the sign of a zero result is not compared), values (torch's
+                                        # values are not the reference, torch being wrong there),
+                                        # accuracy (with tolerance: [atol, rtol], what the op's own
+                                        # arithmetic is documented to reach; a generated backward op
+                                        # inherits its forward's), on these devices (cpu, cuda;
+                                        # default both); an entry that matches nothing, or samples
+                                        # that no longer differ, fails the check
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -63,7 +77,9 @@ KEYS = (
     "errors",
     "samples",
     "scaffold",
+    "hostile",
 )
+HOSTILE_DIFFERS = ("refuses", "zero_signs", "values", "accuracy")
 
 
 @dataclass(frozen=True)
@@ -72,6 +88,18 @@ class ErrorCase:
     match: str  # regex the error message must match
     line: int
     data: bool = False  # raised from the tensors' values, which meta tensors do not have
+
+
+@dataclass(frozen=True)
+class HostileDiffers:
+    """Samples of the hostile check on which structops differs from torch on purpose, and why."""
+
+    samples: str  # a regex searched in the sample's description
+    dtypes: tuple[str, ...]  # () for every dtype
+    differs: str  # one of HOSTILE_DIFFERS
+    why: str
+    tolerance: tuple[float, float] | None = None  # accuracy: (atol, rtol) the op's own arithmetic needs
+    devices: tuple[str, ...] = ()  # cpu, cuda (its kernels, on a GPU or the emulator); () for both
 
 
 @dataclass(frozen=True)
@@ -91,6 +119,7 @@ class TestSpec:
     # not compared with torch's operator of that name (schema parity, OpInfo samples) until the
     # author removes the key; its own suite runs against `reference` as any op's.
     scaffold: bool = False
+    hostile: tuple[HostileDiffers, ...] = ()
 
 
 def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> TestSpec | None:
@@ -197,6 +226,8 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
             "'tests.samples' must be a list of argument lists", 'write e.g. samples: ["t(2, 3), t(3, 4)"]'
         )
 
+    hostile = tuple(_hostile(raw.get("hostile", []), fail, lambda v: dtype_list(v, "hostile.dtypes")))
+
     return TestSpec(
         reference=reference.strip(),
         domain=domain,
@@ -210,7 +241,58 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         samples=tuple(samples),
         grad_reference=grad_reference.strip() if grad_reference else None,
         scaffold=scaffold,
+        hostile=hostile,
     )
+
+
+def _hostile(raw: object, fail, dtype_list) -> Iterable[HostileDiffers]:
+    example = '{samples: "^value=0.33", differs: refuses, why: "torch truncates it"}'
+    if not isinstance(raw, list):
+        raise fail("'tests.hostile' must be a list of differences", f"write e.g. [{example}]")
+    for item in raw:
+        if not isinstance(item, dict) or not {"samples", "differs", "why"} <= set(item) <= {
+            "samples",
+            "dtypes",
+            "differs",
+            "why",
+            "tolerance",
+            "devices",
+        }:
+            raise fail(
+                "each tests.hostile item needs 'samples', 'differs' and 'why' (and may give 'dtypes',"
+                " 'devices', 'tolerance')",
+                f"write e.g. {example}",
+            )
+        if item["differs"] not in HOSTILE_DIFFERS:
+            raise fail(
+                f"tests.hostile: unknown difference '{item['differs']}'",
+                f"use one of: {', '.join(HOSTILE_DIFFERS)}",
+            )
+        if not isinstance(item["why"], str) or not item["why"].strip():
+            raise fail("tests.hostile: 'why' must say why structops differs", "write the reason")
+        try:
+            re.compile(str(item["samples"]))
+        except re.error as e:
+            raise fail(f"tests.hostile: 'samples' is no regex ({e})", "fix the regex") from None
+        tolerance = item.get("tolerance")
+        if (item["differs"] == "accuracy") != (tolerance is not None) or (
+            tolerance is not None
+            and not (
+                isinstance(tolerance, list) and len(tolerance) == 2 and all(_is_number(x) for x in tolerance)
+            )
+        ):
+            raise fail(
+                "tests.hostile: 'differs: accuracy' takes a 'tolerance: [atol, rtol]' (and only it does)",
+                "write e.g. {samples: '.', differs: accuracy, tolerance: [1e-6, 0], why: ...}",
+            )
+        dtypes = dtype_list(item["dtypes"]) if "dtypes" in item else ()
+        devices = item.get("devices", [])
+        if not isinstance(devices, list) or not set(devices) <= {"cpu", "cuda"}:
+            raise fail("tests.hostile: 'devices' must list cpu, cuda or both", "write e.g. devices: [cuda]")
+        pair = (float(tolerance[0]), float(tolerance[1])) if tolerance is not None else None
+        yield HostileDiffers(
+            str(item["samples"]), dtypes, str(item["differs"]), item["why"].strip(), pair, tuple(devices)
+        )
 
 
 def scaffold_ops(functions: Iterable[Any]) -> frozenset[str]:

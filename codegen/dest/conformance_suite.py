@@ -72,6 +72,11 @@ class SuiteSpec:
     arg_kinds: tuple[tuple[str, str], ...] = ()
     arg_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     backward_of: str | None = None  # a generated backward op (docs/autograd.md): its forward op
+    # The hostile check's known differences (tests.hostile): (sample regex, dtypes, how, why,
+    # (atol, rtol) of an accuracy entry or None, devices).
+    hostile: tuple[
+        tuple[str, tuple[str, ...], str, str, tuple[float, float] | None, tuple[str, ...]], ...
+    ] = ()
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -154,6 +159,9 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
         arg_kinds=tuple((a.name, arg_kind(a.type) or "other") for a in non_out),
         arg_dtypes=tuple((a, d) for a, d in rule.allowed if a is not None) if rule else (),
         backward_of=group.backward_of,
+        hostile=tuple((h.samples, h.dtypes, h.differs, h.why, h.tolerance, h.devices) for h in tests.hostile)
+        if tests
+        else (),
         kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)
         if group.out.kernels
         else (),

@@ -833,4 +833,4 @@ def check_kernel_variants(spec: SuiteSpec, device: str, dtype: str) -> None:
 
 # The vmap and gradient checks live in modules of their own (registered on import, after the
 # checks above).
-from tests.conformance import batching, gradients  # noqa: F401
+from tests.conformance import batching, gradients, hostile  # noqa: F401

@@ -15,13 +15,21 @@ import torch
 
 
 def _tensor(x):
-    return x if isinstance(x, torch.Tensor) else torch.as_tensor(x)
+    """A tensor as it is; a Python number as a 0-dim float64 (complex128, bool) tensor: as torch's
+    wrapped numbers, it keeps double precision (log(2) in float32, torch's default dtype, is off
+    by 2.6e-9) and does not change a tensor's dtype when it meets one."""
+    if isinstance(x, torch.Tensor):
+        return x
+    if isinstance(x, bool):
+        return torch.as_tensor(x)
+    return torch.as_tensor(x, dtype=torch.complex128 if isinstance(x, complex) else torch.float64)
 
 
 def _where(cond, then, otherwise):
     if isinstance(cond, bool):  # decided by a non-tensor argument (approximate == "tanh")
         return then if cond else otherwise
-    return torch.where(cond, then, otherwise)
+    # numbers as float64 0-dim tensors: two Python numbers would give torch's default dtype, float32
+    return torch.where(cond, _tensor(then), _tensor(otherwise))
 
 
 def _select(arg, *cases):
@@ -97,12 +105,18 @@ def _layout(tensors: list[torch.Tensor]) -> torch.Tensor:
     return {1: torch.neg, 2: torch.add, 3: torch.addcmul}[len(metas)](*metas)
 
 
-def precise(fn, floating: tuple[str, ...]):
+_OPMATH = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
+
+
+def precise(fn, floating: tuple[str, ...], *, in_opmath: bool = False):
     """``fn`` (a formula over named arguments) as the reference of a kernel that computes it in
     one pass, as a TensorIterator kernel does: the inputs in ``floating`` cast to their promoted
     dtype (the op's dtype rule), then the formula in float64 (complex128), rounded once into an
     output of the shape and strides of all its tensors broadcast. Like the generated op, it
-    refuses a tensor in ``floating`` that is not floating or complex."""
+    refuses a tensor in ``floating`` that is not floating or complex. Its ``in_opmath`` twin
+    computes in the promoted dtype's opmath type instead (float for float16 and bfloat16), as
+    torch would: what the formula itself gives in that precision, which the hostile check
+    allows a kernel to be as far off as (``1 - r * r`` near r = 1 loses digits in any float)."""
     names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
 
     def reference(*args, **kwargs):
@@ -112,7 +126,10 @@ def precise(fn, floating: tuple[str, ...]):
             if not (x.is_floating_point() or x.is_complex()):
                 raise RuntimeError(f"'{name}' has dtype {x.dtype}: the kernel takes floating or complex")
         dtype = functools.reduce(torch.add, [named[n].to("meta") for n in floating]).dtype
-        wide = torch.complex128 if dtype.is_complex else torch.float64
+        if in_opmath:
+            wide = _OPMATH.get(dtype, dtype)
+        else:
+            wide = torch.complex128 if dtype.is_complex else torch.float64
         values = fn(**{k: v.to(dtype).to(wide) if k in floating else v for k, v in named.items()})
         layout = _layout([named[n] for n in names if isinstance(named[n], torch.Tensor)])
         out = torch.empty_strided(
@@ -120,4 +137,6 @@ def precise(fn, floating: tuple[str, ...]):
         )
         return out.copy_(values)
 
+    if not in_opmath:
+        reference.in_opmath = precise(fn, floating, in_opmath=True)
     return reference

@@ -1,6 +1,7 @@
 """Kernels with planted bugs, registered from Python under torch.ops.structops_mutants.
 
-Each op is torch.add with exactly one defect; `good` has none and must pass every check.
+Each op is torch.add (flip, log_softmax, mul) with exactly one defect; `good` (`flip_good`,
+`log_softmax_good`, `mul_good`) has none and must pass every check.
 """
 
 import torch
@@ -80,6 +81,44 @@ def _flip_out(kernel):
 FLIPS = {"flip_good": _flip, "flip_dtype_gap": _flip_floats_only, "flip_rank4": _flip_wrong_at_rank4}
 
 
+# Right on benign samples, wrong on the values models produce (the hostile check's), each with a
+# correct twin.
+def _log_softmax_unshifted(self, dim):
+    # planted: x - (max + log(sum exp(x - max))): a max of 1e8 (or a masked row's -1e9) swallows
+    # the log term, where (x - max) - log(sum) keeps it
+    top = self.amax(dim, keepdim=True)
+    return (self - (top + torch.log(torch.exp(self - top).sum(dim, keepdim=True)))).contiguous()
+
+
+def _mul_rounded(self, other):
+    # planted: a 0-dim operand (a Python number's wrapped tensor) rounded to self's half precision
+    # before the product: 1e5 is inf in float16, 1e-8 is 0
+    if other.dim() == 0 and self.dtype in (torch.float16, torch.bfloat16):
+        other = other.to(self.dtype)
+    return torch.mul(self, other)
+
+
+def _mul_meta(self, other):
+    shape = torch.broadcast_shapes(self.shape, other.shape)
+    return torch.empty(shape, dtype=torch.result_type(self, other), device="meta")
+
+
+HOSTILE = {  # name -> (arguments, kernel, meta function)
+    "log_softmax_good": ("Tensor self, int dim", torch.log_softmax, torch.log_softmax),
+    "log_softmax_unshifted": ("Tensor self, int dim", _log_softmax_unshifted, torch.log_softmax),
+    "mul_good": ("Tensor self, Tensor other", torch.mul, _mul_meta),
+    "mul_rounded": ("Tensor self, Tensor other", _mul_rounded, _mul_meta),
+}
+
+
+def _into_out(kernel):
+    def out_kernel(*args, out):
+        result = kernel(*args)
+        return out.resize_(result.shape).copy_(result)
+
+    return out_kernel
+
+
 def register() -> None:
     global _lib
     if _lib is not None:
@@ -108,3 +147,9 @@ def register() -> None:
         _lib.impl(name, kernel, "CPU")
         _lib.impl(name, _flip, "Meta")
         _lib.impl(f"{name}.out", _flip_out(kernel), "CPU")
+    for name, (arguments, kernel, meta) in HOSTILE.items():
+        _lib.define(f"{name}({arguments}) -> Tensor")
+        _lib.define(f"{name}.out({arguments}, *, Tensor(a!) out) -> Tensor(a!)")
+        _lib.impl(name, kernel, "CPU")
+        _lib.impl(name, meta, "Meta")
+        _lib.impl(f"{name}.out", _into_out(kernel), "CPU")
