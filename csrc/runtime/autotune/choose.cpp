@@ -187,9 +187,9 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
     const Fingerprint fp = Fingerprint::of(op, device, dtype, key, eligible);
     const DecisionName name = decision_name(op, device, dtype, fp);
     const fs::path path = fs::path(config().cache_dir) / name.file();
+    // No lock across processes: one stopped while tuning would stall every other. Processes that
+    // miss the same decision at once each time it, and each publishes it by rename (whole files).
     const bool on_disk = !config().cache_dir.empty();
-    std::optional<TuningLock> across_processes;
-    if (on_disk) across_processes.emplace(config().cache_dir);
     if (on_disk) remove_stale(config().cache_dir, name);
     if (auto cached = on_disk ? read_decision(path, op, fp, eligible, d.timings) : std::nullopt) {
       pick = *cached;
