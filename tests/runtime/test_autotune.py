@@ -179,6 +179,53 @@ def test_a_process_holding_the_cache_lock_stalls_no_one(tmp_path):
     assert len(files(tmp_path)) == 3 and not list(tmp_path.glob("*.tmp.*"))
 
 
+MALFORMED = textwrap.dedent("""
+    import torch, structops
+    try:
+        structops.mm(torch.ones(4, 4), torch.ones(4, 4))
+        print("no error")
+    except RuntimeError as e:
+        print(str(e).splitlines()[0])
+""")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("mm.out:aten", "entry 1 'mm.out:aten' has no '='"),
+        ("mm.out:aten=40;mm.out:blocked=4x0", "entry 2 'mm.out:blocked=4x0': time 1 '4x0' is not a number"),
+        ("mm.out:aten=40//80", "entry 1 'mm.out:aten=40//80': time 2 '' is not a number"),
+        ("mm.out:aten=", "time 1 '' is not a number"),
+        ("mm.out:aten=-5", "time 1 '-5' is not a number of microseconds >= 0"),
+        ("mm.out:aten=nan", "time 1 'nan' is not a number"),
+        ("aten=40", "entry 1 'aten=40' does not start with op:variant"),
+        ("mm.out:=40", "does not start with op:variant"),
+        ("mm.out:aten=4;;mm.out:aten=5", "entry 3 'mm.out:aten=5' gives mm.out:aten a second time"),
+    ],
+)
+def test_a_malformed_fake_us_says_what_is_wrong(value, message):
+    environ = {k: v for k, v in os.environ.items() if k != "STRUCTOPS_AUTOTUNE_FAKE_US"}
+    r = subprocess.run(
+        [sys.executable, "-c", MALFORMED],
+        env={**environ, "STRUCTOPS_AUTOTUNE_FAKE_US": value},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    line = r.stdout.strip()
+    assert line.startswith("STRUCTOPS_AUTOTUNE_FAKE_US: ") and message in line, line
+    assert "expected entries op:variant=us[/us...] separated by ';'" in line
+
+
+def test_well_formed_fake_us_entries_are_taken(tmp_path):
+    """An empty entry (a trailing ';') is no error; decimals and several rounds are taken."""
+    result, _ = run(tmp_path, STRUCTOPS_AUTOTUNE_FAKE_US=FAKE_US.replace("=40", "=40.5/39") + ";")
+    mm = next(d for d in result["decisions"] if d["op"] == "mm.out")
+    assert mm["pick"] == "aten" and next(t["us"] for t in mm["timings"] if t["variant"] == "aten") == 39
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
 def test_a_corrupt_cache_file_warns_once_and_is_rewritten(tmp_path, damage):
     run(tmp_path)
