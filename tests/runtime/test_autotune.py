@@ -226,6 +226,68 @@ def test_well_formed_fake_us_entries_are_taken(tmp_path):
     assert mm["pick"] == "aten" and next(t["us"] for t in mm["timings"] if t["variant"] == "aten") == 39
 
 
+# A functional add of 256 MiB tuned with its address space capped at what the call itself needs
+# plus half that: timing its variants into scratch copies of the output does not fit.
+TIMED_INTO_THE_OUTPUT = textwrap.dedent("""
+    import json, resource, torch, structops
+    from structops import autotune
+    n = 2**28
+    x = torch.ones(n, dtype=torch.uint8)
+    structops.add(x[: 2**20], x[: 2**20])  # threads and allocator arenas made before the cap
+    vm = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize:"))
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (vm + n + n // 2, hard))
+    y = structops.add(x, x)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    assert bool((y == 2).all())
+    print(json.dumps(autotune.decisions()))
+""")
+
+
+def test_timing_writes_into_the_calls_own_output(tmp_path):
+    """The variants of a functional call are timed into its output, which each overwrites whole: the
+    first call needs no memory beyond the call's own (a scratch output per variant had needed the
+    output's size again, and under this cap every variant raised)."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
+    r = subprocess.run(
+        [sys.executable, "-c", TIMED_INTO_THE_OUTPUT],
+        env={**environ, "STRUCTOPS_AUTOTUNE_CACHE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    (add,) = [d for d in json.loads(r.stdout.strip().splitlines()[-1]) if d["key"] == [2**28]]
+    assert add["source"].startswith("tuned") and all(t["us"] is not None for t in add["timings"]), add
+
+
+# Calls whose output is also an input (inplace, out=self) and too large for a scratch copy (16 MiB).
+UNTIMED = textwrap.dedent("""
+    import json, torch, structops
+    from structops import autotune
+    x, y = torch.ones(2**23), torch.full((2**23,), 2.0)
+    structops.add_(x, y)
+    structops.add(x, y, out=x)
+    assert bool((x == 5).all()), "timing must not write an input"
+    counters = autotune.counters()
+    z = structops.add(x, y)
+    assert bool((z == 7).all())
+    print(json.dumps({"untimed": counters, "decisions": autotune.decisions()}))
+""")
+
+
+def test_a_call_writing_an_input_times_nothing_it_would_have_to_copy(tmp_path):
+    """An inplace call (or an out= that is an input) cannot be timed into its output: it is timed on
+    a scratch copy up to 16 MiB, and beyond runs untimed, deciding nothing, so the next call of the
+    bucket with an output of its own tunes it."""
+    result, stderr = run(tmp_path, script=UNTIMED, STRUCTOPS_AUTOTUNE_FAKE_US="", STRUCTOPS_AUTOTUNE_LOG="1")
+    assert result["untimed"] == [0, 0]
+    assert stderr.count("(not timed: timing would need a scratch copy of an output the call also reads") == 2
+    (add,) = result["decisions"]
+    assert add["op"] == "add.out" and add["source"].startswith("tuned")
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
 def test_a_corrupt_cache_file_warns_once_and_is_rewritten(tmp_path, damage):
     run(tmp_path)
