@@ -81,10 +81,10 @@ at::Tensor fresh(at::Tensor t) {
 // they are alive while the call runs, and check_devices forgets them when the next one starts.
 // An op with more outputs than this has the rest timed on scratch copies.
 struct PrivateOutputs {
-  std::array<const c10::TensorImpl*, 4> impls;
+  std::array<const c10::TensorImpl*, 4> impls{};
   size_t count = 0;
 };
-thread_local PrivateOutputs private_outputs;
+constinit thread_local PrivateOutputs private_outputs;  // constant: no guard on each access
 
 void mark_private(const at::Tensor& t) {
   PrivateOutputs& p = private_outputs;
