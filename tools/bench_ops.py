@@ -4,6 +4,7 @@ not a test).
     .venv/bin/python tools/bench_ops.py            # every case
     .venv/bin/python tools/bench_ops.py --quick    # one size per case
     .venv/bin/python tools/bench_ops.py --dtypes float16  # other dtypes (default: float32 bfloat16)
+    .venv/bin/python tools/bench_ops.py --dtypes uint8 int32 bool  # integer inputs: the ops that take them
     .venv/bin/python tools/bench_ops.py --layouts  # sum over strided inputs (read in place, no copy)
     python3 tools/bench_ops.py --device cuda       # on a GPU, with the CUDA kernels' corner shapes
 
@@ -51,6 +52,8 @@ OPS = {
         lambda x, d: F.layer_norm(x, [x.shape[-1]], *_affine(x)),
     ),
 }
+# The ops of integer and bool inputs (read in their own type: issue 56); the others need floats.
+INTEGER_OPS = {"sum", "amax", "prod", "argmax", "any", "cumsum"}
 # (rows, cols, dim): dim 1 reduces contiguous rows, dim 0 strides across them.
 SHAPES = [(256, 256, 1), (2048, 2048, 1), (2048, 2048, 0), (64, 65536, 1)]
 QUICK_SHAPES = [(2048, 2048, 1), (2048, 2048, 0)]
@@ -98,7 +101,10 @@ def main() -> None:
     parser.add_argument("--layouts", action="store_true", help="only sum over strided inputs")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument(
-        "--dtypes", nargs="+", default=["float32", "bfloat16"], choices=["float32", "bfloat16", "float16"]
+        "--dtypes",
+        nargs="+",
+        default=["float32", "bfloat16"],
+        choices=["float32", "bfloat16", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"],
     )
     args = parser.parse_args()
     device = args.device
@@ -118,13 +124,18 @@ def main() -> None:
     for name in args.ops:
         ours, theirs = OPS[name]
         for dtype in (getattr(torch, d) for d in args.dtypes):
+            if not dtype.is_floating_point and name not in INTEGER_OPS:
+                continue
             for rows, cols, dim in shapes:
                 if name == "layer_norm" and dim == 0:
                     continue  # normalises the last dim only
                 g = torch.Generator(device).manual_seed(0)  # on the device: 6.4e8 CPU randoms take seconds
-                x = torch.randn(rows, cols, generator=g, device=device).to(dtype)
-                if name == "prod":
-                    x = 1 + x / 1000  # keep products finite
+                x = torch.randn(rows, cols, generator=g, device=device)
+                if not dtype.is_floating_point:
+                    x = x * 40 if dtype != torch.uint8 else x.abs() * 40
+                x = x.to(dtype)
+                if name == "prod" and dtype.is_floating_point:
+                    x = 1 + x / 1000  # keep products finite (integer ones wrap alike)
                 expected, got = theirs(x, dim), ours(x, dim)
                 note = ""
                 # prod of 2048 bfloat16 factors: torch rounds its running product to bfloat16, we do not

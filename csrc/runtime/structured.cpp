@@ -1,5 +1,7 @@
 #include <structops/structured.h>
 
+#include <structops/autotune.h>
+
 #include <ATen/EmptyTensor.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/grad_mode.h>
@@ -10,6 +12,7 @@
 #include <structops/parallel.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -74,9 +77,29 @@ at::Tensor fresh(at::Tensor t) {
   return t;
 }
 
+// The current call's outputs that no input overlaps (autotune::is_private_output), by identity:
+// they are alive while the call runs, and check_devices forgets them when the next one starts.
+// An op with more outputs than this has the rest timed on scratch copies.
+struct PrivateOutputs {
+  std::array<const c10::TensorImpl*, 4> impls{};
+  size_t count = 0;
+};
+constinit thread_local PrivateOutputs private_outputs;  // constant: no guard on each access
+
+void mark_private(const at::Tensor& t) {
+  PrivateOutputs& p = private_outputs;
+  if (p.count < p.impls.size()) p.impls[p.count++] = t.unsafeGetTensorImpl();
+}
+
 }  // namespace
 
-at::Tensor allocate(const TensorSpec& spec, at::Device device) {
+bool autotune::is_private_output(const at::Tensor& t) {
+  const PrivateOutputs& p = private_outputs;
+  const auto end = p.impls.begin() + p.count;
+  return std::find(p.impls.begin(), end, t.unsafeGetTensorImpl()) != end;
+}
+
+static at::Tensor new_output(const TensorSpec& spec, at::Device device) {
   // A CPU output straight from the allocator, as torch's own structured kernels make theirs
   // (at::detail::empty_cpu; every kernel writes all of its output, so at::empty's NaN fill under
   // deterministic algorithms has nothing to show): at::empty through the dispatcher costs a
@@ -95,6 +118,12 @@ at::Tensor allocate(const TensorSpec& spec, at::Device device) {
   return at::empty_strided_symint(spec.sizes, spec.strides, options);
 }
 
+at::Tensor allocate(const TensorSpec& spec, at::Device device) {
+  at::Tensor t = new_output(spec, device);
+  mark_private(t);
+  return t;
+}
+
 const at::Tensor& tensor_or_undefined(const std::optional<at::Tensor>& t) {
   static const at::Tensor undefined;
   return t.has_value() ? *t : undefined;
@@ -111,6 +140,7 @@ at::Device device_of(c10::ArrayRef<NamedTensor> tensors, at::Device otherwise) {
 }
 
 void check_devices(std::string_view op, at::Device device, c10::ArrayRef<NamedTensor> tensors, bool cpu_scalars) {
+  private_outputs.count = 0;  // a new call: the previous one's outputs are no longer its own
   for (const auto& t : tensors) {
     if (!t.tensor.defined() || t.tensor.device() == device) continue;
     const bool cpu_scalar = t.tensor.device().is_cpu() && t.tensor.dim() == 0;
@@ -142,6 +172,17 @@ void check_overlaps(const at::Tensor& written, c10::ArrayRef<NamedTensor> inputs
   }
 }
 
+// An out= that overlaps no input is the call's own to write (autotune::is_private_output).
+void mark_if_apart(const at::Tensor& out, c10::ArrayRef<NamedTensor> inputs) {
+  if (!checkable(out)) return;
+  for (const auto& in : inputs) {
+    const bool apart = !in.tensor.defined() ||
+                       (checkable(in.tensor) && at::get_overlap_status(out, in.tensor) == at::MemOverlapStatus::No);
+    if (!apart) return;
+  }
+  mark_private(out);
+}
+
 void check_dtype(std::string_view op, std::string_view name, at::ScalarType written,
                  at::ScalarType result, OutDtype out_dtype) {
   if (out_dtype == OutDtype::exact) {
@@ -168,7 +209,7 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
               " like the inputs, but it is on ", out.device());
   check_dtype(op, name, out.scalar_type(), spec.dtype, out_dtype);
   check_overlaps(out, inputs, allow_full_overlap);
-  if (same_sizes(out.sym_sizes(), spec.sizes)) return;
+  if (same_sizes(out.sym_sizes(), spec.sizes)) return mark_if_apart(out, inputs);
   // An out that is also an input (possible only where full overlap is allowed: pointwise ops)
   // cannot be resized: the kernel would read the resized input. PyTorch raises here too. A
   // strided view's overlap is too hard to tell: it counts as the input only on the same storage.
@@ -193,6 +234,7 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
   out.resize__symint(spec.sizes);
   // A freshly resized out takes the layout the meta function chose, as in PyTorch.
   if (!spec.strides.empty()) out.as_strided__symint(spec.sizes, spec.strides);
+  mark_if_apart(out, inputs);
 }
 
 void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,

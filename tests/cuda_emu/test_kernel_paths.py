@@ -92,6 +92,24 @@ def test_reductions(op, shape, dims, path, dtype):
     assert_same(emulated, cpu, f"{op} {path} {shape}")
 
 
+@pytest.mark.parametrize("dtype", (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32), ids=str)
+@pytest.mark.parametrize("shape, dims, path", REDUCE_SHAPES, ids=[p for *_, p in REDUCE_SHAPES])
+@pytest.mark.parametrize("op", ["sum.dim_IntList", "prod.dims"])
+def test_integer_inputs_are_read_in_their_own_type(op, shape, dims, path, dtype):
+    """sum and prod of integer and bool inputs into int64 (and a narrow dtype=): the kernels read the
+    input in its own type and widen each element (ReduceLaunch::widen_in; the host glue had made an
+    int64 copy of it). Into bool they are any and all, as torch casts to bool first (the int64 sum
+    of 1 and -1 had made a false sum)."""
+    x = values(shape[::-1] if path.startswith("transposed") else shape, torch.int64)
+    x = x > 0 if dtype == torch.bool else (x.clamp(-1, 1) if op == "prod.dims" else x).to(dtype)
+    x = x.t() if path.startswith("transposed") else x
+    for out_dtype in (None, torch.int16, torch.bool):
+        emulated, cpu = run_both(op, x, dims, dtype=out_dtype)
+        assert_same(emulated, cpu, f"{op} {path} {shape} dtype={out_dtype}")
+        if op == "sum.dim_IntList":
+            assert torch.equal(emulated, torch.sum(x, dims, dtype=out_dtype)), path
+
+
 @pytest.mark.parametrize("shape, dims, path", REDUCE_SHAPES, ids=[p for *_, p in REDUCE_SHAPES])
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf"), float("-inf")])
 def test_norms(shape, dims, path, p):

@@ -356,3 +356,73 @@ def test_strided_inputs_are_reduced_without_a_copy():
     sliced input, and each of sum's pinned variants on a layout it does not fit, all under an
     address-space cap that a copy of the input would exceed (a fresh process: the cap is final)."""
     subprocess.run([sys.executable, "-c", _NO_COPY], check=True, timeout=300)
+
+
+# --- integer and bool inputs are folded in their own type (issue 56) ----------------------------
+
+INTEGER_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+
+
+def integers_laid_out(shape, layout, dtype, gen):
+    def values(*size):
+        v = torch.randint(0 if dtype == torch.uint8 else -100, 100, size, generator=gen)
+        return v > 0 if dtype == torch.bool else v.to(dtype)
+
+    if layout == "transposed":
+        return values(*reversed(shape)).t()
+    if layout == "sliced":
+        return values(*shape[:-1], 2 * shape[-1])[..., ::2]
+    if layout == "expanded":
+        return values(1, *shape[1:]).expand(shape)
+    return values(*shape)
+
+
+@pytest.mark.parametrize("shape, dims, layout", CASES, ids=lambda x: str(x).replace(" ", ""))
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES, ids=str)
+def test_integer_reductions_read_in_place_match_torch(shape, dims, layout, dtype):
+    """sum (both variants; into int64, a narrow dtype= and float64), prod, mean (dtype=) and
+    cumsum of integer and bool inputs, which read the input in its own type and widen each element
+    as torch does, on every loop's layout."""
+    from structops import autotune
+
+    x = integers_laid_out(shape, layout, dtype, torch.Generator().manual_seed(6))
+    reduced = sorted(dims or range(x.dim()), reverse=True)
+    for variant in ("rows", "columns"):
+        with autotune.pin("sum.IntList_out", variant):
+            for out_dtype in (None, torch.int16, torch.float64):
+                got, expected = structops.sum(x, dims, dtype=out_dtype), torch.sum(x, dims, dtype=out_dtype)
+                assert got.dtype == expected.dtype and torch.equal(got, expected), (variant, out_dtype)
+    expected = x.long()  # torch.prod takes one dim: one at a time (int64 products wrap alike in any order)
+    for d in reduced:
+        expected = expected.prod(d)
+    assert torch.equal(structops.prod(x, dims or []), expected)
+    torch.testing.assert_close(
+        structops.mean(x, dims, dtype=torch.float32), torch.mean(x, dims, dtype=torch.float64).float()
+    )
+    assert torch.equal(structops.cumsum(x, reduced[-1]), torch.cumsum(x, reduced[-1]))
+
+
+_NO_INTEGER_COPY = """
+import resource, torch, structops
+
+def capped_by(extra):
+    vm = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + extra, vm + extra))
+
+scanned = torch.ones(2**26, dtype=torch.uint8)  # its cumsum: 512 MiB of int64, and as much again for a copy
+capped_by(768 * 2**20)
+n = 2**33 + 5  # an int64 copy: 64 GiB
+assert structops.sum(torch.ones(1, dtype=torch.uint8).expand(n), [0], dtype=torch.uint8).item() == n % 256
+assert structops.sum(torch.ones(1, dtype=torch.bool).expand(n), None).item() == n
+assert structops.prod(torch.full((1,), -1, dtype=torch.int8).expand(2**31 + 1), [0]).item() == -1
+threes = torch.full((1,), 3, dtype=torch.int16).expand(2**31)
+assert structops.mean(threes, [0], dtype=torch.float32).item() == 3
+assert structops.cumsum(scanned, 0)[-1].item() == 2**26
+"""
+
+
+def test_integer_inputs_are_reduced_without_an_int64_copy():
+    """Issue 56: sum of an expanded uint8 input of 2^33 + 5 elements into uint8 (torch copies
+    nothing; an int64 copy took 64 GiB), a bool sum into int64, an int8 prod, an int16 mean into
+    float32 and a uint8 cumsum, under an address-space cap that such a copy would exceed."""
+    subprocess.run([sys.executable, "-c", _NO_INTEGER_COPY], check=True, timeout=600)

@@ -6,7 +6,8 @@
 //   1. a pin (STRUCTOPS_AUTOTUNE_PIN, or structops.autotune.pin()) of an eligible variant wins;
 //   2. tuning disabled (STRUCTOPS_AUTOTUNE=0): the first eligible variant;
 //   3. the decision in memory, else the one on disk (one JSON file per decision), else
-//   4. one eligible variant: that one, untimed; several: they are timed on scratch outputs in
+//   4. one eligible variant: that one, untimed; several: they are timed (into the call's own
+//      outputs where no input overlaps them, else on scratch outputs: scratch_like) in
 //      interleaved rounds (each a warm-up, then repeats, the fastest; the order rotates), at least
 //      kMinRounds and, while `judge` cannot tell them apart, up to kMaxRounds. judge keeps the
 //      fastest, a true tie going to the earlier declared one (so picks do not flip with noise);
@@ -29,6 +30,7 @@
 #include <c10/util/SmallVector.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -69,7 +71,22 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
 // CUDA each call is timed with events on the current stream.
 double measure(at::Device device, c10::function_ref<void()> run);
 
-// An uninitialised tensor with t's sizes, strides, dtype and device: where a timed variant writes.
+// Whether `t` is an output of the current call that no input overlaps: one the wrapper allocated,
+// or a user's out= that prepare_out found apart from every input (the wrapper runtime,
+// csrc/runtime/structured.cpp, which sees the inputs, keeps them). Forgotten when the next call on
+// this thread starts (check_devices, the first thing every wrapper does), so it never names a
+// tensor of an earlier call.
+bool is_private_output(const at::Tensor& t);
+
+// Where a timed variant writes the output `t`: `t` itself when no input of the call overlaps it
+// (is_private_output: a functional call's output, most out=), since every variant
+// overwrites its outputs whole, so timing needs no memory beyond the call's own; else an
+// uninitialised tensor with t's sizes, strides, dtype and device, up to kMaxScratchBytes.
+// Larger, it throws NotTimed: the call runs untimed and decides nothing (choose).
+constexpr int64_t kMaxScratchBytes = int64_t{16} << 20;
+struct NotTimed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 at::Tensor scratch_like(const at::Tensor& t);
 
 // --- controls and introspection (Python: structops.autotune) --------------------------------

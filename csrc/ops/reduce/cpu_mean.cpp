@@ -13,7 +13,10 @@ using namespace reducers;
 
 void mean_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // sum(int) -> int64, dtype=
+  if (is_int64_foldable(self.scalar_type())) {  // dtype= given: read in place
+    return integer_sum(self, reduced_dims, out, cpu::ReduceLayout::automatic, /*mean=*/true);
+  }
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // dtype= of a floating input
   AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "mean", [&] {
     cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, true>{}, x, reduced_dims, out);
   });

@@ -56,7 +56,17 @@ void truth(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tenso
 
 void prod_dims_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());  // prod(int) -> int64, dtype=
+  if (out.scalar_type() == at::kBool) return truth<true>(self, reduced_dims, out);  // cast to bool first, as torch
+  if (is_int64_foldable(self.scalar_type()) && is_int64_foldable(out.scalar_type())) {  // prod(int): read in place
+    const at::Tensor result =
+        out.scalar_type() == at::kLong ? out : out.new_empty(out.sizes(), out.options().dtype(at::kLong));
+    fold_in_int64(self, reduced_dims, result, cpu::ReduceLayout::automatic,
+                  [](auto in) { return Prod<int64_t, decltype(in)>{}; });
+    if (!result.is_same(out)) out.copy_(result);  // narrowed: dtype=
+    return;
+  }
+  // A floating result of an integer input (dtype=) multiplies in that dtype, as torch: a cast copy.
+  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device());
   if (is_narrow_integral(out.scalar_type())) {
     return in_wider(at::kLong, x, out, [&](const at::Tensor& x64, const at::Tensor& out64) {
       cpu::reduce<int64_t, int64_t>(Prod<int64_t>{}, x64, reduced_dims, out64);

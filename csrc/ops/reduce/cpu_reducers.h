@@ -6,6 +6,7 @@
 #include <ATen/OpMathType.h>
 #include <ATen/core/Tensor.h>
 #include <structops/cpu/float16.h>
+#include <structops/cpu/reduce.h>
 
 #include <cmath>
 #include <cstdint>
@@ -21,11 +22,13 @@ template <typename scalar_t>
 using sum_acc_t = std::conditional_t<std::is_same_v<scalar_t, bool> || std::is_integral_v<scalar_t>, int64_t,
                                      at::opmath_type<scalar_t>>;
 
-template <typename scalar_t, bool kMean>
+// in_t: what the input holds, where it is not the result's type (an integer input widened per
+// element: fold_in_int64).
+template <typename scalar_t, bool kMean, typename in_t = scalar_t>
 struct Sum {
   using acc_t = sum_acc_t<scalar_t>;
   acc_t identity() const { return acc_t(0); }
-  acc_t step(acc_t a, scalar_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
+  acc_t step(acc_t a, in_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t v) const { return a + v; }
   acc_t merge(acc_t a, acc_t b) const { return a + b; }
   scalar_t finish(acc_t a, int64_t n) const {
@@ -73,11 +76,42 @@ void in_wider(at::ScalarType wide, const at::Tensor& x, const at::Tensor& out, c
   out.copy_(out_wide);
 }
 
-template <typename scalar_t>
+// The dtypes fold_in_int64 reads: bool and the signed integers, uint8.
+inline bool is_int64_foldable(at::ScalarType t) { return is_narrow_integral(t) || t == at::kLong; }
+
+// An integer or bool `self` folded into `result` (int64, laid out as cpu::reduce writes) by the
+// reducer make(in_t{}) returns, its elements read in their own type (bool as its bytes, 0 or 1)
+// and widened one by one, as torch's integer sums and products do: a converted int64 copy took 8
+// bytes per element, and as much for an expanded input (issue 56).
+template <typename MakeReducer>
+void fold_in_int64(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& result,
+                   cpu::ReduceLayout layout, const MakeReducer& make) {
+  const auto fold = [&](auto in) {
+    cpu::reduce_storage<decltype(in), int64_t>(make(in), self, reduced_dims, result, layout);
+  };
+  switch (self.scalar_type()) {
+    case at::kBool:
+    case at::kByte: return fold(uint8_t{});
+    case at::kChar: return fold(int8_t{});
+    case at::kShort: return fold(int16_t{});
+    case at::kInt: return fold(int32_t{});
+    case at::kLong: return fold(int64_t{});
+    default: TORCH_INTERNAL_ASSERT(false, "fold_in_int64: ", self.scalar_type(), " is not an integer dtype");
+  }
+}
+
+// Sum (mean: divided by the count) of an integer or bool `self` into `out` of any result dtype,
+// read in place (cpu_sum.cpp): in int64, exact, or in double for an int64 input with a floating
+// result (int64 would wrap where torch's floating sum does not); a result of another dtype goes
+// through an output-sized temporary, cast once.
+void integer_sum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
+                 cpu::ReduceLayout layout, bool mean);
+
+template <typename scalar_t, typename in_t = scalar_t>
 struct Prod {
   using acc_t = sum_acc_t<scalar_t>;
   acc_t identity() const { return acc_t(1); }
-  acc_t step(acc_t a, scalar_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
+  acc_t step(acc_t a, in_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t v) const { return a * v; }
   acc_t merge(acc_t a, acc_t b) const { return a * b; }
   scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }

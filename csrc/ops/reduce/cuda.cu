@@ -309,7 +309,7 @@ void launch(const ReduceLaunch& p, Op op) {
         in, out, partial, p.outer, p.n, splits, p.op, op);
   };
   // Other block sizes only for the sum-like folds (sum's kernel variants; mean and norms share the type).
-  if constexpr (std::is_same_v<Op, Folded<acc_t<T>, SumOp<acc_t<T>>>>) {
+  if constexpr (std::is_same_v<Op, Folded<A, SumOp<A>>>) {
     if (p.block == 128) rows.template operator()<128>();
     else if (p.block == 512) rows.template operator()<512>();
     else rows.template operator()<kBlock>();
@@ -390,8 +390,33 @@ int64_t reduce_workspace_bytes(const ReduceLaunch& p) {
   return splits > 1 ? p.outer * splits * p.inner * widest : 0;
 }
 
+// Sum and prod of an integer or bool input into int64 (ReduceLaunch::widen_in): the input read in
+// its own type, each element widened by Folded::load.
+const char* widened_to_int64(const ReduceLaunch& p) {
+  const auto fold = [&](auto in) {
+    using In = decltype(in);
+    if (p.op == ReduceOp::Prod) {
+      launch<In, int64_t>(p, Folded<int64_t, ProdOp<int64_t>>{{}, 0, 0});
+    } else {
+      launch<In, int64_t>(p, Folded<int64_t, SumOp<int64_t>>{{}, 0, 0});
+    }
+  };
+  switch (p.in_dtype) {
+    case Dtype::Bool:
+    case Dtype::UInt8: fold(uint8_t{}); break;
+    case Dtype::Int8: fold(int8_t{}); break;
+    case Dtype::Int16: fold(int16_t{}); break;
+    case Dtype::Int32: fold(int32_t{}); break;
+    case Dtype::Int64: fold(int64_t{}); break;
+    default: return "input dtype not supported by the CUDA integer reductions";
+  }
+  const cudaError_t error = cudaGetLastError();
+  return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
+}
+
 const char* reduce(const ReduceLaunch& p) {
   if (p.outer * p.inner == 0) return nullptr;
+  if (p.widen_in) return widened_to_int64(p);
   return launch_for_dtype<true>(p.dtype, "dtype not supported by the CUDA reduction kernels",
                                  [&](auto tag) { run<decltype(tag)>(p); });
 }

@@ -85,6 +85,11 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
                  int block = 256) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
+  // A bool result of a sum or product (dtype=) is any or all: torch casts the elements to bool first
+  // (the int64 sum of 1 and -1 is zero, their bool sum true).
+  if (out.scalar_type() == at::kBool && (op == ReduceOp::Sum || op == ReduceOp::Prod)) {
+    op = op == ReduceOp::Sum ? ReduceOp::Any : ReduceOp::All;
+  }
   // A complex input with a real out (sum(z, dtype=float64), or an out= of that dtype) is cast to
   // the out's dtype first, as torch does; the norms of a complex input are real.
   const bool folds_out_dtype = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Prod;
@@ -97,10 +102,16 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
   const bool truth = op == ReduceOp::All || op == ReduceOp::Any;
   const at::ScalarType source = truth ? self.scalar_type() : out.scalar_type();
   const at::ScalarType t = has_kernel(source) ? source : at::kLong;
-  at::Tensor x = cpu::operand(self, t, out.device());
+  // An integer or bool input of a sum or product in int64 is read as it is (no int64 copy).
+  const at::ScalarType in = self.scalar_type();
+  const bool widen_in = t == at::kLong && (op == ReduceOp::Sum || op == ReduceOp::Prod) &&
+                        (in == at::kBool || in == at::kByte || in == at::kChar || in == at::kShort || in == at::kInt);
+  at::Tensor x = widen_in ? self : cpu::operand(self, t, out.device());
   ReduceLaunch p = reduce_layout(x, reduced_dims);
   const at::Tensor result = t == out.scalar_type() ? out : at::empty(out.sizes(), out.options().dtype(t));
   p.dtype = static_cast<Dtype>(t);
+  p.widen_in = widen_in;
+  p.in_dtype = static_cast<Dtype>(in);
   p.op = op;
   p.p = p_norm;
   p.passes = passes;

@@ -19,7 +19,11 @@ enum class ReduceOp : int8_t {
 //               read in place column by column.
 // out holds outer * inner results, contiguous.
 struct ReduceLaunch {
-  Dtype dtype;  // input and output dtype (the host glue casts the input first)
+  Dtype dtype;  // input and output dtype (the host glue casts the input first), except:
+  // an integer or bool input of an int64 sum or product is read as it is (in_dtype, one of
+  // them; bool as its bytes) and widened per element: a cast copy took 8 bytes per element.
+  bool widen_in = false;
+  Dtype in_dtype = Dtype::Int64;
   ReduceOp op;
   double p = 2;  // NormP's exponent
   int64_t outer = 1, n = 1, inner = 1;

@@ -28,9 +28,10 @@ struct ScanAcc<scalar_t, true> {
 template <typename scalar_t>
 using scan_acc_t = typename ScanAcc<scalar_t>::type;
 
-// out = running sum of x along the middle dim of [outer, n, inner] (both contiguous).
-template <typename scalar_t>
-SO_CPU_CLONES void scan_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
+// out = running sum of x along the middle dim of [outer, n, inner] (both contiguous). in_t: what
+// x holds where it is not the result's type (an integer input summed into int64, read as it is).
+template <typename scalar_t, typename in_t = scalar_t>
+SO_CPU_CLONES void scan_block(const in_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
                               int64_t width, scan_acc_t<scalar_t>* __restrict acc) {
   for (int64_t k = 0; k < width; ++k) acc[k] = scan_acc_t<scalar_t>(0);
   for (int64_t j = 0; j < n; ++j) {
@@ -45,8 +46,8 @@ SO_CPU_CLONES void scan_block(const scalar_t* __restrict x, scalar_t* __restrict
 // are independent chains (one row alone waits on each add's latency).
 constexpr int64_t kRowGroup = 8;
 
-template <typename scalar_t>
-SO_CPU_CLONES void scan_rows(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t rows) {
+template <typename scalar_t, typename in_t = scalar_t>
+SO_CPU_CLONES void scan_rows(const in_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t rows) {
   std::array<scan_acc_t<scalar_t>, kRowGroup> acc{};
   for (int64_t j = 0; j < n; ++j) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -65,7 +66,12 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
     out.copy_(self);
     return;
   }
-  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device()).contiguous();  // int -> int64, dtype=
+  // An integer or bool input of an int64 result is read as it is, each element widened as it is
+  // added (an int64 copy took 8 bytes per element); other dtype= casts copy.
+  const at::ScalarType t = self.scalar_type();
+  const bool widen = out.scalar_type() == at::kLong && (t == at::kBool || t == at::kByte || t == at::kChar ||
+                                                        t == at::kShort || t == at::kInt || t == at::kLong);
+  const at::Tensor x = (widen ? self : cpu::operand(self, out.scalar_type(), self.device())).contiguous();
   const int64_t dim = scan_dim.empty() ? 0 : scan_dim[0];  // a 0-dim self scans one element
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
   int64_t inner = 1;
@@ -73,9 +79,11 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
   const int64_t outer = x.numel() / (n * inner);
   constexpr int64_t kBlock = 256;
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
-  AT_DISPATCH_V2(out.scalar_type(), "cumsum", AT_WRAP([&] {
-    const scalar_t* in = x.const_data_ptr<scalar_t>();
-    scalar_t* o = out.data_ptr<scalar_t>();  // contiguous: the meta layout
+  const auto scan = [&](auto input, auto output) {
+    using in_t = decltype(input);
+    using scalar_t = decltype(output);
+    const in_t* in = static_cast<const in_t*>(x.const_data_ptr());
+    scalar_t* o = static_cast<scalar_t*>(out.data_ptr());  // contiguous: the meta layout
     if (inner == 1 && n > 1) {
       const int64_t groups = (outer + kRowGroup - 1) / kRowGroup;
       structops::parallel_for(0, groups, std::max<int64_t>(1, cpu::kGrainSize / (n * kRowGroup)),
@@ -96,8 +104,14 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
         scan_block(in + offset, o + offset, n, inner, std::min(kBlock, inner - k0), acc.data());
       }
     });
-  }), AT_EXPAND(AT_ALL_TYPES), AT_EXPAND(AT_COMPLEX_TYPES), at::kHalf, at::kBFloat16, at::kBool,
-     AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+  };
+  if (widen) {
+    AT_DISPATCH_V2(x.scalar_type(), "cumsum", AT_WRAP([&] { scan(scalar_t{}, int64_t{}); }),
+                   AT_EXPAND(AT_INTEGRAL_TYPES), at::kBool);
+    return;
+  }
+  AT_DISPATCH_V2(out.scalar_type(), "cumsum", AT_WRAP([&] { scan(scalar_t{}, scalar_t{}); }), AT_EXPAND(AT_ALL_TYPES),
+                 AT_EXPAND(AT_COMPLEX_TYPES), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
 }
 
 }  // namespace structops::impl

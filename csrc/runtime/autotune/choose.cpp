@@ -111,6 +111,8 @@ std::optional<Verdict> tune(const OpKernels& op, c10::ArrayRef<bool> eligible,
         const std::optional<double> fake = injected_time(op, i, r);
         round[i] = fake ? *fake : time_variant(static_cast<int>(i));
         count_timed();
+      } catch (const NotTimed&) {
+        throw;  // not this variant's failure: the call cannot be timed (choose)
       } catch (const std::exception& e) {
         std::string what = e.what();
         if (auto* c10e = dynamic_cast<const c10::Error*>(&e)) what = c10e->what_without_backtrace();
@@ -187,9 +189,9 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
     const Fingerprint fp = Fingerprint::of(op, device, dtype, key, eligible);
     const DecisionName name = decision_name(op, device, dtype, fp);
     const fs::path path = fs::path(config().cache_dir) / name.file();
+    // No lock across processes: one stopped while tuning would stall every other. Processes that
+    // miss the same decision at once each time it, and each publishes it by rename (whole files).
     const bool on_disk = !config().cache_dir.empty();
-    std::optional<TuningLock> across_processes;
-    if (on_disk) across_processes.emplace(config().cache_dir);
     if (on_disk) remove_stale(config().cache_dir, name);
     if (auto cached = on_disk ? read_decision(path, op, fp, eligible, d.timings) : std::nullopt) {
       pick = *cached;
@@ -200,7 +202,16 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
     } else {
       d.timings.clear();
       d.source = "tuned";
-      const std::optional<Verdict> fastest = tune(op, eligible, time_variant, d);
+      std::optional<Verdict> fastest;
+      try {
+        fastest = tune(op, eligible, time_variant, d);
+      } catch (const NotTimed& e) {
+        // An inplace call (or an out= that is an input) too large to copy its output for timing:
+        // it runs untimed and decides nothing, so a later call with an output of its own tunes.
+        log_decision({op.op, device.str(), c10::toString(dtype), key, op.key_text, op.variants[pick].name,
+                      std::string("not timed: ") + e.what(), 0, {}});
+        return pick;
+      }
       if (!fastest) {
         // Every variant raised: an error of the call itself (bad data), not of one kernel. Decide
         // nothing; the real call raises it.

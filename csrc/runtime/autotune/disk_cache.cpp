@@ -13,10 +13,7 @@
 #include <mutex>
 #include <random>
 #include <set>
-#include <thread>
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 namespace structops::autotune {
@@ -93,24 +90,6 @@ std::string Fingerprint::text(bool with_key) const {
 
 DecisionName decision_name(const OpKernels& op, at::Device device, at::ScalarType dtype, const Fingerprint& fp) {
   return {decision_prefix(op, device, dtype), hex16(fnv1a(fp.text(false))), hex16(fnv1a(fp.text()))};
-}
-
-TuningLock::TuningLock(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  fd_ = ::open((fs::path(dir) / ".tuning.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  for (int tries = 0; fd_ >= 0 && tries < 600; ++tries) {  // 30 s
-    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) {
-      locked_ = true;
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
-TuningLock::~TuningLock() {
-  if (locked_) ::flock(fd_, LOCK_UN);
-  if (fd_ >= 0) ::close(fd_);
 }
 
 // Once per process and op, so the cache does not grow with every rebuild. Younger files stay

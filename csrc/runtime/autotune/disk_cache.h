@@ -1,5 +1,5 @@
-// Decisions on disk: one JSON file per decision, named by what it depends on, written atomically,
-// read and tuned under the cache dir's lock file (docs/multi_kernel.md, "At run time").
+// Decisions on disk: one JSON file per decision, named by what it depends on, written atomically
+// (docs/multi_kernel.md, "At run time"). No lock: a process never waits on another.
 #pragma once
 
 #include <structops/autotune.h>
@@ -29,21 +29,6 @@ struct DecisionName {
   std::string file() const { return prefix + build + "-" + decision + ".json"; }
 };
 DecisionName decision_name(const OpKernels& op, at::Device device, at::ScalarType dtype, const Fingerprint& fp);
-
-// Holds the cache dir's lock file while a decision is read or tuned, so processes that share the
-// cache time each decision once (and do not disturb each other's timings). The wait is bounded:
-// a process stopped while tuning must not stall the others; past it they tune unlocked.
-class TuningLock {
- public:
-  explicit TuningLock(const std::string& dir);
-  ~TuningLock();
-  TuningLock(const TuningLock&) = delete;
-  TuningLock& operator=(const TuningLock&) = delete;
-
- private:
-  int fd_ = -1;
-  bool locked_ = false;
-};
 
 // Removes decision files of the same op, device type and dtype from other builds that no process
 // has read or written for kStaleDays; once per process and op.
