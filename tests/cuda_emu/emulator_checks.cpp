@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAStream.h>
+#include <structops/cuda/host.h>
 #include <torch/library.h>
 
 #include <string>
@@ -49,12 +50,16 @@ void set_shared_poison(int64_t byte, const std::string& kernel) {
   ::structops::emu::set_shared_poison(static_cast<unsigned char>(byte), kernel);
 }
 
+// A value of "device memory" read as the host glue reads it (structops/cuda/host.h).
+int64_t read_on_host(const at::Tensor& t) { return cuda_host::item<int64_t>(t, "read_on_host"); }
+
 }  // namespace
 
 TORCH_LIBRARY(structops_emu_checks, m) {
   m.def("set_capturing(bool capturing) -> ()", &::structops::emu::set_capturing);
   m.def("set_shared_poison(int byte, str kernel=\"\") -> ()", &set_shared_poison);
   m.def("take_shared_memory_kernels() -> str[]", &::structops::emu::take_shared_memory_kernels);
+  m.def("read_on_host(Tensor t) -> int", &read_on_host);
   m.def("set_reverse_schedule(bool reverse) -> ()", &::structops::emu::set_reverse_schedule);
   m.def("set_wide_indices(bool wide) -> ()", &::structops::emu::set_wide_indices);
   m.def("run(str name, Tensor(a!) buffer) -> str", &run_case);
