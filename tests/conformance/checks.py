@@ -21,7 +21,7 @@ from structops._dispatch import call
 
 from codegen.dest.conformance_suite import SuiteSpec
 from tests.conformance.drawn import HypothesisPick, accepted, drawn_sample
-from tests.conformance.emulation import emulated
+from tests.conformance.emulation import emulated, poison_checked
 from tests.conformance.samples import draw_pointwise, draw_reduction, rejected_by_both, samples, with_tensors
 from tests.conformance.spec import compiled, functional, on_cpu, overload
 from tests.conformance.tensors import Sample, dtype_of, is_integral, values
@@ -773,7 +773,8 @@ def check_cuda_matches_cpu(spec: SuiteSpec, device: str, dtype: str) -> None:
 @check(applies=lambda spec: "cuda" in spec.devices)
 def check_emulated_cuda(spec: SuiteSpec, device: str, dtype: str) -> None:
     """The CUDA path, run by the CPU emulator on CPU tensors, matches the CPU impl on every
-    sample, with every CUDA kernel variant pinned in turn, through the functional and out=."""
+    sample, with every CUDA kernel variant pinned in turn, through the functional and out=; and
+    gives the same bits with another poison in unwritten shared memory (emulation.poison_checked)."""
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: it runs the same kernels (the cuda_matches_cpu check)")
     _skip_unless_cuda_kernel(spec, device, dtype)
@@ -789,7 +790,9 @@ def check_emulated_cuda(spec: SuiteSpec, device: str, dtype: str) -> None:
                     with pytest.raises(type(e)):
                         s.clone().call(functional(emu))
                     continue
-                assert_matches(s.clone().call(functional(emu)), expected, spec, s, what)
+                run = lambda s=s: s.clone().call(functional(emu))
+                result = poison_checked(run, f"{spec.name} {dtype}, {what} on {s!r}")
+                assert_matches(result, expected, spec, s, what)
                 if spec.out is not None and not spec.dynamic_output_shape:
                     outs = _outs(spec, expected, "cpu")
                     s.clone().call(overload(emu, emu.out), **outs)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -80,3 +82,47 @@ def emulated(spec: SuiteSpec) -> SuiteSpec:
     """``spec`` with its overloads resolved in torch.ops.structops_emu."""
     emulated_library()
     return dataclasses.replace(spec, namespace=NAMESPACE)
+
+
+POISON, OTHER_POISON = 0xFF, 0x00  # unwritten shared memory: NaN / -1, then 0.0 / 0
+
+
+def poison_checked(call: Callable[[], Any], what: str) -> Any:
+    """call()'s result (a call of an emulated op), after checking that it reads no shared memory
+    that no thread wrote: where one of its kernels used shared memory, ``call`` runs again with
+    another poison in unwritten shared memory and must give the same bits. If it does not, each
+    kernel that used shared memory is poisoned alone to find the ones whose reads change it."""
+    checks = torch.ops.structops_emu_checks
+    checks.take_shared_memory_kernels()
+    result = call()
+    kernels = checks.take_shared_memory_kernels()
+    if not kernels or same_bits(result, poisoned(call, "")):
+        return result
+    readers = [k for k in kernels if not same_bits(result, poisoned(call, k))] or kernels
+    raise AssertionError(
+        f"{what}: {' and '.join(readers)} read{'s' if len(readers) == 1 else ''} shared memory no thread "
+        f"wrote: the result changes when unwritten shared memory holds {OTHER_POISON:#04x} bytes instead "
+        f"of {POISON:#04x} (docs/cuda_emulation.md)"
+    )
+
+
+def poisoned(call: Callable[[], Any], kernel: str) -> Any:
+    """call() with OTHER_POISON in the unwritten shared memory of ``kernel`` (every kernel: "")."""
+    torch.ops.structops_emu_checks.set_shared_poison(OTHER_POISON, kernel)
+    try:
+        return call()
+    finally:
+        torch.ops.structops_emu_checks.set_shared_poison(POISON)
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Whether two results are the same bytes (NaN payloads and signed zeros included)."""
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(same_bits(x, y) for x, y in zip(a, b, strict=True))
+    if not isinstance(a, torch.Tensor):
+        return a == b
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(_bytes(a), _bytes(b))
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().view(-1).view(torch.uint8)

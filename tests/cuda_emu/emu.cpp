@@ -34,6 +34,9 @@ struct Fiber {
   ucontext_t context;
   uint3 idx{};
   State state = State::Ready;
+  // The __syncthreads this thread waits at (AtBarrier): its call site.
+  const char* barrier_file = nullptr;
+  unsigned barrier_line = 0;
   // A pending warp op and, after the exchange, what this lane receives.
   WarpOp op{};
   unsigned mask = 0;
@@ -57,6 +60,8 @@ struct Grid {
   alignas(16) unsigned char shared[kSharedLimit];
   std::size_t shared_used = 0;
   std::vector<SharedArray> shared_arrays;
+  unsigned char poison = 0xff;
+  bool used_shared = false;
   std::string fault;  // set by a fiber; the scheduler throws it
 };
 
@@ -85,6 +90,14 @@ void leave_for_good() {}
 thread_local cudaError_t g_last_error = cudaSuccess;
 std::atomic<bool> g_reverse{false};
 std::atomic<bool> g_wide_indices{false};
+// set_shared_poison and take_shared_memory_kernels: read and updated once per launch.
+struct Poison {
+  std::mutex mutex;
+  unsigned char byte = 0xff;
+  std::string kernel;  // empty: every kernel
+  std::set<std::string> used;
+} g_poison;
+std::atomic<bool> g_capturing{false};
 
 Grid& grid() {
   if (g_grid == nullptr) throw std::logic_error("cuda emulator: device code called outside a kernel launch");
@@ -125,12 +138,19 @@ void fiber_main() {
   // returns to uc_link: the scheduler
 }
 
-std::string where(const Grid& g, const Fiber& f) {
+std::string block_name(const Grid& g) {
   std::ostringstream s;
-  s << "block (" << g.block_idx.x << "," << g.block_idx.y << "," << g.block_idx.z << "), thread ("
-    << f.idx.x << "," << f.idx.y << "," << f.idx.z << ")";
+  s << "block (" << g.block_idx.x << "," << g.block_idx.y << "," << g.block_idx.z << ")";
   return s.str();
 }
+
+std::string thread_name(const Fiber& f) {
+  std::ostringstream s;
+  s << "thread (" << f.idx.x << "," << f.idx.y << "," << f.idx.z << ")";
+  return s.str();
+}
+
+std::string where(const Grid& g, const Fiber& f) { return block_name(g) + ", " + thread_name(f); }
 
 const char* state_name(State s) {
   switch (s) {
@@ -215,6 +235,26 @@ bool exchange(Grid& g, std::size_t warp_begin, std::size_t warp_end) {
   return true;
 }
 
+// "ops/reduce/cuda.cu:120": the last two parts of a barrier's file, and its line.
+std::string site(const Fiber& f) {
+  const std::string file = f.barrier_file;
+  const auto last = file.rfind('/');
+  const auto parent = last == std::string::npos || last == 0 ? std::string::npos : file.rfind('/', last - 1);
+  return (parent == std::string::npos ? file : file.substr(parent + 1)) + ":" + std::to_string(f.barrier_line);
+}
+
+// Every thread of the block waits at a barrier: it must be the same __syncthreads. On a GPU,
+// threads at two different ones is undefined behaviour (a hang, or a barrier that releases early).
+void check_one_barrier(const Grid& g) {
+  const Fiber& first = g.fibers.front();
+  for (const Fiber& f : g.fibers) {
+    if (f.barrier_line != first.barrier_line || std::strcmp(f.barrier_file, first.barrier_file) != 0) {
+      fault(g, block_name(g) + ": threads wait at different __syncthreads (divergent barrier): " + thread_name(first) +
+                   " at " + site(first) + ", " + thread_name(f) + " at " + site(f));
+    }
+  }
+}
+
 void run_block(Grid& g) {
   const std::size_t n = static_cast<std::size_t>(g.block.x) * g.block.y * g.block.z;
   g.fibers.assign(n, Fiber{});
@@ -258,6 +298,7 @@ void run_block(Grid& g) {
           if (f.state == State::Done) fault(g, where(g, f) + ": exited while other threads wait at __syncthreads (a barrier not every thread reaches)");
         }
       }
+      check_one_barrier(g);
       for (Fiber& f : g.fibers) f.state = State::Ready;
       continue;
     }
@@ -293,7 +334,11 @@ const uint3& block_idx() { return grid().block_idx; }
 const dim3& block_dim() { return grid().block; }
 const dim3& grid_dim() { return grid().grid; }
 
-void syncthreads() { block_current(State::AtBarrier); }
+void syncthreads(const char* file, unsigned line) {
+  Fiber* f = grid().current;
+  f->barrier_file = file, f->barrier_line = line;
+  block_current(State::AtBarrier);
+}
 
 uint64_t warp_exchange(WarpOp op, unsigned mask, uint64_t bits, int arg, int width) {
   Fiber* f = grid().current;
@@ -311,7 +356,8 @@ void* shared(const void* site, std::size_t bytes, std::size_t align) {
   if (offset + bytes > kSharedLimit) {  // thrown in the fiber: the scheduler reports it with the thread
     throw std::runtime_error("more than 48 KiB of shared memory in one block (" + std::to_string(offset + bytes) + " bytes)");
   }
-  std::memset(g.shared + offset, 0xff, bytes);  // poison: a read before any write gives NaN / -1
+  std::memset(g.shared + offset, g.poison, bytes);  // a read before any write gives the poison
+  g.used_shared = true;
   g.shared_used = offset + bytes;
   g.shared_arrays.push_back({site, offset});
   return g.shared + offset;
@@ -338,8 +384,17 @@ void trace(const char* kernel, const char* parameters) {
 }  // namespace
 
 void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block, std::size_t dynamic_shared,
-              const std::function<void()>& body) {
+              cudaStream_t stream, const std::function<void()>& body) {
   if (g_grid != nullptr) throw std::logic_error("cuda emulator: a kernel launched from device code");
+  if (stream != current_stream()) {
+    std::ostringstream s;
+    s << "cuda emulator: " << kernel << ": launched on ";
+    if (stream == nullptr) s << "the default stream";
+    else s << "stream " << static_cast<const void*>(stream);
+    s << ", not on the current stream (c10::cuda::getCurrentCUDAStream()): on a GPU it would run unordered with the "
+         "work around it";
+    throw std::runtime_error(s.str());
+  }
   if (!launchable(grid, block, dynamic_shared)) {
     g_last_error = cudaErrorInvalidConfiguration;
     return;
@@ -350,9 +405,19 @@ void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block,
   g->grid = grid;
   g->block = block;
   g->body = &body;
+  {
+    const std::lock_guard lock(g_poison.mutex);
+    if (g_poison.kernel.empty() || g_poison.kernel == kernel) g->poison = g_poison.byte;
+  }
   g_grid = g.get();
   struct Reset {
-    ~Reset() { g_grid = nullptr; }
+    ~Reset() {
+      if (g_grid->used_shared) {
+        const std::lock_guard lock(g_poison.mutex);
+        g_poison.used.insert(g_grid->kernel);
+      }
+      g_grid = nullptr;
+    }
   } reset;
   const uint64_t blocks = static_cast<uint64_t>(grid.x) * grid.y * grid.z;
   for (uint64_t k = 0; k < blocks; ++k) {
@@ -365,7 +430,31 @@ void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block,
 
 }  // namespace structops::emu
 
+// The current stream's handle: any address but null (which is the default stream).
+struct CUstream_st {};
+namespace structops::emu {
+namespace {
+CUstream_st g_current_stream;
+
+cudaError_t unless_capturing() { return g_capturing ? cudaErrorStreamCaptureUnsupported : cudaSuccess; }
+}  // namespace
+}  // namespace structops::emu
+
 void structops::emu::set_reverse_schedule(bool reverse) { g_reverse = reverse; }
+void structops::emu::set_shared_poison(unsigned char byte, const std::string& kernel) {
+  const std::lock_guard lock(g_poison.mutex);
+  g_poison.byte = byte, g_poison.kernel = kernel;
+}
+
+std::vector<std::string> structops::emu::take_shared_memory_kernels() {
+  const std::lock_guard lock(g_poison.mutex);
+  std::vector<std::string> used(g_poison.used.begin(), g_poison.used.end());
+  g_poison.used.clear();
+  return used;
+}
+cudaStream_t structops::emu::current_stream() { return &g_current_stream; }
+void structops::emu::set_capturing(bool capturing) { g_capturing = capturing; }
+bool structops::emu::capturing() { return g_capturing; }
 void structops::emu::set_wide_indices(bool wide) { g_wide_indices = wide; }
 bool structops::emu::wide_indices() { return g_wide_indices; }
 
@@ -381,6 +470,7 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
   }
   return "unknown error";
 }
@@ -394,5 +484,22 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
   if (attr != cudaDevAttrMultiProcessorCount) return cudaErrorInvalidValue;
   const char* sms = std::getenv("STRUCTOPS_EMU_SMS");
   *value = sms != nullptr && std::atoi(sms) > 0 ? std::atoi(sms) : 2;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return structops::emu::unless_capturing(); }
+cudaError_t cudaDeviceSynchronize() { return structops::emu::unless_capturing(); }
+
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind) {
+  if (const cudaError_t e = structops::emu::unless_capturing(); e != cudaSuccess) return e;  // it synchronises
+  std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
+  if (kind != cudaMemcpyDeviceToDevice) {  // a graph captures only copies between device buffers here
+    if (const cudaError_t e = structops::emu::unless_capturing(); e != cudaSuccess) return e;
+  }
+  std::memmove(dst, src, bytes);
   return cudaSuccess;
 }

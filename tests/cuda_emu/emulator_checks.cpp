@@ -1,21 +1,17 @@
 // torch.ops.structops_emu_checks: the emulator's own checks (emulator_checks.cu) for
-// tests/cuda_emu/test_emulator.py.
+// tests/cuda_emu/test_emulator.py, and its switches (schedule, indices, shared memory poison,
+// graph capture) for the tests that run the real kernels.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
-#include <c10/cuda/CUDAGraphsC10Utils.h>
+#include <c10/cuda/CUDAStream.h>
+#include <structops/cuda/host.h>
 #include <torch/library.h>
 
 #include <string>
 
-namespace structops::emu {
-// structops_emu/cuda.h (a device-code header: not included here)
-void set_reverse_schedule(bool reverse);
-void set_wide_indices(bool wide);
-}  // namespace structops::emu
-
 namespace structops::emu_checks {
 
-std::string run(const std::string& name, void* buffer);
+std::string run(const std::string& name, void* buffer, cudaStream_t stream);
 void half_bits(const float* in, int16_t* out, int64_t n);
 void half_bits_from_double(const double* in, int16_t* out, int64_t n);
 void bfloat16_bits(const float* in, int16_t* out, int64_t n);
@@ -26,7 +22,11 @@ namespace {
 
 std::string run_case(const std::string& name, const at::Tensor& buffer) {
   TORCH_CHECK(buffer.is_contiguous() && buffer.nbytes() >= 64 * 1024, "a contiguous buffer of 64 KiB");
-  return run(name, buffer.data_ptr());
+  if (name == "c10_synchronize") {  // what torch's own host code calls
+    c10::cuda::getCurrentCUDAStream().synchronize();
+    return "ok";
+  }
+  return run(name, buffer.data_ptr(), c10::cuda::getCurrentCUDAStream().stream());
 }
 
 at::Tensor bits(const at::Tensor& x, bool bfloat16) {
@@ -45,14 +45,21 @@ at::Tensor values(const at::Tensor& b, bool bfloat16) {
   return out;
 }
 
-void set_capturing(bool capturing) {
-  c10::cuda::emulated_capture_status() = capturing ? c10::cuda::CaptureStatus::Active : c10::cuda::CaptureStatus::None;
+void set_shared_poison(int64_t byte, const std::string& kernel) {
+  TORCH_CHECK_VALUE(byte >= 0 && byte <= 255, "set_shared_poison: the poison is a byte (0 to 255), got ", byte);
+  ::structops::emu::set_shared_poison(static_cast<unsigned char>(byte), kernel);
 }
+
+// A value of "device memory" read as the host glue reads it (structops/cuda/host.h).
+int64_t read_on_host(const at::Tensor& t) { return cuda_host::item<int64_t>(t, "read_on_host"); }
 
 }  // namespace
 
 TORCH_LIBRARY(structops_emu_checks, m) {
-  m.def("set_capturing(bool capturing) -> ()", &set_capturing);
+  m.def("set_capturing(bool capturing) -> ()", &::structops::emu::set_capturing);
+  m.def("set_shared_poison(int byte, str kernel=\"\") -> ()", &set_shared_poison);
+  m.def("take_shared_memory_kernels() -> str[]", &::structops::emu::take_shared_memory_kernels);
+  m.def("read_on_host(Tensor t) -> int", &read_on_host);
   m.def("set_reverse_schedule(bool reverse) -> ()", &::structops::emu::set_reverse_schedule);
   m.def("set_wide_indices(bool wide) -> ()", &::structops::emu::set_wide_indices);
   m.def("run(str name, Tensor(a!) buffer) -> str", &run_case);

@@ -1,6 +1,7 @@
 // Kernels that check the CPU emulator itself (tests/cuda_emu/test_emulator.py): each fault the
-// emulator must report, each launch limit it must enforce, and the warp ops, atomics, shared
-// memory and 16-bit conversions the real kernels rely on. Device code only, like csrc/ops/*/cuda.cu.
+// emulator must report, each launch limit it must enforce, the host synchronisations a graph
+// capture refuses, and the warp ops, atomics, shared memory and 16-bit conversions the real
+// kernels rely on. Device code and its launchers only, like csrc/ops/*/cuda.cu.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -24,6 +25,27 @@ __global__ void barrier_skipped(int* out) {
   __syncthreads();
   out[threadIdx.x] = 1;
 }
+
+// Two different barriers, each reached by half the block.
+__global__ void divergent_barrier(int* out) {
+  if (threadIdx.x < 16) {
+    out[threadIdx.x] = 1;
+    __syncthreads();
+  } else {
+    out[threadIdx.x] = 2;
+    __syncthreads();
+  }
+}
+
+// The same barrier in a loop, a different number of times per thread: the odd threads are still
+// in the loop when the even ones reach the barrier after it.
+__global__ void barrier_in_uneven_loop(int* out) {
+  for (unsigned i = 0; i <= threadIdx.x % 2; ++i) __syncthreads();
+  __syncthreads();
+  out[threadIdx.x] = 1;
+}
+
+__global__ void on_default_stream(int* out) { out[threadIdx.x] = 1; }
 
 __global__ void barrier_vs_shuffle(int* out) {
   if (threadIdx.x < 16) {
@@ -83,32 +105,45 @@ __global__ void last_block_wins(int* out) {  // a race between blocks, on purpos
   if (threadIdx.x == 0) out[0] = static_cast<int>(blockIdx.x);
 }
 
-std::string result() {
-  const cudaError_t error = cudaGetLastError();
-  return error == cudaSuccess ? "ok" : cudaGetErrorString(error);
+std::string text(cudaError_t error) { return error == cudaSuccess ? "ok" : cudaGetErrorString(error); }
+
+std::string result() { return text(cudaGetLastError()); }
+
+// The host synchronisations a graph capture refuses, as the runtime API returns them.
+std::string synchronise(const std::string& name, char* buffer, cudaStream_t stream) {
+  if (name == "stream_synchronize") return text(cudaStreamSynchronize(stream));
+  if (name == "device_synchronize") return text(cudaDeviceSynchronize());
+  if (name == "memcpy_to_host") return text(cudaMemcpy(buffer, buffer + 64, 64, cudaMemcpyDeviceToHost));
+  if (name == "memcpy_async_to_host") return text(cudaMemcpyAsync(buffer, buffer + 64, 64, cudaMemcpyDeviceToHost, stream));
+  if (name == "memcpy_async_on_device") return text(cudaMemcpyAsync(buffer, buffer + 64, 64, cudaMemcpyDeviceToDevice, stream));
+  return "unknown case " + name;
 }
 
 }  // namespace
 
-// Runs one check case; returns "ok" or the CUDA error a launch set. Emulator faults throw.
-std::string run(const std::string& name, void* buffer) {
+// Runs one check case on `stream` (the current one); returns "ok" or the CUDA error a launch or
+// call returned. Emulator faults throw.
+std::string run(const std::string& name, void* buffer, cudaStream_t stream) {
   auto* ints = static_cast<int*>(buffer);
   auto* floats = static_cast<float*>(buffer);
-  if (name == "divergent_shuffle") SO_LAUNCH(1, 32, 0, nullptr, divergent_shuffle)(ints);
-  else if (name == "barrier_skipped") SO_LAUNCH(1, 64, 0, nullptr, barrier_skipped)(ints);
-  else if (name == "barrier_vs_shuffle") SO_LAUNCH(1, 32, 0, nullptr, barrier_vs_shuffle)(ints);
-  else if (name == "shuffle_beyond_block") SO_LAUNCH(1, 48, 0, nullptr, shuffle_beyond_block)(ints);
-  else if (name == "read_outside_mask") SO_LAUNCH(1, 16, 0, nullptr, read_outside_mask)(ints);
-  else if (name == "too_much_shared") SO_LAUNCH(1, 32, 0, nullptr, too_much_shared)(floats);
-  else if (name == "unwritten_shared") SO_LAUNCH(1, 64, 0, nullptr, unwritten_shared)(floats);
-  else if (name == "grid_y_65536") SO_LAUNCH(dim3(1, 65536), 32, 0, nullptr, unwritten_shared)(floats);
-  else if (name == "grid_z_65536") SO_LAUNCH(dim3(1, 1, 65536), 32, 0, nullptr, unwritten_shared)(floats);
-  else if (name == "block_1025") SO_LAUNCH(1, 1025, 0, nullptr, unwritten_shared)(floats);
-  else if (name == "block_z_65") SO_LAUNCH(1, dim3(1, 1, 65), 0, nullptr, unwritten_shared)(floats);
-  else if (name == "empty_grid") SO_LAUNCH(0, 32, 0, nullptr, unwritten_shared)(floats);
-  else if (name == "last_block_wins") SO_LAUNCH(3, 32, 0, nullptr, last_block_wins)(ints);
-  else if (name == "collectives") SO_LAUNCH(3, 256, 0, nullptr, collectives)(static_cast<long long*>(buffer));
-  else return "unknown case " + name;
+  if (name == "divergent_shuffle") SO_LAUNCH(1, 32, 0, stream, divergent_shuffle)(ints);
+  else if (name == "barrier_skipped") SO_LAUNCH(1, 64, 0, stream, barrier_skipped)(ints);
+  else if (name == "barrier_vs_shuffle") SO_LAUNCH(1, 32, 0, stream, barrier_vs_shuffle)(ints);
+  else if (name == "shuffle_beyond_block") SO_LAUNCH(1, 48, 0, stream, shuffle_beyond_block)(ints);
+  else if (name == "read_outside_mask") SO_LAUNCH(1, 16, 0, stream, read_outside_mask)(ints);
+  else if (name == "too_much_shared") SO_LAUNCH(1, 32, 0, stream, too_much_shared)(floats);
+  else if (name == "unwritten_shared") SO_LAUNCH(1, 64, 0, stream, unwritten_shared)(floats);
+  else if (name == "grid_y_65536") SO_LAUNCH(dim3(1, 65536), 32, 0, stream, unwritten_shared)(floats);
+  else if (name == "grid_z_65536") SO_LAUNCH(dim3(1, 1, 65536), 32, 0, stream, unwritten_shared)(floats);
+  else if (name == "block_1025") SO_LAUNCH(1, 1025, 0, stream, unwritten_shared)(floats);
+  else if (name == "block_z_65") SO_LAUNCH(1, dim3(1, 1, 65), 0, stream, unwritten_shared)(floats);
+  else if (name == "empty_grid") SO_LAUNCH(0, 32, 0, stream, unwritten_shared)(floats);
+  else if (name == "last_block_wins") SO_LAUNCH(3, 32, 0, stream, last_block_wins)(ints);
+  else if (name == "collectives") SO_LAUNCH(3, 256, 0, stream, collectives)(static_cast<long long*>(buffer));
+  else if (name == "divergent_barrier") SO_LAUNCH(1, 32, 0, stream, divergent_barrier)(ints);
+  else if (name == "barrier_in_uneven_loop") SO_LAUNCH(1, 32, 0, stream, barrier_in_uneven_loop)(ints);
+  else if (name == "on_default_stream") SO_LAUNCH(1, 32, 0, nullptr, on_default_stream)(ints);  // not `stream`
+  else return synchronise(name, static_cast<char*>(buffer), stream);
   return result();
 }
 

@@ -1,6 +1,7 @@
 """The CPU emulator of CUDA (tests/cuda_emu, docs/cuda_emulation.md) checked on its own kernels
-(emulator_checks.cu): faults are errors naming kernel, block and thread, launches the GPU refuses
-fail as on the GPU, collectives and atomics compute what the hardware does, and half/bfloat16
+(emulator_checks.cu): faults are errors naming kernel, block and thread (and barriers by their
+place in the source), launches the GPU refuses fail as on the GPU, a launch off the current stream
+is an error, collectives and atomics compute what the hardware does, and half/bfloat16
 conversions round to nearest even."""
 
 import numpy as np
@@ -13,6 +14,9 @@ pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(),
     reason="a GPU is present: it runs these kernels (tests/runtime/test_cuda.py, the cuda_matches_cpu check)",
 )
+
+
+SOURCE = "cuda_emu/emulator_checks.cu"  # where the emulator says each thread's barrier is
 
 
 def run(name: str, buffer: torch.Tensor | None = None) -> str:
@@ -47,6 +51,24 @@ def run(name: str, buffer: torch.Tensor | None = None) -> str:
                 r"block \(0,0,0\), thread \(0,0,0\): more than 48 KiB of shared memory in one block \(50176"
                 r" bytes\)"
             ),
+        ),
+        (
+            "divergent_barrier",
+            (
+                r"block \(0,0,0\): threads wait at different __syncthreads \(divergent barrier\): thread"
+                rf" \(0,0,0\) at {SOURCE}:(\d+), thread \(16,0,0\) at {SOURCE}:(?!\1$)\d+$"
+            ),
+        ),
+        (
+            "barrier_in_uneven_loop",
+            (
+                r"block \(0,0,0\): threads wait at different __syncthreads \(divergent barrier\): thread"
+                rf" \(0,0,0\) at {SOURCE}:(\d+), thread \(1,0,0\) at {SOURCE}:(?!\1$)\d+$"
+            ),
+        ),
+        (
+            "on_default_stream",
+            r"launched on the default stream, not on the current stream \(c10::cuda::getCurrentCUDAStream",
         ),
     ],
 )

@@ -1,12 +1,20 @@
 """While a CUDA graph is captured the host glue may not synchronise: it reads no device flag and
 copies no index to the host; the kernels check the data and __trap() on a bad value, as torch's
 device-side asserts do. The emulated stream captures on request (set_capturing), so these paths
-run here; tests/runtime/test_cuda.py captures real graphs on a GPU."""
+run here, and a host synchronisation fails meanwhile as on a GPU: the runtime API's, and the
+glue's reads of device memory, which go through structops/cuda/host.h (linted below: in the
+emulated build device memory is CPU tensors, whose reads nothing else could stop).
+tests/runtime/test_cuda.py captures real graphs on a GPU."""
+
+import re
+from pathlib import Path
 
 import pytest
 import torch
 
-from tests.conformance.emulation import emulated_library
+from tests.conformance.emulation import emulated, emulated_library
+from tests.conformance.samples import samples
+from tests.conformance.spec import functional, load_specs
 from tests.conformance.spec import op as ops
 
 pytestmark = pytest.mark.skipif(
@@ -88,3 +96,112 @@ def test_good_data_while_capturing_matches_the_cpu(case, capturing):
         good[-1] = torch.tensor([0])
     emulated = ops("structops_emu", op)(*good)
     torch.testing.assert_close(emulated, ops("structops", op)(*good))
+
+
+# --- host synchronisations -------------------------------------------------------------------
+
+SYNCS = ["stream_synchronize", "device_synchronize", "memcpy_to_host", "memcpy_async_to_host"]
+SYNCS += ["c10_synchronize"]  # CUDAStream::synchronize(), which raises as C10_CUDA_CHECK does
+
+
+def run_case(name: str) -> str:
+    return torch.ops.structops_emu_checks.run(name, torch.zeros(16 * 1024, dtype=torch.int32))
+
+
+@pytest.mark.parametrize("name", SYNCS)
+def test_host_synchronisations_fail_while_capturing(name, capturing):
+    if name == "c10_synchronize":
+        with pytest.raises(RuntimeError, match="^CUDA error: operation not permitted when stream is"):
+            run_case(name)
+    else:
+        assert run_case(name) == "operation not permitted when stream is capturing"
+    assert run_case("memcpy_async_on_device") == "ok"  # a copy between device buffers is captured
+
+
+@pytest.mark.parametrize("name", SYNCS)
+def test_host_synchronisations_outside_a_capture(name):
+    emulated_library()
+    assert run_case(name) == "ok"
+
+
+def test_the_glue_reads_device_memory_only_outside_a_capture():
+    emulated_library()
+    assert torch.ops.structops_emu_checks.read_on_host(torch.tensor([7])) == 7
+    torch.ops.structops_emu_checks.set_capturing(True)
+    try:
+        with pytest.raises(
+            RuntimeError,
+            match=r"^read_on_host: reads device memory on the host while a CUDA graph is captured \(",
+        ):
+            torch.ops.structops_emu_checks.read_on_host(torch.tensor([7]))
+    finally:
+        torch.ops.structops_emu_checks.set_capturing(False)
+
+
+CUDA_SPECS = [s for s in load_specs() if "cuda" in s.devices]
+
+
+@pytest.mark.parametrize("spec", CUDA_SPECS, ids=lambda s: s.name)
+def test_every_op_runs_while_capturing(spec, capturing):
+    """The first sample of each dtype gives the same bits while capturing as in eager mode: no op's
+    host glue reads device memory then (structops/cuda/host.h raises if it does)."""
+    emu = functional(emulated(spec))
+    skipped = dict(spec.skips) | dict(spec.cuda_skips)
+    for dtype in [d for d in spec.dtypes if d not in skipped]:
+        for s in samples(spec, "cpu", dtype):
+            try:
+                s.clone().call(functional(spec))
+            except (RuntimeError, IndexError):  # a sample the CPU impl refuses (the emulated_cuda check's)
+                continue
+            torch.ops.structops_emu_checks.set_capturing(False)
+            eager = s.clone().call(emu)
+            torch.ops.structops_emu_checks.set_capturing(True)
+            captured = s.clone().call(emu)
+            eager, captured = (r if isinstance(r, tuple | list) else (r,) for r in (eager, captured))
+            for e, c in zip(eager, captured, strict=True):
+                assert torch.equal(bits(e), bits(c)), f"{spec.name} {dtype} {s!r}"
+            break
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().view(-1).view(torch.uint8)
+
+
+# --- the glue's host reads, linted -------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+GLUE = [*sorted((ROOT / "csrc/ops").glob("*/cuda_host.cpp"))]
+GLUE += [ROOT / "codegen/templates/kernels_cuda_host.cpp.j2"]
+# Direct spellings of a synchronising read of device memory (or of a synchronisation) in C++.
+HOST_READ = re.compile(
+    r"(?:\.|\bat::)(?:item|cpu|_local_scalar_dense|equal|allclose|nonzero|is_nonzero)\s*[<(]"
+    r"|\bkCPU\b|DeviceType::CPU|\bcudaMemcpy\w*|\bcuda(?:Stream|Device)Synchronize\b|\.synchronize\s*\("
+)
+# Reads that predate structops/cuda/host.h's to_host()/item(), each skipped while capturing: to move
+# onto them (csrc/ops/index is being changed elsewhere).
+PENDING = {
+    "csrc/ops/index/cuda_host.cpp": [
+        "const at::Tensor bounds = at::stack({min.to(at::kLong), max.to(at::kLong)}).to(at::kCPU);",
+        "const at::Tensor flat = index.reshape({-1}).to(at::kCPU, at::kLong).contiguous();",
+        (
+            "const at::Tensor off_host = cuda_host::capturing() ? at::Tensor() : offsets.to(at::kCPU, "
+            "at::kLong).contiguous();"
+        ),
+    ],
+}
+
+
+def test_the_glue_reads_device_memory_only_through_host_h():
+    """Every read of device memory in the CUDA host glue goes through cuda_host::to_host() or
+    cuda_host::item() (structops/cuda/host.h), which raise while a graph is captured: a direct
+    .item() would pass in the emulator (its device memory is CPU tensors) and fail on a GPU."""
+    found = {}
+    for path in GLUE:
+        code = re.sub(r"//.*", "", re.sub(r"\{#.*?#\}", "", path.read_text(), flags=re.DOTALL))
+        lines = [line.strip() for line in code.splitlines() if HOST_READ.search(line)]
+        if lines:
+            found[str(path.relative_to(ROOT))] = lines
+    assert found == PENDING, (
+        "read device memory through cuda_host::to_host() / cuda_host::item() (structops/cuda/host.h), "
+        "not directly (a PENDING entry that is gone: remove it)"
+    )

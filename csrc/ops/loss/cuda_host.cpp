@@ -84,7 +84,7 @@ void binary_cross_entropy_out_cuda(const at::Tensor& self, const at::Tensor& tar
   p.trap_on_bad = cuda_host::capturing();
   run_loss("binary_cross_entropy", p, out, workspace_for(reduction, out));
   if (p.trap_on_bad) return;  // no host read of the flags while capturing
-  const int32_t flags = bad.item<int32_t>();  // bit 0: input, bit 1: target (cuda.cu)
+  const auto flags = cuda_host::item<int32_t>(bad, "binary_cross_entropy");  // bit 0: input, bit 1: target (cuda.cu)
   TORCH_CHECK(!(flags & 1), "binary_cross_entropy: all elements of input should be between 0 and 1");
   TORCH_CHECK(!(flags & 2), "binary_cross_entropy: all elements of target should be between 0 and 1");
 }
@@ -122,9 +122,9 @@ void cross_entropy_loss_out_cuda(const at::Tensor& self, const at::Tensor& targe
   const char* error = cuda_kernels::cross_entropy(p);
   TORCH_CHECK(error == nullptr, "cross_entropy_loss: CUDA kernel failed for dtype ", dtype, ": ", error);
   if (p.probabilities || samples == 0 || p.trap_on_bad) return;
-  const int64_t i = first_bad.item<int64_t>();
+  const auto i = cuda_host::item<int64_t>(first_bad, "cross_entropy_loss");
   if (i < samples) {
-    const int64_t value = t.reshape({-1})[i].item<int64_t>();
+    const auto value = cuda_host::item<int64_t>(t.reshape({-1})[i], "cross_entropy_loss");
     TORCH_CHECK_INDEX(false, "cross_entropy_loss: target ", value, " is out of bounds for ", p.C,
                       " classes (at flat position ", i, " of 'target')");
   }

@@ -6,7 +6,7 @@
 // What is not defined here does not compile: device code that uses a CUDA feature the emulator
 // lacks fails the emulated build, never runs differently. `__shared__` is one of them: shared
 // memory is declared with SO_SHARED (structops/cuda/launch.cuh), which the emulator places in a
-// per-block arena poisoned with 0xff bytes before each block.
+// per-block arena poisoned (0xff bytes unless set_shared_poison says otherwise) before each block.
 #pragma once
 
 #include <math.h>  // the float overloads of sqrt, pow, exp, ... in the global namespace, as CUDA's
@@ -17,10 +17,13 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <source_location>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 // --- qualifiers ------------------------------------------------------------------------------
 #define __global__
@@ -53,6 +56,14 @@ enum cudaError_t : int {
   cudaErrorInvalidValue = 1,
   cudaErrorInvalidConfiguration = 9,
   cudaErrorLaunchOutOfResources = 701,
+  cudaErrorStreamCaptureUnsupported = 900,
+};
+enum cudaMemcpyKind : int {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4,
 };
 enum cudaDeviceAttr : int { cudaDevAttrMultiProcessorCount = 16 };
 cudaError_t cudaGetLastError();
@@ -61,6 +72,15 @@ cudaError_t cudaGetDevice(int* device);
 // The multiprocessor count is STRUCTOPS_EMU_SMS (default 2): small, so grids sized to the device
 // still take their grid-stride loops and multi-block paths on small test shapes.
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device);
+// Host synchronisations: while the emulated stream captures a CUDA graph (set_capturing) they
+// fail with cudaErrorStreamCaptureUnsupported, as on a GPU. The copies copy host memory (CPU
+// tensors stand in for device memory); an async copy of another kind than device to device counts
+// as one from or to pageable host memory, which a graph cannot capture.
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaDeviceSynchronize();
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream = nullptr);
 
 namespace structops::emu {
 
@@ -70,16 +90,37 @@ const uint3& block_idx();
 const dim3& block_dim();
 const dim3& grid_dim();
 
-void syncthreads();
+// Waits until every thread of the block waits at a barrier, and checks that they all wait at
+// this one (`file`:`line`): threads at two different __syncthreads are an error, not a barrier.
+void syncthreads(const char* file, unsigned line);
 
 enum class WarpOp : int8_t { ShflIdx, ShflUp, ShflDown, ShflXor, Ballot };
 // Waits until every lane named in `mask` reaches a warp op, checks they all reached the same op
 // with the same mask, and returns the bits this lane receives.
 uint64_t warp_exchange(WarpOp op, unsigned mask, uint64_t bits, int arg, int width);
 
-// The block's shared array for one SO_SHARED declaration (`site`), 0xff-poisoned at first use
-// in each block; the block's total is limited to 48 KiB, as static shared memory on the GPU.
+// The block's shared array for one SO_SHARED declaration (`site`), filled with the poison byte
+// at first use in each block; the block's total is limited to 48 KiB, as static shared memory on
+// the GPU.
 void* shared(const void* site, std::size_t bytes, std::size_t align);
+
+// The byte unwritten shared memory holds: `byte` in launches of `kernel` (as SO_LAUNCH spells it),
+// or of every kernel where `kernel` is empty; 0xff (NaN, -1) in the others. A kernel that reads
+// shared memory no thread wrote gives other bits under another poison
+// (tests/cuda_emu/test_shared_poison.py).
+void set_shared_poison(unsigned char byte, const std::string& kernel);
+// The kernels that used shared memory since the last call, each once: the only ones whose results
+// another poison can change.
+std::vector<std::string> take_shared_memory_kernels();
+
+// --- streams and graph capture ---------------------------------------------------------------
+// The stream c10::cuda::getCurrentCUDAStream() returns: not the default (null) stream, as inside
+// `with torch.cuda.stream(s)` or a graph capture, so a launch that forgets the current stream
+// (a launch struct's stream left null) fails in every test instead of only there.
+cudaStream_t current_stream();
+// Whether the current stream captures a CUDA graph (c10::cuda::currentStreamCaptureStatusMayInitCtx).
+void set_capturing(bool capturing);
+bool capturing();
 
 // --- launches --------------------------------------------------------------------------------
 // With `reverse`, blocks, and the threads of a block, run last to first: a kernel whose result
@@ -95,11 +136,12 @@ bool wide_indices();
 // Runs body() as every thread of every block of grid x block, block after block. A launch the
 // GPU would refuse (grid.y or grid.z > 65535, more than 1024 threads a block, ...) runs nothing
 // and sets the error cudaGetLastError() returns; a kernel fault the GPU would hang or corrupt
-// on (a barrier some threads never reach, a shuffle a lane of its mask skips) throws.
+// on (a barrier some threads never reach, a shuffle a lane of its mask skips) throws, as does a
+// launch on a stream that is not the current one (on a GPU: unordered with the work around it).
 // `parameters` names the kernel's parameter types (which instantiation ran): with
 // STRUCTOPS_EMU_TRACE=<file>, each kernel instantiation that runs is appended to it once.
 void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block, std::size_t dynamic_shared,
-              const std::function<void()>& body);
+              cudaStream_t stream, const std::function<void()>& body);
 
 template <typename... P>
 const char* parameter_types() {
@@ -110,21 +152,22 @@ const char* parameter_types() {
 // launch and passed by value to each thread, as a launch does.
 class Launch {
  public:
-  Launch(dim3 grid, dim3 block, std::size_t dynamic_shared, cudaStream_t, const char* kernel)
-      : grid_(grid), block_(block), shared_(dynamic_shared), kernel_(kernel) {}
+  Launch(dim3 grid, dim3 block, std::size_t dynamic_shared, cudaStream_t stream, const char* kernel)
+      : grid_(grid), block_(block), shared_(dynamic_shared), stream_(stream), kernel_(kernel) {}
 
   template <typename Body>
   auto kernel(Body body) const {
     return [self = *this, body](auto&&... args) {
       std::tuple<std::decay_t<decltype(args)>...> params(std::forward<decltype(args)>(args)...);
       run_grid(self.kernel_, parameter_types<std::decay_t<decltype(args)>...>(), self.grid_, self.block_, self.shared_,
-               [&] { std::apply(body, params); });
+               self.stream_, [&] { std::apply(body, params); });
     };
   }
 
  private:
   dim3 grid_, block_;
   std::size_t shared_;
+  cudaStream_t stream_;
   const char* kernel_;
 };
 
@@ -206,7 +249,11 @@ inline float __bfloat162float(__nv_bfloat16 h) { return static_cast<float>(h); }
 #define blockDim (::structops::emu::block_dim())
 #define gridDim (::structops::emu::grid_dim())
 
-inline void __syncthreads() { structops::emu::syncthreads(); }
+// The call site names the barrier: device code spells it __syncthreads(), and the default
+// argument is evaluated where it is called.
+inline void __syncthreads(std::source_location site = std::source_location::current()) {
+  structops::emu::syncthreads(site.file_name(), site.line());
+}
 
 // On the GPU a trap ends the kernel and poisons the context (as a device-side assert); here the
 // launch raises, naming kernel, block and thread.
