@@ -265,6 +265,34 @@ std::pair<double, double> row_moments(const value_t* __restrict x, int64_t n) {
   return {mean, variance_of<double>(d_sum, d_squares, n)};
 }
 
+// A float64 row of finite values whose squares pass double's range (data near its max, where
+// torch's rstd is NaN and an unscaled one 0): normalised as x / 2^k with 2^k near max|x| (exact
+// scalings: layer_norm does not depend on the scale but for eps, which scales by 4^-k), its mean
+// and rstd scaled back. False for a row holding inf or NaN, whose statistics stay as computed.
+template <typename param_t>
+bool layer_norm_row_rescaled(const double* __restrict x, const param_t* __restrict w, const param_t* __restrict b,
+                             double* __restrict o, int64_t n, double eps, double& mean_out, double& rstd_out) {
+  double top = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) return false;
+    top = std::max(top, std::abs(x[i]));
+  }
+  const int k = std::ilogb(top);
+  std::vector<double> y(n);
+  for (int64_t i = 0; i < n; ++i) y[i] = std::ldexp(x[i], -k);
+  const auto [mean, var] = row_moments<double>(y.data(), n);
+  const double rstd = 1.0 / std::sqrt(var + std::ldexp(eps, -2 * k));
+  for (int64_t j = 0; j < n; ++j) {
+    double v = (y[j] - mean) * rstd;
+    if (w) v *= static_cast<double>(w[j]);
+    if (b) v += static_cast<double>(b[j]);
+    o[j] = v;
+  }
+  mean_out = std::ldexp(mean, k);
+  rstd_out = std::ldexp(rstd, -k);
+  return true;
+}
+
 // (x - mean) * rstd * w + b over rows of n elements; mean and rstd per row (biased variance).
 template <typename scalar_t, typename value_t, typename param_t>
 SO_CPU_CLONES void layer_norm_row(const value_t* __restrict x, const param_t* __restrict w,
@@ -275,6 +303,10 @@ SO_CPU_CLONES void layer_norm_row(const value_t* __restrict x, const param_t* __
   if constexpr (!std::is_same_v<acc_t, double>) {
     if (std::isinf(mean64) || std::isinf(var64)) {  // squares past float's range (data near its max)
       std::tie(mean64, var64) = row_moments<double>(x, n);
+    }
+  } else if constexpr (std::is_same_v<value_t, double> && std::is_same_v<scalar_t, double>) {
+    if (!std::isfinite(mean64) || !std::isfinite(var64)) {  // past double's range: scaled, if finite
+      if (layer_norm_row_rescaled(x, w, b, o, n, eps, mean_out, rstd_out)) return;
     }
   }
   const acc_t mean = static_cast<acc_t>(mean64);

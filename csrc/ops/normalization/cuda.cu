@@ -127,6 +127,15 @@ __device__ void row_stats(G g, const T* x, int64_t lo, int64_t hi, RowOp op, acc
   }
 }
 
+// 1 / sqrt(var + eps) from the sum of squared deviations; NaN where that sum passed the
+// accumulator's range (data near its max), as torch's: 1 / sqrt(inf) = 0 would make every output
+// of the row its bias, silently.
+template <typename A>
+__device__ A layer_norm_rstd(A m2, const RowLaunch& p) {
+  if (isinf(m2)) return std::numeric_limits<A>::quiet_NaN();
+  return A(1) / sqrt(m2 / static_cast<A>(p.n) + static_cast<A>(p.eps));
+}
+
 // Writes x[lo, hi) of one row given the row's final statistics (s0, s1).
 template <typename T, typename G>
 __device__ void write_row(G g, const RowLaunch& p, const T* x, T* o, int64_t lo, int64_t hi, acc_t<T> s0,
@@ -140,7 +149,7 @@ __device__ void write_row(G g, const RowLaunch& p, const T* x, T* o, int64_t lo,
     const A log_sum = log(s1);
     for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>((load(x, i) - s0) - log_sum);
   } else {
-    const A rstd = A(1) / sqrt(s1 / static_cast<A>(p.n) + static_cast<A>(p.eps));
+    const A rstd = layer_norm_rstd(s1, p);
     const T* w = static_cast<const T*>(p.weight);
     const T* b = static_cast<const T*>(p.bias);
     for (int64_t i = lo + g.rank(); i < hi; i += g.size()) {
@@ -157,7 +166,7 @@ __device__ void write_stats(G g, const RowLaunch& p, int64_t row, acc_t<T> mean,
   if (p.op != RowOp::LayerNorm || g.rank() != 0) return;
   using A = acc_t<T>;
   static_cast<T*>(p.mean)[row] = static_cast<T>(mean);
-  static_cast<T*>(p.rstd)[row] = static_cast<T>(A(1) / sqrt(m2 / static_cast<A>(p.n) + static_cast<A>(p.eps)));
+  static_cast<T*>(p.rstd)[row] = static_cast<T>(layer_norm_rstd(m2, p));
 }
 
 // logsumexp = shift + log(sum); var = m2 / max(0, n - correction); std its root (rank 0).
