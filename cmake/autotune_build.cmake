@@ -3,7 +3,7 @@
 # source hash, the compiler and flags, torch's version. Run by the build (CMakeLists.txt) after
 # codegen; the generator only forwards what the manifest declares, it never reads csrc/.
 #
-#   -DVARIANTS=<generated>/variant_sources.cmake  one structops_variant() call per kernel variant
+#   -DVARIANTS=<generated>/variant_sources.cmake  one kernel_variant() call per kernel variant
 #   -DCSRC=<source>/csrc  -DOUT=<build>/autotune_build.cpp  -DDEPFILE=...  -DSTAMP=...
 #   -DCOMPILE_FLAGS=...  -DTORCH_VERSION=...
 #
@@ -32,8 +32,8 @@ function(_c_string out text)
   set(${out} "\"${text}\"" PARENT_SCOPE)
 endfunction()
 
-# structops_variant(<symbol> <CPU|CUDA> <manifest hash> <where> [<path under csrc/> ...])
-function(structops_variant symbol device manifest_hash where)
+# kernel_variant(<symbol> <CPU|CUDA> <manifest hash> <where> [<path under csrc/> ...])
+function(kernel_variant symbol device manifest_hash where)
   if(device STREQUAL "CPU")
     set(other "cuda")
   elseif(device STREQUAL "CUDA")

@@ -1,8 +1,10 @@
 """python -m codegen: check a manifest, generate the extension's sources, or print the hooks an
 op's hand-written code must define.
 
-    python -m codegen                       check native_functions.yaml (writes nothing)
+    python -m codegen [--manifest M]        check the manifest (writes nothing)
     python -m codegen --out-dir DIR         generate into DIR (what the CMake build runs)
+    python -m codegen --out-dir DIR --cmake-outputs    write DIR/outputs.cmake only: the build's
+                                            file lists by kind (CMake's configure step)
     python -m codegen signature OP          the C++ functions to define for OP
     python -m codegen new-op NAME --kind pointwise|structured    scaffold a new op
 
@@ -20,7 +22,7 @@ from pathlib import Path
 from codegen import new_op
 from codegen.dest.structured import hooks
 from codegen.errors import SpecError
-from codegen.gen import all_outputs, generate
+from codegen.gen import all_outputs, generate, write_outputs_cmake
 from codegen.manifest import load_manifest
 from codegen.workers import default_workers
 
@@ -73,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         return signature(argv[1:])
     if argv[:1] == ["new-op"]:
         return scaffold(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m codegen", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--manifest", type=Path, default=Path("native_functions.yaml"))
     parser.add_argument("--out-dir", type=Path, help="write the generated sources here (default: check only)")
     parser.add_argument("--shards", type=int, default=4, help="translation units per dispatch key")
@@ -88,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="print every output file, ';'-separated (for CMake), and exit",
     )
+    parser.add_argument(
+        "--cmake-outputs",
+        action="store_true",
+        help="write only OUT_DIR/outputs.cmake, the generated files by kind (for CMake), and exit",
+    )
     parser.add_argument("--stamp", type=Path, help="touch this file after a successful run")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
@@ -98,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.list_outputs:
             out_dir = args.out_dir or Path("generated")
             print(";".join(str(out_dir / f) for f in all_outputs(manifest, args.shards)))
+            return 0
+        if args.cmake_outputs:
+            if args.out_dir is None:
+                parser.error("--cmake-outputs needs --out-dir")
+            write_outputs_cmake(manifest, args.out_dir, args.shards)
             return 0
         written = generate(manifest, args.out_dir, args.shards, args.jobs) if args.out_dir else []
     except SpecError as e:

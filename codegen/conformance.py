@@ -1,7 +1,8 @@
 """The manifest's ``tests:`` key: what the conformance suite (tests/conformance) needs to know
-about an op. Its Python sources (reference, args, errors, samples) are evaluated by the suite with
-torch, over_dims (a reduction over one dim as one over a dim list), and, for references written
-as a pointwise formula, precise and pw (tests/conformance/formula.py) in scope.
+about an op (docs/conformance.md: the reference, with the defaults). Its Python sources
+(reference, args, errors, samples) are evaluated by the suite with torch, over_dims (a reduction
+over one dim as one over a dim list), and, for references written as a pointwise formula,
+precise and pw (tests/conformance/formula.py) in scope.
 
 Everything has a default except the reference, so most ops need one line:
 
@@ -37,6 +38,14 @@ Everything has a default except the reference, so most ops need one line:
                                         # inherits its forward's), on these devices (cpu, cuda;
                                         # default both); an entry that matches nothing, or samples
                                         # that no longer differ, fails the check
+      opinfo: nn.functional.relu        # the name of torch's OpInfo (tests/conformance/opinfo.py)
+                                        # whose samples this op must pass (default: the op's name)
+      opinfo:                           # or, with the failures that are known and why:
+        name: nn.functional.embedding
+        differs:
+        - {dtypes: [complex64, complex128], why: "no complex kernels yet"}   # any failure there
+        - {failures: "unexpected keyword argument 'sparse'", why: "..."}     # failures it matches
+      opinfo: {none: "why"}             # no OpInfo calls this operator: say why
 """
 
 from __future__ import annotations
@@ -78,6 +87,7 @@ KEYS = (
     "samples",
     "scaffold",
     "hostile",
+    "opinfo",
 )
 HOSTILE_DIFFERS = ("refuses", "zero_signs", "values", "accuracy")
 
@@ -103,6 +113,29 @@ class HostileDiffers:
 
 
 @dataclass(frozen=True)
+class OpInfoDiffers:
+    """OpInfo samples on which structops fails on purpose: a failure of these dtypes, or one
+    whose message the regex matches; a listed difference that no longer occurs fails the check."""
+
+    failures: str | None  # a regex searched in the failure's description
+    dtypes: tuple[str, ...]  # () when ``failures`` says which
+    why: str
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """Which of torch's OpInfos the op answers to (tests/conformance/test_opinfo.py)."""
+
+    name: str | None  # None: the op's own name
+    none: str | None = None  # no OpInfo calls this operator: why
+    differs: tuple[OpInfoDiffers, ...] = ()
+
+
+# OpInfo's samples come in every dtype torch supports, complex128 too.
+OPINFO_DTYPES = DTYPES + ("complex128",)
+
+
+@dataclass(frozen=True)
 class TestSpec:
     reference: str
     domain: str
@@ -120,6 +153,7 @@ class TestSpec:
     # author removes the key; its own suite runs against `reference` as any op's.
     scaffold: bool = False
     hostile: tuple[HostileDiffers, ...] = ()
+    opinfo: OpInfo = OpInfo(None)
 
 
 def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> TestSpec | None:
@@ -227,6 +261,7 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         )
 
     hostile = tuple(_hostile(raw.get("hostile", []), fail, lambda v: dtype_list(v, "hostile.dtypes")))
+    opinfo = _opinfo(raw.get("opinfo"), fail)
 
     return TestSpec(
         reference=reference.strip(),
@@ -242,7 +277,61 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         grad_reference=grad_reference.strip() if grad_reference else None,
         scaffold=scaffold,
         hostile=hostile,
+        opinfo=opinfo,
     )
+
+
+def _opinfo(raw: object, fail) -> OpInfo:
+    example = 'write e.g. "opinfo: nn.functional.relu" or "opinfo: {none: <why>}"'
+    if raw is None:
+        return OpInfo(None)
+    if isinstance(raw, str) and raw.strip():
+        return OpInfo(raw.strip())
+    if not isinstance(raw, dict) or not set(raw) <= {"name", "none", "differs"} or not raw:
+        raise fail("'tests.opinfo' must be an OpInfo's name or a mapping of name, none, differs", example)
+    if "none" in raw and set(raw) != {"none"}:
+        raise fail("tests.opinfo: 'none' says there is no OpInfo: it takes no name or differs", example)
+    if "none" in raw:
+        if not isinstance(raw["none"], str) or not raw["none"].strip():
+            raise fail("tests.opinfo.none must say why no OpInfo calls this operator", example)
+        return OpInfo(None, raw["none"].strip())
+    name = raw.get("name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise fail("tests.opinfo.name must be an OpInfo's name", "write e.g. name: nn.functional.relu")
+    differs_raw = raw.get("differs", [])
+    item_example = 'write e.g. {dtypes: [complex64], why: "..."} or {failures: "<regex>", why: "..."}'
+    if not isinstance(differs_raw, list) or not differs_raw:
+        raise fail("tests.opinfo.differs must be a non-empty list", item_example)
+    differs = []
+    for item in differs_raw:
+        if (
+            not isinstance(item, dict)
+            or not {"why"} < set(item) <= {"failures", "dtypes", "why"}
+            or len(set(item) & {"failures", "dtypes"}) != 1
+        ):
+            raise fail(
+                "each tests.opinfo.differs item gives 'why' and one of 'failures', 'dtypes'", item_example
+            )
+        if not isinstance(item["why"], str) or not item["why"].strip():
+            raise fail("tests.opinfo.differs: 'why' must say why structops differs", "write the reason")
+        dtypes = item.get("dtypes", [])
+        if "dtypes" in item and (
+            not isinstance(dtypes, list) or not dtypes or not all(d in OPINFO_DTYPES for d in dtypes)
+        ):
+            raise fail(
+                f"tests.opinfo.differs: dtypes {dtypes!r} is not a list of dtype names",
+                f"use: {', '.join(OPINFO_DTYPES)}",
+            )
+        failures = item.get("failures")
+        if failures is not None:
+            try:
+                re.compile(str(failures))
+            except re.error as e:
+                raise fail(f"tests.opinfo.differs: 'failures' is no regex ({e})", "fix the regex") from None
+        differs.append(
+            OpInfoDiffers(None if failures is None else str(failures), tuple(dtypes), item["why"].strip())
+        )
+    return OpInfo(name.strip() if name else None, None, tuple(differs))
 
 
 def _hostile(raw: object, fail, dtype_list) -> Iterable[HostileDiffers]:

@@ -13,6 +13,8 @@ from typing import Any
 
 import jinja2
 
+from codegen.version import GENERATOR_VERSION
+
 TEMPLATES = Path(__file__).parent / "templates"
 REGENERATE = "python -m codegen (run by the CMake build)"
 
@@ -57,7 +59,8 @@ def make_environment() -> jinja2.Environment:
 def banner(path: str, template: str, source: str) -> str:
     mark = _COMMENT[Path(path).suffix]
     return (
-        f"{mark} @generated from {source} by codegen/templates/{template} — DO NOT EDIT.\n"
+        f"{mark} @generated from {source} by codegen/templates/{template} (generator {GENERATOR_VERSION})"
+        " — DO NOT EDIT.\n"
         f"{mark} Regenerate with: {REGENERATE}\n"
     )
 
@@ -66,9 +69,14 @@ def banner(path: str, template: str, source: str) -> str:
 class FileManager:
     out_dir: Path
     source: str  # the manifest's name, for the banner
+    # What every template sees besides its own context: the project's names and the runtime's.
+    names: dict[str, Any] = field(default_factory=dict)
     env: jinja2.Environment = field(default_factory=make_environment)
     # Each output's text; None once settle() found the file on disk holding it already.
     planned: dict[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.env.globals.update(self.names)  # globals: macros imported by a template see them too
 
     def render(self, path: str, template: str, **context: Any) -> None:
         if path in self.planned:
@@ -78,7 +86,7 @@ class FileManager:
 
     def part(self) -> FileManager:
         """An empty FileManager for one section's files (codegen/gen.py), on the same templates."""
-        return FileManager(self.out_dir, self.source, self.env)
+        return FileManager(self.out_dir, self.source, self.names, self.env)
 
     def merge(self, planned: dict[str, str | None]) -> None:
         """Add a part's rendered files."""

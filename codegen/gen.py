@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -19,63 +21,123 @@ from codegen.dest import (
 )
 from codegen.files import FileManager
 from codegen.native import DispatchKey, Manifest
+from codegen.project import Project
 from codegen.workers import run_jobs
 
 # Keys with wrapper shards, and the file stem of each. CUDA shards are compiled only when the
 # installed torch has CUDA (ARCHITECTURE decision 6).
 WRAPPER_KEYS = (DispatchKey.CPU, DispatchKey.Meta, DispatchKey.CUDA)
-OPS_HEADER_DIR = "include/structops/ops"
 
 
-def fixed_outputs(shards: int) -> list[str]:
-    """Files whose names do not depend on the manifest: what CMake compiles and installs."""
-    files = ["src/registration.cpp", "src/composites.cpp"]
-    files += [f"src/meta_{i}.cpp" for i in range(shards)]
-    for key in WRAPPER_KEYS:
-        files += [f"src/wrappers_{key.value.lower()}_{i}.cpp" for i in range(shards)]
-    files += [f"src/autograd_{i}.cpp" for i in range(shards)]
-    for stem in ("multi_kernel_cpu_{}.cpp", "multi_kernel_cuda_{}.cpp", CPU_HOST_FILE):
-        files += ["src/" + stem.format(i) for i in range(shards)]
-    files += ["python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py"]
-    return files
+class OutputKind(enum.Enum):
+    """How the build treats a generated file: the one registry CMake's file lists come from
+    (``python -m codegen --cmake-outputs``), so no build script classifies files by name."""
+
+    GLUE = "GLUE"  # dispatcher glue: torch's library and autograd headers, its own precompiled header
+    KERNELS = "KERNELS"  # CPU pointwise kernels: no torch header
+    OPS = "OPS"  # meta functions, choosers, kernels' CPU host glue: the ops library's own files
+    CUDA_HOST = "CUDA_HOST"  # CUDA host glue: CUDA torch, or the CPU emulator's build
+    CUDA_DEVICE = "CUDA_DEVICE"  # device code: nvcc, or the emulator as C++
+    HEADERS = "HEADERS"
+    PYTHON = "PYTHON"  # installed into the project's package
+    BUILD = "BUILD"  # read by the build itself
 
 
-def op_headers(manifest: Manifest) -> list[str]:
-    return [_header_file(h) for h in structured.all_headers(manifest)]
+@dataclass(frozen=True)
+class Output:
+    path: str  # relative to the output folder
+    kind: OutputKind
+    # Files that compile as one translation unit (CMake's UNITY_GROUP): each glue file pays ~4 s
+    # for the dispatcher's pending template instantiations, once per unit.
+    unity_group: str | None = None
 
 
+def ops_header_dir(project: Project) -> str:
+    return f"include/{project.include_prefix}/ops"
+
+
+# The generated Python modules, in the project's package folder.
+PYTHON_FILES = ("_ops.py", "_ops.pyi", "_rules.py")
 # The CPU host glue of the pointwise kernels, in shards (pointwise_kernels.cpu_host_shards).
 CPU_HOST_FILE = "kernels_cpu_host_{}.cpp"
-# The files of one pointwise op's kernels (a translation unit per op and device).
-KERNEL_FILES = ("src/kernels_cpu_{}.cpp", "src/kernels_cuda_{}.cu", "src/kernels_cuda_host_{}.cpp")
-
-
-def kernel_files(manifest: Manifest) -> list[str]:
-    groups = pointwise_kernels.pointwise_groups(manifest)
-    return [f.format(group.name) for group in groups for f in KERNEL_FILES]
-
-
-def _header_file(header: structured.OpHeader) -> str:
-    return f"include/{names.group_header(header.group)}"
-
-
-def all_outputs(manifest: Manifest, shards: int) -> list[str]:
-    """Every generated file. CMake declares them all as byproducts of the codegen step, so
-    ninja re-checks each one after codegen runs and recompiles exactly their dependents."""
-    return (
-        fixed_outputs(shards)
-        + kernel_files(manifest)
-        + op_headers(manifest)
-        + [OUTPUTS_CMAKE, VARIANT_SOURCES_CMAKE, HOOKS_TXT]
-    )
-
-
+# The files of one pointwise op's kernels (a translation unit per op and device), and their kinds.
+KERNEL_FILES = (
+    ("src/kernels_cpu_{}.cpp", OutputKind.KERNELS),
+    ("src/kernels_cuda_{}.cu", OutputKind.CUDA_DEVICE),
+    ("src/kernels_cuda_host_{}.cpp", OutputKind.CUDA_HOST),
+)
 # Written only when the set of outputs changes; CMake re-configures when it does.
 OUTPUTS_CMAKE = "outputs.cmake"
 # What the build hashes into each kernel variant's source hash (cmake/autotune_build.cmake).
 VARIANT_SOURCES_CMAKE = "variant_sources.cmake"
 # The hand-written hooks and their manifest entries, for the link step's report (codegen/link.py).
 HOOKS_TXT = "hooks.txt"
+
+
+def _fixed(project: Project, shards: int) -> list[Output]:
+    """Files whose names do not depend on the manifest's ops."""
+    glue, ops, cuda_host = OutputKind.GLUE, OutputKind.OPS, OutputKind.CUDA_HOST
+    files = [
+        Output("src/registration.cpp", glue, "registration"),
+        Output("src/composites.cpp", glue, "registration"),
+    ]
+    files += [Output(f"src/meta_{i}.cpp", ops) for i in range(shards)]
+    for key in WRAPPER_KEYS:
+        for i in range(shards):
+            path = f"src/wrappers_{key.value.lower()}_{i}.cpp"
+            # A shard's CPU and Meta wrappers (names carry the key) compile as one unit.
+            files.append(
+                Output(path, cuda_host) if key is DispatchKey.CUDA else Output(path, glue, f"wrappers_{i}")
+            )
+    files += [Output(f"src/autograd_{i}.cpp", glue) for i in range(shards)]  # the largest: a unit each
+    files += [Output(f"src/multi_kernel_cpu_{i}.cpp", ops) for i in range(shards)]
+    files += [Output(f"src/multi_kernel_cuda_{i}.cpp", cuda_host) for i in range(shards)]
+    files += [Output("src/" + CPU_HOST_FILE.format(i), ops) for i in range(shards)]
+    files += [Output(f"{project.python_dir}/{name}", OutputKind.PYTHON) for name in PYTHON_FILES]
+    files += [Output(f, OutputKind.BUILD) for f in (OUTPUTS_CMAKE, VARIANT_SOURCES_CMAKE, HOOKS_TXT)]
+    return files
+
+
+def fixed_outputs(project: Project, shards: int) -> list[str]:
+    """Files whose names do not depend on the manifest's ops: what CMake compiles and installs."""
+    return [o.path for o in _fixed(project, shards)]
+
+
+def outputs(manifest: Manifest, shards: int) -> list[Output]:
+    """Every generated file with its kind. CMake declares them all as byproducts of the codegen
+    step, so ninja re-checks each one after codegen runs and recompiles exactly their dependents."""
+    kernels = [
+        Output(path.format(group.name), kind)
+        for group in pointwise_kernels.pointwise_groups(manifest)
+        for path, kind in KERNEL_FILES
+    ]
+    headers = [
+        Output(_header_file(manifest.project, h), OutputKind.HEADERS)
+        for h in structured.all_headers(manifest)
+    ]
+    return _fixed(manifest.project, shards) + kernels + headers
+
+
+def all_outputs(manifest: Manifest, shards: int) -> list[str]:
+    return [o.path for o in outputs(manifest, shards)]
+
+
+def _header_file(project: Project, header: structured.OpHeader) -> str:
+    return f"include/{project.include_prefix}/{names.group_header(header.group)}"
+
+
+def cmake_outputs(manifest: Manifest, shards: int) -> dict[str, object]:
+    """outputs.cmake's context: each kind's files, and the unity groups."""
+    files = outputs(manifest, shards)
+    groups: dict[str, list[str]] = {}
+    for o in files:
+        if o.unity_group:
+            groups.setdefault(o.unity_group, []).append(o.path)
+    return {
+        "files": [o.path for o in files],
+        "kinds": [(k.value, [o.path for o in files if o.kind is k]) for k in OutputKind],
+        "groups": list(groups.items()),
+    }
 
 
 def _wrappers(manifest: Manifest, fm: FileManager, shards: int) -> None:
@@ -91,14 +153,14 @@ def _autograd(manifest: Manifest, fm: FileManager, shards: int) -> None:
 
 def _python(manifest: Manifest, fm: FileManager, shards: int) -> None:
     functions = python_api.python_functions(manifest)
-    fm.render("python/structops/_ops.py", "ops.py.j2", functions=functions)
-    fm.render("python/structops/_ops.pyi", "ops.pyi.j2", functions=functions)
+    fm.render(f"{manifest.project.python_dir}/_ops.py", "ops.py.j2", functions=functions)
+    fm.render(f"{manifest.project.python_dir}/_ops.pyi", "ops.pyi.j2", functions=functions)
 
 
 def _pointwise_kernels(manifest: Manifest, fm: FileManager, shards: int) -> None:
     units = pointwise_kernels.kernel_units(manifest)
     for unit in units:
-        cpu, cuda, cuda_host = (f.format(unit.stem) for f in KERNEL_FILES)
+        cpu, cuda, cuda_host = (path.format(unit.stem) for path, _ in KERNEL_FILES)
         fm.render(cpu, "kernels_cpu.cpp.j2", unit=unit)
         fm.render(cuda, "kernels_cuda.cu.j2", unit=unit)
         fm.render(cuda_host, "kernels_cuda_host.cpp.j2", unit=unit)
@@ -109,12 +171,8 @@ def _pointwise_kernels(manifest: Manifest, fm: FileManager, shards: int) -> None
 def _headers(manifest: Manifest, fm: FileManager, shards: int) -> None:
     headers = structured.all_headers(manifest)
     for header in headers:
-        fm.render(_header_file(header), "op_declarations.h.j2", header=header)
-    fm.render(
-        OUTPUTS_CMAKE,
-        "outputs.cmake.j2",
-        files=fixed_outputs(shards) + kernel_files(manifest) + [_header_file(h) for h in headers],
-    )
+        fm.render(_header_file(manifest.project, header), "op_declarations.h.j2", header=header)
+    fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", **cmake_outputs(manifest, shards))
 
 
 def _registration(manifest: Manifest, fm: FileManager, shards: int) -> None:
@@ -134,7 +192,7 @@ def _meta(manifest: Manifest, fm: FileManager, shards: int) -> None:
 
 def _rules(manifest: Manifest, fm: FileManager, shards: int) -> None:
     fm.render(
-        "python/structops/_rules.py",
+        f"{manifest.project.python_dir}/_rules.py",
         "rules.py.j2",
         rules=rules_data.all_rule_data(manifest),
         looped=rules_data.looped_functionals(manifest),
@@ -189,14 +247,29 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int, workers: int = 
 
     for planned in run_jobs([partial(section_files, s) for s in SECTIONS], workers):
         fm.merge(planned)
-    missing = set(fixed_outputs(shards)) - set(fm.planned)
-    if missing:
-        raise RuntimeError(f"codegen bug: fixed outputs not rendered: {sorted(missing)}")
+    registered = set(all_outputs(manifest, shards))
+    if registered != set(fm.planned):  # the registry (outputs) and the sections must agree
+        raise RuntimeError(
+            f"codegen bug: outputs not rendered: {sorted(registered - set(fm.planned))}; "
+            f"rendered but not in outputs(): {sorted(set(fm.planned) - registered)}"
+        )
 
 
 def generate(manifest: Manifest, out_dir: Path, shards: int, workers: int = 1) -> list[str]:
     """Render everything (in ``workers`` processes where forking is safe), then write what
     changed: a failure leaves ``out_dir`` as it was."""
-    fm = FileManager(out_dir, Path(manifest.path).name)
+    fm = FileManager(
+        out_dir, Path(manifest.path).name, {"project": manifest.project, "runtime": names.RUNTIME}
+    )
     render_all(manifest, fm, shards, workers)
-    return fm.commit(owned_dirs=(OPS_HEADER_DIR,))
+    return fm.commit(owned_dirs=(ops_header_dir(manifest.project),))
+
+
+def write_outputs_cmake(manifest: Manifest, out_dir: Path, shards: int) -> list[str]:
+    """Only outputs.cmake (what CMake's configure step includes): the same text generate() writes,
+    so the build's codegen run leaves it alone unless the set of outputs changed."""
+    fm = FileManager(
+        out_dir, Path(manifest.path).name, {"project": manifest.project, "runtime": names.RUNTIME}
+    )
+    fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", **cmake_outputs(manifest, shards))
+    return fm.commit()

@@ -18,6 +18,7 @@ from codegen.load import LineDict, read_manifest_entries
 from codegen.model import Argument, BaseTy, BaseType, ListType, Return, SchemaKind
 from codegen.native import Manifest, NativeFunction, StructuredGroup
 from codegen.pointwise.syntax import parse_formula
+from codegen.project import DEFAULT_PROJECT, is_header, parse_project
 
 # ---------------------------------------------------------------------------------------------
 # The whole manifest
@@ -30,6 +31,18 @@ def same_arguments(a: Iterable[Argument], b: Iterable[Argument]) -> bool:
 
 
 def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
+    project = DEFAULT_PROJECT
+    if entries and is_header(entries[0]):
+        project, entries = parse_project(path, entries[0]), entries[1:]
+    for entry in entries:
+        if is_header(entry):
+            raise SpecError(
+                path,
+                entry.line_of("project"),
+                "project",
+                "the project header is not the manifest's first entry",
+                "move '- project: ...' to the top of the manifest, once",
+            )
     functions: list[NativeFunction] = []
     by_name: dict[str, NativeFunction] = {}
     for entry in scalar_of.expand(path, entries):
@@ -159,7 +172,7 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
     groups = [dataclasses.replace(g, autograd=_autograd(path, g)) for g in groups]
     functions = list(functions)
     groups = _with_fused_backward(path, groups, functions)  # appends their entries to functions
-    return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured))
+    return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured), project)
 
 
 def _bound(path: str, fn: NativeFunction, by_name: dict[str, NativeFunction]) -> NativeFunction:

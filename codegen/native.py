@@ -13,6 +13,7 @@ from codegen.conformance import TestSpec
 from codegen.model import Argument, FunctionSchema, OperatorName, SchemaKind
 from codegen.multi_kernel import MultiKernel
 from codegen.pointwise.model import PointwiseKernel
+from codegen.project import DEFAULT_PROJECT, Project
 from codegen.rules.spec import Rule
 
 
@@ -134,3 +135,4 @@ class Manifest:
     groups: tuple[StructuredGroup, ...]
     # Entries that name their kernels directly (no meta function): registered as they are.
     unstructured: tuple[NativeFunction, ...]
+    project: Project = DEFAULT_PROJECT  # the header's names (codegen/project.py)

@@ -39,7 +39,7 @@ POINTWISE = """
 STRUCTURED = """
 - func: {name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
   structured: True
-  dispatch: [CPU]  # structops::impl::{name}_out_cpu, in csrc/ops/{name}/cpu.cpp
+  dispatch: [CPU]  # {namespace}::impl::{name}_out_cpu, in {sources}/ops/{name}/cpu.cpp
   meta:  # the meta function, as a rule (docs/rules.md)
     shape: {{self: "[*batch]", out: "[*batch]"}}
     layout: {{out: "like(self)"}}
@@ -57,14 +57,14 @@ STRUCTURED = """
 IMPL = """// {name}: its CPU impl (python -m codegen signature {name} prints what to define).
 #include <{header}>
 
-namespace structops::impl {{
+namespace {namespace}::impl {{
 
 // Writes `out`, whose sizes, strides and dtype the meta function computed from the rule.
 {declaration_without_semicolon} {{
   out.copy_(self);  // the scaffold: an identity; replace it by the op
 }}
 
-}}  // namespace structops::impl
+}}  // namespace {namespace}::impl
 """
 
 
@@ -75,8 +75,9 @@ class Scaffold:
 
 
 def new_op(name: str, kind: str, manifest: Path, root: Path) -> Scaffold:
-    """Append the op's entries to ``manifest`` and write its impl under ``root``/csrc/ops.
-    ValueError (nothing written) for a name that is taken or not an identifier."""
+    """Append the op's entries to ``manifest`` and write its impl under the project's first
+    source folder (``root``/csrc/ops by default). ValueError (nothing written) for a name that is
+    taken or not an identifier."""
     if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("so_") or name.endswith("_"):
         raise ValueError(
             f"'{name}' cannot name an op: use a Python identifier, not a keyword, without a trailing '_'"
@@ -85,11 +86,15 @@ def new_op(name: str, kind: str, manifest: Path, root: Path) -> Scaffold:
     taken = load_manifest(manifest)
     if any(f.func.name.name.base == name for f in taken.functions):
         raise ValueError(f"{manifest}: an op called '{name}' exists already")
-    impl = root / "csrc" / "ops" / name / "cpu.cpp"
+    sources = taken.project.sources[0] if taken.project.sources else "csrc"
+    impl = root / sources / "ops" / name / "cpu.cpp"
     if kind == "structured" and impl.exists():
         raise ValueError(f"{impl} exists already")
     template = POINTWISE if kind == "pointwise" else STRUCTURED
-    manifest.write_text(before.rstrip("\n") + "\n" + template.format(name=name))
+    namespace = taken.project.cpp_namespace
+    manifest.write_text(
+        before.rstrip("\n") + "\n" + template.format(name=name, namespace=namespace, sources=sources)
+    )
     try:
         written = load_manifest(manifest)
     except SpecError:
@@ -102,7 +107,10 @@ def new_op(name: str, kind: str, manifest: Path, root: Path) -> Scaffold:
     impl.parent.mkdir(parents=True, exist_ok=True)
     impl.write_text(
         IMPL.format(
-            name=name, header=op.header, declaration_without_semicolon=hook.declaration.removesuffix(";")
+            name=name,
+            namespace=namespace,
+            header=op.header,
+            declaration_without_semicolon=hook.declaration.removesuffix(";"),
         )
     )
     return Scaffold(manifest, impl)

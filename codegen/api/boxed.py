@@ -7,7 +7,7 @@ templates, instantiated per signature: they were two thirds of a wrapper file's 
 (wrappers_cpu_3: 23.4 s with them, 7.5 s without). Python's calls (torch.ops) arrive boxed
 anyway; a C++ caller with a typed handle (the autograd kernels' redispatch) gets its arguments
 boxed by the dispatcher. The conversions that need more than an IValue accessor are plain
-functions in csrc/runtime/boxed.cpp (structops/boxed.h), compiled once.
+functions in the runtime's boxed.h (csrc/runtime/boxed.cpp), compiled once.
 """
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codegen.api import cpp
+from codegen.api.names import RUNTIME
 from codegen.memo import by_identity
 from codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
+
+RT = RUNTIME.namespace  # the runtime's boxed:: readers
 
 # IValue accessors of the base types (so_args[i].<accessor>()).
 _ACCESSOR = {
@@ -42,15 +45,15 @@ _ACCESSOR = {
 _LIST = {
     BaseTy.Tensor: "{v}.toTensorVector()",
     BaseTy.int: "{v}.toDimVector()",
-    BaseTy.SymInt: "structops::boxed::sym_ints({v})",
+    BaseTy.SymInt: RT + "::boxed::sym_ints({v})",
     BaseTy.float: "{v}.toDoubleVector()",
-    BaseTy.Scalar: "structops::boxed::scalars({v})",
+    BaseTy.Scalar: RT + "::boxed::scalars({v})",
 }
 
 _OPTIONAL_LIST = {
-    BaseTy.int: "structops::boxed::optional_ints({v})",
-    BaseTy.SymInt: "structops::boxed::optional_sym_ints({v})",
-    BaseTy.float: "structops::boxed::optional_doubles({v})",
+    BaseTy.int: RT + "::boxed::optional_ints({v})",
+    BaseTy.SymInt: RT + "::boxed::optional_sym_ints({v})",
+    BaseTy.float: RT + "::boxed::optional_doubles({v})",
 }
 
 
@@ -63,7 +66,7 @@ def read(t: Type, v: str) -> str:
     if isinstance(t, OptionalType):
         elem = t.elem
         if elem == BaseType(BaseTy.Tensor):
-            return f"structops::boxed::optional_tensor({v})"
+            return f"{RT}::boxed::optional_tensor({v})"
         list_of = elem.elem if isinstance(elem, ListType) else None
         if isinstance(list_of, BaseType) and list_of.name in _OPTIONAL_LIST:
             return _OPTIONAL_LIST[list_of.name].format(v=v)
@@ -75,10 +78,10 @@ def read(t: Type, v: str) -> str:
         if elem == OptionalType(BaseType(BaseTy.Tensor)):
             return f"{v}.toOptionalTensorList()"
         if elem == BaseType(BaseTy.bool) and t.size is not None:
-            return f"structops::boxed::bools<{t.size}>({v})"
+            return f"{RT}::boxed::bools<{t.size}>({v})"
         if isinstance(elem, BaseType) and elem.name in _LIST:
             return _LIST[elem.name].format(v=v)
-    raise cpp.UnsupportedType(f"type '{t}' has no boxed reading in structops")
+    raise cpp.UnsupportedType(f"type '{t}' has no boxed reading")
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,21 @@ emitters and the manifest checker agree; a leaf module (it imports nothing of th
 
 from __future__ import annotations
 
-NAMESPACE = "structops"  # the torch library namespace: torch.ops.structops.*
+from dataclasses import dataclass
+
+
+# The runtime every generated package is built on: its C++ namespace, the folder of its headers
+# (<RUNTIME_INCLUDE/structured.h>) and its Python package. The one place the generator names it; a
+# project's own names are its header's (codegen/project.py).
+@dataclass(frozen=True)
+class Runtime:
+    namespace: str  # C++: <namespace>::autograd::..., and what generated code sees unqualified
+    include: str  # headers: <include/structured.h>
+    python: str  # the Python package of _dispatch, rules, vmap, ...
+    macro: str  # the prefix of its build macros: <macro>_CUDA_EMULATION
+
+
+RUNTIME = Runtime(namespace="structops", include="structops", python="structops", macro="STRUCTOPS")
 
 # C++20's keywords and alternative tokens: an argument of one of these names is spelled with a
 # trailing underscore in C++ (cpp_name); a kernel of one of these names is an error (manifest.py).
@@ -99,8 +113,9 @@ def wrapper(key: str, overload: str) -> str:
 
 
 def group_header(group: str) -> str:
-    """Per-op declaration header, so editing one op recompiles only what includes it."""
-    return f"structops/ops/{group}.h"
+    """Per-op declaration header, so editing one op recompiles only what includes it; relative to
+    the project's include prefix (templates write <{{ project.include_prefix }}/{{ header }}>)."""
+    return f"ops/{group}.h"
 
 
 def variant_kernel(impl: str, variant: str) -> str:

@@ -1,5 +1,5 @@
 """Derivative formulas (codegen/autograd/formulas.py's typed IR) printed as C++ expressions over
-ATen and structops::autograd (csrc/include/structops/autograd.h).
+ATen and the runtime's autograd:: helpers (its autograd.h).
 
 The printed code runs in a backward Node's apply(): arguments are the Node's saved values under
 their own names (tensors unpacked from their SavedVariables), ``like`` arguments are saved
@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from codegen.api.names import RUNTIME
 from codegen.autograd.formulas import Apply, Const, Expr, Op, Ref, Select, Where
 
 _TENSOR_OPS = {"+": "+", "-": "-", "*": "*", "/": "/"}
 _COMPARE = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 _SWAPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _SCALAR_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floor_div", "%": "remainder"}
-H = "structops::autograd::"
+H = f"{RUNTIME.namespace}::autograd::"
 
 
 def code(e: Expr) -> str:

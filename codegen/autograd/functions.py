@@ -9,13 +9,15 @@ those, not the tensor), ``likes`` (the same of a Tensor[] argument, element by e
 the dims of a reduction), ``int``, ``mask`` (``grad_input_mask``: which of the inputs a formula
 of several inputs must give), ``any`` (any argument, passed as it is). A result ``tensors`` is
 one gradient per input of a formula of several, or per element of a Tensor[] input. Elementwise functions
-(exp, where, ...) are ATen's; the others are structops' backward helpers, hand-written once in
-csrc/include/structops/autograd.h.
+(exp, where, ...) are ATen's; the others are the runtime's backward helpers, hand-written once in
+its autograd.h.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from codegen.api.names import RUNTIME
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ def _elementwise(name: str, cpp: str | None = None) -> Function:
     return Function(name, ("value",), "tensor", cpp or f"at::{name}", f"torch.{name}", tensorize=True)
 
 
-_H = "structops::autograd::"
+_H = f"{RUNTIME.namespace}::autograd::"
 
 FUNCTIONS: dict[str, Function] = {
     f.name: f

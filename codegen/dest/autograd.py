@@ -19,6 +19,8 @@ from codegen.autograd.formulas import AUTO_LINEAR, Apply, Autograd, Expr, Op, Re
 from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType
 from codegen.native import Manifest, NativeFunction, StructuredGroup
 
+RT = names.RUNTIME.namespace
+
 
 @dataclass(frozen=True)
 class Member:
@@ -40,7 +42,7 @@ class GradCode:
 @dataclass(frozen=True)
 class OpHandle:
     variable: str
-    schema: str  # "structops::mul"
+    op: str  # "mul": the template qualifies it with the project's namespace
     overload: str  # "Tensor", "" for default
     signature: str  # the kernel's C++ function type
 
@@ -48,7 +50,7 @@ class OpHandle:
 @dataclass(frozen=True)
 class Functional:
     node: str
-    name: str  # the node's name() ("structops::mul.Tensor backward")
+    name: str  # what the node's name() gives after the namespace ("mul.Tensor backward")
     function: str
     kernel: boxed.BoxedKernel  # what is registered: the boxed adapter of ``function``
     overload: str  # "mul.Tensor"
@@ -129,7 +131,7 @@ def _handle(fn: NativeFunction) -> OpHandle:
     name = fn.func.name
     return OpHandle(
         f"{name.unambiguous}_op",
-        f"{names.NAMESPACE}::{name.name}",
+        str(name.name),
         name.overload_name or "",
         f"{ret}({', '.join(p.ctype for p in params)})",
     )
@@ -155,7 +157,7 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
         c = names.cpp_name(a.name)
         kind = _tensor_kind(a)
         if a.name in values and kind in ("tensor", "tensor?") and a.is_write:
-            members.append(Member("std::optional<at::Tensor>", f"{c}_", f"structops::autograd::copy_of({c})"))
+            members.append(Member("std::optional<at::Tensor>", f"{c}_", f"{RT}::autograd::copy_of({c})"))
             unpack.append(f"const auto& {c} = {c}_;")
         elif a.name in values and kind in ("tensor", "tensor?"):
             value = c if kind == "tensor" else f"{c}.has_value() ? *{c} : at::Tensor()"
@@ -167,29 +169,27 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
                 )
             )
             release.append(f"{c}_")
-            local = f"{c}_.unpack()" if kind == "tensor" else f"structops::autograd::optional({c}_.unpack())"
+            local = f"{c}_.unpack()" if kind == "tensor" else f"{RT}::autograd::optional({c}_.unpack())"
             unpack.append(f"const auto {c} = {local};")
         elif a.name in values and kind is None:
             ctype = by_name[a.name][1].ctype
-            members.append(
-                Member(f"structops::autograd::kept_t<{ctype}>", f"{c}_", f"structops::autograd::keep({c})")
-            )
-            unpack.append(f"const auto& {c} = structops::autograd::view({c}_);")
+            members.append(Member(f"{RT}::autograd::kept_t<{ctype}>", f"{c}_", f"{RT}::autograd::keep({c})"))
+            unpack.append(f"const auto& {c} = {RT}::autograd::view({c}_);")
         if a.name in likes and kind == "tensors":
             members.append(
                 Member(
-                    "std::vector<structops::autograd::TensorMeta>",
+                    f"std::vector<{RT}::autograd::TensorMeta>",
                     f"{c}_meta",
-                    f"structops::autograd::metas({c})",
+                    f"{RT}::autograd::metas({c})",
                 )
             )
         elif a.name in likes:
             value = c if kind == "tensor" else f"{c}.has_value() ? *{c} : at::Tensor()"
             members.append(
                 Member(
-                    "structops::autograd::TensorMeta",
+                    RT + "::autograd::TensorMeta",
                     f"{c}_meta",
-                    f"structops::autograd::TensorMeta({value})",
+                    f"{RT}::autograd::TensorMeta({value})",
                 )
             )
     many = len(autograd.outputs) > 1
@@ -238,9 +238,9 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
             local = f"so_{g.fused}"
             call = f"({local}.defined() ? {local} : ({local} = {call}))"
         if g.kernel_scale is not None:
-            call = f"structops::autograd::scaled({call}, {formula_cpp.code(g.kernel_scale)})"
+            call = f"{RT}::autograd::scaled({call}, {formula_cpp.code(g.kernel_scale)})"
         if g.kernel_sum_to:
-            call = f"structops::autograd::sum_to({call}, {names.cpp_name(g.inputs[0])}_meta)"
+            call = f"{RT}::autograd::sum_to({call}, {names.cpp_name(g.inputs[0])}_meta)"
         return f"(at::GradMode::is_enabled() ? {composite} : {call})"
 
     gradients = tuple(
@@ -251,7 +251,7 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
     grads = () if autograd.list_output else tuple(f"grad_{n}" if many else "grad" for n in autograd.outputs)
     return Functional(
         node=_node_name(group),
-        name=f"structops::{fn.func.name} backward",
+        name=f"{fn.func.name} backward",
         function=f"{fn.func.name.unambiguous}_autograd",
         kernel=_boxed(fn),
         overload=str(fn.func.name),
@@ -310,7 +310,7 @@ def _written(group: StructuredGroup, fn: NativeFunction, kind: str) -> Written:
         for a in group.functional.func.arguments.all
     )
     meta_locals = tuple(
-        f"auto so_meta_{names.cpp_name(a.name)} = structops::autograd::on_meta({names.cpp_name(a.name)});"
+        f"auto so_meta_{names.cpp_name(a.name)} = {RT}::autograd::on_meta({names.cpp_name(a.name)});"
         for a in args
         if _tensor_kind(a)
     )

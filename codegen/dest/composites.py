@@ -25,7 +25,7 @@ from codegen.native import Manifest, NativeFunction
 @dataclass(frozen=True)
 class CompositeCase:
     condition: str  # C++: the case's given arguments are given; "" when it needs none
-    target_name: str  # "structops::sum"
+    target_op: str  # "sum": the template qualifies it with the project's namespace
     target_overload: str  # "dim_IntList"
     target_signature: str  # at::Tensor(const at::Tensor&, ...)
     handle: str
@@ -83,7 +83,7 @@ def _case(case: Composite, fn: NativeFunction, target: NativeFunction) -> Compos
     t_returns, t_params = cpp.kernel_signature(target.func)
     return CompositeCase(
         condition=" && ".join(_given(g, types[g]) for g in case.given),
-        target_name=f"structops::{target.func.name.name}",
+        target_op=str(target.func.name.name),
         target_overload=target.func.name.overload_name,
         target_signature=f"{t_returns}({', '.join(b.ctype for b in t_params)})",
         handle=f"{target.func.name.unambiguous}_op",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api import names, python
+from codegen.api import python
 from codegen.autograd.formulas import NOT_IMPLEMENTED
 from codegen.conformance import DTYPES
 from codegen.model import BaseTy, BaseType, ListType
@@ -94,7 +94,7 @@ def _allowed_dtypes(group: StructuredGroup) -> tuple[str, ...]:
     return tuple(d for d in DTYPES if d in permitted)
 
 
-def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> SuiteSpec:
+def suite_spec(group: StructuredGroup, namespace: str) -> SuiteSpec:
     rule = group.out.rule
     args = group.out.func.arguments
     non_out = args.non_out
@@ -168,6 +168,8 @@ def suite_spec(group: StructuredGroup, namespace: str = names.NAMESPACE) -> Suit
     )
 
 
-def suite_specs(manifest: Manifest, namespace: str = names.NAMESPACE) -> list[SuiteSpec]:
-    """One spec per structured op that has a functional overload, in manifest order."""
+def suite_specs(manifest: Manifest, namespace: str | None = None) -> list[SuiteSpec]:
+    """One spec per structured op that has a functional overload, in manifest order; the ops in
+    torch.ops.<namespace> (the project's by default; a test library registers them elsewhere)."""
+    namespace = namespace or manifest.project.name
     return [suite_spec(g, namespace) for g in manifest.groups if g.functional is not None]

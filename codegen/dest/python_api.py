@@ -1,7 +1,7 @@
-"""Contexts for the generated Python module (structops._ops) and its type stub.
+"""Contexts for the generated Python module (<package>._ops) and its type stub.
 
-Each Python function calls the dispatcher's OpOverload, so structops.add(...) traces under
-torch.compile exactly like torch.ops.structops.add.Tensor(...).
+Each Python function calls the dispatcher's OpOverload, so <package>.add(...) traces under
+torch.compile exactly like torch.ops.<namespace>.add.Tensor(...).
 """
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ def _spellings(source: NativeFunction | None) -> tuple[tuple[str, int, str], ...
     return tuple(result)
 
 
-def _doc(fns: list[NativeFunction]) -> str:
+def _doc(fns: list[NativeFunction], namespace: str) -> str:
     """The docstring's text, escaped for a triple-quoted literal: a backslash (``\\N{x}``, ``\\x``)
     or ``\"\"\"`` in a manifest doc or a string default would otherwise end or break it."""
     text = next((f.doc for f in fns if f.doc), "")
     schemas = "\n".join(f"    {f.func}" for f in fns)
-    doc = (text + "\n\n" if text else "") + "Overloads (torch.ops.structops.*):\n" + schemas
+    doc = (text + "\n\n" if text else "") + f"Overloads (torch.ops.{namespace}.*):\n" + schemas
     return doc.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
@@ -100,7 +100,8 @@ def _direct(
     fn: NativeFunction,
     out: NativeFunction | None,
     fns: list[NativeFunction],
-    spelled_by: NativeFunction | None = None,
+    spelled_by: NativeFunction | None,
+    namespace: str,
 ) -> PyFunction:
     args = fn.func.arguments
     call = [a.name for a in args.positional] + [f"{a.name}={a.name}" for a in args.kwarg_only]
@@ -118,7 +119,7 @@ def _direct(
         params=sig(False),
         stub_params=sig(True),
         stub_return=python.return_hint(fn.func.returns),
-        doc=_doc(fns),
+        doc=_doc(fns, namespace),
         call_args=", ".join(call),
         op=_overload(fn),
         out_op=_overload(out) if out else None,
@@ -130,7 +131,7 @@ def _direct(
 
 
 def _parameters(fn: NativeFunction) -> str:
-    """fn's parameters as structops._dispatch.pick reads them: a Python tuple literal of
+    """fn's parameters as the runtime's _dispatch.pick reads them: a Python tuple literal of
     (name, kind, optional, has default, keyword-only)."""
     args = fn.func.arguments
     items = []
@@ -140,7 +141,9 @@ def _parameters(fn: NativeFunction) -> str:
     return "(" + "".join(f"{i}, " for i in items) + ")"
 
 
-def _packet(name: str, fns: list[NativeFunction], spelled_by: NativeFunction | None = None) -> PyFunction:
+def _packet(
+    name: str, fns: list[NativeFunction], spelled_by: NativeFunction | None, namespace: str
+) -> PyFunction:
     """Several overloads: the call resolves among them as torch's Python layer does (the
     functional and inplace overloads first, in manifest order, then the out= ones); the stub
     lists each."""
@@ -163,7 +166,7 @@ def _packet(name: str, fns: list[NativeFunction], spelled_by: NativeFunction | N
         params="*args, **kwargs",
         stub_params="*args: Any, **kwargs: Any",
         stub_return=python.return_hint(fns[0].func.returns),
-        doc=_doc(fns),
+        doc=_doc(fns, namespace),
         call_args="*args, **kwargs",
         op=None,
         out_op=None,
@@ -178,11 +181,12 @@ def _packet(name: str, fns: list[NativeFunction], spelled_by: NativeFunction | N
 def python_functions(manifest: Manifest) -> list[PyFunction]:
     by_name: dict[str, list[NativeFunction]] = {}
     for fn in manifest.functions:
-        if "generated" in fn.tags:  # fused backward ops: torch.ops.structops only, for autograd
+        if "generated" in fn.tags:  # fused backward ops: torch.ops.<namespace> only, for autograd
             continue
         by_name.setdefault(str(fn.func.name.name), []).append(fn)
     # spellings: apply to every Python function of the base name (norm and norm_ alike)
     spelled_by = {f.func.name.name.base: f for f in manifest.functions if f.spellings}
+    ns = manifest.project.name
     result = []
     for name, fns in by_name.items():
         non_out = [f for f in fns if f.kind is not SchemaKind.out]
@@ -190,10 +194,10 @@ def python_functions(manifest: Manifest) -> list[PyFunction]:
         if len(non_out) == 1 and len(outs) <= 1:
             fn, out = non_out[0], (outs[0] if outs else None)
             if out is None or same_arguments(fn.func.arguments.all, out.func.arguments.non_out):
-                result.append(_direct(name, fn, out, fns, spelled_by.get(fn.func.name.name.base)))
+                result.append(_direct(name, fn, out, fns, spelled_by.get(fn.func.name.name.base), ns))
                 continue
         if len(non_out) == 0 and len(outs) == 1:
-            result.append(_direct(name, outs[0], None, fns, spelled_by.get(outs[0].func.name.name.base)))
+            result.append(_direct(name, outs[0], None, fns, spelled_by.get(outs[0].func.name.name.base), ns))
             continue
-        result.append(_packet(name, fns, spelled_by.get(fns[0].func.name.name.base)))
+        result.append(_packet(name, fns, spelled_by.get(fns[0].func.name.name.base), ns))
     return result

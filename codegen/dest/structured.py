@@ -14,6 +14,7 @@ from codegen.api import boxed, cpp, names
 from codegen.memo import by_identity
 from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
 from codegen.native import DispatchKey, Manifest, NativeFunction, StructuredGroup
+from codegen.project import Project
 from codegen.rules import cpp as rules_cpp
 
 
@@ -94,10 +95,9 @@ class Registration:
 @dataclass(frozen=True)
 class WrapperShard:
     key: str
-    # Where the shard registers: CUDA shards name macros (structops/structured.h) so that the CPU
-    # emulator's build of the same file (tests/cuda_emu) registers them for CPU tensors elsewhere.
-    library: str
-    registration_key: str
+    # A CUDA shard registers for CUDA, or, built by the CPU emulator (tests/cuda_emu), as CPU
+    # kernels of the library <name>_emu, where CPU tensors stand in for device memory.
+    cuda: bool
     headers: tuple[str, ...]
     wrappers: tuple[Wrapper, ...]
     registrations: tuple[Registration, ...]
@@ -326,10 +326,7 @@ def wrapper_shards(
 def _shard(
     key: DispatchKey, headers: list[str], wrappers: list[Wrapper], regs: list[Registration]
 ) -> WrapperShard:
-    cuda = key is DispatchKey.CUDA
-    library = "STRUCTOPS_CUDA_LIBRARY" if cuda else "structops"
-    registration_key = "STRUCTOPS_CUDA_KEY" if cuda else key.value
-    return WrapperShard(key.value, library, registration_key, tuple(headers), tuple(wrappers), tuple(regs))
+    return WrapperShard(key.value, key is DispatchKey.CUDA, tuple(headers), tuple(wrappers), tuple(regs))
 
 
 def all_headers(manifest: Manifest) -> list[OpHeader]:
@@ -390,18 +387,18 @@ class Hook:
 
     what: str  # "CPU impl of sum.IntList_out", "meta function of gather, gather.out"
     declaration: str  # the C++ declaration, as the generated header has it
-    symbol: str  # its qualified name: structops::impl::sum_out_cpu_rows
+    symbol: str  # its qualified name: <cpp namespace>::impl::sum_out_cpu_rows
     where: str  # the manifest entry that declares it: native_functions.yaml:90
 
 
 @dataclass(frozen=True)
 class OpHooks:
     names: frozenset[str]  # what `signature` matches: the op's base name, overloads, structured name
-    header: str  # what to include: structops/ops/<op>.h
+    header: str  # what to include: <include prefix>/ops/<op>.h
     hooks: tuple[Hook, ...]  # empty: every kernel of the op is generated
 
 
-def _group_hooks(group: StructuredGroup) -> OpHooks:
+def _group_hooks(project: Project, group: StructuredGroup) -> OpHooks:
     where = f"{group.out.loc.path}:{group.out.loc.line}"
     found: list[Hook] = []
     header = op_header(group)
@@ -409,9 +406,9 @@ def _group_hooks(group: StructuredGroup) -> OpHooks:
         m = header.meta
         found.append(
             Hook(
-                f"meta function (namespace structops::meta) of {m.describes}",
+                f"meta function (namespace {project.cpp_namespace}::meta) of {m.describes}",
                 f"{m.struct} {m.function}({m.params});",
-                f"structops::meta::{m.function}",
+                f"{project.cpp_namespace}::meta::{m.function}",
                 where,
             )
         )
@@ -424,42 +421,42 @@ def _group_hooks(group: StructuredGroup) -> OpHooks:
         what = f"{k.key} impl" + (f" variant '{k.variant}'" if k.variant else "") + f" of {k.op}"
         found.append(
             Hook(
-                f"{what} (namespace structops::impl)",
+                f"{what} (namespace {project.cpp_namespace}::impl)",
                 f"{k.returns} {k.name}({k.params});",
-                f"structops::impl::{k.name}",
+                f"{project.cpp_namespace}::impl::{k.name}",
                 where,
             )
         )
     overloads = {str(f.func.name) for f in group.members}
     return OpHooks(
         frozenset({group.name, group.out.func.name.name.base, *overloads}),
-        names.group_header(group.name),
+        f"{project.include_prefix}/{names.group_header(group.name)}",
         tuple(found),
     )
 
 
-def _unstructured_hooks(fn: NativeFunction) -> OpHooks:
+def _unstructured_hooks(project: Project, fn: NativeFunction) -> OpHooks:
     where = f"{fn.loc.path}:{fn.loc.line}"
     found = tuple(
         Hook(
-            f"{k.key} kernel of {k.op} (namespace structops::impl)",
+            f"{k.key} kernel of {k.op} (namespace {project.cpp_namespace}::impl)",
             f"{k.returns} {k.name}({k.params});",
-            f"structops::impl::{k.name}",
+            f"{project.cpp_namespace}::impl::{k.name}",
             where,
         )
         for k in unstructured_header(fn).kernels
     )
     return OpHooks(
         frozenset({fn.func.name.name.base, str(fn.func.name)}),
-        names.group_header(fn.func.name.unambiguous),
+        f"{project.include_prefix}/{names.group_header(fn.func.name.unambiguous)}",
         found,
     )
 
 
 def all_hooks(manifest: Manifest) -> list[OpHooks]:
     """The hand-written hooks of every op."""
-    return [_group_hooks(g) for g in manifest.groups] + [
-        _unstructured_hooks(f) for f in manifest.unstructured
+    return [_group_hooks(manifest.project, g) for g in manifest.groups] + [
+        _unstructured_hooks(manifest.project, f) for f in manifest.unstructured
     ]
 
 

@@ -62,7 +62,7 @@ class FunctionalizeAs final : public c10::OperatorKernel {
   FunctionalizeAs(std::string functional, bool dtype_from_written)
       : dtype_from_written_(dtype_from_written) {
     const auto dot = functional.find('.');
-    name_ = "structops::" + functional.substr(0, dot);
+    name_ = functional.substr(0, dot);  // in the written op's namespace: qualified at the first call
     overload_ = dot == std::string::npos ? "" : functional.substr(dot + 1);
   }
 
@@ -106,7 +106,9 @@ class FunctionalizeAs final : public c10::OperatorKernel {
     }
     {
       at::AutoDispatchSkipFunctionalize skip;
-      c10::Dispatcher::singleton().findSchemaOrThrow(name_.c_str(), overload_.c_str()).callBoxed(call);
+      const std::string& written_name = op.schema().name();  // "<namespace>::add"
+      const std::string qualified = written_name.substr(0, written_name.find("::") + 2) + name_;
+      c10::Dispatcher::singleton().findSchemaOrThrow(qualified.c_str(), overload_.c_str()).callBoxed(call);
     }
     TORCH_INTERNAL_ASSERT(call.size() == written.size(), op.schema().name(), ": ", call.size(),
                           " results for ", written.size(), " written arguments");

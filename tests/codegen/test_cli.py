@@ -65,8 +65,9 @@ def test_new_op_scaffolds_entries_that_load_and_an_impl_of_the_exact_signature(t
     # OpInfo checks (tests/codegen/test_torch_parity.py, tests/conformance/opinfo.py) until written.
     assert scaffold_ops(loaded.functions) == {"flipx", "softplusx"}
     generate(loaded, tmp_path / "generated", shards=2)
-    header = (tmp_path / "generated" / "include" / "structops" / "ops" / "flipx.h").read_text()
+    header = (tmp_path / "generated" / "include" / "fixture" / "include" / "ops" / "flipx.h").read_text()
     impl = (tmp_path / "csrc" / "ops" / "flipx" / "cpu.cpp").read_text()
+    assert "namespace fixture::ops::impl {" in impl  # the project's C++ namespace
     definition = next(line for line in impl.splitlines() if line.startswith("void flipx_out_cpu("))
     assert definition.removesuffix(" {") + ";" in header
 
@@ -79,3 +80,16 @@ def test_new_op_refuses_a_taken_or_bad_name_and_writes_nothing(tmp_path):
         assert proc.returncode == 2 and proc.stderr, name
     assert manifest.read_text() == FIXTURE.read_text()
     assert not (tmp_path / "csrc").exists()
+
+
+def test_help_lists_the_commands_that_exist_one_per_line():
+    helped = _codegen("--help")
+    assert helped.returncode == 0
+    usages = [
+        line.split() for line in helped.stdout.splitlines() if line.startswith("    python -m codegen ")
+    ]
+    subcommands = {words[3] for words in usages if len(words) > 3 and not words[3].startswith(("-", "["))}
+    assert subcommands == {"signature", "new-op"}  # no 'check': checking is the default
+    for name in subcommands:
+        proc = _codegen(name, "--help")
+        assert proc.returncode == 0 and f"python -m codegen {name}" in proc.stdout

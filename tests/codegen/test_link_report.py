@@ -1,6 +1,6 @@
-"""A hook the manifest declares and no source defines fails the build right after libstructops_ops.so
-links: codegen/link.py lists the library's undefined structops symbols and names their manifest
-entries."""
+"""A hook the manifest declares and no source defines fails the build right after the ops library
+links: codegen/link.py lists the library's undefined symbols of the project's namespace (and the
+runtime's) and names their manifest entries."""
 
 import shutil
 import subprocess
@@ -35,15 +35,20 @@ def test_undefined_hooks_are_named_with_their_manifest_entry(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("g++") is None or shutil.which("nm") is None, reason="needs g++ and nm")
-def test_only_structops_symbols_the_library_leaves_undefined_are_reported(tmp_path, capsys):
+def test_only_the_namespaces_hooks_txt_names_are_reported(tmp_path, capsys):
     source = tmp_path / "uses.cpp"
     source.write_text(USES_UNDEFINED)
     library = tmp_path / "libuses.so"
     subprocess.run(["g++", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
-    assert link.undefined(library) == ["structops::impl::declared_but_missing"]
+    assert link.undefined(library, ["structops"]) == ["structops::impl::declared_but_missing"]
+    assert sorted(link.undefined(library, ["structops", "other"])) == [
+        "other::elsewhere",
+        "structops::impl::declared_but_missing",
+    ]
     hooks = tmp_path / "hooks.txt"
     hooks.write_text(
-        "# symbol\twhere\twhat\nstructops::impl::declared_but_missing\tm.yaml:7\tCPU impl of f\n"
+        "# symbol\twhere\twhat\nnamespace\tstructops\n"
+        "structops::impl::declared_but_missing\tm.yaml:7\tCPU impl of f\n"
     )
     assert link.main([str(library), str(hooks)]) == 1
     assert capsys.readouterr().err.startswith(

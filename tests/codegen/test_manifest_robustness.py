@@ -335,7 +335,7 @@ def _generate(tmp_path, text: str):
 def test_doc_with_backslashes_and_triple_quotes_is_a_valid_docstring(tmp_path):
     doc = 'x \\N{x} \\x """ end\\'
     out = _generate(tmp_path, NEG + "  doc: '" + doc + "'\n")
-    tree = ast.parse((out / "python/structops/_ops.py").read_text())
+    tree = ast.parse((out / "python/ops/_ops.py").read_text())
     fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "neg")
     assert ast.get_docstring(fn).startswith(doc)
 
@@ -343,7 +343,7 @@ def test_doc_with_backslashes_and_triple_quotes_is_a_valid_docstring(tmp_path):
 def test_cpp_keyword_arguments_get_an_underscore(tmp_path):
     """Every C++20 keyword and alternative token (not only the ~9 listed before) is renamed."""
     out = _generate(tmp_path, _neg(", int xor, int co_yield, int char8_t"))
-    header = (out / "include/structops/ops/neg.h").read_text()
+    header = (out / "include/ops/ops/neg.h").read_text()
     assert "int64_t xor_, int64_t co_yield_, int64_t char8_t_" in header
 
 

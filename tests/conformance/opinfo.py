@@ -15,9 +15,13 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structops
 import torch
+
+if TYPE_CHECKING:
+    from codegen.conformance import OpInfo
 
 # float16/bfloat16 results may differ from torch's by the rounding of one operation: torch
 # computes some ops in float and rounds once, others per step. Stated, not skipped: 2 ulp.
@@ -84,30 +88,6 @@ def _pool(op, x, *args, return_indices=False, **kwargs):
         kwargs["stride"] = []
     result = op(x, *args, **kwargs)
     return result if return_indices else result[0]
-
-
-# structops function -> OpInfo name (the same name where not listed).
-OPINFO_NAME = {
-    "relu": "nn.functional.relu",
-    "gelu": "nn.functional.gelu",
-    "silu": "nn.functional.silu",
-    "linear": "nn.functional.linear",
-    "layer_norm": "nn.functional.layer_norm",
-    "embedding": "nn.functional.embedding",
-    "mse_loss": "nn.functional.mse_loss",
-    "binary_cross_entropy": "nn.functional.binary_cross_entropy",
-    "cross_entropy_loss": "nn.functional.cross_entropy",
-    "avg_pool2d": "nn.functional.avg_pool2d",
-    "max_pool2d_with_indices": "nn.functional.max_pool2d",
-    "max_pool3d_with_indices": "nn.functional.max_pool3d",
-}
-# Mirrored ops with no OpInfo that calls the same operator: (name, why).
-NO_OPINFO = {
-    "batch_norm": "OpInfo's batch_norm calls F.batch_norm, whose arguments come in another order and "
-    "whose running statistics the call updates: tests/runtime/test_normalization.py compares with torch",
-    "embedding_bag": "OpInfo's embedding_bag samples use padding_idx, sparse and max mode options "
-    "structops lacks (torch_differs: in the manifest)",
-}
 
 
 @dataclass
@@ -213,9 +193,30 @@ def _check_sample(theirs, ours, args, kwargs, dtype) -> str | None:
     return None
 
 
+def opinfo_specs() -> dict[str, OpInfo]:
+    """Each Python function's `tests: {opinfo: ...}` from the manifest (the author states it there):
+    which OpInfo it answers to, or why none, and the failures known with their reasons. A name of
+    several overloads (lerp.Tensor, lerp.Scalar) gets the first name given and every difference."""
+    from codegen.conformance import OpInfo
+    from codegen.manifest import load_manifest
+
+    manifest = load_manifest(Path(__file__).resolve().parents[2] / "native_functions.yaml")
+    specs: dict[str, OpInfo] = {}
+    for f in manifest.functions:
+        if f.tests is None:
+            continue
+        name, given = str(f.func.name.name), f.tests.opinfo
+        before = specs.get(name, OpInfo(None))
+        specs[name] = OpInfo(
+            before.name or given.name, before.none or given.none, before.differs + given.differs
+        )
+    return specs
+
+
 def mirrored_ops() -> list[tuple[str, object]]:
-    """(structops function, OpInfo) of every mirrored op OpInfo has: named like it, and not a
-    `codegen new-op` scaffold (`tests: {scaffold: true}`: an identity, not yet that op)."""
+    """(structops function, OpInfo) of every mirrored op OpInfo has: named like it (or as its
+    `tests.opinfo` says), not marked `opinfo: {none: ...}`, and not a `codegen new-op` scaffold
+    (`tests: {scaffold: true}`: an identity, not yet that op)."""
     from torch.testing._internal.common_methods_invocations import op_db
 
     from codegen.conformance import scaffold_ops
@@ -223,14 +224,27 @@ def mirrored_ops() -> list[tuple[str, object]]:
 
     manifest = load_manifest(Path(__file__).resolve().parents[2] / "native_functions.yaml")
     scaffolds = scaffold_ops(manifest.functions)
+    specs = opinfo_specs()
 
     by_name: dict[str, object] = {}
     for o in op_db:
         by_name.setdefault(o.name, o)  # the first entry (no variant_test_name) of a name
     names = sorted(
-        n for n in structops.__all__ if not n.startswith("_") and not n.endswith("_") and n not in scaffolds
+        n
+        for n in structops.__all__
+        if not n.startswith("_") and not n.endswith("_") and n not in scaffolds and not _none(specs, n)
     )
-    return [(n, by_name[OPINFO_NAME.get(n, n)]) for n in names if OPINFO_NAME.get(n, n) in by_name]
+    return [(n, by_name[_opinfo_name(specs, n)]) for n in names if _opinfo_name(specs, n) in by_name]
+
+
+def _opinfo_name(specs: dict[str, OpInfo], name: str) -> str:
+    spec = specs.get(name)
+    return spec.name if spec is not None and spec.name else name
+
+
+def _none(specs: dict[str, OpInfo], name: str) -> bool:
+    spec = specs.get(name)
+    return spec is not None and spec.none is not None
 
 
 def main() -> int:
@@ -241,8 +255,9 @@ def main() -> int:
     for r in results:
         print(f"{r.op:28} {r.passed:8} {r.total:8} {100 * r.passed / max(r.total, 1):6.1f}%")
     print(f"{'TOTAL':28} {passed:8} {total:8} {100 * passed / max(total, 1):6.1f}%")
-    for name, why in NO_OPINFO.items():
-        print(f"  {name}: not swept: {why}")
+    for name, spec in opinfo_specs().items():
+        if spec.none:
+            print(f"  {name}: not swept: {spec.none}")
     for r in results:
         for f in r.failed:
             print(f"FAIL {r.op}: {f}")

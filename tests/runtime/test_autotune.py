@@ -446,3 +446,21 @@ def test_an_unresolved_decision_runs_but_is_not_saved(tmp_path):
     assert [json.loads(p.read_text())["pick"] for p in files(tmp_path)] == ["aten"]  # mm only
     second, _ = run(tmp_path, STRUCTOPS_AUTOTUNE_FAKE_US=FAKE_US)
     assert [d["source"] for d in second["decisions"] if d["op"] == "sum.IntList_out"] == ["tuned"] * 2
+
+
+def test_the_default_cache_dir_is_named_by_the_project_header(tmp_path):
+    """The manifest's `project: {autotune_cache: ...}` (structops: its name) names the folder, so
+    two extensions built by the generator keep their decisions apart."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("STRUCTOPS_AUTOTUNE")}
+    environ["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+    r = subprocess.run(
+        [sys.executable, "-c", "from structops import autotune; print(autotune.cache_dir())"],
+        env=environ,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == str(tmp_path / "xdg" / "structops" / "autotune")

@@ -126,6 +126,9 @@ void clear_memory();                // forget in-memory decisions (the disk cach
 // Pins op's variant `name` in this process (empty: remove the pin); overrides STRUCTOPS_AUTOTUNE_PIN.
 void set_pin(const std::string& op, const std::string& name);
 std::string cache_dir();
+// The project's name for its cache folder (its manifest header's autotune_cache), defined by the
+// generated registration.cpp: two extensions built on this runtime keep their decisions apart.
+const char* project_cache_name();
 // Counted since load: variants timed, decisions read from disk; for tests and the benchmark.
 int64_t timed_count();
 int64_t disk_hits();

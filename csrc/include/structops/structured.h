@@ -16,17 +16,6 @@
 #include <string_view>
 #include <vector>
 
-// Where the generated CUDA wrappers (wrappers_cuda_*.cpp) register: structops' CUDA kernels, or,
-// in the CPU emulator's build of the same files (tests/cuda_emu), CPU kernels of the structops_emu
-// library, so that the whole CUDA path runs on CPU tensors standing in for device memory.
-#if defined(STRUCTOPS_CUDA_EMULATION)
-#define STRUCTOPS_CUDA_LIBRARY structops_emu
-#define STRUCTOPS_CUDA_KEY CPU
-#else
-#define STRUCTOPS_CUDA_LIBRARY structops
-#define STRUCTOPS_CUDA_KEY CUDA
-#endif
-
 namespace structops {
 
 // Shape, strides and dtype of one output, as computed by a meta function. Empty `strides`

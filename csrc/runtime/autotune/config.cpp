@@ -71,11 +71,11 @@ const Config& config() {
     if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_CACHE_DIR")) {
       c.cache_dir = e;  // set but empty: no disk cache, decisions stay in memory
     } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-      c.cache_dir = std::string(x) + "/structops/autotune";
+      c.cache_dir = std::string(x) + "/" + project_cache_name() + "/autotune";
     } else if (const char* h = std::getenv("HOME"); h && *h) {
-      c.cache_dir = std::string(h) + "/.cache/structops/autotune";
+      c.cache_dir = std::string(h) + "/.cache/" + project_cache_name() + "/autotune";
     } else {
-      c.cache_dir = (std::filesystem::temp_directory_path() / "structops-autotune").string();
+      c.cache_dir = (std::filesystem::temp_directory_path() / (std::string(project_cache_name()) + "-autotune")).string();
     }
     return c;
   }();

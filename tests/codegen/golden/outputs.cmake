@@ -1,41 +1,104 @@
-# @generated from native_functions.yaml by codegen/templates/outputs.cmake.j2 — DO NOT EDIT.
+# @generated from native_functions.yaml by codegen/templates/outputs.cmake.j2 (generator 0.2.0) — DO NOT EDIT.
 # Regenerate with: python -m codegen (run by the CMake build)
-# The generated files, relative to the generation folder. CMake re-configures when this list
-# changes (an op added or removed), so every output is a declared byproduct of codegen.
-set(STRUCTOPS_GENERATED_OUTPUTS
-  "src/registration.cpp"
-  "src/composites.cpp"
-  "src/meta_0.cpp"
-  "src/meta_1.cpp"
-  "src/wrappers_cpu_0.cpp"
-  "src/wrappers_cpu_1.cpp"
-  "src/wrappers_meta_0.cpp"
-  "src/wrappers_meta_1.cpp"
-  "src/wrappers_cuda_0.cpp"
-  "src/wrappers_cuda_1.cpp"
-  "src/autograd_0.cpp"
-  "src/autograd_1.cpp"
-  "src/multi_kernel_cpu_0.cpp"
-  "src/multi_kernel_cpu_1.cpp"
-  "src/multi_kernel_cuda_0.cpp"
-  "src/multi_kernel_cuda_1.cpp"
-  "src/kernels_cpu_host_0.cpp"
-  "src/kernels_cpu_host_1.cpp"
-  "python/structops/_ops.py"
-  "python/structops/_ops.pyi"
-  "python/structops/_rules.py"
-  "src/kernels_cpu_scaled_act.cpp"
-  "src/kernels_cuda_scaled_act.cu"
-  "src/kernels_cuda_host_scaled_act.cpp"
-  "src/kernels_cpu_scaled_tanh.cpp"
-  "src/kernels_cuda_scaled_tanh.cu"
-  "src/kernels_cuda_host_scaled_tanh.cpp"
-  "include/structops/ops/add_Tensor.h"
-  "include/structops/ops/bmm_out.h"
-  "include/structops/ops/amax.h"
-  "include/structops/ops/aminmax.h"
-  "include/structops/ops/scaled_act.h"
-  "include/structops/ops/scaled_tanh.h"
-  "include/structops/ops/_scaled_tanh_backward_self.h"
-  "include/structops/ops/my_fused.h"
+# The generated files by kind (codegen/gen.py's OutputKind), under this file's folder: the build's
+# file lists. CMake includes it at configure time (python -m codegen --cmake-outputs writes it) and
+# re-configures when codegen rewrites it, which it does only when the set of outputs changes.
+set(GENERATED_FILES
+  "${CMAKE_CURRENT_LIST_DIR}/src/registration.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/composites.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/meta_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/meta_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cpu_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cpu_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_meta_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_meta_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cuda_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cuda_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/autograd_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/autograd_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cpu_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cpu_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cuda_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cuda_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_host_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_host_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_ops.py"
+  "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_ops.pyi"
+  "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_rules.py"
+  "${CMAKE_CURRENT_LIST_DIR}/outputs.cmake"
+  "${CMAKE_CURRENT_LIST_DIR}/variant_sources.cmake"
+  "${CMAKE_CURRENT_LIST_DIR}/hooks.txt"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_scaled_act.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_scaled_act.cu"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_host_scaled_act.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_scaled_tanh.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_scaled_tanh.cu"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_host_scaled_tanh.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/add_Tensor.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/bmm_out.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/amax.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/aminmax.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/scaled_act.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/scaled_tanh.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/_scaled_tanh_backward_self.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/my_fused.h"
 )
+set(GENERATED_GLUE
+  "${CMAKE_CURRENT_LIST_DIR}/src/registration.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/composites.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cpu_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cpu_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_meta_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_meta_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/autograd_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/autograd_1.cpp"
+)
+set(GENERATED_KERNELS
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_scaled_act.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_scaled_tanh.cpp"
+)
+set(GENERATED_OPS
+  "${CMAKE_CURRENT_LIST_DIR}/src/meta_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/meta_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cpu_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cpu_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_host_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_host_1.cpp"
+)
+set(GENERATED_CUDA_HOST
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cuda_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cuda_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cuda_0.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cuda_1.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_host_scaled_act.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_host_scaled_tanh.cpp"
+)
+set(GENERATED_CUDA_DEVICE
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_scaled_act.cu"
+  "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_scaled_tanh.cu"
+)
+set(GENERATED_HEADERS
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/add_Tensor.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/bmm_out.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/amax.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/aminmax.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/scaled_act.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/scaled_tanh.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/_scaled_tanh_backward_self.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/my_fused.h"
+)
+set(GENERATED_PYTHON
+  "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_ops.py"
+  "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_ops.pyi"
+  "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_rules.py"
+)
+set(GENERATED_BUILD
+  "${CMAKE_CURRENT_LIST_DIR}/outputs.cmake"
+  "${CMAKE_CURRENT_LIST_DIR}/variant_sources.cmake"
+  "${CMAKE_CURRENT_LIST_DIR}/hooks.txt"
+)
+# Files that compile as one translation unit: set(GENERATED_UNITY_<group> ...).
+set(GENERATED_UNITY_GROUPS registration wrappers_0 wrappers_1)
+set(GENERATED_UNITY_registration "${CMAKE_CURRENT_LIST_DIR}/src/registration.cpp" "${CMAKE_CURRENT_LIST_DIR}/src/composites.cpp")
+set(GENERATED_UNITY_wrappers_0 "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cpu_0.cpp" "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_meta_0.cpp")
+set(GENERATED_UNITY_wrappers_1 "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cpu_1.cpp" "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_meta_1.cpp")

@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/autograd.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/autograd.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // Autograd kernels of the differentiable structured ops (codegen/dest/autograd.py): a backward
 // Node per functional overload, recorded as ATen's own kernels record theirs, with the formulas
@@ -20,14 +20,15 @@
 #include <tuple>
 #include <vector>
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 using torch::autograd::variable_list;
 
 // ---- add.Tensor
 struct add_Tensor_backward final : torch::autograd::TraceableFunction {
-  std::string name() const override { return "structops::add.Tensor backward"; }
+  std::string name() const override { return "fixture_ops::add.Tensor backward"; }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
   }
@@ -57,7 +58,7 @@ struct add_Tensor_backward final : torch::autograd::TraceableFunction {
 
 at::Tensor add_Tensor_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   static const auto add_Tensor_op = c10::Dispatcher::singleton()
-      .findSchemaOrThrow("structops::add", "Tensor")
+      .findSchemaOrThrow("fixture_ops::add", "Tensor")
       .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Scalar&)>();
   decltype(structops::autograd::make_node<add_Tensor_backward>()) so_node;
   if (torch::autograd::compute_requires_grad(self, other)) {
@@ -89,7 +90,7 @@ at::Tensor add_Tensor_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self
 // ---- add_.Tensor
 at::Tensor& add__Tensor_autograd(c10::DispatchKeySet so_ks, at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   static const auto add__Tensor_op = c10::Dispatcher::singleton()
-      .findSchemaOrThrow("structops::add_", "Tensor")
+      .findSchemaOrThrow("fixture_ops::add_", "Tensor")
       .typed<at::Tensor&(at::Tensor&, const at::Tensor&, const at::Scalar&)>();
   if (torch::autograd::compute_requires_grad(self, other)) {
     {
@@ -116,7 +117,7 @@ at::Tensor& add__Tensor_autograd(c10::DispatchKeySet so_ks, at::Tensor& self, co
 // ---- add.out
 at::Tensor& add_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
   static const auto add_out_op = c10::Dispatcher::singleton()
-      .findSchemaOrThrow("structops::add", "out")
+      .findSchemaOrThrow("fixture_ops::add", "out")
       .typed<at::Tensor&(const at::Tensor&, const at::Tensor&, const at::Scalar&, at::Tensor&)>();
   structops::autograd::check_out_not_differentiable(
       "add", torch::autograd::compute_requires_grad(self, other));
@@ -150,10 +151,10 @@ void boxed_add_out_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_k
 }
 
 }  // namespace
-}  // namespace structops
+}  // namespace fixture::ops
 
-TORCH_LIBRARY_IMPL(structops, Autograd, m) {
-  m.impl("add.Tensor", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_add_Tensor_autograd>());
-  m.impl("add_.Tensor", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_add__Tensor_autograd>());
-  m.impl("add.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_add_out_autograd>());
+TORCH_LIBRARY_IMPL(fixture_ops, Autograd, m) {
+  m.impl("add.Tensor", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_add_Tensor_autograd>());
+  m.impl("add_.Tensor", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_add__Tensor_autograd>());
+  m.impl("add.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_add_out_autograd>());
 }

@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/autograd.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/autograd.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // Autograd kernels of the differentiable structured ops (codegen/dest/autograd.py): a backward
 // Node per functional overload, recorded as ATen's own kernels record theirs, with the formulas
@@ -20,21 +20,22 @@
 #include <tuple>
 #include <vector>
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 using torch::autograd::variable_list;
 
 // ---- scaled_tanh
 struct scaled_tanh_backward final : torch::autograd::TraceableFunction {
-  std::string name() const override { return "structops::scaled_tanh backward"; }
+  std::string name() const override { return "fixture_ops::scaled_tanh backward"; }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
     self_.reset_data();
   }
   variable_list apply(variable_list&& grads) override {
   static const auto _scaled_tanh_backward_self_op = c10::Dispatcher::singleton()
-      .findSchemaOrThrow("structops::_scaled_tanh_backward_self", "")
+      .findSchemaOrThrow("fixture_ops::_scaled_tanh_backward_self", "")
       .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Scalar&)>();
     std::lock_guard<std::mutex> lock(mutex_);
     variable_list so_grads(num_outputs());
@@ -61,7 +62,7 @@ struct scaled_tanh_backward final : torch::autograd::TraceableFunction {
 
 at::Tensor scaled_tanh_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, const at::Scalar& alpha) {
   static const auto scaled_tanh_op = c10::Dispatcher::singleton()
-      .findSchemaOrThrow("structops::scaled_tanh", "")
+      .findSchemaOrThrow("fixture_ops::scaled_tanh", "")
       .typed<at::Tensor(const at::Tensor&, const at::Scalar&)>();
   decltype(structops::autograd::make_node<scaled_tanh_backward>()) so_node;
   if (torch::autograd::compute_requires_grad(self)) {
@@ -99,7 +100,7 @@ at::Tensor scaled_tanh_autograd(c10::DispatchKeySet so_ks, const at::Tensor& sel
 // ---- scaled_tanh.out
 at::Tensor& scaled_tanh_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, const at::Scalar& alpha, at::Tensor& out) {
   static const auto scaled_tanh_out_op = c10::Dispatcher::singleton()
-      .findSchemaOrThrow("structops::scaled_tanh", "out")
+      .findSchemaOrThrow("fixture_ops::scaled_tanh", "out")
       .typed<at::Tensor&(const at::Tensor&, const at::Scalar&, at::Tensor&)>();
   structops::autograd::check_out_not_differentiable(
       "scaled_tanh", torch::autograd::compute_requires_grad(self));
@@ -126,9 +127,9 @@ void boxed_scaled_tanh_out_autograd(const c10::OperatorHandle&, c10::DispatchKey
 }
 
 }  // namespace
-}  // namespace structops
+}  // namespace fixture::ops
 
-TORCH_LIBRARY_IMPL(structops, Autograd, m) {
-  m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_scaled_tanh_autograd>());
-  m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_scaled_tanh_out_autograd>());
+TORCH_LIBRARY_IMPL(fixture_ops, Autograd, m) {
+  m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_scaled_tanh_autograd>());
+  m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_scaled_tanh_out_autograd>());
 }

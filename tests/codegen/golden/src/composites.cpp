@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/composites.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/composites.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // Overloads that are calls of other overloads (the manifest's `composite:`, codegen/composite.py),
 // registered as CompositeImplicitAutograd as torch registers its own: the dispatcher runs the
@@ -11,16 +11,17 @@
 #include <structops/boxed.h>
 #include <torch/library.h>
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 }  // namespace
-}  // namespace structops
+}  // namespace fixture::ops
 
-TORCH_LIBRARY_IMPL(structops, CompositeImplicitAutograd, m) {
+TORCH_LIBRARY_IMPL(fixture_ops, CompositeImplicitAutograd, m) {
 }
 
 // vmap decomposes them too (as torch's own composites): the target's batching rule runs once,
 // instead of functorch's fallback looping over the batch.
-TORCH_LIBRARY_IMPL(structops, FuncTorchBatchedDecomposition, m) {
+TORCH_LIBRARY_IMPL(fixture_ops, FuncTorchBatchedDecomposition, m) {
 }

@@ -1,15 +1,16 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cpu_host.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cpu_host.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CPU host glue of the generated pointwise kernels of a shard of ops: the inputs brought to the
 // common dtype, the host conditions decided and the numbers checked for it (as Scalar::to does),
 // then the torch-free launchers in kernels_cpu_<op>.cpp. A shard, not a file per op: torch's
 // headers cost a file more than its ops' glue, and a formula's edit does not change the glue.
 #include <structops/cpu/pointwise.h>
-#include <structops/ops/scaled_act.h>
+#include <fixture/include/ops/scaled_act.h>
 
 #include <c10/util/Exception.h>
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace cpu_kernels {
 const char* scaled_act_out(const cpu::RowLaunch& p);
 }  // namespace cpu_kernels
@@ -32,4 +33,4 @@ void scaled_act_out_cpu(const at::Tensor& self, const at::Tensor& other, const a
 }
 
 }  // namespace impl
-}  // namespace structops
+}  // namespace fixture::ops

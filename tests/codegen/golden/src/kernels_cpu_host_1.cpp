@@ -1,16 +1,17 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cpu_host.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cpu_host.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CPU host glue of the generated pointwise kernels of a shard of ops: the inputs brought to the
 // common dtype, the host conditions decided and the numbers checked for it (as Scalar::to does),
 // then the torch-free launchers in kernels_cpu_<op>.cpp. A shard, not a file per op: torch's
 // headers cost a file more than its ops' glue, and a formula's edit does not change the glue.
 #include <structops/cpu/pointwise.h>
-#include <structops/ops/scaled_tanh.h>
-#include <structops/ops/_scaled_tanh_backward_self.h>
+#include <fixture/include/ops/scaled_tanh.h>
+#include <fixture/include/ops/_scaled_tanh_backward_self.h>
 
 #include <c10/util/Exception.h>
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace cpu_kernels {
 const char* scaled_tanh_out(const cpu::RowLaunch& p);
 const char* _scaled_tanh_backward_self_out(const cpu::RowLaunch& p);
@@ -43,4 +44,4 @@ void _scaled_tanh_backward_self_out_cpu(const at::Tensor& grad, const at::Tensor
 }
 
 }  // namespace impl
-}  // namespace structops
+}  // namespace fixture::ops

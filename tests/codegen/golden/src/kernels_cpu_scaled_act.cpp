@@ -1,12 +1,13 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cpu.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cpu.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CPU kernels of one pointwise op and of its generated backward ops, from their formulas (a file
-// per op: editing a formula recompiles that op alone). No torch header (structops/cpu/rows.h):
+// per op: editing a formula recompiles that op alone). No torch header (the runtime's cpu/rows.h):
 // the host glue (kernels_cpu_host_N.cpp) brings the inputs to the common dtype, fills a RowLaunch
 // and calls a launcher here, which runs the formula through cpu::run for the launch's dtype.
 #include <structops/cpu/rows.h>
 
-namespace structops::cpu_kernels {
+namespace fixture::ops::cpu_kernels {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 
 // scaled_act: the formula, over the compute type T.
 template <typename T, int case_>
@@ -36,4 +37,4 @@ const char* scaled_act_out(const cpu::RowLaunch& p) {
   }
 }
 
-}  // namespace structops::cpu_kernels
+}  // namespace fixture::ops::cpu_kernels

@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cuda_host.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cuda_host.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA host glue of one pointwise op and of its generated backward ops: device guard, current
 // stream, inputs brought to the common dtype and device (a 0-dim CPU input stays there and
@@ -6,14 +6,15 @@
 // Compiled only when the installed torch has CUDA.
 #include <structops/cpu/pointwise.h>
 #include <structops/pointwise/launch.h>
-#include <structops/ops/scaled_act.h>
+#include <fixture/include/ops/scaled_act.h>
 
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/Exception.h>
 
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace cuda_kernels {
 const char* scaled_act_out__wide(const PointwiseLaunch& p);
 const char* scaled_act_out__narrow(const PointwiseLaunch& p);
@@ -60,4 +61,4 @@ void scaled_act_out_cuda__narrow(const at::Tensor& self, const at::Tensor& other
 }
 
 }  // namespace impl
-}  // namespace structops
+}  // namespace fixture::ops

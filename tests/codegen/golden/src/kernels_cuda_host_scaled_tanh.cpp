@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cuda_host.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cuda_host.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA host glue of one pointwise op and of its generated backward ops: device guard, current
 // stream, inputs brought to the common dtype and device (a 0-dim CPU input stays there and
@@ -6,15 +6,16 @@
 // Compiled only when the installed torch has CUDA.
 #include <structops/cpu/pointwise.h>
 #include <structops/pointwise/launch.h>
-#include <structops/ops/scaled_tanh.h>
-#include <structops/ops/_scaled_tanh_backward_self.h>
+#include <fixture/include/ops/scaled_tanh.h>
+#include <fixture/include/ops/_scaled_tanh_backward_self.h>
 
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/Exception.h>
 
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace cuda_kernels {
 const char* scaled_tanh_out(const PointwiseLaunch& p);
 const char* _scaled_tanh_backward_self_out(const PointwiseLaunch& p);
@@ -55,4 +56,4 @@ void _scaled_tanh_backward_self_out_cuda(const at::Tensor& grad, const at::Tenso
 }
 
 }  // namespace impl
-}  // namespace structops
+}  // namespace fixture::ops

@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cuda.cu.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cuda.cu.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA kernels of one pointwise op and of its generated backward ops, from their formulas (a
 // file per op, so nvcc's compile check redoes only an edited op). Device code only: no torch
@@ -6,7 +6,8 @@
 // PointwiseLaunch and calls the launcher here.
 #include <structops/cuda/pointwise.cuh>
 
-namespace structops::cuda_kernels {
+namespace fixture::ops::cuda_kernels {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 
 // scaled_tanh: the formula, over the compute type T.
 template <typename T, int case_>
@@ -58,4 +59,4 @@ const char* _scaled_tanh_backward_self_out(const PointwiseLaunch& p) {
   }
 }
 
-}  // namespace structops::cuda_kernels
+}  // namespace fixture::ops::cuda_kernels

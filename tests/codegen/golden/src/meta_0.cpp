@@ -1,15 +1,16 @@
-// @generated from native_functions.yaml by codegen/templates/meta.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/meta.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // Meta functions generated from the `meta:` rules of the manifest (docs/rules.md): shape,
 // dtype and layout of every output, all on SymInt. Both the Meta kernel and the real kernels
 // call them, so shapes cannot drift between fake and real tensors.
 #include <structops/elementwise.h>
 #include <structops/rules.h>
-#include <structops/ops/add_Tensor.h>
-#include <structops/ops/scaled_act.h>
-#include <structops/ops/_scaled_tanh_backward_self.h>
+#include <fixture/include/ops/add_Tensor.h>
+#include <fixture/include/ops/scaled_act.h>
+#include <fixture/include/ops/_scaled_tanh_backward_self.h>
 
-namespace structops::meta {
+namespace fixture::ops::meta {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 
 // add.Tensor, add_.Tensor, add.out
 add_Tensor_meta add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
@@ -43,4 +44,4 @@ _scaled_tanh_backward_self_meta _scaled_tanh_backward_self(const at::Tensor& gra
   return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute, out_dtypes.common};
 }
 
-}  // namespace structops::meta
+}  // namespace fixture::ops::meta

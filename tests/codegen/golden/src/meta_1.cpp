@@ -1,15 +1,16 @@
-// @generated from native_functions.yaml by codegen/templates/meta.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/meta.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // Meta functions generated from the `meta:` rules of the manifest (docs/rules.md): shape,
 // dtype and layout of every output, all on SymInt. Both the Meta kernel and the real kernels
 // call them, so shapes cannot drift between fake and real tensors.
 #include <structops/elementwise.h>
 #include <structops/rules.h>
-#include <structops/ops/bmm_out.h>
-#include <structops/ops/amax.h>
-#include <structops/ops/scaled_tanh.h>
+#include <fixture/include/ops/bmm_out.h>
+#include <fixture/include/ops/amax.h>
+#include <fixture/include/ops/scaled_tanh.h>
 
-namespace structops::meta {
+namespace fixture::ops::meta {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 
 // bmm.out
 bmm_out_meta bmm_out(const at::Tensor& self, const at::Tensor& mat2) {
@@ -80,4 +81,4 @@ scaled_tanh_meta scaled_tanh(const at::Tensor& self, const at::Scalar& alpha) {
   return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute, out_dtypes.common};
 }
 
-}  // namespace structops::meta
+}  // namespace fixture::ops::meta

@@ -1,11 +1,11 @@
-// @generated from native_functions.yaml by codegen/templates/multi_kernel.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/multi_kernel.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CPU impls of the ops in this shard that list several CPU kernels (`kernels:` in the
 // manifest): each computes its tuning key and which variants are eligible, and runs the variant
-// structops::autotune::choose picks (csrc/include/structops/autotune.h).
+// structops::autotune::choose picks (structops/autotune.h).
 #include <structops/autotune.h>
 #include <structops/rules.h>
-#include <structops/ops/bmm_out.h>
+#include <fixture/include/ops/bmm_out.h>
 
 #include <array>
 #include <string_view>
@@ -17,7 +17,8 @@ extern const char bmm_out_cpu__loop[];
 extern const char bmm_out_cpu__blas[];
 }  // namespace structops::autotune::source_hash
 
-namespace structops::impl {
+namespace fixture::ops::impl {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 
 namespace {
 const autotune::OpKernels& bmm_out_cpu_variants() {
@@ -74,4 +75,4 @@ void bmm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType 
   run(pick, out);
 }
 
-}  // namespace structops::impl
+}  // namespace fixture::ops::impl

@@ -1,11 +1,11 @@
-// @generated from native_functions.yaml by codegen/templates/multi_kernel.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/multi_kernel.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA impls of the ops in this shard that list several CUDA kernels (`kernels:` in the
 // manifest): each computes its tuning key and which variants are eligible, and runs the variant
-// structops::autotune::choose picks (csrc/include/structops/autotune.h).
+// structops::autotune::choose picks (structops/autotune.h).
 #include <structops/autotune.h>
 #include <structops/rules.h>
-#include <structops/ops/scaled_act.h>
+#include <fixture/include/ops/scaled_act.h>
 
 #include <array>
 #include <string_view>
@@ -17,7 +17,8 @@ extern const char scaled_act_out_cuda__wide[];
 extern const char scaled_act_out_cuda__narrow[];
 }  // namespace structops::autotune::source_hash
 
-namespace structops::impl {
+namespace fixture::ops::impl {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 
 namespace {
 const autotune::OpKernels& scaled_act_out_cuda_variants() {
@@ -50,4 +51,4 @@ void scaled_act_out_cuda(const at::Tensor& self, const at::Tensor& other, const 
   run(pick, out);
 }
 
-}  // namespace structops::impl
+}  // namespace fixture::ops::impl

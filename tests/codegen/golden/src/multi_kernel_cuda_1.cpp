@@ -1,14 +1,15 @@
-// @generated from native_functions.yaml by codegen/templates/multi_kernel.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/multi_kernel.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA impls of the ops in this shard that list several CUDA kernels (`kernels:` in the
 // manifest): each computes its tuning key and which variants are eligible, and runs the variant
-// structops::autotune::choose picks (csrc/include/structops/autotune.h).
+// structops::autotune::choose picks (structops/autotune.h).
 #include <structops/autotune.h>
 #include <structops/rules.h>
 
 #include <array>
 #include <string_view>
 
-namespace structops::impl {
+namespace fixture::ops::impl {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 
-}  // namespace structops::impl
+}  // namespace fixture::ops::impl

@@ -1,6 +1,7 @@
-// @generated from native_functions.yaml by codegen/templates/registration.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/registration.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
-// The schemas of every structops operator, verbatim from the manifest; torch parses them again.
+// The schemas of every fixture_ops operator, verbatim from the manifest; torch parses them again.
+#include <structops/autotune.h>
 #include <structops/functionalize.h>
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
@@ -14,7 +15,10 @@ void define(torch::Library& m, const char* schema, const std::vector<at::Tag>& t
 
 }  // namespace
 
-TORCH_LIBRARY(structops, m) {
+// The project header's autotune_cache: the folder of this extension's tuning decisions.
+const char* structops::autotune::project_cache_name() { return "fixture-cache"; }
+
+TORCH_LIBRARY(fixture_ops, m) {
   define(m, R"schema(add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise});
   define(m, R"schema(add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!))schema", {at::Tag::pointwise});
   define(m, R"schema(amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor)schema", {});
@@ -35,7 +39,7 @@ TORCH_LIBRARY(structops, m) {
 // Functional overloads have no derivative (the manifest declares none): backward through them
 // raises. torch's C++ fallback redispatches at once when no input requires grad, so it costs
 // an eager call next to nothing (a Python autograd kernel cost ~8 us per call).
-TORCH_LIBRARY_IMPL(structops, Autograd, m) {
+TORCH_LIBRARY_IMPL(fixture_ops, Autograd, m) {
   m.impl("amax", torch::autograd::autogradNotImplementedFallback());
   m.impl("aminmax", torch::autograd::autogradNotImplementedFallback());
   m.impl("my_fused", torch::autograd::autogradNotImplementedFallback());
@@ -44,7 +48,7 @@ TORCH_LIBRARY_IMPL(structops, Autograd, m) {
 }
 
 // torch.compile traces out= and inplace overloads as their functional sibling (functionalize.h).
-TORCH_LIBRARY_IMPL(structops, Functionalize, m) {
+TORCH_LIBRARY_IMPL(fixture_ops, Functionalize, m) {
   m.impl("add.out", structops::functionalize_as("add.Tensor"));
   m.impl("add_.Tensor", structops::functionalize_as("add.Tensor"));
   m.impl("amax.out", structops::functionalize_as("amax"));

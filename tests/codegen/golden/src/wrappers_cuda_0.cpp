@@ -1,15 +1,16 @@
-// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
 #include <structops/boxed.h>
 #include <structops/structured.h>
-#include <structops/ops/scaled_act.h>
-#include <structops/ops/_scaled_tanh_backward_self.h>
+#include <fixture/include/ops/scaled_act.h>
+#include <fixture/include/ops/_scaled_tanh_backward_self.h>
 
 #include <torch/library.h>
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 at::Tensor wrapper_CUDA_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
@@ -86,11 +87,15 @@ void boxed_wrapper_CUDA__scaled_tanh_backward_self_out(const c10::OperatorHandle
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(STRUCTOPS_CUDA_LIBRARY, STRUCTOPS_CUDA_KEY, m) {
-  m.impl("scaled_act", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_scaled_act>());
-  m.impl("scaled_act.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_scaled_act_out>());
-  m.impl("_scaled_tanh_backward_self", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA__scaled_tanh_backward_self>());
-  m.impl("_scaled_tanh_backward_self.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA__scaled_tanh_backward_self_out>());
+#if defined(STRUCTOPS_CUDA_EMULATION)
+TORCH_LIBRARY_IMPL(fixture_ops_emu, CPU, m) {
+#else
+TORCH_LIBRARY_IMPL(fixture_ops, CUDA, m) {
+#endif
+  m.impl("scaled_act", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_scaled_act>());
+  m.impl("scaled_act.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_scaled_act_out>());
+  m.impl("_scaled_tanh_backward_self", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA__scaled_tanh_backward_self>());
+  m.impl("_scaled_tanh_backward_self.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA__scaled_tanh_backward_self_out>());
 }
 
-}  // namespace structops
+}  // namespace fixture::ops

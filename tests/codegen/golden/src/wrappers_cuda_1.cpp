@@ -1,15 +1,16 @@
-// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
 #include <structops/boxed.h>
 #include <structops/structured.h>
-#include <structops/ops/amax.h>
-#include <structops/ops/scaled_tanh.h>
+#include <fixture/include/ops/amax.h>
+#include <fixture/include/ops/scaled_tanh.h>
 
 #include <torch/library.h>
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 at::Tensor wrapper_CUDA_amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
@@ -86,11 +87,15 @@ void boxed_wrapper_CUDA_scaled_tanh_out(const c10::OperatorHandle&, torch::jit::
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(STRUCTOPS_CUDA_LIBRARY, STRUCTOPS_CUDA_KEY, m) {
-  m.impl("amax", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_amax>());
-  m.impl("amax.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_amax_out>());
-  m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_scaled_tanh>());
-  m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_CUDA_scaled_tanh_out>());
+#if defined(STRUCTOPS_CUDA_EMULATION)
+TORCH_LIBRARY_IMPL(fixture_ops_emu, CPU, m) {
+#else
+TORCH_LIBRARY_IMPL(fixture_ops, CUDA, m) {
+#endif
+  m.impl("amax", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_amax>());
+  m.impl("amax.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_amax_out>());
+  m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_scaled_tanh>());
+  m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_scaled_tanh_out>());
 }
 
-}  // namespace structops
+}  // namespace fixture::ops

@@ -1,18 +1,19 @@
-// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // Meta kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
 #include <structops/boxed.h>
 #include <structops/structured.h>
-#include <structops/ops/add_Tensor.h>
-#include <structops/ops/aminmax.h>
-#include <structops/ops/scaled_act.h>
-#include <structops/ops/_scaled_tanh_backward_self.h>
-#include <structops/ops/my_fused.h>
+#include <fixture/include/ops/add_Tensor.h>
+#include <fixture/include/ops/aminmax.h>
+#include <fixture/include/ops/scaled_act.h>
+#include <fixture/include/ops/_scaled_tanh_backward_self.h>
+#include <fixture/include/ops/my_fused.h>
 
 #include <torch/library.h>
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 at::Tensor wrapper_Meta_add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
@@ -163,17 +164,17 @@ void boxed_wrapper_Meta_my_fused(const c10::OperatorHandle&, torch::jit::Stack* 
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(structops, Meta, m) {
-  m.impl("add.Tensor", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_add_Tensor>());
-  m.impl("add_.Tensor", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_add__Tensor>());
-  m.impl("add.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_add_out>());
-  m.impl("aminmax", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_aminmax>());
-  m.impl("aminmax.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_aminmax_out>());
-  m.impl("scaled_act", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_scaled_act>());
-  m.impl("scaled_act.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_scaled_act_out>());
-  m.impl("_scaled_tanh_backward_self", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta__scaled_tanh_backward_self>());
-  m.impl("_scaled_tanh_backward_self.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta__scaled_tanh_backward_self_out>());
-  m.impl("my_fused", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_my_fused>());
+TORCH_LIBRARY_IMPL(fixture_ops, Meta, m) {
+  m.impl("add.Tensor", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_add_Tensor>());
+  m.impl("add_.Tensor", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_add__Tensor>());
+  m.impl("add.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_add_out>());
+  m.impl("aminmax", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_aminmax>());
+  m.impl("aminmax.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_aminmax_out>());
+  m.impl("scaled_act", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_scaled_act>());
+  m.impl("scaled_act.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_scaled_act_out>());
+  m.impl("_scaled_tanh_backward_self", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta__scaled_tanh_backward_self>());
+  m.impl("_scaled_tanh_backward_self.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta__scaled_tanh_backward_self_out>());
+  m.impl("my_fused", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_my_fused>());
 }
 
-}  // namespace structops
+}  // namespace fixture::ops

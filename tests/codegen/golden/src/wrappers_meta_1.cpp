@@ -1,16 +1,17 @@
-// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/wrappers.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // Meta kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
 #include <structops/boxed.h>
 #include <structops/structured.h>
-#include <structops/ops/bmm_out.h>
-#include <structops/ops/amax.h>
-#include <structops/ops/scaled_tanh.h>
+#include <fixture/include/ops/bmm_out.h>
+#include <fixture/include/ops/amax.h>
+#include <fixture/include/ops/scaled_tanh.h>
 
 #include <torch/library.h>
 
-namespace structops {
+namespace fixture::ops {
+using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 at::Tensor& wrapper_Meta_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
@@ -90,12 +91,12 @@ void boxed_wrapper_Meta_scaled_tanh_out(const c10::OperatorHandle&, torch::jit::
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(structops, Meta, m) {
-  m.impl("bmm.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_bmm_out>());
-  m.impl("amax", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_amax>());
-  m.impl("amax.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_amax_out>());
-  m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_scaled_tanh>());
-  m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&structops::boxed_wrapper_Meta_scaled_tanh_out>());
+TORCH_LIBRARY_IMPL(fixture_ops, Meta, m) {
+  m.impl("bmm.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_bmm_out>());
+  m.impl("amax", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_amax>());
+  m.impl("amax.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_amax_out>());
+  m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_scaled_tanh>());
+  m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_scaled_tanh_out>());
 }
 
-}  // namespace structops
+}  // namespace fixture::ops

@@ -1,12 +1,12 @@
-# @generated from native_functions.yaml by codegen/templates/ops.py.j2 — DO NOT EDIT.
+# @generated from native_functions.yaml by codegen/templates/ops.py.j2 (generator 0.2.0) — DO NOT EDIT.
 # Regenerate with: python -m codegen (run by the CMake build)
-"""The structops operators as Python functions (generated from the manifest).
+"""The fixture_ops operators as Python functions (generated from the manifest).
 
 Each name is a C function (structops._dispatch.entry, csrc/python/entry.cpp) that binds the
 common call itself and calls the operator, as torch.add does. The Python function written here
 is what it falls back to for every other call (a tensor subclass, a torch function mode, a
 number for a Tensor, a call that fits no overload) and what torch.compile traces: it calls
-torch.ops.structops.<op>.<overload>, and a name of several overloads picks one as torch's Python
+torch.ops.fixture_ops.<op>.<overload>, and a name of several overloads picks one as torch's Python
 layer does (structops._dispatch.pick). Calls that may reach an out= overload go through a bridge
 that turns C++ warnings (the out= resize warning) into Python warnings.
 """
@@ -21,7 +21,7 @@ from structops._dispatch import pick as _pick
 from structops._dispatch import spelled as _spelled
 from structops._dispatch import spelled_call as _spelled_call
 
-_ops = torch.ops.structops
+_ops = torch.ops.fixture_ops
 
 __all__ = [
     "add",
@@ -44,7 +44,7 @@ _add_overloads = (
 def add(self, other, *, alpha=1, out=None):
     """self + alpha * other.
 
-    Overloads (torch.ops.structops.*):
+    Overloads (torch.ops.fixture_ops.*):
         add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
         add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
     """
@@ -62,7 +62,7 @@ _add__overloads = (
 
 
 def add_(self, other, *, alpha=1):
-    """Overloads (torch.ops.structops.*):
+    """Overloads (torch.ops.fixture_ops.*):
         add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
     """
     return _ops.add_.Tensor(self, other, alpha=alpha)
@@ -77,7 +77,7 @@ _bmm_overloads = (
 
 
 def bmm(self, mat2, *, out):
-    """Overloads (torch.ops.structops.*):
+    """Overloads (torch.ops.fixture_ops.*):
         bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
     """
     return _call(_ops.bmm.out, self, mat2, out=out)
@@ -93,7 +93,7 @@ _amax_overloads = (
 
 
 def amax(self, dim=(), keepdim=False, *, out=None):
-    """Overloads (torch.ops.structops.*):
+    """Overloads (torch.ops.fixture_ops.*):
         amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
         amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
     """
@@ -113,7 +113,7 @@ _aminmax_overloads = (
 def aminmax(self, *, dim=None, keepdim=False, out=None):
     """Minimum and maximum in one pass.
 
-    Overloads (torch.ops.structops.*):
+    Overloads (torch.ops.fixture_ops.*):
         aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
         aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
     """
@@ -132,7 +132,7 @@ _my_fused_overloads = (
 
 
 def my_fused(x, bias, scale=1.0, mode="fast"):
-    """Overloads (torch.ops.structops.*):
+    """Overloads (torch.ops.fixture_ops.*):
         my_fused(Tensor x, Tensor? bias, float scale=1.0, str mode="fast") -> Tensor
     """
     return _ops.my_fused.default(x, bias, scale, mode)
@@ -148,7 +148,7 @@ _scaled_act_overloads = (
 
 
 def scaled_act(self, other, *, alpha=1, mode='relu', out=None):
-    """Overloads (torch.ops.structops.*):
+    """Overloads (torch.ops.fixture_ops.*):
         scaled_act.out(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu', Tensor(a!) out) -> Tensor(a!)
         scaled_act(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu') -> Tensor
     """
@@ -167,7 +167,7 @@ _scaled_tanh_overloads = (
 
 
 def scaled_tanh(self, *, alpha=1, out=None):
-    """Overloads (torch.ops.structops.*):
+    """Overloads (torch.ops.fixture_ops.*):
         scaled_tanh.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
         scaled_tanh(Tensor self, *, Scalar alpha=1) -> Tensor
     """
