@@ -17,25 +17,29 @@ BUILD = ROOT / "build" / "examples" / "minimal"
 PACKAGE = BUILD / "example_ops_generated" / "python"
 
 
+def _tool(name: str) -> str:
+    """The environment's own cmake or ninja (tools/setup.sh installs them), else the system's."""
+    here = Path(sys.executable).with_name(name)
+    return str(here) if here.exists() else name
+
+
 @pytest.fixture(scope="module")
 def built():
     if not (BUILD / "build.ninja").exists():
         subprocess.run(
             [
-                "cmake",
-                "-S",
-                str(EXAMPLE),
-                "-B",
-                str(BUILD),
-                "-G",
-                "Ninja",
+                _tool("cmake"),
+                *("-S", str(EXAMPLE), "-B", str(BUILD), "-G", "Ninja"),
+                f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}",
                 f"-DPython_EXECUTABLE={sys.executable}",
             ],
             check=True,
             capture_output=True,
             text=True,
         )
-    build = subprocess.run(["cmake", "--build", str(BUILD)], capture_output=True, text=True, check=False)
+    build = subprocess.run(
+        [_tool("cmake"), "--build", str(BUILD)], capture_output=True, text=True, check=False
+    )
     assert build.returncode == 0, build.stdout[-5000:] + build.stderr[-3000:]
     return PACKAGE
 
