@@ -5,7 +5,8 @@
 #   include(<generator>/cmake/generated_extension.cmake)
 #   add_generated_extension(<target>
 #     MANIFEST native_functions.yaml       # its first entry is the project header
-#     SOURCES csrc/ops/scale/cpu.cpp ...   # the hand-written kernels and meta functions
+#     [SOURCES csrc/ops/scale/cpu.cpp ...] # the hand-written kernels and meta functions (default:
+#                                          # the .cpp files of the header's `sources:` folders)
 #     [SHARDS 2])                          # translation units per dispatch key
 #
 # Makes the shared library <target> (lib<target>.so) next to the generated Python modules, in
@@ -47,11 +48,17 @@ function(add_generated_extension target)
 
   # What the autotune cache key takes from this build (the kernel variants' source hashes).
   get_filename_component(sources_root "${manifest}" DIRECTORY)
+  # Paths in `kernels: sources:` and includes such as <ops/...> are relative to the first folder.
+  list(GET GENERATED_SOURCE_FOLDERS 0 first_folder)
+  set(source_dirs "")
+  foreach(folder IN LISTS GENERATED_SOURCE_FOLDERS)
+    list(APPEND source_dirs "${sources_root}/${folder}")
+  endforeach()
   set(build_info "${CMAKE_CURRENT_BINARY_DIR}/${target}_autotune_build.cpp")
   add_custom_command(
     OUTPUT "${build_info}.stamp"
     BYPRODUCTS "${build_info}"
-    COMMAND "${CMAKE_COMMAND}" "-DVARIANTS=${gen}/variant_sources.cmake" "-DCSRC=${sources_root}"
+    COMMAND "${CMAKE_COMMAND}" "-DVARIANTS=${gen}/variant_sources.cmake" "-DCSRC=${sources_root}/${first_folder}"
             "-DOUT=${build_info}" "-DDEPFILE=${build_info}.d" "-DSTAMP=${build_info}.stamp"
             "-DCOMPILE_FLAGS=${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}" "-DTORCH_VERSION=${Torch_VERSION}"
             -P "${_GENERATOR_ROOT}/cmake/autotune_build.cmake"
@@ -59,6 +66,13 @@ function(add_generated_extension target)
     DEPFILE "${build_info}.d"
     VERBATIM)
 
+  if(NOT arg_SOURCES)  # the project header's folders: CPU files (cuda_host*.cpp needs CUDA torch)
+    foreach(folder IN LISTS GENERATED_SOURCE_FOLDERS)
+      file(GLOB_RECURSE found CONFIGURE_DEPENDS "${sources_root}/${folder}/*.cpp")
+      list(FILTER found EXCLUDE REGEX "/cuda_host[^/]*\\.cpp$")
+      list(APPEND arg_SOURCES ${found})
+    endforeach()
+  endif()
   file(GLOB runtime_sources "${_GENERATOR_ROOT}/csrc/runtime/*.cpp" "${_GENERATOR_ROOT}/csrc/runtime/autotune/*.cpp")
   list(FILTER runtime_sources EXCLUDE REGEX "/cuda_host[^/]*\\.cpp$")
   set(openmp "${_GENERATOR_ROOT}/csrc/runtime/openmp/parallel.cpp")
@@ -67,7 +81,7 @@ function(add_generated_extension target)
     ${arg_SOURCES} "${gen}/codegen.stamp" "${build_info}.stamp")
   set_source_files_properties("${openmp}" PROPERTIES COMPILE_OPTIONS -fopenmp)
   target_include_directories(${target} PRIVATE "${_GENERATOR_ROOT}/csrc/include" "${_GENERATOR_ROOT}/csrc"
-                             "${gen}/include" "${sources_root}")
+                             "${gen}/include" ${source_dirs})
   target_compile_features(${target} PRIVATE cxx_std_20)
   target_compile_options(${target} PRIVATE -O2 -fno-math-errno -fno-trapping-math -Wno-unused-parameter)
   target_link_libraries(${target} PRIVATE ${TORCH_LIBRARIES})

@@ -105,3 +105,4 @@ set(GENERATED_UNITY_wrappers_1 "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cpu_1.cpp
 # The project header's names the build needs.
 set(GENERATED_PROJECT "fixture_ops")
 set(GENERATED_PYTHON_PACKAGE "fixture_pkg.ops")
+set(GENERATED_SOURCE_FOLDERS "csrc")
