@@ -57,11 +57,6 @@ class Project:
         """The generated Python modules' folder under the output folder."""
         return "python/" + self.python_package.replace(".", "/")
 
-    @property
-    def env_prefix(self) -> str:
-        """Environment variables of this project's runtime: <PREFIX>_AUTOTUNE, ..."""
-        return self.name.upper()
-
 
 # The project of a manifest without a header (the tests' small manifests): names no package.
 DEFAULT_PROJECT = Project.named("ops")
@@ -142,8 +137,12 @@ def parse_project(path: str, entry: LineDict) -> Project:
             "rename that part",
         )
     sources = body.get("sources", ["csrc"])
-    if not isinstance(sources, list) or not all(
-        isinstance(s, str) and _SOURCE_FOLDER.fullmatch(s) and ".." not in s.split("/") for s in sources
+    if (
+        not isinstance(sources, list)
+        or not sources
+        or not all(
+            isinstance(s, str) and _SOURCE_FOLDER.fullmatch(s) and ".." not in s.split("/") for s in sources
+        )
     ):
         raise SpecError(
             path,

@@ -70,6 +70,7 @@ def test_no_header_is_the_default_project(tmp_path):
         ("- project: {name: a, python_package: a-b}", 1, "python_package 'a-b' is not a Python package name"),
         ("- project: {name: a, include_prefix: /abs}", 1, "include_prefix '/abs' is not an include folder"),
         ("- project: {name: a, sources: [../up]}", 1, "sources ['../up'] is not a list of folders"),
+        ("- project: {name: a, sources: []}", 1, "sources [] is not a list of folders"),
         (
             "- project: {name: a, format: 99}",
             1,

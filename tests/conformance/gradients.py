@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.autograd.gradcheck import GradcheckError
 
 from codegen.dest.conformance_suite import SuiteSpec
 from tests.conformance.checks import _first, _outputs, _tolerance, _written_inputs, check
@@ -104,7 +105,7 @@ def check_gradients(spec: SuiteSpec, device: str, dtype: str) -> None:
             ):
                 try:
                     gradcheck(call, tuple(w_leaves), raise_exception=True)
-                except torch.autograd.gradcheck.GradcheckError as e:
+                except GradcheckError as e:
                     raise AssertionError(f"{ctx}: {name}: {e}") from None
         reference = compiled(spec).grad_reference
         if reference is not None:

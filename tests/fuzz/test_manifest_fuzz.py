@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from codegen.errors import SpecError
-from codegen.gen import generate
+from codegen.gen import OutputKind, generate, outputs
 from codegen.manifest import load_manifest
 from tests.fuzz import mutate, settings
 
@@ -34,7 +34,6 @@ MANIFESTS = {
     "real": (ROOT / "native_functions.yaml", (15, 2_000)),  # ~0.6 s a case
 }
 CASE_SECONDS = 30  # a mutant of the real manifest generates in < 1 s
-PYTHON_OUTPUTS = ("python/structops/_ops.py", "python/structops/_ops.pyi", "python/structops/_rules.py")
 # Cases of the CI seed (0) that hit a known defect: run on their own as strict xfails, so the CI
 # budget stays on passing cases and a fix turns the xfail into an error that says to drop it.
 KNOWN_DEFECTS: dict[tuple[str, int], str] = {}
@@ -89,7 +88,8 @@ def run_generator(path: Path, out: Path) -> str | None:
     lines = path.read_text(encoding="utf-8", errors="replace").count("\n") + 1
     try:
         with time_limit(CASE_SECONDS):
-            generate(load_manifest(path), out, shards=2)
+            manifest = load_manifest(path)
+            generate(manifest, out, shards=2)
     except SpecError as e:
         m = re.match(rf"{re.escape(path.name)}:(\d+): ", str(e))
         if m is None or not 1 <= int(m[1]) <= lines:
@@ -99,7 +99,7 @@ def run_generator(path: Path, out: Path) -> str | None:
         return f"hang: {e}"
     except Exception:  # noqa: BLE001 - any other exception is the finding
         return "traceback:\n" + "".join(traceback.format_exc(limit=-4))[-2000:]
-    for name in PYTHON_OUTPUTS:
+    for name in (o.path for o in outputs(manifest, 2) if o.kind is OutputKind.PYTHON):
         try:
             ast.parse((out / name).read_text(encoding="utf-8"))
         except SyntaxError as e:
@@ -107,15 +107,22 @@ def run_generator(path: Path, out: Path) -> str | None:
     return None
 
 
+def _kinds(outputs_cmake: str) -> dict[str, OutputKind]:
+    """Each generated file's kind, read back from outputs.cmake (the build's lists)."""
+    kinds = {}
+    for kind in OutputKind:
+        listed = outputs_cmake.split(f"set(GENERATED_{kind.value}\n", 1)[1].split(")", 1)[0].split()
+        kinds.update({p.strip('"').removeprefix("${CMAKE_CURRENT_LIST_DIR}/"): kind for p in listed})
+    return kinds
+
+
 def syntax_check(out: Path, rng: random.Random) -> str | None:
     """g++ -fsyntax-only of one generated C++ file the CPU build compiles (CMakeLists.txt)."""
     from torch.utils.cpp_extension import include_paths
 
-    files = sorted(
-        f
-        for f in (out / "src").glob("*.cpp")
-        if not re.match(r"wrappers_cuda_|kernels_cuda_host_|multi_kernel_cuda_", f.name)
-    )
+    cpu_build = (OutputKind.GLUE, OutputKind.KERNELS, OutputKind.OPS)
+    kinds = _kinds((out / "outputs.cmake").read_text())
+    files = sorted(out / path for path, kind in kinds.items() if kind in cpu_build)
     source = rng.choice(files)
     flags = [f"-isystem{p}" for p in include_paths()] + [f"-I{ROOT / 'csrc/include'}", f"-I{out / 'include'}"]
     proc = subprocess.run(

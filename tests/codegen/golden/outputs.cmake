@@ -102,3 +102,7 @@ set(GENERATED_UNITY_GROUPS registration wrappers_0 wrappers_1)
 set(GENERATED_UNITY_registration "${CMAKE_CURRENT_LIST_DIR}/src/registration.cpp" "${CMAKE_CURRENT_LIST_DIR}/src/composites.cpp")
 set(GENERATED_UNITY_wrappers_0 "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cpu_0.cpp" "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_meta_0.cpp")
 set(GENERATED_UNITY_wrappers_1 "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cpu_1.cpp" "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_meta_1.cpp")
+# The project header's names the build needs.
+set(GENERATED_PROJECT "fixture_ops")
+set(GENERATED_PYTHON_PACKAGE "fixture_pkg.ops")
+set(GENERATED_SOURCE_FOLDERS "csrc")
