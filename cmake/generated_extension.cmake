@@ -86,6 +86,11 @@ function(add_generated_extension target)
   target_compile_options(${target} PRIVATE -O2 -fno-math-errno -fno-trapping-math -Wno-unused-parameter)
   target_link_libraries(${target} PRIVATE ${TORCH_LIBRARIES})
   target_link_options(${target} PRIVATE -Wl,-Bsymbolic)
+  # A hook the manifest declares and no source defines stops the build at its manifest line.
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${_GENERATOR_ROOT}"
+            "${Python_EXECUTABLE}" -m codegen.link "$<TARGET_FILE:${target}>" "${gen}/hooks.txt"
+    VERBATIM)
   string(REPLACE "." "/" package_dir "${GENERATED_PYTHON_PACKAGE}")
   set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${gen}/python/${package_dir}")
   set(${target}_GENERATED_DIR "${gen}" PARENT_SCOPE)

@@ -7,6 +7,7 @@ op's hand-written code must define.
                                             file lists by kind (CMake's configure step)
     python -m codegen signature OP          the C++ functions to define for OP
     python -m codegen new-op NAME --kind pointwise|structured    scaffold a new op
+    python -m codegen new-project DIR --name NAME   a new package of operators that builds as made
 
 Exit status 2 on a manifest error, printed as file:line: op: problem — fix; nothing is written.
 """
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from codegen import new_op
+from codegen import new_op, new_project
 from codegen.dest.structured import hooks
 from codegen.errors import SpecError
 from codegen.gen import all_outputs, generate, write_outputs_cmake
@@ -69,12 +70,30 @@ def scaffold(argv: list[str]) -> int:
     return 0
 
 
+def project(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen new-project", description=new_project.__doc__)
+    parser.add_argument("dir", type=Path, help="a new or empty folder")
+    parser.add_argument("--name", required=True, help="the package and torch.ops namespace (a Python name)")
+    args = parser.parse_args(argv)
+    try:
+        made = new_project.new_project(args.dir, args.name)
+    except (ValueError, SpecError) as e:
+        print(e, file=sys.stderr)
+        return 2
+    for f in made.files:
+        print(f"wrote {f}")
+    print(f"next: the two commands of {made.root / 'README.md'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["signature"]:
         return signature(argv[1:])
     if argv[:1] == ["new-op"]:
         return scaffold(argv[1:])
+    if argv[:1] == ["new-project"]:
+        return project(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m codegen", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -51,7 +51,7 @@ LAYERS = (
     ("entry", "scalar_of"),  # the checker: one entry (a Scalar overload with its target's keys)
     ("manifest",),  # the checker: the whole manifest
     ("dest.*",),  # template contexts from the model
-    ("gen", "new_op"),
+    ("gen", "new_op", "new_project"),
     ("__main__",),
 )
 CHECKING = {m for layer in LAYERS[: LAYERS.index(("manifest",)) + 1] for m in layer}

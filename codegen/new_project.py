@@ -1,0 +1,159 @@
+"""python -m codegen new-project DIR --name NAME: a new package of operators that builds, imports
+and passes its own test as created.
+
+It writes the manifest (the project header and one pointwise op to start from), a CMakeLists.txt
+that calls the generator's CMake function (cmake/generated_extension.cmake), the package's
+__init__.py, a test, and a README whose two commands build and test it. The op is a real one,
+``<name>_softclip`` = limit * tanh(self / limit), so the first build shows a formula's generated
+kernel, inplace form and gradient working; the author replaces it with their own.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen.manifest import load_manifest
+
+GENERATOR_ROOT = Path(__file__).resolve().parents[1]
+
+MANIFEST = """\
+# {name}'s operators (the generator's manifest format: its docs/ say what each key means).
+- project:
+    name: {name}       # torch.ops.{name}; the C++ namespace, Python package, include prefix
+    sources: [csrc]    # and autotune cache default to it; hand-written kernels go under csrc/
+    format: 1
+
+# A pointwise op: one formula; its CPU kernel, inplace form and gradient are generated.
+- func: {op}.out(Tensor self, *, Scalar limit=1, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  pointwise: "limit * tanh(self / limit)"
+  meta:
+    dtype: {{out: "promote(self, kind=INT_TO_FLOAT)"}}
+  tags: [pointwise]
+
+- func: {op}(Tensor self, *, Scalar limit=1) -> Tensor
+  structured_delegate: {op}.out
+  tags: [pointwise]
+  tests:
+    reference: "lambda self, limit=1: limit * torch.tanh(self / limit)"
+  doc: limit * tanh(self / limit), elementwise.
+
+- func: {op}_(Tensor(a!) self, *, Scalar limit=1) -> Tensor(a!)
+  structured_delegate: {op}.out
+  tags: [pointwise]
+"""
+
+CMAKE = """\
+# {name}: its manifest and csrc/ in, one extension out (the generator's CMake function).
+cmake_minimum_required(VERSION 3.25)
+project({name} LANGUAGES CXX)
+
+find_package(Python 3.10 REQUIRED COMPONENTS Interpreter)
+execute_process(
+  COMMAND "${{Python_EXECUTABLE}}" -c "import torch; print(torch.utils.cmake_prefix_path)"
+  OUTPUT_VARIABLE _torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+list(APPEND CMAKE_PREFIX_PATH "${{_torch_prefix}}")
+find_package(Torch REQUIRED)
+
+set(GENERATOR_ROOT "{generator}" CACHE PATH "the generator's folder")
+include("${{GENERATOR_ROOT}}/cmake/generated_extension.cmake")
+
+add_generated_extension({name} MANIFEST native_functions.yaml)
+configure_file(python/{name}/__init__.py "${{{name}_PACKAGE_DIR}}/__init__.py" COPYONLY)
+"""
+
+INIT = '''\
+"""{name}: operators generated from ../../native_functions.yaml.
+
+Importing the package loads its library, which registers torch.ops.{name}.*, and exposes them as
+{name}.<op>. The runtime's Python helpers come from structops (the generator's runtime).
+"""
+
+from pathlib import Path
+
+import structops  # noqa: F401 - the runtime's Python helpers the generated _ops module calls
+import torch
+
+torch.ops.load_library(str(Path(__file__).with_name("lib{name}.so")))
+
+from {name}._ops import *  # noqa: E402, F403
+from {name}._ops import __all__  # noqa: E402, F401
+'''
+
+TEST = '''\
+"""{name}'s first test: the op against torch, on real and meta tensors, with its gradient."""
+
+import torch
+
+import {name}
+
+
+def test_{op}_matches_torch():
+    x = torch.tensor([-10.0, -0.5, 0.0, 0.5, 10.0], dtype=torch.float64, requires_grad=True)
+    torch.testing.assert_close({name}.{op}(x, limit=2.5), 2.5 * torch.tanh(x / 2.5))
+    assert torch.autograd.gradcheck(lambda v: {name}.{op}(v, limit=2.5), (x,))
+    y = x.detach().clone()
+    {name}.{op}_(y)
+    torch.testing.assert_close(y, torch.tanh(x.detach()))
+    assert {name}.{op}(torch.empty(2, 3, device="meta")).shape == (2, 3)
+'''
+
+README = """\
+# {name}
+
+Operators for PyTorch, generated from `native_functions.yaml` by the generator in
+`{generator}` (one structured kernel per op: a meta function and an impl, from which the
+functional, inplace and out= variants are derived).
+
+```bash
+cmake -S . -B build -G Ninja -DPython_EXECUTABLE="$(command -v python)" && cmake --build build
+PYTHONPATH=build/{name}_generated/python python -m pytest -q tests
+```
+
+The first builds the extension into `build/{name}_generated/python/{name}/`; the second runs the
+tests (torch and structops installed in the Python that runs them). Add an op with
+`python -m codegen new-op NAME --kind pointwise|structured --manifest native_functions.yaml`
+(run from `{generator}`, or with it on PYTHONPATH).
+"""
+
+
+@dataclass(frozen=True)
+class Created:
+    root: Path
+    files: tuple[Path, ...]
+
+
+def new_project(root: Path, name: str) -> Created:
+    """Write the project into ``root`` (absent or empty). ValueError, nothing written, for a name
+    that cannot be a package and namespace, or a folder that holds files."""
+    if (
+        not re.fullmatch(r"[a-z_][a-z0-9_]*", name)
+        or keyword.iskeyword(name)
+        or name in ("torch", "structops")
+    ):
+        raise ValueError(
+            f"'{name}' cannot name a project: use a lowercase Python identifier (it names the package)"
+        )
+    if root.exists() and any(root.iterdir()):
+        raise ValueError(f"{root} holds files already: give a new or empty folder")
+    op = f"{name}_softclip"
+    values = {"name": name, "op": op, "generator": GENERATOR_ROOT.as_posix()}
+    files = {
+        "native_functions.yaml": MANIFEST,
+        "CMakeLists.txt": CMAKE,
+        f"python/{name}/__init__.py": INIT,
+        f"tests/test_{name}.py": TEST,
+        "README.md": README,
+        "csrc/ops/.gitkeep": "",
+    }
+    written = []
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.format(**values))
+        written.append(path)
+    load_manifest(root / "native_functions.yaml")  # the manifest it wrote must load
+    return Created(root, tuple(written))

@@ -1,0 +1,63 @@
+"""`python -m codegen new-project`: the project it creates builds and passes its own test with
+the two commands its README gives, as created (about 2 minutes on 2 cores: the runtime compiles
+into each project's extension)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_new_project_builds_and_passes_its_test_with_its_readme_commands(tmp_path):
+    project = tmp_path / "myops"
+    made = subprocess.run(
+        [sys.executable, "-m", "codegen", "new-project", str(project), "--name", "myops"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    readme = (project / "README.md").read_text()
+    commands = re.search(r"```bash\n(.*?)```", readme, re.DOTALL)[1].strip().splitlines()
+    assert len(commands) == 2, commands
+    # `python`, `cmake` and `ninja` are the test environment's (tools/setup.sh installs them).
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    for command in commands:
+        proc = subprocess.run(
+            ["bash", "-c", command],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            check=False,
+        )
+        assert proc.returncode == 0, f"{command}\n{proc.stdout[-4000:]}\n{proc.stderr[-3000:]}"
+    assert "1 passed" in proc.stdout
+
+
+def test_new_project_refuses_a_bad_name_or_a_folder_with_files(tmp_path):
+    for name in ("My-Ops", "class", "structops"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "codegen", "new-project", str(tmp_path / "p"), "--name", name],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 2 and "cannot name a project" in proc.stderr, proc.stderr
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("")
+    proc = subprocess.run(
+        [sys.executable, "-m", "codegen", "new-project", str(tmp_path / "full"), "--name", "ok"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and "holds files already" in proc.stderr
+    assert not (tmp_path / "p").exists()
