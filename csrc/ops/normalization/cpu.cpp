@@ -549,9 +549,10 @@ void layer_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_
       return;
     }
     structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t begin, int64_t end) {
-      if constexpr (std::is_same_v<scalar_t, c10::Half>) {
-        // float16 rows, weight and bias widened to float once each: widened in each of the three
-        // passes, float16 layer_norm ran at 0.42x torch
+      if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
+        // float16 and bfloat16 rows, weight and bias widened to float once each (exactly: the
+        // same results): widened in each of the three passes, float16 layer_norm ran at 0.42x
+        // torch, bfloat16 at 0.29-0.36x
         std::vector<acc_t> row(n), wf(wp ? n : 0), bf(bp ? n : 0);
         if (wp) cpu::widen(wp, wf.data(), n);
         if (bp) cpu::widen(bp, bf.data(), n);
