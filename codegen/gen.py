@@ -172,6 +172,10 @@ def _headers(manifest: Manifest, fm: FileManager, shards: int) -> None:
     headers = structured.all_headers(manifest)
     for header in headers:
         fm.render(_header_file(manifest.project, header), "op_declarations.h.j2", header=header)
+    _outputs_cmake(manifest, fm, shards)
+
+
+def _outputs_cmake(manifest: Manifest, fm: FileManager, shards: int) -> None:
     fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", **cmake_outputs(manifest, shards))
 
 
@@ -258,9 +262,7 @@ def render_all(manifest: Manifest, fm: FileManager, shards: int, workers: int = 
 def generate(manifest: Manifest, out_dir: Path, shards: int, workers: int = 1) -> list[str]:
     """Render everything (in ``workers`` processes where forking is safe), then write what
     changed: a failure leaves ``out_dir`` as it was."""
-    fm = FileManager(
-        out_dir, Path(manifest.path).name, {"project": manifest.project, "runtime": names.RUNTIME}
-    )
+    fm = _file_manager(manifest, out_dir)
     render_all(manifest, fm, shards, workers)
     return fm.commit(owned_dirs=(ops_header_dir(manifest.project),))
 
@@ -268,8 +270,13 @@ def generate(manifest: Manifest, out_dir: Path, shards: int, workers: int = 1) -
 def write_outputs_cmake(manifest: Manifest, out_dir: Path, shards: int) -> list[str]:
     """Only outputs.cmake (what CMake's configure step includes): the same text generate() writes,
     so the build's codegen run leaves it alone unless the set of outputs changed."""
-    fm = FileManager(
+    fm = _file_manager(manifest, out_dir)
+    _outputs_cmake(manifest, fm, shards)
+    return fm.commit()
+
+
+def _file_manager(manifest: Manifest, out_dir: Path) -> FileManager:
+    """The writer of ``manifest``'s files: its templates see the project's names and the runtime's."""
+    return FileManager(
         out_dir, Path(manifest.path).name, {"project": manifest.project, "runtime": names.RUNTIME}
     )
-    fm.render(OUTPUTS_CMAKE, "outputs.cmake.j2", **cmake_outputs(manifest, shards))
-    return fm.commit()

@@ -11,6 +11,7 @@ corners a rule does not name. A sample torch refuses must be refused here too.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -193,16 +194,21 @@ def _check_sample(theirs, ours, args, kwargs, dtype) -> str | None:
     return None
 
 
+@functools.cache
+def _manifest():
+    from codegen.manifest import load_manifest
+
+    return load_manifest(Path(__file__).resolve().parents[2] / "native_functions.yaml")
+
+
 def opinfo_specs() -> dict[str, OpInfo]:
     """Each Python function's `tests: {opinfo: ...}` from the manifest (the author states it there):
     which OpInfo it answers to, or why none, and the failures known with their reasons. A name of
     several overloads (lerp.Tensor, lerp.Scalar) gets the first name given and every difference."""
     from codegen.conformance import OpInfo
-    from codegen.manifest import load_manifest
 
-    manifest = load_manifest(Path(__file__).resolve().parents[2] / "native_functions.yaml")
     specs: dict[str, OpInfo] = {}
-    for f in manifest.functions:
+    for f in _manifest().functions:
         if f.tests is None:
             continue
         name, given = str(f.func.name.name), f.tests.opinfo
@@ -220,10 +226,8 @@ def mirrored_ops() -> list[tuple[str, object]]:
     from torch.testing._internal.common_methods_invocations import op_db
 
     from codegen.conformance import scaffold_ops
-    from codegen.manifest import load_manifest
 
-    manifest = load_manifest(Path(__file__).resolve().parents[2] / "native_functions.yaml")
-    scaffolds = scaffold_ops(manifest.functions)
+    scaffolds = scaffold_ops(_manifest().functions)
     specs = opinfo_specs()
 
     by_name: dict[str, object] = {}

@@ -107,22 +107,12 @@ def run_generator(path: Path, out: Path) -> str | None:
     return None
 
 
-def _kinds(outputs_cmake: str) -> dict[str, OutputKind]:
-    """Each generated file's kind, read back from outputs.cmake (the build's lists)."""
-    kinds = {}
-    for kind in OutputKind:
-        listed = outputs_cmake.split(f"set(GENERATED_{kind.value}\n", 1)[1].split(")", 1)[0].split()
-        kinds.update({p.strip('"').removeprefix("${CMAKE_CURRENT_LIST_DIR}/"): kind for p in listed})
-    return kinds
-
-
-def syntax_check(out: Path, rng: random.Random) -> str | None:
+def syntax_check(manifest: Path, out: Path, rng: random.Random) -> str | None:
     """g++ -fsyntax-only of one generated C++ file the CPU build compiles (CMakeLists.txt)."""
     from torch.utils.cpp_extension import include_paths
 
     cpu_build = (OutputKind.GLUE, OutputKind.KERNELS, OutputKind.OPS)
-    kinds = _kinds((out / "outputs.cmake").read_text())
-    files = sorted(out / path for path, kind in kinds.items() if kind in cpu_build)
+    files = sorted(out / o.path for o in outputs(load_manifest(manifest), 2) if o.kind in cpu_build)
     source = rng.choice(files)
     flags = [f"-isystem{p}" for p in include_paths()] + [f"-I{ROOT / 'csrc/include'}", f"-I{out / 'include'}"]
     proc = subprocess.run(
@@ -191,7 +181,7 @@ def fuzz(which: str, indices, tmp_path: Path, known_too: bool = False) -> None:
             stats["generated"] += 1
             if compiles < MAX_COMPILES and rng.random() < COMPILE_RATE and shutil.which("g++"):
                 compiles += 1
-                problem = syntax_check(tmp_path / "out", rng)
+                problem = syntax_check(work, tmp_path / "out", rng)
                 stats["compiled"] += 1
         elif problem is None:
             stats["rejected"] += 1
