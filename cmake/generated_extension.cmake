@@ -13,7 +13,10 @@
 # ${CMAKE_CURRENT_BINARY_DIR}/<target>_generated/python/<package>/, where the project's own
 # __init__.py loads it (torch.ops.load_library). The runtime is compiled into it, its symbols bound
 # inside the library (-Bsymbolic), so extensions built this way load side by side. CPU kernels
-# only; the generated CUDA host glue needs CUDA torch (structops' own build compiles it).
+# only; the generated CUDA host glue needs CUDA torch (structops' own build compiles it). Where
+# torch has no CUDA, the target <target>_cuda_emu (built on demand: the conformance suite builds
+# it) is the CUDA path compiled as host C++ for the CPU emulator (tests/cuda_emu), and _build.py
+# in the package says where both lie.
 # Needs find_package(Torch) and find_package(Python) before the call.
 cmake_minimum_required(VERSION 3.25)
 
@@ -93,6 +96,50 @@ function(add_generated_extension target)
     VERBATIM)
   string(REPLACE "." "/" package_dir "${GENERATED_PYTHON_PACKAGE}")
   set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${gen}/python/${package_dir}")
+
+  set(emulator "")
+  if(NOT TORCH_CUDA_LIBRARIES)
+    _add_generated_emulator(${target} "${gen}" "${source_dirs}")
+    set(emulator "lib${target}_cuda_emu.so")
+  endif()
+  file(GENERATE OUTPUT "${gen}/python/${package_dir}/_build.py" CONTENT
+"\"\"\"Where this build of ${GENERATED_PYTHON_PACKAGE} lies (add_generated_extension): the conformance
+suite builds the CPU emulator of its CUDA path there on first use.\"\"\"
+
+BUILD_DIR = \"${CMAKE_CURRENT_BINARY_DIR}\"
+CMAKE = \"${CMAKE_COMMAND}\"
+EMULATOR = \"${emulator}\"  # under BUILD_DIR; empty where torch has CUDA
+EMULATOR_TARGET = \"${target}_cuda_emu\"
+LIBRARY = \"$<TARGET_FILE:${target}>\"
+")
   set(${target}_GENERATED_DIR "${gen}" PARENT_SCOPE)
   set(${target}_PACKAGE_DIR "${gen}/python/${package_dir}" PARENT_SCOPE)
+endfunction()
+
+# <target>_cuda_emu: the project's CUDA path (generated wrappers and host glue, its hand-written
+# and generated device code) as host C++ against CPU torch, run by the emulator, which registers
+# the CUDA wrappers for CPU tensors under torch.ops.<project>_emu (docs/cuda_emulation.md).
+function(_add_generated_emulator target gen source_dirs)
+  set(emu "${_GENERATOR_ROOT}/tests/cuda_emu")
+  set(device ${GENERATED_CUDA_DEVICE} "${emu}/emulator_checks.cu")
+  set(host ${GENERATED_CUDA_HOST})
+  foreach(dir IN LISTS source_dirs)
+    file(GLOB_RECURSE found_cu CONFIGURE_DEPENDS "${dir}/*.cu")
+    file(GLOB_RECURSE found_host CONFIGURE_DEPENDS "${dir}/cuda_host*.cpp")
+    list(APPEND device ${found_cu})
+    list(APPEND host ${found_host})
+  endforeach()
+  add_library(${target}_cuda_emu SHARED EXCLUDE_FROM_ALL
+    "${emu}/emu.cpp" "${emu}/emulator_checks.cpp" ${device} ${host} "${gen}/codegen.stamp")
+  # Device code is C++ with __CUDA_ARCH__ (the runtime's pointwise/math.h device semantics); -O1
+  # and hidden symbols: a quick build, and device variants never bind to the host library's.
+  set_source_files_properties(${device} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-x;c++;-D__CUDA_ARCH__=900")
+  target_include_directories(${target}_cuda_emu BEFORE PRIVATE "${emu}/include")
+  target_include_directories(${target}_cuda_emu PRIVATE "${_GENERATOR_ROOT}/csrc/include" "${_GENERATOR_ROOT}/csrc"
+                             "${gen}/include" ${source_dirs})
+  target_compile_features(${target}_cuda_emu PRIVATE cxx_std_20)
+  target_compile_definitions(${target}_cuda_emu PRIVATE STRUCTOPS_CUDA_EMULATION)
+  target_compile_options(${target}_cuda_emu PRIVATE -O1 -fvisibility=hidden -fvisibility-inlines-hidden
+                         -Wno-unused-parameter)
+  target_link_libraries(${target}_cuda_emu PRIVATE ${target} ${TORCH_LIBRARIES})
 endfunction()

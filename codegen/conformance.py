@@ -37,7 +37,8 @@ Everything has a default except the reference, so most ops need one line:
                                         # arithmetic is documented to reach; a generated backward op
                                         # inherits its forward's), on these devices (cpu, cuda;
                                         # default both); an entry that matches nothing, or samples
-                                        # that no longer differ, fails the check
+                                        # that no longer differ, fails the check; `of: gradients`
+                                        # scopes an accuracy entry to the generated gradient ops
       opinfo: nn.functional.relu        # the name of torch's OpInfo (tests/conformance/opinfo.py)
                                         # whose samples this op must pass (default: the op's name)
       opinfo:                           # or, with the failures that are known and why:
@@ -46,6 +47,10 @@ Everything has a default except the reference, so most ops need one line:
         - {dtypes: [complex64, complex128], why: "no complex kernels yet"}   # any failure there
         - {failures: "unexpected keyword argument 'sparse'", why: "..."}     # failures it matches
       opinfo: {none: "why"}             # no OpInfo calls this operator: say why
+      vmap_loops: {calls: every, why: "..."}   # vmap runs this op one batch element at a time
+                                        # (tests/conformance/batching.py): every call may loop
+                                        # (and one must), or with `calls: others` only the calls
+                                        # that batch other tensors than the first
 """
 
 from __future__ import annotations
@@ -88,7 +93,9 @@ KEYS = (
     "scaffold",
     "hostile",
     "opinfo",
+    "vmap_loops",
 )
+VMAP_LOOP_CALLS = ("every", "others")
 HOSTILE_DIFFERS = ("refuses", "zero_signs", "values", "accuracy")
 
 
@@ -110,6 +117,7 @@ class HostileDiffers:
     why: str
     tolerance: tuple[float, float] | None = None  # accuracy: (atol, rtol) the op's own arithmetic needs
     devices: tuple[str, ...] = ()  # cpu, cuda (its kernels, on a GPU or the emulator); () for both
+    gradients: bool = False  # `of: gradients`: the generated backward ops' accuracy, not the op's
 
 
 @dataclass(frozen=True)
@@ -154,6 +162,7 @@ class TestSpec:
     scaffold: bool = False
     hostile: tuple[HostileDiffers, ...] = ()
     opinfo: OpInfo = OpInfo(None)
+    vmap_loops: tuple[str, str] | None = None  # (which calls: VMAP_LOOP_CALLS, why)
 
 
 def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> TestSpec | None:
@@ -262,6 +271,7 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
 
     hostile = tuple(_hostile(raw.get("hostile", []), fail, lambda v: dtype_list(v, "hostile.dtypes")))
     opinfo = _opinfo(raw.get("opinfo"), fail)
+    vmap_loops = _vmap_loops(raw.get("vmap_loops"), fail)
 
     return TestSpec(
         reference=reference.strip(),
@@ -278,7 +288,25 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         scaffold=scaffold,
         hostile=hostile,
         opinfo=opinfo,
+        vmap_loops=vmap_loops,
     )
+
+
+def _vmap_loops(raw: object, fail) -> tuple[str, str] | None:
+    if raw is None:
+        return None
+    if (
+        not isinstance(raw, dict)
+        or set(raw) != {"calls", "why"}
+        or raw["calls"] not in VMAP_LOOP_CALLS
+        or not isinstance(raw["why"], str)
+        or not raw["why"].strip()
+    ):
+        raise fail(
+            "'tests.vmap_loops' must give 'calls' (every or others) and 'why' the op has no batched form",
+            'write e.g. vmap_loops: {calls: every, why: "no batched sibling: meta.vmap_as would give one"}',
+        )
+    return raw["calls"], raw["why"].strip()
 
 
 def _opinfo(raw: object, fail) -> OpInfo:
@@ -346,10 +374,11 @@ def _hostile(raw: object, fail, dtype_list) -> Iterable[HostileDiffers]:
             "why",
             "tolerance",
             "devices",
+            "of",
         }:
             raise fail(
                 "each tests.hostile item needs 'samples', 'differs' and 'why' (and may give 'dtypes',"
-                " 'devices', 'tolerance')",
+                " 'devices', 'tolerance', 'of')",
                 f"write e.g. {example}",
             )
         if item["differs"] not in HOSTILE_DIFFERS:
@@ -378,9 +407,20 @@ def _hostile(raw: object, fail, dtype_list) -> Iterable[HostileDiffers]:
         devices = item.get("devices", [])
         if not isinstance(devices, list) or not set(devices) <= {"cpu", "cuda"}:
             raise fail("tests.hostile: 'devices' must list cpu, cuda or both", "write e.g. devices: [cuda]")
+        if item.get("of", "gradients") != "gradients" or ("of" in item and tolerance is None):
+            raise fail(
+                "tests.hostile: 'of: gradients' scopes an accuracy entry to the op's generated gradients",
+                "write e.g. {samples: '.', differs: accuracy, tolerance: [0, 1e-5], of: gradients, why: ...}",
+            )
         pair = (float(tolerance[0]), float(tolerance[1])) if tolerance is not None else None
         yield HostileDiffers(
-            str(item["samples"]), dtypes, str(item["differs"]), item["why"].strip(), pair, tuple(devices)
+            str(item["samples"]),
+            dtypes,
+            str(item["differs"]),
+            item["why"].strip(),
+            pair,
+            tuple(devices),
+            "of" in item,
         )
 
 

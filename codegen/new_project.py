@@ -39,6 +39,13 @@ MANIFEST = """\
   tags: [pointwise]
   tests:
     reference: "lambda self, limit=1: limit * torch.tanh(self / limit)"
+    # The generated gradient, grad * (1 - tanh(u)^2), keeps only tanh's rounding where tanh(u)
+    # is near +-1 (as torch's tanh_backward), and is large near complex tanh's poles: these are
+    # the accuracies the conformance suite holds it to (docs/conformance.md, the tests: key).
+    tolerance: {{complex64: [1e-5, 1e-5]}}
+    hostile:
+    - {{samples: ".", dtypes: [float32], devices: [cpu], differs: accuracy, tolerance: [0, 5e-4],
+        of: gradients, why: "1 - tanh(u)^2 near |tanh(u)| = 1 amplifies tanh's float32 rounding"}}
   doc: limit * tanh(self / limit), elementwise.
 
 - func: {op}_(Tensor(a!) self, *, Scalar limit=1) -> Tensor(a!)
@@ -110,14 +117,17 @@ functional, inplace and out= variants are derived).
 
 ```bash
 cmake -S . -B build -G Ninja -DPython_EXECUTABLE="$(command -v python)" && cmake --build build
-PYTHONPATH=build/{name}_generated/python python -m pytest -q tests
+PYTHONPATH=build/{name}_generated/python python -m pytest -q -p no:cacheprovider tests {suite} --manifest native_functions.yaml
 ```
 
-The first builds the extension into `build/{name}_generated/python/{name}/`; the second runs the
-tests (torch and structops installed in the Python that runs them). Add an op with
+The first builds the extension into `build/{name}_generated/python/{name}/`; the second runs your
+tests and the generator's conformance suite on every op of the manifest (meta functions,
+references, out= and inplace forms, errors, gradients and forward AD, torch.compile, describe()
+and sharding, vmap, hostile values, and the CUDA kernels on the CPU emulator, which it builds on
+first use). torch and structops must be installed in the Python that runs them. Add an op with
 `python -m codegen new-op NAME --kind pointwise|structured --manifest native_functions.yaml`
 (run from `{generator}`, or with it on PYTHONPATH).
-"""
+"""  # noqa: E501 - a command of the README is one line
 
 
 @dataclass(frozen=True)
@@ -140,7 +150,12 @@ def new_project(root: Path, name: str) -> Created:
     if root.exists() and any(root.iterdir()):
         raise ValueError(f"{root} holds files already: give a new or empty folder")
     op = f"{name}_softclip"
-    values = {"name": name, "op": op, "generator": GENERATOR_ROOT.as_posix()}
+    values = {
+        "name": name,
+        "op": op,
+        "generator": GENERATOR_ROOT.as_posix(),
+        "suite": (GENERATOR_ROOT / "tests" / "conformance" / "test_conformance.py").as_posix(),
+    }
     files = {
         "native_functions.yaml": MANIFEST,
         "CMakeLists.txt": CMAKE,

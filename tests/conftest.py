@@ -18,3 +18,6 @@ sys.path.insert(0, str(ROOT))
 # Checkouts from before the conformance engine moved to tests/conformance/ may still hold the
 # per-op modules it rendered into tests/generated/; they import a module that no longer exists.
 collect_ignore = ["generated"]
+
+# --manifest: the conformance suite on another generated package (tests/conformance/plugin.py).
+from tests.conformance.plugin import pytest_addoption, pytest_configure  # noqa: F401

@@ -123,16 +123,18 @@ def backward_entries(
 
 def _forward_test_values(tests: TestSpec | None, names: set[str], groups: list[str]) -> dict:
     """The forward op's domain, the values it tries for the arguments a backward op shares
-    (div's rounding_mode: None, 'trunc', 'floor') and the dtypes of ``groups`` it skips, as
-    manifest values."""
+    (div's rounding_mode: None, 'trunc', 'floor'), the dtypes of ``groups`` it skips and its
+    tolerances (its formula's accuracy holds for its derivatives too), as manifest values."""
     if tests is None:
         return {"domain": "any"}
     values = {n: [ast.literal_eval(v) for v in vs] for n, vs in tests.arg_values if n in names}
     skip = {d: why for d, why in tests.skip if any(d in GROUPS[g] for g in groups)}
+    tolerance = {d: [atol, rtol] for d, atol, rtol in tests.tolerance if any(d in GROUPS[g] for g in groups)}
     return {
         "domain": tests.domain,
         **({"args": values} if values else {}),
         **({"skip": skip} if skip else {}),
+        **({"tolerance": tolerance} if tolerance else {}),
     }
 
 

@@ -73,10 +73,11 @@ class SuiteSpec:
     arg_dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     backward_of: str | None = None  # a generated backward op (docs/autograd.md): its forward op
     # The hostile check's known differences (tests.hostile): (sample regex, dtypes, how, why,
-    # (atol, rtol) of an accuracy entry or None, devices).
+    # (atol, rtol) of an accuracy entry or None, devices, of the generated gradients only).
     hostile: tuple[
-        tuple[str, tuple[str, ...], str, str, tuple[float, float] | None, tuple[str, ...]], ...
+        tuple[str, tuple[str, ...], str, str, tuple[float, float] | None, tuple[str, ...], bool], ...
     ] = ()
+    vmap_loops: tuple[str, str] | None = None  # tests.vmap_loops: (every | others, why)
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -159,9 +160,13 @@ def suite_spec(group: StructuredGroup, namespace: str) -> SuiteSpec:
         arg_kinds=tuple((a.name, arg_kind(a.type) or "other") for a in non_out),
         arg_dtypes=tuple((a, d) for a, d in rule.allowed if a is not None) if rule else (),
         backward_of=group.backward_of,
-        hostile=tuple((h.samples, h.dtypes, h.differs, h.why, h.tolerance, h.devices) for h in tests.hostile)
+        hostile=tuple(
+            (h.samples, h.dtypes, h.differs, h.why, h.tolerance, h.devices, h.gradients)
+            for h in tests.hostile
+        )
         if tests
         else (),
+        vmap_loops=tests.vmap_loops if tests else None,
         kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)
         if group.out.kernels
         else (),

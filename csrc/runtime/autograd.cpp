@@ -102,7 +102,7 @@ std::vector<at::Tensor> on_meta(at::TensorList ts) {
 }
 
 at::Tensor not_implemented(std::string_view op, std::string_view input) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "the derivative for '", input, "' of structops::", op, " is not implemented.");
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "the derivative for '", input, "' of ", op, " is not implemented.");
   return at::Tensor();
 }
 
@@ -134,7 +134,7 @@ void set_tangent(const at::Tensor& result, const at::Tensor& tangent) {
   result._set_fw_grad(t, /*level=*/0, /*is_inplace_op=*/false);
 }
 void forward_not_implemented(std::string_view overload) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "Trying to use forward AD with structops::", overload,
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "Trying to use forward AD with ", overload,
                               " that does not support it (docs/autograd.md: its derivatives have no "
                               "'result:' formula)");
 }

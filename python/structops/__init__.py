@@ -21,13 +21,11 @@ from structops import (
     sharding,
     vmap,
 )
-from structops._ops import *
+from structops._ops import *  # serves the package: its vmap rules and DTensor strategies (packages.py)
 from structops._ops import __all__ as _op_names
 from structops.rules import describe
 
 _dispatch.register_with_dynamo()
-dtensor.register_when_imported()
-vmap.register()
 
 # The shared library that registers every operator, with no Python in it: what a process needs
 # loaded to run code that calls structops ops through torch's dispatcher without this package

@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from structops import _rules, rules
+from structops import packages, rules
 from structops._after_import import when_imported
 
 
@@ -174,29 +174,25 @@ def _placement(ipf: rules.IPF, j: int, size: int) -> Placement | None:
 # DTensor: the strategies handed to its sharding propagator
 
 
-def _overload(qualified: str) -> torch._ops.OpOverload:
-    packet, _, name = qualified.partition("::")[2].partition(".")
-    return getattr(getattr(torch.ops.structops, packet), name or "default")
-
-
-def _all_overloads() -> list[str]:
-    """Every structops overload torch knows, as "packet.overload"."""
+def _all_overloads(package: packages.Package) -> list[str]:
+    """Every overload of ``package`` torch knows, as "packet.overload"."""
+    prefix = f"{package.namespace}::"
     names = []
-    for op in sorted(n for n in torch._C._dispatch_get_all_op_names() if n.startswith("structops::")):
-        packet, _, overload = op.removeprefix("structops::").partition(".")
+    for op in sorted(n for n in torch._C._dispatch_get_all_op_names() if n.startswith(prefix)):
+        packet, _, overload = op.removeprefix(prefix).partition(".")
         names.append(f"{packet}.{overload or 'default'}")
     return names
 
 
-def register() -> None:
-    """Give DTensor a strategy for every structops overload (idempotent)."""
+def register(package: packages.Package) -> None:
+    """Give DTensor a strategy for every overload of ``package`` (idempotent)."""
     from torch.distributed.tensor import DTensor
     from torch.distributed.tensor._op_schema import RuntimeSchemaInfo
 
     propagator = DTensor._op_dispatcher.sharding_propagator
-    for qualified in _all_overloads():
-        overload = _overload(f"structops::{qualified}")
-        rule_name = _rules.OVERLOADS.get(qualified)
+    for qualified in _all_overloads(package):
+        overload = package.op(qualified)
+        rule_name = package.rules.OVERLOADS.get(qualified)
         if not overload._schema.returns:
             continue  # a Tensor[] out= returns nothing to hold a placement: DTensor refuses it by name
         schema = overload._schema
@@ -205,7 +201,7 @@ def register() -> None:
             static_kwargkey=[a.name for a in schema.arguments if a.kwarg_only] or None,
             needs_pytree=True,  # Tensor[] and Tensor? arguments
         )
-        rule = _rules.RULES[rule_name] if rule_name is not None else None
+        rule = package.rules.RULES[rule_name] if rule_name is not None else None
         propagator.register_op_strategy(overload, functools.partial(_op_strategy, overload, rule), info)
 
 
@@ -231,7 +227,9 @@ def _op_strategy(overload, rule: dict | None, op_schema):
     outs = [a.name for a in schema.arguments if a.is_out]
     leaves = _leaves(named, op_schema)
     if rule is not None:
-        desc = rules.describe(rule["functional"], **{n: meta(v) for n, v in named.items() if n not in outs})
+        desc = rules.describe(
+            packages.qualified(rule), **{n: meta(v) for n, v in named.items() if n not in outs}
+        )
         options = strategies(desc, tuple(op_schema.get_mesh_from_args().shape))
         list_output = bool(rule["list_outputs"])
     else:  # no index space (meta: custom): only replicated
@@ -272,7 +270,7 @@ def _op_strategy(overload, rule: dict | None, op_schema):
     if not kept:
         placed = {leaves[i][0]: tuple(current[i].strategies[0].output_spec.placements) for i in written}
         raise RuntimeError(
-            f"structops.{schema.name.removeprefix('structops::')}: no sharding of this call writes "
+            f"{schema.name.replace('::', '.')}: no sharding of this call writes "
             f"{', '.join(f'{n} (placed {p})' for n, p in placed.items())} where it lies; "
             "redistribute it, or call the functional op"
         )
@@ -308,6 +306,6 @@ def _leaves(named: dict[str, Any], op_schema) -> list[tuple[str, int | None]]:
 # Registration when torch.distributed.tensor is imported
 
 
-def register_when_imported() -> None:
+def register_when_imported(package: packages.Package) -> None:
     if torch.distributed.is_available():
-        when_imported("torch.distributed.tensor", register)
+        when_imported("torch.distributed.tensor", functools.partial(register, package))

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from structops import _rules
+from structops import packages
 from structops.description import IPF, Description, IndexDim
 
 
@@ -361,19 +361,24 @@ class Runtime:
 
 def _bind(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]]:
     """The op's rule and its argument values by name (defaults from the registered schema). A
-    name of several overloads (mul: mul.Tensor, mul.Scalar) picks the first the arguments fit."""
-    name = _rules.OVERLOADS.get(op_name) or _rules.OVERLOADS.get(f"{op_name}.default")
+    name of several overloads (mul: mul.Tensor, mul.Scalar) picks the first the arguments fit.
+    ``op_name`` may carry its package's namespace ("example_ops::softclip"): packages.split."""
+    package, op_name = packages.split(op_name)
+    table = package.rules
+    name = table.OVERLOADS.get(op_name) or table.OVERLOADS.get(f"{op_name}.default")
     candidates = (
-        [name] if name else [n for n, r in _rules.RULES.items() if r["op"] == op_name and r["functional"]]
+        [name] if name else [n for n, r in table.RULES.items() if r["op"] == op_name and r["functional"]]
     )
     if not candidates:
-        if hasattr(torch.ops.structops, op_name.split(".")[0]):
-            return _custom_rule(op_name, args, kwargs)
-        known = sorted({r["op"] for r in _rules.RULES.values() if not r["op"].startswith("_")})
-        raise ValueError(f"structops has no op called '{op_name}'; ops with a meta rule: {', '.join(known)}")
+        if package.has_packet(op_name.split(".")[0]):
+            return _custom_rule(package, op_name, args, kwargs)
+        known = sorted({r["op"] for r in table.RULES.values() if not r["op"].startswith("_")})
+        raise ValueError(
+            f"{package.namespace} has no op called '{op_name}'; ops with a meta rule: {', '.join(known)}"
+        )
     error = None
     for name in candidates:
-        rule = _rules.RULES[name]
+        rule = table.RULES[name]
         try:
             return rule, _values(op_name, rule, args, kwargs)
         except TypeError as e:
@@ -381,10 +386,12 @@ def _bind(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]
     raise error
 
 
-def _custom_rule(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[str, Any]]:
+def _custom_rule(
+    package: packages.Package, op_name: str, args: tuple, kwargs: dict
+) -> tuple[dict, dict[str, Any]]:
     """A rule-shaped record of an op whose meta function is hand-written (meta: custom): its
     functional and out= overloads and tensor arguments, no index-space function."""
-    packet = getattr(torch.ops.structops, op_name.split(".")[0])
+    packet = getattr(getattr(torch.ops, package.namespace), op_name.split(".")[0])
     out = getattr(packet, "out", None)
     outs = [a.name for a in out._schema.arguments if a.is_out] if out is not None else ["out"]
     args_kinds = [
@@ -394,6 +401,7 @@ def _custom_rule(op_name: str, args: tuple, kwargs: dict) -> tuple[dict, dict[st
         or (isinstance(a.type, torch.OptionalType) and isinstance(a.type.getElementType(), torch.TensorType))
     ]
     rule = {
+        "namespace": package.namespace,
         "op": op_name.split(".")[0],
         "functional": f"{op_name.split('.')[0]}.default",
         "outputs": outs,
@@ -431,7 +439,7 @@ def _values(op_name: str, rule: dict, args: tuple, kwargs: dict) -> dict[str, An
 
 def _functional(rule: dict):
     packet, overload = rule["functional"].split(".")
-    return getattr(getattr(torch.ops.structops, packet), overload)
+    return getattr(getattr(getattr(torch.ops, rule["namespace"]), packet), overload)
 
 
 def _on_meta(v):

@@ -175,9 +175,7 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
     op with several: each written through its own IPF)."""
     desc = rules.describe(op, *args, **kwargs)
     rule, values = rules._bind(op, args, kwargs)
-    fn = getattr(
-        getattr(torch.ops.structops, rule["functional"].split(".")[0]), rule["functional"].split(".")[1]
-    )
+    fn = rules._functional(rule)
     if rule.get("custom") or not desc.ipfs:  # no output IPFs: one tile, the whole call
         tiles(desc, splits)  # refuses any split by name
         return fn(**values)

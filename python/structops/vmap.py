@@ -9,7 +9,7 @@ import functools
 
 import torch
 
-from structops import _rules, rules
+from structops import packages, rules
 from structops.vmap_plan import REDUCTIONS, Plan, plan, sibling_args, written_inputs
 
 __all__ = ["Plan", "plan", "register"]
@@ -53,7 +53,7 @@ def _apply(rule: dict, info, in_dims, args, kwargs):
             bdim[(name, None)] = d
         elif isinstance(d, list | tuple):
             bdim.update({(name, i): e for i, e in enumerate(d) if e is not None})
-    values = rules._bind(rule["functional"], args, kwargs)[1]  # defaults filled in
+    values = rules._bind(packages.qualified(rule), args, kwargs)[1]  # defaults filled in
     size = info.batch_size
 
     def example(name, element, t):
@@ -65,7 +65,7 @@ def _apply(rule: dict, info, in_dims, args, kwargs):
         result = _empty_batch(rule, op, per_example)
         return result, (0 if isinstance(result, torch.Tensor) else type(result)(0 for _ in result))
     key = tuple(_key(per_example[name]) for name, _ in rule["args"])
-    p = _cached_plan(rule["functional"], frozenset(bdim), size, key, per_example)
+    p = _cached_plan(packages.qualified(rule), frozenset(bdim), size, key, per_example)
     result = _run(p, rule, op, values, bdim, size)
     return result, (0 if isinstance(result, torch.Tensor) else type(result)(0 for _ in result))
 
@@ -134,7 +134,7 @@ def _run(p: Plan, rule: dict, op, values: dict, bdim: dict, size: int):
         if p.sibling is None:
             result = op(**args)
         else:
-            sibling = _functional_op(_rules.RULES[_rules.OVERLOADS[p.sibling]])
+            sibling = _functional_op(packages.rule_of(p.sibling))
             result = sibling(**sibling_args(dict(p.passed), args))
         for name in written_inputs(rule, values):  # padded through a copy: back
             if args[name].untyped_storage().data_ptr() != front[name].untyped_storage().data_ptr():
@@ -248,11 +248,11 @@ def _run_affine(p: Plan, rule: dict, op, front: dict, bdim: dict, size: int):
     at = rule["outputs"].index(out)
     o = outs[at]
     if weight is not None and bias is not None:
-        outs[at] = torch.ops.structops.addcmul.default(bias, o, weight)
+        outs[at] = torch.addcmul(bias, o, weight)
     elif weight is not None:
-        outs[at] = torch.ops.structops.mul.Tensor(o, weight)
+        outs[at] = torch.mul(o, weight)
     else:
-        outs[at] = torch.ops.structops.add.Tensor(o, bias)
+        outs[at] = torch.add(o, bias)
     if p.inner is None:  # the others computed once: each element's copy
         outs = [o if i == at else o.expand(size, *o.shape).clone() for i, o in enumerate(outs)]
     return outs[0] if isinstance(result, torch.Tensor) else type(result)(outs)
@@ -262,23 +262,22 @@ def _functional_op(rule: dict):
     return rules._functional(rule)
 
 
-def register() -> None:
-    """A vmap rule for every functional and inplace overload with an index space, and a loop for
-    the functional overloads without one (torch's own fallback loops too, but refuses a batch of
-    size 0); out= overloads cannot be vmapped, as torch's."""
-    for qualified, rule_name in _rules.OVERLOADS.items():
-        rule = _rules.RULES[rule_name]
-        packet, overload = qualified.split(".")
-        op = getattr(getattr(torch.ops.structops, packet), overload)
+def register(package: packages.Package) -> None:
+    """A vmap rule for every functional and inplace overload of ``package`` with an index space,
+    and a loop for the functional overloads without one (torch's own fallback loops too, but
+    refuses a batch of size 0); out= overloads cannot be vmapped, as torch's."""
+    table = package.rules
+    for qualified, rule_name in table.OVERLOADS.items():
+        rule = table.RULES[rule_name]
+        op = package.op(qualified)
         if _writes_kwarg_tensor(op):
             continue  # out=: register_vmap refuses kwarg-only tensors
         if qualified == rule["functional"]:
             torch.library.register_vmap(op, functools.partial(_vmap_rule, rule))
-        elif packet.endswith("_"):
+        elif qualified.split(".")[0].endswith("_"):
             torch.library.register_vmap(op, functools.partial(_vmap_inplace_rule, rule, op))
-    for qualified in _rules.LOOPED:
-        packet, overload = qualified.split(".")
-        op = getattr(getattr(torch.ops.structops, packet), overload)
+    for qualified in table.LOOPED:
+        op = package.op(qualified)
         torch.library.register_vmap(op, functools.partial(_vmap_loop, op))
 
 
@@ -322,12 +321,12 @@ def _vmap_inplace_rule(rule: dict, op, info, in_dims, self, *args, **kwargs):
     """The functional's batched result written into self: checked first by the inplace meta
     function on one element, so an element torch would refuse (a dtype self cannot hold, a
     broadcast self) is refused the same way."""
-    name = op._schema.name.removeprefix("structops::")
+    namespace, _, name = op._schema.name.partition("::")
     d = in_dims[0]
     if d is None:
         batched = [a.name for a, b in zip(op._schema.arguments[1:], in_dims[1:]) if b is not None]
         raise RuntimeError(
-            f"vmap: structops.{name}: self is not batched but {', '.join(batched)} is; an inplace op "
+            f"vmap: {namespace}.{name}: self is not batched but {', '.join(batched)} is; an inplace op "
             "cannot write a batch into it (call the functional op)"
         )
 

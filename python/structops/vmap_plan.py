@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 import torch
 
-from structops import rules
+from structops import packages, rules
 
 
 @dataclass(frozen=True)
@@ -263,6 +263,7 @@ def _sibling(rule: dict, single: rules.Description, values: dict, batched, size:
     if case is None:
         return None
     _, target, passed = case
+    target = packages.qualified(rule, target)
     if any(isinstance(s, tuple) and values[s[1]].dim() < 2 for s in passed.values()):
         return None  # mT of a tensor with fewer than two dims of its own
     tensors = _tensor_args(rule, values)
@@ -648,16 +649,17 @@ def _flatten(op: str, single: rules.Description, values: dict, rule: dict, batch
     return Plan("flatten", flat=(name, arg), out_shapes=shapes)
 
 
-# The reduction over every dim but the batch that does what a combine does to split parts.
+# The reduction over every dim but the batch that does what a combine does to split parts:
+# torch's own, so that the runtime serves any package, whichever ops it has.
 REDUCTIONS = {
-    "add": torch.ops.structops.sum.dim_IntList,
-    "mean": torch.ops.structops.mean.dim,
-    "mul": torch.ops.structops.prod.dims,
-    "max": torch.ops.structops.amax.default,
-    "min": torch.ops.structops.amin.default,
-    "and": torch.ops.structops.all.dims,
-    "or": torch.ops.structops.any.dims,
-    "logaddexp": torch.ops.structops.logsumexp.default,
+    "add": lambda t, dims: torch.sum(t, dims),
+    "mean": lambda t, dims: torch.mean(t, dims),
+    "mul": lambda t, dims: torch.prod(t.flatten(1), 1),  # dims: every one but the batch's
+    "max": lambda t, dims: torch.amax(t, dims),
+    "min": lambda t, dims: torch.amin(t, dims),
+    "and": lambda t, dims: torch.all(t.flatten(1), 1),
+    "or": lambda t, dims: torch.any(t.flatten(1), 1),
+    "logaddexp": lambda t, dims: torch.logsumexp(t, dims),
 }
 
 

@@ -1,5 +1,5 @@
-"""tests.hostile (the hostile check's knob, docs/numerics.md): each malformed item stops the
-manifest with file:line: op: problem — fix, and nothing is written."""
+"""tests.hostile (the hostile check's knob, docs/numerics.md) and tests.vmap_loops: each malformed
+item stops the manifest with file:line: op: problem — fix, and nothing is written."""
 
 import pytest
 
@@ -22,7 +22,7 @@ CASES = {
             "[{samples: x, differs: values}]",
             (
                 "each tests.hostile item needs 'samples', 'differs' and 'why' (and may give 'dtypes',"
-                f" 'devices', 'tolerance') — write e.g. {_EXAMPLE}"
+                f" 'devices', 'tolerance', 'of') — write e.g. {_EXAMPLE}"
             ),
         ),
         (
@@ -51,6 +51,27 @@ CASES = {
             "[{samples: x, differs: values, why: w, devices: [tpu]}]",
             "tests.hostile: 'devices' must list cpu, cuda or both — write e.g. devices: [cuda]",
         ),
+        (
+            "hostile_of_not_gradients",
+            "[{samples: x, differs: accuracy, tolerance: [0, 1], of: forward, why: w}]",
+            (
+                "tests.hostile: 'of: gradients' scopes an accuracy entry to the op's generated gradients"
+                " — write e.g. {samples: '.', differs: accuracy, tolerance: [0, 1e-5], of: gradients,"
+                " why: ...}"
+            ),
+        ),
+    ]
+}
+_VMAP_FIX = 'write e.g. vmap_loops: {calls: every, why: "no batched sibling: meta.vmap_as would give one"}'
+CASES |= {
+    name: (
+        f"{_NEG_TESTS}    vmap_loops: {item}\n",
+        _AT_NEG + "'tests.vmap_loops' must give 'calls' (every or others) and 'why' the op has no batched "
+        "form — " + _VMAP_FIX,
+    )
+    for name, item in [
+        ("vmap_loops_no_why", "{calls: every}"),
+        ("vmap_loops_bad_calls", "{calls: some, why: w}"),
     ]
 }
 

@@ -159,7 +159,7 @@ def test_mm_with_both_operands_batched_runs_one_bmm(in_dims, monkeypatch):
     g = torch.Generator().manual_seed(0)
     x, w = torch.randn(4, 3, 5, generator=g), torch.randn(4, 5, 2, generator=g)
     plan = vmap.plan("mm.default", {("self", None), ("mat2", None)}, 4, x[0], w[0])
-    assert (plan.kind, plan.sibling) == ("prepend", "bmm.default")
+    assert (plan.kind, plan.sibling) == ("prepend", "structops::bmm.default")
     calls, looked_up = [], vmap._functional_op
     monkeypatch.setattr(vmap, "_PLANS", {})
     monkeypatch.setattr(

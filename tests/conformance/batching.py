@@ -13,7 +13,7 @@ import torch
 from codegen.dest.conformance_suite import SuiteSpec
 from tests.conformance.checks import assert_matches, check
 from tests.conformance.samples import samples
-from tests.conformance.spec import functional, overload
+from tests.conformance.spec import functional, overload, qualified
 from tests.conformance.tensors import Sample
 
 
@@ -37,33 +37,19 @@ def _examples(sample: Sample, size: int, fn) -> list[Sample]:
     return rolled
 
 
-# Where a batch element's call has no batched form: why (structops.vmap then loops over it).
-VMAP_LOOPS = {
-    "batch_norm": "training writes the running statistics: unbatched ones are written by each element in "
-    "turn (torch's vmap refuses that; the schema cannot say evaluation leaves them alone)",
-}
-# Where a call with other tensors than the first batched (every tensor, every tensor but the first:
-# per-example weights, the last alone) has no batched form (the first tensor alone has one).
-VMAP_LOOPS_OTHERS = {
-    "embedding_bag": "its offsets are positions in indices, which hold positions in weight (a chain the "
-    "offset plan does not order), and an offset may be the number of indices (the end); torch's own vmap "
-    "has no batching rule for aten::embedding_bag either (it warns of a performance drop and loops)",
-}
-
-
 @check(few_dtypes=True)
 def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
     """torch.func.vmap over 3 batch elements, batched at dim 0 or the last dim, with every tensor,
     the first or the last alone, or every tensor but the first (per-example weights) batched,
     equals a loop over the elements (structops.vmap's rule, one batched call where the index space
-    allows it), on a spread of the samples; no sample's plan loops unless the op is listed; a
-    batch of no elements gives empty results."""
+    allows it), on a spread of the samples; no sample's plan loops unless the manifest says so
+    (tests.vmap_loops); a batch of no elements gives empty results."""
     if spec.dynamic_output_shape:
         pytest.skip("the output size depends on the data: vmap cannot stack elements of different sizes")
     size = 3
     fn = functional(spec)
     looped = looped_others = False
-    name = spec.functional.split(".")[0]
+    loops = spec.vmap_loops[0] if spec.vmap_loops else None  # which calls may loop (the manifest)
     found = samples(spec, device, dtype)
     run = {id(s) for s in _spread(found)}  # values on a spread of the samples, plans on every one
     for s in found:
@@ -76,18 +62,19 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
             ctx = f"{spec.name} vmap over args {list(batched)} of {s!r}"
             plan = (  # an op without a rule (meta: custom) has no batching rule: torch's loop runs
                 structops.vmap.plan(
-                    spec.functional, {(spec.positional[i], None) for i in batched}, size, *s.args, **s.kwargs
+                    qualified(spec), {(spec.positional[i], None) for i in batched}, size, *s.args, **s.kwargs
                 )
                 if spec.described
                 else structops.vmap.Plan("loop", why="no meta rule")
             )
             # A 0-d element reduced whole may loop: no dim list says "every dim but the batch".
             if plan.kind == "loop" and spec.described and tensors[0][1].dim() > 0:
+                listed = f"{ctx}: loops, {plan.why} (a call that cannot batch: say so in tests.vmap_loops)"
                 if batched == (tensors[0][0],):
-                    assert name in VMAP_LOOPS, f"{ctx}: loops, {plan.why}"
+                    assert loops == "every", listed
                     looped = True
                 else:
-                    assert name in VMAP_LOOPS or name in VMAP_LOOPS_OTHERS, f"{ctx}: loops, {plan.why}"
+                    assert loops is not None, listed
                     looped_others = True
             for at_end in (False, True) if examples else ():
                 _check_values(spec, s, examples, batched, at_end, plan.kind, fn)
@@ -96,10 +83,12 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
     )
     if first is not None:
         _check_empty_batch(spec, first, fn)
-    if name in VMAP_LOOPS and spec.described:
-        assert looped, f"{spec.name}: listed in VMAP_LOOPS but every sample ran batched: remove it"
-    if name in VMAP_LOOPS_OTHERS and device == "cpu":
-        assert looped_others, f"{spec.name}: listed in VMAP_LOOPS_OTHERS but it ran batched: remove it"
+    if loops == "every" and spec.described:
+        assert looped, f"{spec.name}: tests.vmap_loops says every call may loop, but every sample ran batched"
+    if loops == "others" and device == "cpu":
+        assert looped_others, (
+            f"{spec.name}: tests.vmap_loops says calls batching others loop, but they ran batched"
+        )
 
 
 def _check_empty_batch(spec: SuiteSpec, s: Sample, fn) -> None:

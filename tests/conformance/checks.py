@@ -24,7 +24,7 @@ from codegen.dest.conformance_suite import SuiteSpec
 from tests.conformance.drawn import HypothesisPick, accepted, drawn_sample
 from tests.conformance.emulation import emulated, poison_checked
 from tests.conformance.samples import draw_pointwise, draw_reduction, rejected_by_both, samples, with_tensors
-from tests.conformance.spec import compiled, functional, on_cpu, overload
+from tests.conformance.spec import compiled, functional, on_cpu, overload, qualified
 from tests.conformance.tensors import Sample, dtype_of, is_integral, values
 
 RESIZE_WARNING = "An output with one or more elements was resized"
@@ -211,7 +211,7 @@ def check_describe(spec: SuiteSpec, device: str, dtype: str) -> None:
     if device != "cpu":
         pytest.skip("describe() runs the meta function and Python only: the cpu case covers it")
     for s in samples(spec, device, dtype):
-        d = structops.describe(spec.functional, *s.args, **s.kwargs)
+        d = structops.describe(qualified(spec), *s.args, **s.kwargs)
         real = _outputs(s.call(functional(spec)))  # a Tensor[] output: its elements
         ctx = f"{spec.name} describe() on {s!r}"
         assert [(o[1], o[2]) for o in d.outputs] == [
@@ -237,7 +237,7 @@ def _check_unread(spec: SuiteSpec, s: Sample, name: str, region, real, ctx: str)
     change the outputs."""
     from structops.rules import _bind
 
-    _, values = _bind(spec.functional, s.args, s.kwargs)
+    _, values = _bind(qualified(spec), s.args, s.kwargs)
     t = values[name]
     changed = (~t if t.dtype == torch.bool else t + 1000).clone()
     changed[region] = t[region]
@@ -271,14 +271,14 @@ def check_sharding(spec: SuiteSpec, device: str, dtype: str) -> None:
 
     rng = torch.Generator().manual_seed(zlib.crc32(spec.name.encode()))
     for s in samples(spec, device, dtype):
-        d = structops.describe(spec.functional, *s.args, **s.kwargs)
+        d = structops.describe(qualified(spec), *s.args, **s.kwargs)
         expected = _outputs(s.call(functional(spec)))
         big = [i for i in d.index_space if i.size >= 2]
         free = [i for i in big if _splittable(i, d.combine)]
         splits = [{}] + [{i.name: n} for i in free for n in (2, 3)]
         splits.append({i.name: int(torch.randint(1, 5, (), generator=rng)) for i in free})
         for split in splits:
-            got = _outputs(sharding.run_sharded(spec.functional, *s.args, splits=split, **s.kwargs))
+            got = _outputs(sharding.run_sharded(qualified(spec), *s.args, splits=split, **s.kwargs))
             merged = [i.size for i in d.index_space if i.kind != "parallel" and split.get(i.name, 1) > 1]
             names = spec.outs if not spec.list_out else [f"{spec.outs[0]}[{i}]" for i in range(len(expected))]
             for name, g, e in zip(names, got, expected, strict=True):
@@ -288,7 +288,7 @@ def check_sharding(spec: SuiteSpec, device: str, dtype: str) -> None:
         for i in big:
             if not _splittable(i, d.combine):
                 with pytest.raises(ValueError, match=f"'{i.name}'"):
-                    sharding.run_sharded(spec.functional, *s.args, splits={i.name: 2}, **s.kwargs)
+                    sharding.run_sharded(qualified(spec), *s.args, splits={i.name: 2}, **s.kwargs)
 
 
 @check()

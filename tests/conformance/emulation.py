@@ -1,5 +1,6 @@
 """The ops' CUDA path on the CPU: generated wrappers, host glue and device code built as host C++
-(libstructops_cuda_emu.so) and run by the emulator in tests/cuda_emu (docs/cuda_emulation.md)."""
+(libstructops_cuda_emu.so; <target>_cuda_emu of add_generated_extension) and run by the emulator
+in tests/cuda_emu (docs/cuda_emulation.md)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,15 @@ from typing import Any
 import torch
 
 from codegen.dest.conformance_suite import SuiteSpec
-
-NAMESPACE = "structops_emu"
+from tests.conformance.spec import under_test
 
 
 def built_emulator() -> Path:
-    """libstructops_cuda_emu.so, built (or brought up to date: only what changed recompiles) in
-    the build folder of the installed structops. It is a test artifact, so `pip install` leaves
-    it out and the first test that runs a CUDA kernel on the CPU builds it (a few minutes on a
-    clean build). A failed build is reported by every later call without building again."""
+    """The emulator library of the package under test (libstructops_cuda_emu.so for structops),
+    built (or brought up to date: only what changed recompiles) in its build folder. It is a test
+    artifact, so `pip install` leaves it out and the first test that runs a CUDA kernel on the CPU
+    builds it (a few minutes on a clean build of structops). A failed build is reported by every
+    later call without building again."""
     path, error = _build_emulator()
     if error:
         raise AssertionError(error)
@@ -30,58 +31,65 @@ def built_emulator() -> Path:
 @functools.cache
 def _build_emulator() -> tuple[Path, str]:
     import fcntl
+    import importlib
     import subprocess
 
-    import structops
-    from structops import _build
-
-    if not _build.EMULATOR:
+    name = under_test().python_package
+    package = importlib.import_module(name)
+    build = importlib.import_module(f"{name}._build")  # where it was built (its CMake writes it)
+    if not build.EMULATOR:
         return Path(), (
-            "this build of structops has no CPU emulator of CUDA (torch has CUDA, or "
+            f"this build of {name} has no CPU emulator of CUDA (torch has CUDA, or "
             "STRUCTOPS_CUDA_EMULATION=OFF): rebuild with STRUCTOPS_CUDA_EMULATION=ON"
         )
-    build = Path(_build.BUILD_DIR)
-    with open(build / "emulator.lock", "w") as lock:  # one build at a time (parallel test processes)
+    folder = Path(build.BUILD_DIR)
+    with open(folder / "emulator.lock", "w") as lock:  # one build at a time (parallel test processes)
         fcntl.flock(lock, fcntl.LOCK_EX)
         done = subprocess.run(
-            [_build.CMAKE, "--build", str(build), "--target", "structops_cuda_emu"],
+            [build.CMAKE, "--build", str(folder), "--target", build.EMULATOR_TARGET],
             capture_output=True,
             text=True,
             check=False,
         )
     if done.returncode != 0:
         return Path(), f"building the CPU emulator of CUDA failed:\n{(done.stdout + done.stderr)[-6000:]}"
-    # The emulator binds to the libstructops_ops.so this process loaded (the installed one): built
-    # from older sources than the emulator, its wrappers would not match the emulator's.
-    installed, built = Path(structops.ops_library), build / "libstructops_ops.so"
+    # The emulator binds to the library this process loaded (the installed one): built from older
+    # sources than the emulator, its wrappers would not match the emulator's.
+    built = Path(build.LIBRARY)
+    installed = Path(package.__file__).with_name(built.name)
     if built.stat().st_mtime > installed.stat().st_mtime:
         return Path(), (
             f"{installed} is older than the sources the emulator was just built from: rebuild "
-            "structops first (bash tools/setup.sh)"
+            f"{name} first (bash tools/setup.sh for structops)"
         )
-    return build / _build.EMULATOR, ""
+    return folder / build.EMULATOR, ""
+
+
+def namespace() -> str:
+    """torch.ops.<package>_emu: where the emulated CUDA wrappers register (wrappers.cpp.j2)."""
+    return f"{under_test().name}_emu"
 
 
 @functools.cache
 def emulated_library() -> torch.library.Library:
-    """torch.ops.structops_emu: every op's CUDA path registered for CPU tensors, with structops'
-    own schemas. Loaded once per process: a second definition of the namespace would fail."""
+    """torch.ops.<package>_emu: every op's CUDA path registered for CPU tensors, with the
+    package's own schemas. Loaded once per process: a second definition of the namespace would
+    fail."""
     path = built_emulator()
-    library = torch.library.Library(NAMESPACE, "DEF")
-    names = {
-        n.partition(".")[0] for n in torch._C._dispatch_get_all_op_names() if n.startswith("structops::")
-    }
+    prefix = f"{under_test().name}::"
+    library = torch.library.Library(namespace(), "DEF")
+    names = {n.partition(".")[0] for n in torch._C._dispatch_get_all_op_names() if n.startswith(prefix)}
     for name in sorted(names):
         for schema in torch._C._jit_get_schemas_for_operator(name):
-            library.define(str(schema).removeprefix("structops::"))
+            library.define(str(schema).removeprefix(prefix))
     torch.ops.load_library(str(path))
     return library
 
 
 def emulated(spec: SuiteSpec) -> SuiteSpec:
-    """``spec`` with its overloads resolved in torch.ops.structops_emu."""
+    """``spec`` with its overloads resolved in torch.ops.<package>_emu."""
     emulated_library()
-    return dataclasses.replace(spec, namespace=NAMESPACE)
+    return dataclasses.replace(spec, namespace=namespace())
 
 
 POISON, OTHER_POISON = 0xFF, 0x00  # unwritten shared memory: NaN / -1, then 0.0 / 0

@@ -21,15 +21,25 @@ import torch
 
 from codegen.dest.conformance_suite import SuiteSpec, suite_specs
 from codegen.manifest import load_manifest
+from codegen.project import Project
 from tests.conformance import formula
 
 MANIFEST = Path(__file__).resolve().parents[2] / "native_functions.yaml"
+# The manifest whose package the suite runs on: structops' own unless the plugin's --manifest
+# names another (tests/conformance/plugin.py).
+UNDER_TEST = [MANIFEST]
 
 
 @functools.cache
-def load_specs(manifest: Path = MANIFEST, namespace: str | None = None) -> tuple[SuiteSpec, ...]:
+def under_test() -> Project:
+    """The project header of the package the suite runs on."""
+    return load_manifest(UNDER_TEST[0]).project
+
+
+@functools.cache
+def load_specs(manifest: Path | None = None, namespace: str | None = None) -> tuple[SuiteSpec, ...]:
     """One spec per structured op with a functional overload, in manifest order."""
-    return tuple(suite_specs(load_manifest(manifest), namespace))
+    return tuple(suite_specs(load_manifest(manifest or UNDER_TEST[0]), namespace))
 
 
 def op(namespace: str, qualified: str):
@@ -44,6 +54,12 @@ def overload(spec: SuiteSpec, qualified: str):
 
 def functional(spec: SuiteSpec):
     return overload(spec, spec.functional)
+
+
+def qualified(spec: SuiteSpec) -> str:
+    """The functional overload with its namespace, as the runtime's describe(), sharding and vmap
+    take it whichever packages are loaded."""
+    return f"{spec.namespace}::{spec.functional}"
 
 
 def over_dims(fn: Callable) -> Callable:

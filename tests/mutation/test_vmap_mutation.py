@@ -36,7 +36,7 @@ def _fold_any_dim(monkeypatch):
 
 def _no_sibling(monkeypatch):
     """mm's meta.vmap_as (bmm) ignored: with both operands batched the call loops, which the check
-    refuses for an op not listed in VMAP_LOOPS_OTHERS."""
+    refuses for an op whose tests.vmap_loops does not say so."""
     monkeypatch.setattr(vmap, "_PLANS", {})
     monkeypatch.setattr(vmap_plan, "_sibling", lambda *args: None)
 

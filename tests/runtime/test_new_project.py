@@ -1,6 +1,6 @@
-"""`python -m codegen new-project`: the project it creates builds and passes its own test with
-the two commands its README gives, as created (about 2 minutes on 2 cores: the runtime compiles
-into each project's extension)."""
+"""`python -m codegen new-project`: the project it creates builds and passes its own test and
+its generated conformance suite with the two commands its README gives, as created (about 2
+minutes on 2 cores: the runtime compiles into each project's extension)."""
 
 import os
 import re
@@ -37,7 +37,10 @@ def test_a_new_project_builds_and_passes_its_test_with_its_readme_commands(tmp_p
             check=False,
         )
         assert proc.returncode == 0, f"{command}\n{proc.stdout[-4000:]}\n{proc.stderr[-3000:]}"
-    assert "1 passed" in proc.stdout
+    # Its own test and the generator's conformance suite on its op, every case passing.
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert "failed" not in summary and "error" not in summary, proc.stdout[-4000:]
+    assert int(re.search(r"(\d+) passed", summary)[1]) > 20, summary
 
 
 def test_new_project_refuses_a_bad_name_or_a_folder_with_files(tmp_path):

@@ -27,7 +27,7 @@ def test_mm_folds_the_batch_into_n_and_runs_bmm_when_both_operands_are_batched()
     p = plan("mm", {("self", None)}, 4, torch.ones(3, 5), torch.ones(5, 2))
     assert (p.kind, p.dim) == ("fold", "n")
     p = plan("mm", {("self", None), ("mat2", None)}, 4, torch.ones(3, 5), torch.ones(5, 2))
-    assert (p.kind, p.sibling, p.expand) == ("prepend", "bmm.default", False)
+    assert (p.kind, p.sibling, p.expand) == ("prepend", "structops::bmm.default", False)
 
 
 def test_every_functional_and_inplace_overload_has_a_batching_rule():

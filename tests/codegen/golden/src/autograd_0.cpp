@@ -82,7 +82,7 @@ at::Tensor add_Tensor_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self
   }
   // Forward mode (torch.func.jvp, torch.autograd.forward_ad): the output's tangent.
   if (structops::autograd::any_tangent(self, other)) {
-    structops::autograd::forward_not_implemented("add.Tensor");
+    structops::autograd::forward_not_implemented("fixture_ops::add.Tensor");
   }
   return so_result;
 }

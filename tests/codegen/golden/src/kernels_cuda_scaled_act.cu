@@ -8,6 +8,7 @@
 
 namespace fixture::ops::cuda_kernels {
 using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structops::cuda_kernels;  // its launchers
 
 // scaled_act: the formula, over the compute type T.
 template <typename T, int case_>

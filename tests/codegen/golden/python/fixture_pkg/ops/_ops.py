@@ -9,6 +9,9 @@ number for a Tensor, a call that fits no overload) and what torch.compile traces
 torch.ops.fixture_ops.<op>.<overload>, and a name of several overloads picks one as torch's Python
 layer does (structops._dispatch.pick). Calls that may reach an out= overload go through a bridge
 that turns C++ warnings (the out= resize warning) into Python warnings.
+
+Loading it serves the package (structops.packages.serve): describe(), sharding, vmap and
+DTensor find its ops' index-space functions (_rules) through torch.ops.fixture_ops.
 """
 
 import math  # noqa: F401 - used by some defaults
@@ -20,8 +23,11 @@ from structops._dispatch import entry as _entry
 from structops._dispatch import pick as _pick
 from structops._dispatch import spelled as _spelled
 from structops._dispatch import spelled_call as _spelled_call
+from structops.packages import serve as _serve
+from fixture_pkg.ops import _rules
 
 _ops = torch.ops.fixture_ops
+_serve('fixture_ops', _rules)
 
 __all__ = [
     "add",

@@ -10,6 +10,8 @@ function; these functions only say where each dim comes from.
 
 # ruff: noqa
 
+NAMESPACE = 'fixture_ops'
+
 
 def index_add_Tensor(so, self, other, alpha):
     so_out = so.broadcast([('self', self), ('other', other)])
@@ -61,6 +63,7 @@ def index__scaled_tanh_backward_self(so, grad, self, alpha):
 
 RULES = {
     'add_Tensor': {
+        "namespace": NAMESPACE,
         "op": 'add',
         "functional": 'add.Tensor',
         "args": (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar')),
@@ -72,6 +75,7 @@ RULES = {
         "index": index_add_Tensor,
     },
     'bmm_out': {
+        "namespace": NAMESPACE,
         "op": 'bmm',
         "functional": None,
         "args": (('self', 'tensor'), ('mat2', 'tensor')),
@@ -83,6 +87,7 @@ RULES = {
         "index": index_bmm_out,
     },
     'amax': {
+        "namespace": NAMESPACE,
         "op": 'amax',
         "functional": 'amax.default',
         "args": (('self', 'tensor'), ('dim', 'ints'), ('keepdim', 'bool')),
@@ -94,6 +99,7 @@ RULES = {
         "index": index_amax,
     },
     'scaled_act': {
+        "namespace": NAMESPACE,
         "op": 'scaled_act',
         "functional": 'scaled_act.default',
         "args": (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'), ('mode', 'str')),
@@ -105,6 +111,7 @@ RULES = {
         "index": index_scaled_act,
     },
     'scaled_tanh': {
+        "namespace": NAMESPACE,
         "op": 'scaled_tanh',
         "functional": 'scaled_tanh.default',
         "args": (('self', 'tensor'), ('alpha', 'scalar')),
@@ -116,6 +123,7 @@ RULES = {
         "index": index_scaled_tanh,
     },
     '_scaled_tanh_backward_self': {
+        "namespace": NAMESPACE,
         "op": '_scaled_tanh_backward_self',
         "functional": '_scaled_tanh_backward_self.default',
         "args": (('grad', 'tensor'), ('self', 'tensor'), ('alpha', 'scalar')),
