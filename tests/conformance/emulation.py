@@ -56,13 +56,23 @@ def _build_emulator() -> tuple[Path, str]:
     # The emulator binds to the library this process loaded (the installed one): built from older
     # sources than the emulator, its wrappers would not match the emulator's.
     built = Path(build.LIBRARY)
-    installed = Path(package.__file__).with_name(built.name)
+    installed = _loaded(built.name) or Path(package.__file__).with_name(built.name)
     if built.stat().st_mtime > installed.stat().st_mtime:
         return Path(), (
             f"{installed} is older than the sources the emulator was just built from: rebuild "
             f"{name} first (bash tools/setup.sh for structops)"
         )
     return folder / build.EMULATOR, ""
+
+
+def _loaded(name: str) -> Path | None:
+    """The file of the shared library ``name`` this process has mapped (an editable install
+    loads it from the build folder, not from beside the package's sources)."""
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        path = line.split(maxsplit=5)[-1]
+        if path.endswith(f"/{name}"):
+            return Path(path)
+    return None
 
 
 def namespace() -> str:
