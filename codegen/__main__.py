@@ -6,7 +6,8 @@ op's hand-written code must define.
     python -m codegen --out-dir DIR --cmake-outputs    write DIR/outputs.cmake only: the build's
                                             file lists by kind (CMake's configure step)
     python -m codegen signature OP          the C++ functions to define for OP
-    python -m codegen new-op NAME --kind pointwise|structured    scaffold a new op
+    python -m codegen new-op NAME [--kind pointwise|structured]   scaffold a new op (from torch's
+                                            schemas where torch has NAME)
     python -m codegen new-project DIR --name NAME   a new package of operators that builds as made
 
 Exit status 2 on a manifest error, printed as file:line: op: problem — fix; nothing is written.
@@ -55,7 +56,11 @@ def signature(argv: list[str]) -> int:
 def scaffold(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m codegen new-op", description=new_op.__doc__)
     parser.add_argument("name")
-    parser.add_argument("--kind", choices=["pointwise", "structured"], required=True)
+    parser.add_argument(
+        "--kind",
+        choices=["pointwise", "structured"],
+        help="required for a name torch does not have; for one it has, its schemas decide",
+    )
     parser.add_argument("--manifest", type=Path, default=Path("native_functions.yaml"))
     args = parser.parse_args(argv)
     try:
@@ -63,7 +68,9 @@ def scaffold(argv: list[str]) -> int:
     except (ValueError, SpecError) as e:
         print(e, file=sys.stderr)
         return 2
-    print(f"{made.manifest}: added {args.name}.out, {args.name}" + ("" if made.impl else f", {args.name}_"))
+    if made.picked:
+        print(made.picked)
+    print(f"{made.manifest}: added the entries of {args.name}")
     if made.impl:
         print(f"{made.impl}: its CPU impl (an identity to start from)")
     print("next: bash tools/setup.sh (rebuild), then bash tools/test.sh tests/conformance -k " + args.name)

@@ -72,6 +72,40 @@ def test_new_op_scaffolds_entries_that_load_and_an_impl_of_the_exact_signature(t
     assert definition.removesuffix(" {") + ";" in header
 
 
+def test_new_op_starts_a_name_torch_has_from_torch_schemas(tmp_path):
+    """logaddexp (pointwise by torch's tags, two tensors, no inplace form) and tril (structured,
+    SymInt, an inplace form): torch's overloads, types and defaults, torch's op as reference."""
+    import torch
+
+    manifest = tmp_path / "native_functions.yaml"
+    manifest.write_text(FIXTURE.read_text())
+    said = {}
+    for name in ("logaddexp", "tril"):
+        proc = _codegen("new-op", name, "--manifest", str(manifest))
+        assert proc.returncode == 0, proc.stderr
+        said[name] = proc.stdout
+    assert "kind: pointwise: torch tags it pointwise" in said["logaddexp"]
+    assert "kind: structured: torch does not tag it pointwise" in said["tril"]
+    loaded = load_manifest(manifest)
+    ours = {str(f.func.name): str(f.func) for f in loaded.functions}
+    for name, overloads in (("logaddexp", ("", "out")), ("tril", ("", "out"))):
+        for overload in overloads:
+            qualified = f"{name}.{overload}" if overload else name
+            (theirs,) = [
+                str(s).removeprefix("aten::")
+                for s in torch._C._jit_get_schemas_for_operator(f"aten::{name}")
+                if s.overload_name == overload
+            ]
+            assert ours[qualified] == theirs
+    assert "tril_" in ours and "logaddexp_" not in ours  # torch has tril_, no logaddexp_
+    tests = {str(f.func.name): f.tests for f in loaded.functions if f.tests is not None}
+    assert tests["logaddexp"].reference == "torch.ops.aten.logaddexp" and not tests["logaddexp"].scaffold
+    generate(loaded, tmp_path / "generated", shards=2)  # the entries generate
+    assert (tmp_path / "csrc" / "ops" / "tril" / "cpu.cpp").exists()
+    unknown = _codegen("new-op", "no_such_op", "--manifest", str(manifest))
+    assert unknown.returncode == 2 and "give --kind pointwise or --kind structured" in unknown.stderr
+
+
 def test_new_op_refuses_a_taken_or_bad_name_and_writes_nothing(tmp_path):
     manifest = tmp_path / "native_functions.yaml"
     manifest.write_text(FIXTURE.read_text())
