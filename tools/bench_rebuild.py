@@ -102,13 +102,16 @@ def _emulator_command() -> list[str] | None:
         [
             sys.executable,
             "-c",
-            "from structops import _build; print(_build.CMAKE, _build.BUILD_DIR, _build.EMULATOR)",
+            (
+                "from structops import _build; "
+                "print(_build.CMAKE, _build.BUILD_DIR, _build.EMULATOR_TARGET, _build.EMULATOR)"
+            ),
         ],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
-    return [found[0], "--build", found[1], "--target", "structops_cuda_emu"] if len(found) == 3 else None
+    return [found[0], "--build", found[1], "--target", found[2]] if len(found) == 4 else None
 
 
 def _rebuild(with_emulator: bool = True) -> tuple[float, float, float, list[tuple[float, str]]]:

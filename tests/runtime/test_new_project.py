@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +42,37 @@ def test_a_new_project_builds_and_passes_its_test_with_its_readme_commands(tmp_p
     summary = proc.stdout.strip().splitlines()[-1]
     assert "failed" not in summary and "error" not in summary, proc.stdout[-4000:]
     assert int(re.search(r"(\d+) passed", summary)[1]) > 20, summary
+
+    # Its pyproject: a wheel of the package, library included, that imports and runs from where
+    # it is installed.
+    wheel = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", "dist", "."],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert wheel.returncode == 0, wheel.stdout[-3000:] + wheel.stderr[-3000:]
+    (built,) = (project / "dist").glob("myops-0.1.0-*.whl")
+    with zipfile.ZipFile(built) as z:
+        assert {"myops/__init__.py", "myops/_ops.py", "myops/_rules.py", "myops/libmyops.so"} <= set(
+            z.namelist()
+        )
+        z.extractall(tmp_path / "site")
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import torch, myops; print(myops.myops_softclip(torch.tensor([0.5])).item())",
+        ],
+        env={**env, "PYTHONPATH": str(tmp_path / "site")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0 and abs(float(ran.stdout) - 0.46211715) < 1e-6, ran.stderr
 
 
 def test_new_project_refuses_a_bad_name_or_a_folder_with_files(tmp_path):
