@@ -299,15 +299,13 @@ def _number_overflows(s: Sample) -> bool:
     """Whether a number argument does not fit the compute type of the sample's first floating
     tensor (float for float16, bfloat16 and float32): what a Scalar parameter refuses, as
     torch's Scalar::to does, though a reference written in Python (x / 1e39) takes it."""
-    tensors = [a for a in (*s.args, *s.kwargs.values()) if isinstance(a, torch.Tensor)]
-    floating = next((t for t in tensors if t.is_floating_point()), None)
-    if floating is None:
-        return False
-    top = torch.finfo(torch.float64 if floating.dtype == torch.float64 else torch.float32).max
-    numbers = [
-        a for a in (*s.args, *s.kwargs.values()) if isinstance(a, float | int) and not isinstance(a, bool)
-    ]
-    return any(abs(n) > top for n in numbers)
+    values = (*s.args, *s.kwargs.values())
+    floating = next((a for a in values if isinstance(a, torch.Tensor) and a.is_floating_point()), None)
+    top = torch.finfo(
+        torch.float64 if floating is not None and floating.dtype == torch.float64 else torch.float32
+    )
+    numbers = [a for a in values if isinstance(a, float | int) and not isinstance(a, bool)]
+    return floating is not None and any(abs(n) > top.max for n in numbers)
 
 
 def _upcast(s: Sample) -> Sample:
