@@ -15,8 +15,6 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from codegen.manifest import load_manifest
-
 
 def pytest_addoption(parser) -> None:
     parser.addoption(
@@ -32,6 +30,5 @@ def pytest_configure(config) -> None:
         return
     from tests.conformance import spec
 
-    manifest = Path(path).resolve()
-    importlib.import_module(load_manifest(manifest).project.python_package)
-    spec.UNDER_TEST[0] = manifest
+    spec.UNDER_TEST[0] = Path(path).resolve()
+    importlib.import_module(spec.under_test().python_package)

@@ -20,7 +20,7 @@ import structops  # noqa: F401 (registers torch.ops.structops, which op() resolv
 import torch
 
 from codegen.dest.conformance_suite import SuiteSpec, suite_specs
-from codegen.manifest import load_manifest
+from codegen.manifest import Manifest, load_manifest
 from codegen.project import Project
 from tests.conformance import formula
 
@@ -31,15 +31,19 @@ UNDER_TEST = [MANIFEST]
 
 
 @functools.cache
+def _loaded(manifest: Path) -> Manifest:
+    return load_manifest(manifest)
+
+
 def under_test() -> Project:
     """The project header of the package the suite runs on."""
-    return load_manifest(UNDER_TEST[0]).project
+    return _loaded(UNDER_TEST[0]).project
 
 
 @functools.cache
 def load_specs(manifest: Path | None = None, namespace: str | None = None) -> tuple[SuiteSpec, ...]:
     """One spec per structured op with a functional overload, in manifest order."""
-    return tuple(suite_specs(load_manifest(manifest or UNDER_TEST[0]), namespace))
+    return tuple(suite_specs(_loaded(manifest or UNDER_TEST[0]), namespace))
 
 
 def op(namespace: str, qualified: str):

@@ -12,6 +12,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _in(cwd: Path, env: dict, *command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200, check=False
+    )
+
+
 def test_a_new_project_builds_and_passes_its_test_with_its_readme_commands(tmp_path):
     project = tmp_path / "myops"
     made = subprocess.run(
@@ -28,15 +34,7 @@ def test_a_new_project_builds_and_passes_its_test_with_its_readme_commands(tmp_p
     # `python`, `cmake` and `ninja` are the test environment's (tools/setup.sh installs them).
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
     for command in commands:
-        proc = subprocess.run(
-            ["bash", "-c", command],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1200,
-            check=False,
-        )
+        proc = _in(project, env, "bash", "-c", command)
         assert proc.returncode == 0, f"{command}\n{proc.stdout[-4000:]}\n{proc.stderr[-3000:]}"
     # Its own test and the generator's conformance suite on its op, every case passing.
     summary = proc.stdout.strip().splitlines()[-1]
@@ -45,14 +43,18 @@ def test_a_new_project_builds_and_passes_its_test_with_its_readme_commands(tmp_p
 
     # Its pyproject: a wheel of the package, library included, that imports and runs from where
     # it is installed.
-    wheel = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", "dist", "."],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
+    wheel = _in(
+        project,
+        env,
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-build-isolation",
+        "--no-deps",
+        "-w",
+        "dist",
+        ".",
     )
     assert wheel.returncode == 0, wheel.stdout[-3000:] + wheel.stderr[-3000:]
     (built,) = (project / "dist").glob("myops-0.1.0-*.whl")
@@ -61,17 +63,8 @@ def test_a_new_project_builds_and_passes_its_test_with_its_readme_commands(tmp_p
             z.namelist()
         )
         z.extractall(tmp_path / "site")
-    ran = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import torch, myops; print(myops.myops_softclip(torch.tensor([0.5])).item())",
-        ],
-        env={**env, "PYTHONPATH": str(tmp_path / "site")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    code = "import torch, myops; print(myops.myops_softclip(torch.tensor([0.5])).item())"
+    ran = _in(tmp_path, {**env, "PYTHONPATH": str(tmp_path / "site")}, sys.executable, "-c", code)
     assert ran.returncode == 0 and abs(float(ran.stdout) - 0.46211715) < 1e-6, ran.stderr
 
 
