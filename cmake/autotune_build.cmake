@@ -10,7 +10,7 @@
 # A variant's hash is the SHA-256 of its manifest entry's hash and of every file it declares
 # (`kernels: sources:`, paths under csrc/; a folder stands for the files directly in it), by path
 # and content. A path with a `cpu` part (ops/reduce/cpu_sum.cpp, ops/linalg/cpu_gemm.cpp,
-# include/structops/cpu/) counts for CPU variants only, one with a `cuda` part for CUDA variants
+# include/structgen/cpu/) counts for CPU variants only, one with a `cuda` part for CUDA variants
 # only: a family folder serves both devices and an edit re-tunes only the device it touches.
 # OUT is rewritten only when its text changes, so the build recompiles it only then; the depfile
 # lists every hashed file and folder, so editing one of them (or adding a file to a folder) re-runs
@@ -53,7 +53,7 @@ function(kernel_variant symbol device manifest_hash where)
     else()
       message(FATAL_ERROR "${where}: kernels.sources names '${entry}', which is not in csrc/ — "
                           "list the files or folders under csrc/ that the ${device} variants' code is in "
-                          "(e.g. ops/reduce, include/structops/cpu/reduce.h)")
+                          "(e.g. ops/reduce, include/structgen/cpu/reduce.h)")
     endif()
     foreach(rel IN LISTS found)
       if(NOT "/${rel}" MATCHES "/${other}([._/]|$)")  # the other device's file
@@ -90,13 +90,13 @@ set(tu "// Written by cmake/autotune_build.cmake at build time — DO NOT EDIT.
 // compiler, flags and torch the kernels were built with.
 #include <runtime/autotune/build_info.h>
 
-namespace structops::autotune::build_info {
+namespace structgen::autotune::build_info {
 extern const char compile_flags[] = ${flags};
 extern const char torch_version[] = ${torch};
-}  // namespace structops::autotune::build_info
+}  // namespace structgen::autotune::build_info
 
-namespace structops::autotune::source_hash {
-${_declarations}}  // namespace structops::autotune::source_hash
+namespace structgen::autotune::source_hash {
+${_declarations}}  // namespace structgen::autotune::source_hash
 ")
 
 # Rewritten only when the text changes: ninja then recompiles nothing.

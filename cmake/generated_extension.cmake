@@ -1,7 +1,7 @@
 # add_generated_extension(): a project's operators, generated from its manifest and compiled with
 # its hand-written sources and the runtime into one shared library that registers them with
-# torch's dispatcher (docs/projects.md). structops' own CMakeLists.txt is such a call, as is every
-# outside project's.
+# torch's dispatcher (docs/projects.md). Every project is built by such a call, the repository's
+# own operators included.
 #
 #   include(<generator>/cmake/generated_extension.cmake)   # finds torch (and CUDA, nvcc) once
 #   add_generated_extension(<target>
@@ -18,11 +18,11 @@
 # inside the library (-Bsymbolic), so extensions built this way load side by side.
 #
 # Where torch has CUDA, the device code and host glue link in. Where it has not and nvcc exists,
-# the device code is compile-checked (STRUCTOPS_CUDA_CHECK: AUTO, ON, OFF), and the target
+# the device code is compile-checked (STRUCTGEN_CUDA_CHECK: AUTO, ON, OFF), and the target
 # <target>_cuda_emu (built on demand: the conformance suite builds it) is the CUDA path compiled
 # as host C++ for the CPU emulator (tests/cuda_emu/CMakeLists.txt, docs/cuda_emulation.md).
 #
-# Why each compile flag, precompiled header and unity group: docs/build.md. The STRUCTOPS_ prefix
+# Why each compile flag, precompiled header and unity group: docs/build.md. The STRUCTGEN_ prefix
 # of the cache variables and macros is the runtime's (codegen/api/names.py RUNTIME.macro).
 cmake_minimum_required(VERSION 3.25)
 include_guard(GLOBAL)
@@ -53,13 +53,13 @@ endif()
 # not cloned; the ISA macros the compiler defined are recorded (_build.py CPU_FEATURES) so that an
 # import on a CPU without one fails naming it. portable (for wheels): the baseline x86-64, with the
 # vectorised loops cloned for x86-64-v4 and x86-64-v3 and picked at load time (cpu/rows.h).
-set(STRUCTOPS_CPU_ISA native CACHE STRING "CPU instruction set: native (this machine's) or portable (clones for x86-64-v4/v3)")
+set(STRUCTGEN_CPU_ISA native CACHE STRING "CPU instruction set: native (this machine's) or portable (clones for x86-64-v4/v3)")
 set(_CPU_NATIVE OFF)
 set(_CPU_FEATURES "")
-if(STRUCTOPS_CPU_ISA STREQUAL "native")
+if(STRUCTGEN_CPU_ISA STREQUAL "native")
   include(CheckCXXCompilerFlag)
-  check_cxx_compiler_flag(-march=native STRUCTOPS_HAS_MARCH_NATIVE)
-  if(STRUCTOPS_HAS_MARCH_NATIVE)
+  check_cxx_compiler_flag(-march=native STRUCTGEN_HAS_MARCH_NATIVE)
+  if(STRUCTGEN_HAS_MARCH_NATIVE)
     set(_CPU_NATIVE ON)
     execute_process(COMMAND "${CMAKE_CXX_COMPILER}" -march=native -dM -E -x c++ /dev/null
                     OUTPUT_VARIABLE _macros COMMAND_ERROR_IS_FATAL ANY)
@@ -74,8 +74,8 @@ if(STRUCTOPS_CPU_ISA STREQUAL "native")
   else()
     message(STATUS "generated extensions: ${CMAKE_CXX_COMPILER} has no -march=native, so the CPU build is portable")
   endif()
-elseif(NOT STRUCTOPS_CPU_ISA STREQUAL "portable")
-  message(FATAL_ERROR "STRUCTOPS_CPU_ISA='${STRUCTOPS_CPU_ISA}': write native (this machine's CPU) or portable "
+elseif(NOT STRUCTGEN_CPU_ISA STREQUAL "portable")
+  message(FATAL_ERROR "STRUCTGEN_CPU_ISA='${STRUCTGEN_CPU_ISA}': write native (this machine's CPU) or portable "
                       "(runs on any x86-64, vectorised loops cloned per ISA)")
 endif()
 
@@ -84,8 +84,8 @@ endif()
 # TORCH_CUDA_ARCH_LIST ("7.5;8.0;9.0+PTX"), else machine code for sm_75 (T4), sm_80 (A100; sm_86
 # and sm_89 GPUs such as A10 and L4 run it) and sm_90 (H100), plus PTX for sm_75, which every newer
 # GPU JIT-compiles: no "no kernel image" on a GPU the list misses.
-set(STRUCTOPS_CUDA_CHECK AUTO CACHE STRING "compile CUDA kernels without CUDA torch: ON, OFF or AUTO (if nvcc is found)")
-set(STRUCTOPS_CUDA_EMULATION AUTO CACHE STRING "configure <target>_cuda_emu: ON, OFF or AUTO (when torch has no CUDA)")
+set(STRUCTGEN_CUDA_CHECK AUTO CACHE STRING "compile CUDA kernels without CUDA torch: ON, OFF or AUTO (if nvcc is found)")
+set(STRUCTGEN_CUDA_EMULATION AUTO CACHE STRING "configure <target>_cuda_emu: ON, OFF or AUTO (when torch has no CUDA)")
 include(CheckLanguage)
 check_language(CUDA)
 if(NOT CMAKE_CUDA_ARCHITECTURES AND DEFINED ENV{TORCH_CUDA_ARCH_LIST})
@@ -114,21 +114,21 @@ if(TORCH_CUDA_LIBRARIES)
   enable_language(CUDA)
   set(CMAKE_CUDA_STANDARD 20)
   set(_CUDA_MODE link)
-elseif(STRUCTOPS_CUDA_CHECK STREQUAL "ON" OR (STRUCTOPS_CUDA_CHECK STREQUAL "AUTO" AND CMAKE_CUDA_COMPILER))
+elseif(STRUCTGEN_CUDA_CHECK STREQUAL "ON" OR (STRUCTGEN_CUDA_CHECK STREQUAL "AUTO" AND CMAKE_CUDA_COMPILER))
   if(NOT CMAKE_CUDA_COMPILER)
-    message(FATAL_ERROR "STRUCTOPS_CUDA_CHECK=ON but no nvcc was found: install the CUDA toolkit or set it OFF")
+    message(FATAL_ERROR "STRUCTGEN_CUDA_CHECK=ON but no nvcc was found: install the CUDA toolkit or set it OFF")
   endif()
   enable_language(CUDA)
   set(CMAKE_CUDA_STANDARD 20)
   set(_CUDA_MODE check)
   message(STATUS "generated extensions: compile-checking CUDA kernels for ${_CHECK_ARCHITECTURES} (not linked: torch has no CUDA)")
-elseif(STRUCTOPS_CUDA_CHECK STREQUAL "AUTO")
+elseif(STRUCTGEN_CUDA_CHECK STREQUAL "AUTO")
   message(WARNING "generated extensions: no nvcc found; CUDA kernels are not compile-checked")
 endif()
 set(_CUDA_KERNEL_FLAGS --expt-relaxed-constexpr -O3)
 # Hand-written kernel files: -O3 makes gcc vectorise the contiguous loops; -fopenmp-simd with
 # -fno-math-errno lets it call glibc's vector math (libmvec) for exp/log/tanh (cpu/rows.h).
-set(STRUCTOPS_KERNEL_FLAGS -O3 -fopenmp-simd)
+set(STRUCTGEN_KERNEL_FLAGS -O3 -fopenmp-simd)
 find_library(MVEC_LIBRARY mvec)
 
 function(add_generated_extension target)
@@ -185,7 +185,7 @@ function(add_generated_extension target)
   foreach(file IN LISTS arg_SOURCES)  # kernel flags, unless the project set its own for the file
     get_source_file_property(options "${file}" COMPILE_OPTIONS)
     if(NOT options)
-      set_source_files_properties("${file}" PROPERTIES COMPILE_OPTIONS "${STRUCTOPS_KERNEL_FLAGS}")
+      set_source_files_properties("${file}" PROPERTIES COMPILE_OPTIONS "${STRUCTGEN_KERNEL_FLAGS}")
     endif()
   endforeach()
 
@@ -211,7 +211,7 @@ function(add_generated_extension target)
     BYPRODUCTS "${build_info}"
     COMMAND "${CMAKE_COMMAND}" "-DVARIANTS=${gen}/variant_sources.cmake" "-DCSRC=${sources_root}/${first_folder}"
             "-DOUT=${build_info}" "-DDEPFILE=${build_info}.d" "-DSTAMP=${build_info}.stamp"
-            "-DCOMPILE_FLAGS=${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} ${CMAKE_BUILD_TYPE} ${CMAKE_CXX_FLAGS} ${STRUCTOPS_CPU_ISA} ${cpu_features}"
+            "-DCOMPILE_FLAGS=${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} ${CMAKE_BUILD_TYPE} ${CMAKE_CXX_FLAGS} ${STRUCTGEN_CPU_ISA} ${cpu_features}"
             "-DTORCH_VERSION=${Torch_VERSION}"
             -P "${_GENERATOR_ROOT}/cmake/autotune_build.cmake"
     DEPENDS "${gen}/codegen.stamp" "${_GENERATOR_ROOT}/cmake/autotune_build.cmake"
@@ -260,14 +260,14 @@ function(add_generated_extension target)
     target_compile_options(${t} PRIVATE -Wall -Wextra -Wno-unused-parameter -fno-math-errno -fno-trapping-math)
     if(_CPU_NATIVE)
       target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
-      target_compile_definitions(${t} PRIVATE STRUCTOPS_HOST_ISA)
+      target_compile_definitions(${t} PRIVATE STRUCTGEN_HOST_ISA)
     endif()
   endforeach()
-  set(pch "${_RUNTIME_CSRC}/include/structops/precompiled.h")
+  set(pch "${_RUNTIME_CSRC}/include/structgen/precompiled.h")
   target_precompile_headers(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${pch}>")
-  target_precompile_headers(${glue} PRIVATE "${pch}" "${_RUNTIME_CSRC}/include/structops/precompiled_glue.h")
-  target_precompile_headers(${kernels} PRIVATE "${_RUNTIME_CSRC}/include/structops/precompiled_kernels.h")
-  target_compile_options(${kernels} PRIVATE ${STRUCTOPS_KERNEL_FLAGS})
+  target_precompile_headers(${glue} PRIVATE "${pch}" "${_RUNTIME_CSRC}/include/structgen/precompiled_glue.h")
+  target_precompile_headers(${kernels} PRIVATE "${_RUNTIME_CSRC}/include/structgen/precompiled_kernels.h")
+  target_compile_options(${kernels} PRIVATE ${STRUCTGEN_KERNEL_FLAGS})
   target_compile_options(${glue} PRIVATE -O1)  # it moves arguments and calls: no loop to vectorise
   if(MVEC_LIBRARY)
     target_link_libraries(${target} PRIVATE ${MVEC_LIBRARY})
@@ -286,7 +286,7 @@ function(add_generated_extension target)
   endif()
   # <target>_cuda_emu, in a directory of its own (tests/cuda_emu/CMakeLists.txt says why).
   set(emulator "")
-  if(STRUCTOPS_CUDA_EMULATION STREQUAL "ON" OR (STRUCTOPS_CUDA_EMULATION STREQUAL "AUTO" AND NOT TORCH_CUDA_LIBRARIES))
+  if(STRUCTGEN_CUDA_EMULATION STREQUAL "ON" OR (STRUCTGEN_CUDA_EMULATION STREQUAL "AUTO" AND NOT TORCH_CUDA_LIBRARIES))
     set(EMU_TARGET ${target}_cuda_emu)
     set(EMU_LIBRARY ${target})
     set(EMU_DEVICE ${GENERATED_CUDA_DEVICE} ${arg_CUDA_SOURCES})
@@ -306,7 +306,7 @@ CMAKE = \"${CMAKE_COMMAND}\"
 EMULATOR = \"${emulator}\"  # under BUILD_DIR; empty where torch has CUDA
 EMULATOR_TARGET = \"${target}_cuda_emu\"
 LIBRARY = \"$<TARGET_FILE:${target}>\"
-# The CPU features a native build (STRUCTOPS_CPU_ISA=native) was compiled for, as the compiler's
+# The CPU features a native build (STRUCTGEN_CPU_ISA=native) was compiled for, as the compiler's
 # macro names (AVX2, FMA, ...); empty for a portable build. The runtime checks them on import.
 CPU_FEATURES = tuple(\"${_CPU_FEATURES}\".split(\";\")) if \"${_CPU_FEATURES}\" else ()
 ")

@@ -30,7 +30,7 @@ Everything has a default except the reference, so most ops need one line:
                                         # torch's result: the samples whose repr (description and
                                         # arguments) the regex matches, of these dtypes (default
                                         # all), and how they differ:
-                                        # refuses (structops raises where torch returns), zero_signs
+                                        # refuses (the op raises where torch returns), zero_signs
                                         # (the sign of a zero result is not compared), values (torch's
                                         # values are not the reference, torch being wrong there),
                                         # accuracy (with tolerance: [atol, rtol], what the op's own
@@ -109,7 +109,7 @@ class ErrorCase:
 
 @dataclass(frozen=True)
 class HostileDiffers:
-    """Samples of the hostile check on which structops differs from torch on purpose, and why."""
+    """Samples of the hostile check on which the op differs from torch on purpose, and why."""
 
     samples: str  # a regex searched in the sample's description
     dtypes: tuple[str, ...]  # () for every dtype
@@ -122,7 +122,7 @@ class HostileDiffers:
 
 @dataclass(frozen=True)
 class OpInfoDiffers:
-    """OpInfo samples on which structops fails on purpose: a failure of these dtypes, or one
+    """OpInfo samples on which the op fails on purpose: a failure of these dtypes, or one
     whose message the regex matches; a listed difference that no longer occurs fails the check."""
 
     failures: str | None  # a regex searched in the failure's description
@@ -341,7 +341,7 @@ def _opinfo(raw: object, fail) -> OpInfo:
                 "each tests.opinfo.differs item gives 'why' and one of 'failures', 'dtypes'", item_example
             )
         if not isinstance(item["why"], str) or not item["why"].strip():
-            raise fail("tests.opinfo.differs: 'why' must say why structops differs", "write the reason")
+            raise fail("tests.opinfo.differs: 'why' must say why the op differs", "write the reason")
         dtypes = item.get("dtypes", [])
         if "dtypes" in item and (
             not isinstance(dtypes, list) or not dtypes or not all(d in OPINFO_DTYPES for d in dtypes)
@@ -387,7 +387,7 @@ def _hostile(raw: object, fail, dtype_list) -> Iterable[HostileDiffers]:
                 f"use one of: {', '.join(HOSTILE_DIFFERS)}",
             )
         if not isinstance(item["why"], str) or not item["why"].strip():
-            raise fail("tests.hostile: 'why' must say why structops differs", "write the reason")
+            raise fail("tests.hostile: 'why' must say why the op differs", "write the reason")
         try:
             re.compile(str(item["samples"]))
         except re.error as e:

@@ -1,4 +1,4 @@
-"""The dtypes structops knows, one row each. Every other table of dtype names, groups and C++
+"""The dtypes the generator knows, one row each. Every other table of dtype names, groups and C++
 spellings in the generator is a view of this one, so a dtype is added in one place."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ class Dtype:
     scalar_type: str  # the c10::ScalarType enumerator
     cpu_type: str  # the element type of the generated CPU kernels
     cuda_type: str | None  # of the generated CUDA device code; None: no CUDA kernel takes it
-    launch_code: str | None  # the structops::Dtype enumerator (structops/pointwise/launch.h)
+    launch_code: str | None  # the structgen::Dtype enumerator (structgen/pointwise/launch.h)
     aliases: tuple[str, ...] = ()  # other names a rule may use
 
 

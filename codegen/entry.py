@@ -38,7 +38,7 @@ from codegen.rules.model import parse_rule
 from codegen.rules.spec import Rule
 from codegen.rules.syntax import PDim, PGroup
 
-# Keys of PyTorch's manifest that structops implements, plus its own additions.
+# Keys of PyTorch's manifest that the generator implements, plus its own additions.
 SUPPORTED_KEYS = (
     "func",
     "structured",
@@ -64,7 +64,7 @@ SUPPORTED_KEYS = (
 # exact: it must have the result dtype; dtype_argument: its dtype stands for a missing `dtype=`
 # (torch.sum(x, out=t) sums in t's dtype), a given one must equal it.
 OUT_DTYPE_RULES = ("castable", "exact", "dtype_argument")
-# Keys PyTorch knows that structops does not implement yet: named so the error can say so.
+# Keys PyTorch knows that the generator does not implement yet: named so the error can say so.
 PYTORCH_ONLY_KEYS = (
     "structured_inherits",
     "autogen",
@@ -83,7 +83,7 @@ PYTORCH_ONLY_KEYS = (
 
 # at::Tag values of torch 2.11..2.13 (torchgen/packaged/ATen/native/tags.yaml); a test keeps
 # this list in step with the installed torch. "inplace" and "out" (torch 2.12+) are named only so
-# the error can say that structops does not use them: written overloads get Functionalize kernels
+# the error can say that the generator does not use them: written overloads get Functionalize kernels
 # instead (csrc/runtime/functionalize.cpp), which torch.compile needs on every torch version.
 KNOWN_TAGS = (
     "inplace_view",
@@ -248,7 +248,12 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
             continue
         if key in PYTORCH_ONLY_KEYS:
             raise _err(
-                path, entry, key, op, f"'{key}' is a PyTorch key that structops does not support", "remove it"
+                path,
+                entry,
+                key,
+                op,
+                f"'{key}' is a PyTorch key that the generator does not support",
+                "remove it",
             )
         raise _err(path, entry, key, op, f"unknown key '{key}'", f"use only: {', '.join(SUPPORTED_KEYS)}")
     if raw_func is None:
@@ -329,7 +334,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
             "variants",
             op,
             f"variants '{variants}' is not supported",
-            "structops ops are functions only; write 'variants: function' or omit it",
+            "generated ops are functions only; write 'variants: function' or omit it",
         )
 
     doc = entry.get("doc", "")
@@ -466,7 +471,7 @@ def _parse_composite(path: str, entry: LineDict, op: str) -> tuple[composite.Com
 def _parse_torch_differs(
     path: str, entry: LineDict, op: str, schema: FunctionSchema
 ) -> tuple[tuple[str, str], ...]:
-    """`torch_differs: {overload: why}`: PyTorch overloads of this op that structops lacks or
+    """`torch_differs: {overload: why}`: PyTorch overloads of this op that the project lacks or
     declares with another schema, each with its reason (tests/codegen/test_torch_parity.py)."""
     raw = entry.get("torch_differs")
     if raw is None:
@@ -498,7 +503,7 @@ def _parse_torch_differs(
                 "torch_differs",
                 op,
                 f"torch_differs: '{name}' has no reason",
-                "say why structops differs from torch there",
+                "say why the op differs from torch there",
             )
         result.append((str(name), why.strip()))
     return tuple(result)
@@ -640,7 +645,7 @@ def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
             "func",
             op,
             f"operator name '{base}' is a Python keyword",
-            "rename the operator (structops.<name> must be a Python name)",
+            "rename the operator (<package>.<name> must be a Python name)",
         )
     outs = tuple(o.name for o in args.out)
     pre = fn.precomputed.all_values if fn.precomputed else ()
@@ -660,7 +665,7 @@ def _check_names(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 "func",
                 op,
                 f"argument name '{a.name}' is a Python keyword",
-                "rename the argument (structops.<op> takes it as a Python parameter)",
+                "rename the argument (<package>.<op> takes it as a Python parameter)",
             )
         if cpp_name(a.name) in cpp_names:  # before the derived names: new_ is also new's saved copy
             clash = (
@@ -721,7 +726,7 @@ def _check_types(path: str, entry: LineDict, fn: NativeFunction) -> None:
             cpp.value_type(a.type)
     except cpp.UnsupportedType as e:
         raise _err(
-            path, entry, None, op, str(e), "use a type structops maps to C++ (see codegen/api/cpp.py)"
+            path, entry, None, op, str(e), "use a type the generator maps to C++ (see codegen/api/cpp.py)"
         ) from None
     for a in fn.func.arguments.all:
         if a.default is not None and python.default(a.default) is None:

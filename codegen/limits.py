@@ -15,8 +15,8 @@ MAX_DEPTH = 64
 INT64_MAX = 2**63 - 1
 # The runtime's limits, as the generated code must respect them; tests/codegen/test_limits.py
 # checks each against its C++ definition.
-MAX_POINTWISE_TENSORS = 3  # structops/cpu/rows.h kMaxOperands - 1 (the output)
-GRAIN_SIZE = 32768  # structops/cpu/rows.h kGrainSize: torch's at::internal::GRAIN_SIZE
+MAX_POINTWISE_TENSORS = 3  # structgen/cpu/rows.h kMaxOperands - 1 (the output)
+GRAIN_SIZE = 32768  # structgen/cpu/rows.h kGrainSize: torch's at::internal::GRAIN_SIZE
 
 
 def check_int64(digits: str, col: int, error: type[ValueError]) -> None:

@@ -480,7 +480,7 @@ def _check_dynamic_output_shape(path: str, g: StructuredGroup) -> None:
             str(g.out.func),
             "a 'dynamic_output_shape' op's output size depends on data, which a meta rule cannot compute",
             "write 'meta: custom' (the hand-written meta function may read the data) and give the "
-            "functional a fake impl in python/structops/fake.py",
+            "functional a fake impl (torch.library.register_fake) in the package's Python",
         )
     for f in g.members:
         if f not in tagged:

@@ -7,7 +7,7 @@
       - {name: columns, kernel: sum_out_cpu_columns, when: "numel(out) > 1", dtypes: [floating]}
       CUDA:                                                              # a pointwise op's variants
       - {name: b256u2, params: {block: 256, unroll: 2}}                  # are generated: parameters
-      sources: [ops/reduce, include/structops/cpu/reduce.h]              # the code the variants run
+      sources: [ops/reduce, include/structgen/cpu/reduce.h]              # the code the variants run
 
 ``sources`` lists the files and folders under csrc/ that the variants' code is in (required when a
 variant is hand-written). The generator never reads them: it forwards them to the build
@@ -15,7 +15,7 @@ variant is hand-written). The generator never reads them: it forwards them to th
 key (cmake/autotune_build.cmake; docs/multi_kernel.md).
 
 Every variant has the impl's signature (what ``dispatch:`` names, or the generated pointwise
-impl); the generator writes that impl as a chooser (structops/autotune.h). ``key`` and ``when``
+impl); the generator writes that impl as a chooser (structgen/autotune.h). ``key`` and ``when``
 are rule-language expressions over the impl's arguments: the op's arguments (precomputed values
 in place of those they replace), the dims its input patterns bind, and its outputs, with the
 tuning builtins of rules/builtins.py (numel, bucket_pow2, contiguous, stride, innermost).
@@ -147,7 +147,7 @@ def _sources(raw: LineDict, fail) -> tuple[str, ...]:
         return ()
     at = raw.line_of("sources")
     items = raw["sources"]
-    example = "write e.g. 'sources: [ops/reduce, include/structops/cpu/reduce.h]'"
+    example = "write e.g. 'sources: [ops/reduce, include/structgen/cpu/reduce.h]'"
     if not isinstance(items, list) or not items:
         raise fail(
             "kernels.sources must list the files or folders under csrc/ the variants' code is in", example, at

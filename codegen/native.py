@@ -76,7 +76,7 @@ class NativeFunction:
     # Scalar overloads (codegen/scalar_of.py): the pointwise out= overload whose kernels this
     # one calls, its numbers as 0-dim tensors.
     scalar_of: OperatorName | None = None
-    # PyTorch overloads of this op that structops lacks or declares otherwise: (name, why).
+    # PyTorch overloads of this op that the project lacks or declares otherwise: (name, why).
     torch_differs: tuple[tuple[str, str], ...] = ()
     # An overload that is a call of another (codegen/composite.py), bound to its target: one
     # call, or cases chosen by which optional arguments are given.

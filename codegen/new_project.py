@@ -94,12 +94,12 @@ INIT = '''\
 """{name}: operators generated from ../../native_functions.yaml.
 
 Importing the package loads its library, which registers torch.ops.{name}.*, and exposes them as
-{name}.<op>. The runtime's Python helpers come from structops (the generator's runtime).
+{name}.<op>. The runtime's Python helpers come from structgen (the generator's runtime).
 """
 
 from pathlib import Path
 
-import structops  # noqa: F401 - the runtime's Python helpers the generated _ops module calls
+import structgen  # noqa: F401 - the runtime's Python helpers the generated _ops module calls
 import torch
 
 torch.ops.load_library(str(Path(__file__).with_name("lib{name}.so")))
@@ -143,7 +143,7 @@ The first builds the extension into `build/{name}_generated/python/{name}/` (`pi
 tests and the generator's conformance suite on every op of the manifest (meta functions,
 references, out= and inplace forms, errors, gradients and forward AD, torch.compile, describe()
 and sharding, vmap, hostile values, and the CUDA kernels on the CPU emulator, which it builds on
-first use). torch and structops must be installed in the Python that runs them. Add an op with
+first use). torch and structgen must be installed in the Python that runs them. Add an op with
 `python -m codegen new-op NAME --kind pointwise|structured --manifest native_functions.yaml`
 (run from `{generator}`, or with it on PYTHONPATH).
 """  # noqa: E501 - a command of the README is one line
@@ -161,7 +161,7 @@ def new_project(root: Path, name: str) -> Created:
     if (
         not re.fullmatch(r"[a-z_][a-z0-9_]*", name)
         or keyword.iskeyword(name)
-        or name in ("torch", "structops")
+        or name in ("torch", "structgen")
     ):
         raise ValueError(
             f"'{name}' cannot name a project: use a lowercase Python identifier (it names the package)"

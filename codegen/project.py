@@ -57,6 +57,11 @@ class Project:
         """The generated Python modules' folder under the output folder."""
         return "python/" + self.python_package.replace(".", "/")
 
+    @property
+    def env_prefix(self) -> str:
+        """The prefix of its runtime's environment variables: MYOPS_AUTOTUNE_PIN for myops."""
+        return self.name.upper()
+
 
 # The project of a manifest without a header (the tests' small manifests): names no package.
 DEFAULT_PROJECT = Project.named("ops")

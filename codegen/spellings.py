@@ -5,8 +5,8 @@ argument (torch.cdist's compute_mode="use_mm_for_euclid_dist" is 1, torch.norm's
       spellings:
         compute_mode: {use_mm_for_euclid_dist_if_necessary: null, use_mm_for_euclid_dist: 1}
 
-structops.<name> turns such a text into the schema's value before it picks an overload
-(codegen/dest/python_api.py); torch.ops.structops keeps the schema. parse() checks one entry's
+<package>.<name> turns such a text into the schema's value before it picks an overload
+(codegen/dest/python_api.py); torch.ops.<name> keeps the schema. parse() checks one entry's
 key, check() that a name declares its spellings once, with the argument at one position.
 """
 
@@ -78,7 +78,7 @@ def parse(path: str, entry: LineDict, op: str, schema: FunctionSchema) -> Spelli
 
 
 def check(path: str, functions: list[NativeFunction]) -> None:
-    """structops.<name> spells for all of a name's overloads: one entry declares the texts, and a
+    """<package>.<name> spells for all of a name's overloads: one entry declares the texts, and a
     spelled argument sits at one position in every overload that has it."""
     declared: dict[str, NativeFunction] = {}
     for fn in functions:

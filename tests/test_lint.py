@@ -21,7 +21,7 @@ LARGER = {
     "tests/conformance/checks.py": (850, "every conformance check, one function each"),
     "codegen/entry.py": (900, "one check per manifest key of an entry (17 keys), each with its message"),
     "codegen/autograd/formulas.py": (760, "the derivatives key: parsed, checked per mode's scope, resolved"),
-    "python/structops/vmap_plan.py": (800, "every batching plan (11 kinds) with its describe() proof"),
+    "python/structgen/vmap_plan.py": (800, "every batching plan (11 kinds) with its describe() proof"),
     "tests/codegen/test_rule_errors.py": (720, "every meta: rule error message, one case each, by key"),
 }
 

@@ -70,7 +70,7 @@ def _affine(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 def strided_sums() -> None:
     """sum over inputs that are not contiguous along the reduced dims: structops reads them through
-    their strides (structops/cpu/reduce.h), torch's TensorIterator strides or copies."""
+    their strides (structgen/cpu/reduce.h), torch's TensorIterator strides or copies."""
     base = torch.ones(3 * 2**26)
     matrix = base.view(3 * 2**12, 2**14)
     cases = [

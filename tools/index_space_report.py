@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package: its samples
 
 import structops
-from structops import dtensor, rules, vmap
+from structgen import dtensor, rules, vmap
 
 from tests.conformance.samples import samples
 from tests.conformance.spec import load_specs

@@ -23,7 +23,7 @@ fi
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -fwrapv"
 "$py" -m pip install --quiet --no-build-isolation -e . \
   --config-settings=build-dir=build/sanitize \
-  --config-settings=cmake.define.STRUCTOPS_CUDA_CHECK=OFF \
+  --config-settings=cmake.define.STRUCTGEN_CUDA_CHECK=OFF \
   --config-settings=cmake.define.CMAKE_CXX_FLAGS="$flags" \
   --config-settings=cmake.define.CMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
   --config-settings=cmake.define.CMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined"

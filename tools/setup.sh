@@ -27,5 +27,5 @@ if [[ "${STRUCTOPS_CUDA_CHECK:-AUTO}" == AUTO ]] && ! command -v nvcc >/dev/null
   echo "structops: no nvcc found, so the CUDA kernels are not compile-checked (the tests still run them on the CPU emulator)"
 fi
 "$py" -m pip install --quiet --no-build-isolation -e . \
-  --config-settings=cmake.define.STRUCTOPS_CUDA_CHECK="${STRUCTOPS_CUDA_CHECK:-AUTO}"
+  --config-settings=cmake.define.STRUCTGEN_CUDA_CHECK="${STRUCTOPS_CUDA_CHECK:-AUTO}"
 "$py" tools/demo.py

@@ -1,5 +1,5 @@
 """The C++ calling convention of the dispatcher's unboxed kernels: the parameters of every
-generated kernel function, and the typed handles (``typed<...>()``) that call structops ops.
+generated kernel function, and the typed handles (``typed<...>()``) that call a project's ops.
 
 A typed handle's signature must be the one torch derives from the schema (the dispatcher
 checks it); these mappings follow ATen's own (const Tensor& for inputs, Tensor& for written
@@ -66,7 +66,7 @@ def value_type(t: Type) -> str:
     """The type of a value (a return, a precomputed field, an optional's element)."""
     if isinstance(t, BaseType):
         if t.name not in _BASE:
-            raise UnsupportedType(f"type '{t}' has no C++ mapping in structops")
+            raise UnsupportedType(f"type '{t}' has no C++ mapping in the generator")
         return _BASE[t.name]
     if isinstance(t, OptionalType):
         return f"std::optional<{value_type(t.elem)}>"
@@ -93,7 +93,7 @@ def argument_type(t: Type, written: bool) -> str:
                 return "at::OptionalSymIntArrayRef"
             if elem.elem == BaseType(BaseTy.float):
                 return "at::OptionalArrayRef<double>"
-            raise UnsupportedType(f"type '{t}' has no C++ mapping in structops")
+            raise UnsupportedType(f"type '{t}' has no C++ mapping in the generator")
         if isinstance(elem, BaseType) and elem.name in _BY_REF:
             return f"const std::optional<{value_type(elem)}>&"
         return f"std::optional<{value_type(elem)}>"
@@ -115,7 +115,7 @@ def argument_type(t: Type, written: bool) -> str:
             return "at::ArrayRef<at::Scalar>"
         if elem == BaseType(BaseTy.Dimname):
             return "at::DimnameList"
-    raise UnsupportedType(f"type '{t}' has no C++ mapping in structops")
+    raise UnsupportedType(f"type '{t}' has no C++ mapping in the generator")
 
 
 def argument(a: Argument) -> Binding:

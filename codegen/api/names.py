@@ -17,7 +17,7 @@ class Runtime:
     macro: str  # the prefix of its build macros: <macro>_CUDA_EMULATION
 
 
-RUNTIME = Runtime(namespace="structops", include="structops", python="structops", macro="STRUCTOPS")
+RUNTIME = Runtime(namespace="structgen", include="structgen", python="structgen", macro="STRUCTGEN")
 
 # C++20's keywords and alternative tokens: an argument of one of these names is spelled with a
 # trailing underscore in C++ (cpp_name); a kernel of one of these names is an error (manifest.py).
@@ -99,7 +99,7 @@ def cpp_name(name: str) -> str:
 
 def meta_function(group: str) -> str:
     """The meta function of structured op ``group`` (generated from its rule, or hand-written):
-    structops::meta::<group>."""
+    structgen::meta::<group>."""
     return group
 
 

@@ -1,4 +1,4 @@
-"""Python conventions: default values and type hints for the generated structops.* functions."""
+"""Python conventions: default values and type hints for the generated <package>.* functions."""
 
 from __future__ import annotations
 
@@ -86,13 +86,13 @@ def parameter(a: Argument, with_hint: bool, spelled: bool = False) -> str:
 
 
 # The operators whose first Tensor torch's Python layer also takes as a number (torch.add(2, x)):
-# its argument parser's allow-list, of the names structops mirrors. structops._dispatch.pick
+# its argument parser's allow-list, of the names a package mirrors. structgen._dispatch.pick
 # passes such a number as the 0-dim tensor a wrapped number would be; the stubs allow it.
 NUMBER_SELF = frozenset({"add", "sub", "mul", "div"})
 
 
 def parser_kind(t: Type) -> tuple[str, bool]:
-    """(kind, optional) of a parameter as structops._dispatch.pick checks a value against it:
+    """(kind, optional) of a parameter as structgen._dispatch.pick checks a value against it:
     torch's Python argument parser's classes of values (a bool is no int, a number no Tensor)."""
     optional = isinstance(t, OptionalType)
     inner = t.elem if optional else t

@@ -60,7 +60,7 @@ class SuiteSpec:
     # (its dtype stands for a missing dtype=).
     out_dtype: str
     kernel_variants: tuple[tuple[str, tuple[str, ...]], ...] = ()  # device -> variant names (`kernels:`)
-    described: bool = False  # a meta rule: structops.describe() gives its index space
+    described: bool = False  # a meta rule: structgen.describe() gives its index space
     differentiable: bool = False  # derivatives (written or derived): backward gives gradients
     grad_inputs: tuple[str, ...] = ()  # the tensor inputs backward gives a gradient (a formula)
     grad_reference: str | None = None  # the gradients' reference where torch's op is wrong

@@ -1,7 +1,7 @@
 """Contexts for the multi-kernel choosers (templates/multi_kernel.cpp.j2): for each op with
 ``kernels:`` on a device, the impl ``dispatch:`` names (or the generated pointwise impl) becomes
 a function that computes the tuning key and each variant's eligibility and runs what
-structops::autotune::choose picks.
+structgen::autotune::choose picks.
 
 A variant's source hash covers its manifest entry (and formula) and the hand-written files its
 ``kernels: sources:`` declare, so editing a kernel invalidates its cached timings. The generator
@@ -31,7 +31,7 @@ from codegen.rules import cpp as rules_cpp
 class ChooserVariant:
     name: str
     function: str
-    hash_symbol: str  # structops::autotune::source_hash::<this>, defined by the build
+    hash_symbol: str  # structgen::autotune::source_hash::<this>, defined by the build
     eligible: str  # C++ bool
 
 

@@ -55,8 +55,8 @@ class PointwiseOp:
     cpu_params: str
     cpu_dtypes: tuple[tuple[str, str], ...]  # (Dtype enumerator, C++ type)
     cuda_kernel: str
-    # structops::cuda_kernels::<launcher>(const PointwiseLaunch&) (one per CUDA variant: the
-    # name of the default one) and structops::cpu_kernels::<launcher>(const cpu::RowLaunch&)
+    # structgen::cuda_kernels::<launcher>(const PointwiseLaunch&) (one per CUDA variant: the
+    # name of the default one) and structgen::cpu_kernels::<launcher>(const cpu::RowLaunch&)
     launcher: str
     cuda_dtypes: tuple[tuple[str, str], ...]  # (Dtype enumerator, CUDA type)
     # One generated kernel per variant of the manifest's `kernels:` (else one with the defaults):

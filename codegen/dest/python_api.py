@@ -28,7 +28,7 @@ class PyFunction:
     out_names: tuple[str, ...]
     op_writes_out: bool = False  # `op` itself is an out= overload (it can warn on resizing)
     # An op of several overloads: one typing.overload stub (parameters, return) per overload,
-    # and what structops._dispatch.pick resolves among (torch.ops path, writes out=, parameters).
+    # and what structgen._dispatch.pick resolves among (torch.ops path, writes out=, parameters).
     # A direct function's overloads are the ones its C entry binds (csrc/python/entry.cpp): the
     # functional one, and the out= one when it takes `out=` alone.
     stub_overloads: tuple[tuple[str, str], ...] = ()

@@ -25,7 +25,7 @@ class Functionalization:
 
 
 def defs(manifest: Manifest) -> list[Def]:
-    """Out= overloads last: a call of the packet (torch.ops.structops.add(x, y)) tries the
+    """Out= overloads last: a call of the packet (torch.ops.myops.add(x, y)) tries the
     overloads in this order, and a schema that does not match costs a raised error (7.3 us for
     add, 2.4 us with the functional first, as aten's)."""
     return [

@@ -1,4 +1,4 @@
-"""Context for the generated rule module (python/structops/_rules.py): per structured op with a
+"""Context for the generated rule module (python/<package>/_rules.py): per structured op with a
 rule, its index-space function (rules/python.py) and what describe() needs to call it."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def all_rule_data(manifest: Manifest) -> list[RuleData]:
 
 def looped_functionals(manifest: Manifest) -> list[str]:
     """The functional overloads of structured ops without a rule (a hand-written meta function):
-    structops.vmap loops over their batch (torch's fallback also loops, but refuses a batch of 0)."""
+    structgen.vmap loops over their batch (torch's fallback also loops, but refuses a batch of 0)."""
     return [
         _overload(str(g.functional.func.name)) for g in manifest.groups if g.out.rule is None and g.functional
     ]

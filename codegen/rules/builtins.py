@@ -4,7 +4,7 @@ arguments, its result, its keyword options, and its line in docs/rules.md.
 The checker (rules/check.py) type-checks calls against this table; the printers (rules/cpp.py,
 rules/python.py) print each builtin by name; docs/rules.md's builtin tables are rendered from it
 (tests/codegen/test_rule_docs.py keeps them in step). Adding a builtin: a row here, its C++ helper
-in csrc/include/structops/rules.h, a case in each printer that prints the contexts it may appear
+in csrc/include/structgen/rules.h, a case in each printer that prints the contexts it may appear
 in, and a test.
 """
 

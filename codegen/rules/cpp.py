@@ -1,7 +1,7 @@
 """Print a rule's IR (rules/ir.py) as C++ on SymInt: the body of the generated meta function, and
 the tuning key and variant conditions of a multi-kernel chooser.
 
-The code calls the helpers of csrc/include/structops/rules.h; local names follow one scheme:
+The code calls the helpers of csrc/include/structgen/rules.h; local names follow one scheme:
 ``d_<name>`` a bound dim and ``d_<name>_site`` where it was bound, ``<out>_shape``,
 ``<out>_dtypes``, ``<out>_strides``, ``<name>_value`` a precomputed value, and ``op`` the name
 messages start with.

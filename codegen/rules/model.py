@@ -33,7 +33,7 @@ from codegen.rules.check import RuleError, check_rule
 from codegen.rules.spec import Check, CombineBy, Defaults, IndexKind, InputRule, OutputRule, Rule
 from codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
 
-# How partial results of a split reduced dim merge (structops.sharding.COMBINES says how each
+# How partial results of a split reduced dim merge (structgen.sharding.COMBINES says how each
 # does): add (sum, matmul's k), mul (prod), max/min (amax/amin), and/or (all/any), logaddexp
 # (logsumexp), mean (weighted by the tiles' shares), argmax/argmin (the output holds positions,
 # meta.positions; the merge compares the input's values there).

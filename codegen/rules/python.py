@@ -1,11 +1,11 @@
 """Print a rule's IR (rules/ir.py) as a Python function that computes each output's dims with
 their provenance: which input axes every dim stands for, at which offset and stride. That is the
-op's index space and each tensor's index projection function (structops.rules.describe).
+op's index space and each tensor's index projection function (structgen.rules.describe).
 
 Only the shape part is printed. describe() runs the compiled meta function for the same call
 first, so the dtypes, strides and every error come from C++; the function runs on arguments the
 meta function accepted, so it checks nothing, and describe() asserts its sizes equal the meta
-function's. Locals: ``so`` the runtime (structops.rules.Runtime), ``d_<name>`` a bound name,
+function's. Locals: ``so`` the runtime (structgen.rules.Runtime), ``d_<name>`` a bound name,
 ``so_*`` the rest; arguments keep their names (the manifest reserves ``d_<dim>`` and ``so_``).
 """
 

@@ -1,16 +1,16 @@
-// structops.<name> as a C function: the eager call path of every generated Python function.
+// <package>.<name> as a C function: the eager call path of every generated Python function.
 //
 // torch.add is a C function that parses its arguments and calls the kernel; a Python function
 // that calls an OpOverload's C++ callable pays for a Python frame and for torch.ops' generic,
 // schema-driven argument conversion (about 0.6 us of a 1.7 us small call). An entry binds the
-// common call here, with the rules structops._dispatch._fits states in Python (the manifest's
+// common call here, with the rules structgen._dispatch._fits states in Python (the manifest's
 // parameter kinds, the first overload that fits), boxes it and calls the operator. Every call it
 // cannot decide the same way goes to the generated Python function, its `fallback`, unchanged:
 // a Tensor subclass or an active torch function mode (__torch_function__ must see the call), a
 // kind of value this file does not convert (Tensor?[], a list of other values), a number
 // that overflows int64, or no overload that fits (the fallback raises torch's TypeError, or
 // reads a number as a Tensor, as torch.add(2, x) does). Under torch.compile Dynamo traces the
-// fallback instead (structops._dispatch registers it with torch.compiler.substitute_in_graph).
+// fallback instead (structgen._dispatch registers it with torch.compiler.substitute_in_graph).
 #include <Python.h>
 
 #include <ATen/PythonTorchFunctionTLS.h>
@@ -27,7 +27,7 @@
 
 namespace {
 
-// structops._dispatch._FITS's kinds, in codegen/api/python.py parser_kind's spelling.
+// structgen._dispatch._FITS's kinds, in codegen/api/python.py parser_kind's spelling.
 enum class Kind { Tensor, Number, Bool, Int, Float, Ints, Ints1, Dtype, Str, Tensors, Other };
 
 Kind kind_named(const std::string& name) {
@@ -54,7 +54,7 @@ struct Overload {
 };
 
 struct Entry {
-  std::string name, doc;
+  std::string name, doc, package;  // package: the module it belongs to (myops)
   PyMethodDef def;
   PyObject* fallback;  // owned
   std::vector<Overload> overloads;
@@ -225,7 +225,7 @@ c10::IValue value_of(const Param& p, PyObject* v) {
     case Kind::Other:
       break;
   }
-  TORCH_INTERNAL_ASSERT(false, "structops entry: a value of a kind it does not convert");
+  TORCH_INTERNAL_ASSERT(false, "entry: a value of a kind it does not convert");
 }
 
 // The boxed arguments of `o` for the values binds() found, or nullopt with no Python error set
@@ -251,7 +251,7 @@ std::optional<torch::jit::Stack> stack_of(const Overload& o, const c10::SmallVec
 PyObject* wrap(c10::IValue&& v) {
   if (v.isTensor()) return THPVariable_Wrap(std::move(v).toTensor());
   if (v.isNone()) Py_RETURN_NONE;
-  TORCH_INTERNAL_ASSERT(v.isTensorList(), "structops entry: a return it does not convert: ", v.tagKind());
+  TORCH_INTERNAL_ASSERT(v.isTensorList(), "entry: a return it does not convert: ", v.tagKind());
   const auto tensors = std::move(v).toTensorVector();
   PyObject* list = PyList_New(static_cast<Py_ssize_t>(tensors.size()));
   if (list == nullptr) return nullptr;
@@ -283,7 +283,7 @@ PyObject* results(torch::jit::Stack& stack) {
 }
 
 // The function's `self`: owns the Entry. Pickling a builtin function pickles getattr(self, name),
-// so self pickles as the structops module: structops.add pickles by its name, as torch.add does.
+// so self pickles as its package's module: myops.add pickles by its name, as torch.add does.
 struct EntryObject {
   PyObject_HEAD
   Entry* entry;
@@ -305,20 +305,20 @@ void free_entry(PyObject* self) {
   Py_DECREF(type);
 }
 
-PyObject* reduce_entry(PyObject* /*self*/, PyObject* /*unused*/) {
+PyObject* reduce_entry(PyObject* self, PyObject* /*unused*/) {
   PyObject* importlib = PyImport_ImportModule("importlib");
   if (importlib == nullptr) return nullptr;
   PyObject* import_module = PyObject_GetAttrString(importlib, "import_module");
   Py_DECREF(importlib);
   if (import_module == nullptr) return nullptr;
-  return Py_BuildValue("(N(s))", import_module, "structops");
+  return Py_BuildValue("(N(s))", import_module, entry_of(self)->package.c_str());
 }
 
 PyMethodDef entry_methods[] = {{"__reduce__", reduce_entry, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
 PyType_Slot entry_slots[] = {{Py_tp_dealloc, reinterpret_cast<void*>(&free_entry)},
                              {Py_tp_methods, entry_methods},
                              {0, nullptr}};
-PyType_Spec entry_spec{"structops._C.Entry", sizeof(EntryObject), 0, Py_TPFLAGS_DEFAULT, entry_slots};
+PyType_Spec entry_spec{"structgen._C.Entry", sizeof(EntryObject), 0, Py_TPFLAGS_DEFAULT, entry_slots};
 PyObject* entry_type = nullptr;
 
 PyObject* call_entry(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -359,11 +359,12 @@ std::string text(PyObject* v) {
   return s;
 }
 
-// entry(name, doc, fallback, overloads, tensor types): overloads is a tuple of (qualified operator
-// name, overload name, parameters), parameters as structops._dispatch reads them.
+// entry(name, doc, fallback, overloads, tensor types, package): overloads is a tuple of (qualified
+// operator name, overload name, parameters), parameters as structgen._dispatch reads them; package:
+// the module the function is an attribute of (its __module__, and what it pickles by).
 PyObject* make_entry(PyObject* /*module*/, PyObject* const* argv, Py_ssize_t argc) {
-  if (argc != 5 || !PyTuple_Check(argv[3]) || !PyTuple_Check(argv[4]) || PyTuple_GET_SIZE(argv[4]) != 2) {
-    PyErr_SetString(PyExc_TypeError, "entry(name, doc, fallback, overloads: tuple, (Tensor, Parameter))");
+  if (argc != 6 || !PyTuple_Check(argv[3]) || !PyTuple_Check(argv[4]) || PyTuple_GET_SIZE(argv[4]) != 2) {
+    PyErr_SetString(PyExc_TypeError, "entry(name, doc, fallback, overloads: tuple, (Tensor, Parameter), package)");
     return nullptr;
   }
   HANDLE_TH_ERRORS
@@ -373,6 +374,7 @@ PyObject* make_entry(PyObject* /*module*/, PyObject* const* argv, Py_ssize_t arg
   auto entry = std::make_unique<Entry>();
   entry->name = text(argv[0]);
   entry->doc = text(argv[1]);
+  entry->package = text(argv[5]);
   for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(argv[3]); ++k) {
     PyObject* spec = PyTuple_GET_ITEM(argv[3], k);
     TORCH_CHECK_TYPE(PyTuple_Check(spec) && PyTuple_GET_SIZE(spec) == 3, "entry: an overload is (name, overload, params)");
@@ -404,7 +406,7 @@ PyObject* make_entry(PyObject* /*module*/, PyObject* const* argv, Py_ssize_t arg
   PyObject* self = PyType_GenericAlloc(reinterpret_cast<PyTypeObject*>(entry_type), 0);
   if (self == nullptr) return nullptr;
   reinterpret_cast<EntryObject*>(self)->entry = entry.release();
-  PyObject* module_name = PyUnicode_FromString("structops");
+  PyObject* module_name = PyUnicode_FromString(reinterpret_cast<EntryObject*>(self)->entry->package.c_str());
   PyObject* function = module_name ? PyCFunction_NewEx(def, self, module_name) : nullptr;
   Py_DECREF(self);
   Py_XDECREF(module_name);
@@ -414,6 +416,7 @@ PyObject* make_entry(PyObject* /*module*/, PyObject* const* argv, Py_ssize_t arg
 
 }  // namespace
 
-PyMethodDef structops_entry_def{
+PyMethodDef entry_def{
     "entry", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&make_entry)), METH_FASTCALL,
-    "entry(name, doc, fallback, overloads, (Tensor, Parameter)): structops.<name> as a C function (entry.cpp)."};
+    "entry(name, doc, fallback, overloads, (Tensor, Parameter), package): <package>.<name> as a C function "
+    "(entry.cpp)."};

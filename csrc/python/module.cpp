@@ -1,14 +1,11 @@
-// structops._C: loading it registers every operator (static TORCH_LIBRARY blocks in this
-// library). Its one Python function bridges C++ warnings to Python: torch.ops.* calls do not
-// install torch's PyWarningHandler, so a TORCH_WARN inside them only reaches stderr. Calls made
-// through structops.* run under call_with_warnings, which collects c10 warnings with a
-// thread-local c10::WarningHandler and re-raises them with PyErr_WarnEx.
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
+// structgen._C, the runtime's Python module, shared by every generated package (it registers no
+// operator): entry() makes each <package>.<name> a C function (entry.cpp), and call_with_warnings
+// bridges C++ warnings to Python: torch.ops.* calls do not install torch's PyWarningHandler, so a
+// TORCH_WARN inside them only reaches stderr. Calls made through <package>.* run under
+// call_with_warnings, which collects c10 warnings with a thread-local c10::WarningHandler and
+// re-raises them with PyErr_WarnEx.
 
-#include <ops/index/meta.h>
-#include <structops/autotune.h>
-#include <torch/csrc/utils/pybind.h>  // Tensor and SymInt <-> Python
+#include <pybind11/pybind11.h>
 
 #include <c10/util/Exception.h>
 
@@ -25,7 +22,7 @@ class CollectWarnings final : public c10::WarningHandler {
   std::vector<c10::Warning> warnings;
 };
 
-// stacklevel 2: attribute the warning to the caller of the structops.* function. False with the
+// stacklevel 2: attribute the warning to the caller of the <package>.* function. False with the
 // Python error set when a warning became an error (-W error).
 bool emit(const std::vector<c10::Warning>& warnings) {
   for (const auto& w : warnings) {
@@ -76,53 +73,13 @@ PyMethodDef call_with_warnings_def{
     "call_with_warnings", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_with_warnings)),
     METH_FASTCALL, "Call fn(*args, **kwargs), turning C++ warnings raised inside into Python warnings."};
 
-// masked_select's meta checks for its fake impl (python/structops/fake.py): the shape, or the
-// meta function's own error, on fake tensors' SymInts.
-std::vector<c10::SymInt> masked_select_shape(const at::Tensor& self, const at::Tensor& mask) {
-  try {
-    const auto shape = structops::meta::masked_select_shape(self, mask);
-    return {shape.begin(), shape.end()};
-  } catch (const c10::Error& e) {
-    throw std::runtime_error(e.what_without_backtrace());  // the text torch.ops calls raise
-  }
-}
-
 }  // namespace
 
-extern PyMethodDef structops_entry_def;  // entry.cpp
+extern PyMethodDef entry_def;  // entry.cpp
 
 PYBIND11_MODULE(_C, m) {
-  m.doc() = "structops native library: operators are registered in torch.ops.structops on import";
-  m.def("masked_select_shape", &masked_select_shape, py::arg("self"), py::arg("mask"),
-        "masked_select's meta checks and broadcast shape (for its fake impl).");
+  m.doc() = "the runtime of generated operator packages: C entries and the warning bridge";
   m.add_object("call_with_warnings",
                py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call_with_warnings_def, nullptr, nullptr)));
-  m.add_object("entry", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&structops_entry_def, nullptr, nullptr)));
-
-  // structops.autotune's native half (csrc/runtime/autotune/).
-  namespace at_ = structops::autotune;
-  m.def("_autotune_decisions", [] {
-    py::list out;
-    for (const at_::Decision& d : at_::decisions()) {
-      py::list timings;
-      for (const at_::Timing& t : d.timings) {
-        timings.append(py::dict(py::arg("variant") = t.variant,
-                                py::arg("us") = t.us >= 0 ? py::object(py::float_(t.us)) : py::object(py::none()),
-                                py::arg("error") = t.error));
-      }
-      out.append(py::dict(py::arg("op") = d.op, py::arg("device") = d.device, py::arg("dtype") = d.dtype,
-                          py::arg("key") = std::vector<int64_t>(d.key.begin(), d.key.end()),
-                          py::arg("key_text") = d.key_text, py::arg("pick") = d.pick, py::arg("source") = d.source,
-                          py::arg("tuning_ms") = d.tuning_ms, py::arg("timings") = timings));
-    }
-    return out;
-  });
-  m.def("_autotune_clear_memory", &at_::clear_memory);
-  m.def("_autotune_judge", [](const std::vector<std::vector<double>>& rounds) {
-    const at_::Verdict v = at_::judge(rounds);
-    return py::make_tuple(v.pick, v.resolved);
-  });
-  m.def("_autotune_set_pin", &at_::set_pin, py::arg("op"), py::arg("variant"));
-  m.def("_autotune_cache_dir", &at_::cache_dir);
-  m.def("_autotune_counters", [] { return py::make_tuple(at_::timed_count(), at_::disk_hits()); });
+  m.add_object("entry", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&entry_def, nullptr, nullptr)));
 }

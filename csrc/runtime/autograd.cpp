@@ -1,5 +1,5 @@
-// The helpers of structops/autograd.h: what derivative formulas and autograd kernels call.
-#include <structops/autograd.h>
+// The helpers of structgen/autograd.h: what derivative formulas and autograd kernels call.
+#include <structgen/autograd.h>
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/clamp_max.h>
@@ -22,7 +22,7 @@
 
 #include <cmath>
 
-namespace structops::autograd {
+namespace structgen::autograd {
 
 at::Tensor sum_to(const at::Tensor& grad, const TensorMeta& like) {
   at::Tensor g = at::sum_to(grad, c10::SymIntArrayRef(like.sizes));
@@ -145,4 +145,4 @@ void check_out_not_differentiable(std::string_view overload, bool any_input_requ
               "the arguments requires grad.");
 }
 
-}  // namespace structops::autograd
+}  // namespace structgen::autograd

@@ -1,9 +1,9 @@
-// The backward helpers that derivative formulas of the non-pointwise ops call (structops/autograd.h,
+// The backward helpers that derivative formulas of the non-pointwise ops call (structgen/autograd.h,
 // codegen/autograd/functions.py). Each is written with differentiable ATen ops, so a gradient
 // computed with grad mode on (create_graph=True) is differentiable again; where ATen has the
 // backward kernel of the same op (layer_norm, batch_norm, pooling, losses), it is called.
-#include <structops/autograd.h>
-#include <structops/rules.h>
+#include <structgen/autograd.h>
+#include <structgen/rules.h>
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorOperators.h>
@@ -54,7 +54,7 @@
 #include <algorithm>
 #include <limits>
 
-namespace structops::autograd {
+namespace structgen::autograd {
 namespace {
 
 std::vector<int64_t> dims_of(int64_t rank, at::OptionalIntArrayRef dim) {
@@ -213,7 +213,7 @@ at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& result
 }
 
 namespace {
-// structops' statistics are in the input's dtype on every device (torch's CPU convention,
+// The statistics are in the input's dtype on every device (torch's CPU convention,
 // docs/design.md); torch's CUDA backward kernels read float16/bfloat16 inputs' statistics as float.
 at::Tensor stats_for_aten(const at::Tensor& stats, const at::Tensor& input) {
   const bool float_stats = input.is_cuda() && at::isReducedFloatingType(input.scalar_type());
@@ -566,4 +566,4 @@ std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at:
   return {gs, gt};
 }
 
-}  // namespace structops::autograd
+}  // namespace structgen::autograd

@@ -1,9 +1,9 @@
-// The boxed kernels' argument conversions (structops/boxed.h).
-#include <structops/boxed.h>
+// The boxed kernels' argument conversions (structgen/boxed.h).
+#include <structgen/boxed.h>
 
 #include <c10/util/Exception.h>
 
-namespace structops::boxed {
+namespace structgen::boxed {
 
 std::optional<at::Tensor> optional_tensor(const c10::IValue& v) {
   if (v.isNone()) return std::nullopt;
@@ -44,4 +44,4 @@ void check_bools(const c10::List<bool>& list, size_t n) {
   TORCH_CHECK_VALUE(list.size() == n, "expected a list of ", n, " bools, got ", list.size());
 }
 
-}  // namespace structops::boxed
+}  // namespace structgen::boxed

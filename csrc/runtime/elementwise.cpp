@@ -1,4 +1,4 @@
-#include <structops/elementwise.h>
+#include <structgen/elementwise.h>
 
 #include <c10/core/MemoryFormat.h>
 #include <c10/util/SmallVector.h>
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-namespace structops {
+namespace structgen {
 
 namespace {
 
@@ -97,4 +97,4 @@ c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape,
   return out;
 }
 
-}  // namespace structops
+}  // namespace structgen

@@ -1,5 +1,5 @@
-// The Functionalize kernel of written overloads (see structops/functionalize.h).
-#include <structops/functionalize.h>
+// The Functionalize kernel of written overloads (see structgen/functionalize.h).
+#include <structgen/functionalize.h>
 
 #include <ATen/FunctionalTensorWrapper.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace structops {
+namespace structgen {
 namespace {
 
 namespace fimpl = at::functionalization::impl;
@@ -160,4 +160,4 @@ torch::CppFunction functionalize_as(std::string functional, bool dtype_from_writ
       std::make_unique<FunctionalizeAs>(std::move(functional), dtype_from_written));
 }
 
-}  // namespace structops
+}  // namespace structgen

@@ -1,7 +1,7 @@
-// Host runtime of generated pointwise kernels: the iteration geometry (structops/cpu/pointwise.h),
-// the walk over rows (structops/cpu/rows.h) and the integer-division error of
-// structops/pointwise/math.h.
-#include <structops/cpu/pointwise.h>
+// Host runtime of generated pointwise kernels: the iteration geometry (structgen/cpu/pointwise.h),
+// the walk over rows (structgen/cpu/rows.h) and the integer-division error of
+// structgen/pointwise/math.h.
+#include <structgen/cpu/pointwise.h>
 
 #include <ATen/Dispatch_v2.h>
 #include <ATen/OpMathType.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <numeric>
 
-namespace structops {
+namespace structgen {
 
 namespace pw {
 void throw_zero_division() { TORCH_CHECK(false, "ZeroDivisionError"); }
@@ -103,7 +103,7 @@ at::Tensor operand(const at::Tensor& t, at::ScalarType dtype, at::Device device)
 void detail::walk_rows(const Geometry& g, int64_t grain, RowFn row, const void* ctx) {
   const int operands = g.operands;
   // Elements [begin, end) of the merged iteration space, row by row.
-  structops::parallel_for(0, g.numel, grain, [&](int64_t begin, int64_t end) {
+  structgen::parallel_for(0, g.numel, grain, [&](int64_t begin, int64_t end) {
     const int nd = g.ndim;
     c10::SmallVector<int64_t, 8> index(nd, 0);
     detail::Offsets offset{};
@@ -260,4 +260,4 @@ pw::ScalarArg scalar_arg(const std::optional<at::Scalar>& s) {
 }
 
 }  // namespace cpu
-}  // namespace structops
+}  // namespace structgen

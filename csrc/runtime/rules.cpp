@@ -1,4 +1,4 @@
-#include <structops/rules.h>
+#include <structgen/rules.h>
 
 #include <ATen/Dispatch.h>
 #include <ATen/core/Formatting.h>
@@ -10,7 +10,7 @@
 #include <cmath>
 #include <sstream>
 
-namespace structops::rules {
+namespace structgen::rules {
 
 namespace {
 
@@ -551,4 +551,4 @@ void check_same_dtype(std::string_view op, std::initializer_list<NamedTensor> te
   }
 }
 
-}  // namespace structops::rules
+}  // namespace structgen::rules

@@ -1,6 +1,6 @@
-#include <structops/structured.h>
+#include <structgen/structured.h>
 
-#include <structops/autotune.h>
+#include <structgen/autotune.h>
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/MemoryOverlap.h>
@@ -9,7 +9,7 @@
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/ScalarType.h>
 
-#include <structops/parallel.h>
+#include <structgen/parallel.h>
 
 #include <algorithm>
 #include <array>
@@ -22,7 +22,7 @@
 #include <unistd.h>
 #endif
 
-namespace structops {
+namespace structgen {
 namespace {
 
 #if defined(__linux__)
@@ -58,7 +58,7 @@ void map_fresh_pages(void* data, int64_t nbytes) {
   const uintptr_t middle = begin + ((end - begin) / 2 & ~(page - 1));
   if (mincore(reinterpret_cast<void*>(middle), page, &resident) != 0 || (resident & 1)) return;
   const int64_t chunks = static_cast<int64_t>((end - begin + kChunk - 1) / kChunk);
-  structops::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+  structgen::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     const uintptr_t lo = begin + static_cast<uintptr_t>(b * kChunk);
     const uintptr_t hi = std::min(end, begin + static_cast<uintptr_t>(e * kChunk));
     if (madvise(reinterpret_cast<void*>(lo), hi - lo, kPopulateWrite) != 0 && errno == EINVAL) {
@@ -319,4 +319,4 @@ void OutputTargets::commit() {
   for (auto& t : targets_) t.commit();
 }
 
-}  // namespace structops
+}  // namespace structgen

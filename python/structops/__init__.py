@@ -7,25 +7,20 @@ torch.ops.structops (CPU and Meta kernels), and exposes them as structops.<name>
 from pathlib import Path
 
 import torch  # noqa: F401 - libtorch must be loaded before the extension
+from structgen import _cpu, dtensor, sharding, vmap  # the runtime (python/structgen)
+from structgen.rules import describe
 
-from structops import _build, _cpu
+from structops import _build
 
-_cpu.check(_build.CPU_FEATURES)  # before the library loads: see _cpu.py
+_cpu.check("structops", _build.CPU_FEATURES)  # before the library loads: see structgen/_cpu.py
 
 from structops import (
     _C,  # loading it registers torch.ops.structops.*
-    _dispatch,
     autotune,
-    dtensor,
     fake,  # noqa: F401 - fake impls of ops with data-dependent output sizes
-    sharding,
-    vmap,
 )
 from structops._ops import *  # serves the package: its vmap rules and DTensor strategies (packages.py)
 from structops._ops import __all__ as _op_names
-from structops.rules import describe
-
-_dispatch.register_with_dynamo()
 
 # The shared library that registers every operator, with no Python in it: what a process needs
 # loaded to run code that calls structops ops through torch's dispatcher without this package

@@ -4,7 +4,8 @@ a bad one says, and what the generated rule module and describe() make of a good
 import pytest
 import structops
 import torch
-from structops import _rules, rules
+from structgen import rules
+from structops import _rules
 
 from codegen.dest.rules_data import all_rule_data
 from codegen.manifest import load_manifest

@@ -8,13 +8,13 @@ import pytest
 
 from codegen import limits
 
-INCLUDE = Path(__file__).resolve().parents[2] / "csrc" / "include" / "structops"
+INCLUDE = Path(__file__).resolve().parents[2] / "csrc" / "include" / "structgen"
 
 
 def _constant(header: str, name: str) -> int:
     text = (INCLUDE / header).read_text()
     found = re.search(rf"constexpr\s+\w+\s+{name}\s*=\s*(\d+)\s*;", text)
-    assert found, f"{name} is not defined in structops/{header}"
+    assert found, f"{name} is not defined in structgen/{header}"
     return int(found.group(1))
 
 

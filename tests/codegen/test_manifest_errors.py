@@ -31,7 +31,7 @@ CASES = {
     "pytorch_only_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  autogen: neg.out\n",
         (
-            "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'autogen' is a PyTorch key that structops"
+            "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'autogen' is a PyTorch key that the generator"
             " does not support — remove it"
         ),
     ),
@@ -340,7 +340,7 @@ CASES = {
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  variants: function, method\n",
         (
             "native_functions.yaml:3: neg(Tensor self) -> Tensor: variants 'function, method' is not"
-            " supported — structops ops are functions only; write 'variants: function' or omit it"
+            " supported — generated ops are functions only; write 'variants: function' or omit it"
         ),
     ),
     "not_a_list": (
@@ -480,7 +480,7 @@ CASES = {
         "- func: neg(Tensor self, QScheme q) -> Tensor\n  dispatch: {CPU: a}\n",
         (
             "native_functions.yaml:1: neg(Tensor self, QScheme q) -> Tensor: type 'QScheme' has no C++"
-            " mapping in structops — use a type structops maps to C++ (see codegen/api/cpp.py)"
+            " mapping in the generator — use a type the generator maps to C++ (see codegen/api/cpp.py)"
         ),
     ),
     "list_out_returns_its_list": (
@@ -526,7 +526,7 @@ CASES = {
             "native_functions.yaml:1: nz.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): a"
             " 'dynamic_output_shape' op's output size depends on data, which a meta rule cannot compute —"
             " write 'meta: custom' (the hand-written meta function may read the data) and give the functional"
-            " a fake impl in python/structops/fake.py"
+            " a fake impl (torch.library.register_fake) in the package's Python"
         ),
     ),
     "dynamic_output_shape_untagged_variant": (

@@ -191,14 +191,14 @@ CASES.update(
             _neg(", int lambda"),
             (
                 "native_functions.yaml:1: neg(Tensor self, int lambda) -> Tensor: argument name 'lambda' is a"
-                " Python keyword — rename the argument (structops.<op> takes it as a Python parameter)"
+                " Python keyword — rename the argument (<package>.<op> takes it as a Python parameter)"
             ),
         ),
         "operator_python_keyword": (
             "- func: class(Tensor self) -> Tensor\n  dispatch: {CPU: class_cpu}\n",
             (
                 "native_functions.yaml:1: class(Tensor self) -> Tensor: operator name 'class' is a Python"
-                " keyword — rename the operator (structops.<name> must be a Python name)"
+                " keyword — rename the operator (<package>.<name> must be a Python name)"
             ),
         ),
         "default_before_non_default": (

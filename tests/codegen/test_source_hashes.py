@@ -83,7 +83,7 @@ def test_generated_files_do_not_read_csrc(tree):
     time.sleep(0.01)
     touch_comment(tree / "csrc/ops/pool/cpu.cpp")  # max_pool2d and friends: no kernel variants
     touch_comment(tree / "csrc/ops/reduce/cpu_sum.cpp")  # sum's CPU variants
-    touch_comment(tree / "csrc/include/structops/cpu/reduce.h")  # a header sum's variants declare
+    touch_comment(tree / "csrc/include/structgen/cpu/reduce.h")  # a header sum's variants declare
     assert generate(load_manifest(tree / "native_functions.yaml"), tree / "gen", shards=4) == []
     assert snapshot(tree / "gen") == before
 
@@ -118,7 +118,7 @@ def test_variant_hash_follows_its_declared_sources(tree):
     base = build_hashes(tree)
 
     # A shared header a variant declares, and a file added to a declared folder.
-    touch_comment(tree / "csrc/include/structops/cpu/reduce.h")
+    touch_comment(tree / "csrc/include/structgen/cpu/reduce.h")
     assert changed() == sum_cpu
     base = build_hashes(tree)
     (tree / "csrc/ops/linalg/cpu_extra.cpp").write_text("// new\n")

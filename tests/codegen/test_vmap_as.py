@@ -4,7 +4,8 @@ bad one says, what the rule module gets from a good one, and what vmap does with
 import pytest
 import structops
 import torch
-from structops import _rules, vmap
+from structgen import vmap
+from structops import _rules
 
 from codegen.dest.composites import composite_calls
 from codegen.dest.rules_data import all_rule_data

@@ -1,5 +1,5 @@
 """The vmap check: torch.func.vmap over every op against a loop over the batch elements, and
-which calls structops.vmap may run as a loop (registered into checks.CHECKS on import)."""
+which calls structgen.vmap may run as a loop (registered into checks.CHECKS on import)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import functools
 import re
 
 import pytest
-import structops
 import torch
+from structgen import vmap as batching_rules
 
 from codegen.dest.conformance_suite import SuiteSpec
 from tests.conformance.checks import assert_matches, check
@@ -41,7 +41,7 @@ def _examples(sample: Sample, size: int, fn) -> list[Sample]:
 def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
     """torch.func.vmap over 3 batch elements, batched at dim 0 or the last dim, with every tensor,
     the first or the last alone, or every tensor but the first (per-example weights) batched,
-    equals a loop over the elements (structops.vmap's rule, one batched call where the index space
+    equals a loop over the elements (structgen.vmap's rule, one batched call where the index space
     allows it), on a spread of the samples; no sample's plan loops unless the manifest says so
     (tests.vmap_loops); a batch of no elements gives empty results."""
     if spec.dynamic_output_shape:
@@ -61,11 +61,11 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
         for batched in {tuple(p) for p in patterns if p}:
             ctx = f"{spec.name} vmap over args {list(batched)} of {s!r}"
             plan = (  # an op without a rule (meta: custom) has no batching rule: torch's loop runs
-                structops.vmap.plan(
+                batching_rules.plan(
                     qualified(spec), {(spec.positional[i], None) for i in batched}, size, *s.args, **s.kwargs
                 )
                 if spec.described
-                else structops.vmap.Plan("loop", why="no meta rule")
+                else batching_rules.Plan("loop", why="no meta rule")
             )
             # A 0-d element reduced whole may loop: no dim list says "every dim but the batch".
             if plan.kind == "loop" and spec.described and tensors[0][1].dim() > 0:

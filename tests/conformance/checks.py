@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import pytest
 import structops
 import torch
+from structgen._dispatch import call
 from structops import autotune
-from structops._dispatch import call
 
 from codegen.dest.conformance_suite import SuiteSpec
 from tests.conformance.drawn import HypothesisPick, accepted, drawn_sample
@@ -235,7 +235,7 @@ def check_describe(spec: SuiteSpec, device: str, dtype: str) -> None:
 def _check_unread(spec: SuiteSpec, s: Sample, name: str, region, real, ctx: str) -> None:
     """Input ``name``'s elements outside ``region`` (what the whole index space reads) do not
     change the outputs."""
-    from structops.rules import _bind
+    from structgen.rules import _bind
 
     _, values = _bind(qualified(spec), s.args, s.kwargs)
     t = values[name]

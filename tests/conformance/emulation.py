@@ -40,7 +40,7 @@ def _build_emulator() -> tuple[Path, str]:
     if not build.EMULATOR:
         return Path(), (
             f"this build of {name} has no CPU emulator of CUDA (torch has CUDA, or "
-            "STRUCTOPS_CUDA_EMULATION=OFF): rebuild with STRUCTOPS_CUDA_EMULATION=ON"
+            "STRUCTGEN_CUDA_EMULATION=OFF): rebuild with STRUCTGEN_CUDA_EMULATION=ON"
         )
     folder = Path(build.BUILD_DIR)
     with open(folder / "emulator.lock", "w") as lock:  # one build at a time (parallel test processes)
@@ -110,7 +110,7 @@ def poison_checked(call: Callable[[], Any], what: str) -> Any:
     that no thread wrote: where one of its kernels used shared memory, ``call`` runs again with
     another poison in unwritten shared memory and must give the same bits. If it does not, each
     kernel that used shared memory is poisoned alone to find the ones whose reads change it."""
-    checks = torch.ops.structops_emu_checks
+    checks = torch.ops.structgen_emu_checks
     checks.take_shared_memory_kernels()
     result = call()
     kernels = checks.take_shared_memory_kernels()
@@ -126,11 +126,11 @@ def poison_checked(call: Callable[[], Any], what: str) -> Any:
 
 def poisoned(call: Callable[[], Any], kernel: str) -> Any:
     """call() with OTHER_POISON in the unwritten shared memory of ``kernel`` (every kernel: "")."""
-    torch.ops.structops_emu_checks.set_shared_poison(OTHER_POISON, kernel)
+    torch.ops.structgen_emu_checks.set_shared_poison(OTHER_POISON, kernel)
     try:
         return call()
     finally:
-        torch.ops.structops_emu_checks.set_shared_poison(POISON)
+        torch.ops.structgen_emu_checks.set_shared_poison(POISON)
 
 
 def same_bits(a: Any, b: Any) -> bool:

@@ -2,7 +2,7 @@
 (codegen/pointwise/python.py prints it) calls as ``pw.<name>``, and ``precise``, which runs such a
 reference in double precision.
 
-Each name means what the kernels' pw:: function means (csrc/include/structops/pointwise/math.h):
+Each name means what the kernels' pw:: function means (csrc/include/structgen/pointwise/math.h):
 ATen's function of the same name, a number on either side of a tensor.
 """
 

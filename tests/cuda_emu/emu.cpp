@@ -1,7 +1,7 @@
-// The CPU emulator's runtime (structops_emu/cuda.h): blocks run one after another on the calling
+// The CPU emulator's runtime (structgen_emu/cuda.h): blocks run one after another on the calling
 // thread; a block's CUDA threads are ucontext fibers that a scheduler switches between at
 // __syncthreads and at warp shuffles/ballots. Deterministic: a fault reproduces on every run.
-#include <structops_emu/cuda.h>
+#include <structgen_emu/cuda.h>
 
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace structops::emu {
+namespace structgen::emu {
 namespace {
 
 constexpr std::size_t kStackBytes = 256 * 1024;
@@ -365,9 +365,9 @@ void* shared(const void* site, std::size_t bytes, std::size_t align) {
 
 namespace {
 
-// STRUCTOPS_EMU_TRACE: which kernel instantiations the tests ran (docs/cuda_emulation.md).
+// STRUCTGEN_EMU_TRACE: which kernel instantiations the tests ran (docs/cuda_emulation.md).
 void trace(const char* kernel, const char* parameters) {
-  static const char* path = std::getenv("STRUCTOPS_EMU_TRACE");
+  static const char* path = std::getenv("STRUCTGEN_EMU_TRACE");
   if (path == nullptr || *path == '\0') return;
   static std::mutex mutex;
   static std::set<std::string> seen;
@@ -428,39 +428,39 @@ void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block,
   }
 }
 
-}  // namespace structops::emu
+}  // namespace structgen::emu
 
 // The current stream's handle: any address but null (which is the default stream).
 struct CUstream_st {};
-namespace structops::emu {
+namespace structgen::emu {
 namespace {
 CUstream_st g_current_stream;
 
 cudaError_t unless_capturing() { return g_capturing ? cudaErrorStreamCaptureUnsupported : cudaSuccess; }
 }  // namespace
-}  // namespace structops::emu
+}  // namespace structgen::emu
 
-void structops::emu::set_reverse_schedule(bool reverse) { g_reverse = reverse; }
-void structops::emu::set_shared_poison(unsigned char byte, const std::string& kernel) {
+void structgen::emu::set_reverse_schedule(bool reverse) { g_reverse = reverse; }
+void structgen::emu::set_shared_poison(unsigned char byte, const std::string& kernel) {
   const std::lock_guard lock(g_poison.mutex);
   g_poison.byte = byte, g_poison.kernel = kernel;
 }
 
-std::vector<std::string> structops::emu::take_shared_memory_kernels() {
+std::vector<std::string> structgen::emu::take_shared_memory_kernels() {
   const std::lock_guard lock(g_poison.mutex);
   std::vector<std::string> used(g_poison.used.begin(), g_poison.used.end());
   g_poison.used.clear();
   return used;
 }
-cudaStream_t structops::emu::current_stream() { return &g_current_stream; }
-void structops::emu::set_capturing(bool capturing) { g_capturing = capturing; }
-bool structops::emu::capturing() { return g_capturing; }
-void structops::emu::set_wide_indices(bool wide) { g_wide_indices = wide; }
-bool structops::emu::wide_indices() { return g_wide_indices; }
+cudaStream_t structgen::emu::current_stream() { return &g_current_stream; }
+void structgen::emu::set_capturing(bool capturing) { g_capturing = capturing; }
+bool structgen::emu::capturing() { return g_capturing; }
+void structgen::emu::set_wide_indices(bool wide) { g_wide_indices = wide; }
+bool structgen::emu::wide_indices() { return g_wide_indices; }
 
 cudaError_t cudaGetLastError() {
-  const cudaError_t e = structops::emu::g_last_error;
-  structops::emu::g_last_error = cudaSuccess;
+  const cudaError_t e = structgen::emu::g_last_error;
+  structgen::emu::g_last_error = cudaSuccess;
   return e;
 }
 
@@ -482,23 +482,23 @@ cudaError_t cudaGetDevice(int* device) {
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
   if (attr != cudaDevAttrMultiProcessorCount) return cudaErrorInvalidValue;
-  const char* sms = std::getenv("STRUCTOPS_EMU_SMS");
+  const char* sms = std::getenv("STRUCTGEN_EMU_SMS");
   *value = sms != nullptr && std::atoi(sms) > 0 ? std::atoi(sms) : 2;
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return structops::emu::unless_capturing(); }
-cudaError_t cudaDeviceSynchronize() { return structops::emu::unless_capturing(); }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return structgen::emu::unless_capturing(); }
+cudaError_t cudaDeviceSynchronize() { return structgen::emu::unless_capturing(); }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind) {
-  if (const cudaError_t e = structops::emu::unless_capturing(); e != cudaSuccess) return e;  // it synchronises
+  if (const cudaError_t e = structgen::emu::unless_capturing(); e != cudaSuccess) return e;  // it synchronises
   std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
   if (kind != cudaMemcpyDeviceToDevice) {  // a graph captures only copies between device buffers here
-    if (const cudaError_t e = structops::emu::unless_capturing(); e != cudaSuccess) return e;
+    if (const cudaError_t e = structgen::emu::unless_capturing(); e != cudaSuccess) return e;
   }
   std::memmove(dst, src, bytes);
   return cudaSuccess;

@@ -1,15 +1,15 @@
-// torch.ops.structops_emu_checks: the emulator's own checks (emulator_checks.cu) for
+// torch.ops.structgen_emu_checks: the emulator's own checks (emulator_checks.cu) for
 // tests/cuda_emu/test_emulator.py, and its switches (schedule, indices, shared memory poison,
 // graph capture) for the tests that run the real kernels.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAStream.h>
-#include <structops/cuda/host.h>
+#include <structgen/cuda/host.h>
 #include <torch/library.h>
 
 #include <string>
 
-namespace structops::emu_checks {
+namespace structgen::emu_checks {
 
 std::string run(const std::string& name, void* buffer, cudaStream_t stream);
 void half_bits(const float* in, int16_t* out, int64_t n);
@@ -47,24 +47,24 @@ at::Tensor values(const at::Tensor& b, bool bfloat16) {
 
 void set_shared_poison(int64_t byte, const std::string& kernel) {
   TORCH_CHECK_VALUE(byte >= 0 && byte <= 255, "set_shared_poison: the poison is a byte (0 to 255), got ", byte);
-  ::structops::emu::set_shared_poison(static_cast<unsigned char>(byte), kernel);
+  ::structgen::emu::set_shared_poison(static_cast<unsigned char>(byte), kernel);
 }
 
-// A value of "device memory" read as the host glue reads it (structops/cuda/host.h).
+// A value of "device memory" read as the host glue reads it (structgen/cuda/host.h).
 int64_t read_on_host(const at::Tensor& t) { return cuda_host::item<int64_t>(t, "read_on_host"); }
 
 }  // namespace
 
-TORCH_LIBRARY(structops_emu_checks, m) {
-  m.def("set_capturing(bool capturing) -> ()", &::structops::emu::set_capturing);
+TORCH_LIBRARY(structgen_emu_checks, m) {
+  m.def("set_capturing(bool capturing) -> ()", &::structgen::emu::set_capturing);
   m.def("set_shared_poison(int byte, str kernel=\"\") -> ()", &set_shared_poison);
-  m.def("take_shared_memory_kernels() -> str[]", &::structops::emu::take_shared_memory_kernels);
+  m.def("take_shared_memory_kernels() -> str[]", &::structgen::emu::take_shared_memory_kernels);
   m.def("read_on_host(Tensor t) -> int", &read_on_host);
-  m.def("set_reverse_schedule(bool reverse) -> ()", &::structops::emu::set_reverse_schedule);
-  m.def("set_wide_indices(bool wide) -> ()", &::structops::emu::set_wide_indices);
+  m.def("set_reverse_schedule(bool reverse) -> ()", &::structgen::emu::set_reverse_schedule);
+  m.def("set_wide_indices(bool wide) -> ()", &::structgen::emu::set_wide_indices);
   m.def("run(str name, Tensor(a!) buffer) -> str", &run_case);
   m.def("bits(Tensor x, bool bfloat16) -> Tensor", &bits);
   m.def("values(Tensor bits, bool bfloat16) -> Tensor", &values);
 }
 
-}  // namespace structops::emu_checks
+}  // namespace structgen::emu_checks

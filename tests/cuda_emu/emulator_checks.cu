@@ -10,9 +10,9 @@
 #include <cstring>
 #include <string>
 
-#include <structops/cuda/launch.cuh>
+#include <structgen/cuda/launch.cuh>
 
-namespace structops::emu_checks {
+namespace structgen::emu_checks {
 namespace {
 
 __global__ void divergent_shuffle(int* out) {
@@ -174,4 +174,4 @@ void bfloat16_bits(const float* in, int16_t* out, int64_t n) { encode_all<__nv_b
 void half_values(const int16_t* in, float* out, int64_t n) { decode_all<__half>(in, out, n); }
 void bfloat16_values(const int16_t* in, float* out, int64_t n) { decode_all<__nv_bfloat16>(in, out, n); }
 
-}  // namespace structops::emu_checks
+}  // namespace structgen::emu_checks

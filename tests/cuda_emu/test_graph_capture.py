@@ -2,7 +2,7 @@
 copies no index to the host; the kernels check the data and __trap() on a bad value, as torch's
 device-side asserts do. The emulated stream captures on request (set_capturing), so these paths
 run here, and a host synchronisation fails meanwhile as on a GPU: the runtime API's, and the
-glue's reads of device memory, which go through structops/cuda/host.h (linted below: in the
+glue's reads of device memory, which go through structgen/cuda/host.h (linted below: in the
 emulated build device memory is CPU tensors, whose reads nothing else could stop).
 tests/runtime/test_cuda.py captures real graphs on a GPU."""
 
@@ -26,9 +26,9 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture
 def capturing():
     emulated_library()
-    torch.ops.structops_emu_checks.set_capturing(True)
+    torch.ops.structgen_emu_checks.set_capturing(True)
     yield
-    torch.ops.structops_emu_checks.set_capturing(False)
+    torch.ops.structgen_emu_checks.set_capturing(False)
 
 
 X = torch.randn(6, 5)
@@ -105,7 +105,7 @@ SYNCS += ["c10_synchronize"]  # CUDAStream::synchronize(), which raises as C10_C
 
 
 def run_case(name: str) -> str:
-    return torch.ops.structops_emu_checks.run(name, torch.zeros(16 * 1024, dtype=torch.int32))
+    return torch.ops.structgen_emu_checks.run(name, torch.zeros(16 * 1024, dtype=torch.int32))
 
 
 @pytest.mark.parametrize("name", SYNCS)
@@ -126,16 +126,16 @@ def test_host_synchronisations_outside_a_capture(name):
 
 def test_the_glue_reads_device_memory_only_outside_a_capture():
     emulated_library()
-    assert torch.ops.structops_emu_checks.read_on_host(torch.tensor([7])) == 7
-    torch.ops.structops_emu_checks.set_capturing(True)
+    assert torch.ops.structgen_emu_checks.read_on_host(torch.tensor([7])) == 7
+    torch.ops.structgen_emu_checks.set_capturing(True)
     try:
         with pytest.raises(
             RuntimeError,
             match=r"^read_on_host: reads device memory on the host while a CUDA graph is captured \(",
         ):
-            torch.ops.structops_emu_checks.read_on_host(torch.tensor([7]))
+            torch.ops.structgen_emu_checks.read_on_host(torch.tensor([7]))
     finally:
-        torch.ops.structops_emu_checks.set_capturing(False)
+        torch.ops.structgen_emu_checks.set_capturing(False)
 
 
 CUDA_SPECS = [s for s in load_specs() if "cuda" in s.devices]
@@ -144,7 +144,7 @@ CUDA_SPECS = [s for s in load_specs() if "cuda" in s.devices]
 @pytest.mark.parametrize("spec", CUDA_SPECS, ids=lambda s: s.name)
 def test_every_op_runs_while_capturing(spec, capturing):
     """The first sample of each dtype gives the same bits while capturing as in eager mode: no op's
-    host glue reads device memory then (structops/cuda/host.h raises if it does)."""
+    host glue reads device memory then (structgen/cuda/host.h raises if it does)."""
     emu = functional(emulated(spec))
     skipped = dict(spec.skips) | dict(spec.cuda_skips)
     for dtype in [d for d in spec.dtypes if d not in skipped]:
@@ -153,9 +153,9 @@ def test_every_op_runs_while_capturing(spec, capturing):
                 s.clone().call(functional(spec))
             except (RuntimeError, IndexError):  # a sample the CPU impl refuses (the emulated_cuda check's)
                 continue
-            torch.ops.structops_emu_checks.set_capturing(False)
+            torch.ops.structgen_emu_checks.set_capturing(False)
             eager = s.clone().call(emu)
-            torch.ops.structops_emu_checks.set_capturing(True)
+            torch.ops.structgen_emu_checks.set_capturing(True)
             captured = s.clone().call(emu)
             eager, captured = (r if isinstance(r, tuple | list) else (r,) for r in (eager, captured))
             for e, c in zip(eager, captured, strict=True):
@@ -177,7 +177,7 @@ HOST_READ = re.compile(
     r"(?:\.|\bat::)(?:item|cpu|_local_scalar_dense|equal|allclose|nonzero|is_nonzero)\s*[<(]"
     r"|\bkCPU\b|DeviceType::CPU|\bcudaMemcpy\w*|\bcuda(?:Stream|Device)Synchronize\b|\.synchronize\s*\("
 )
-# Reads that predate structops/cuda/host.h's to_host()/item(), each skipped while capturing: to move
+# Reads that predate structgen/cuda/host.h's to_host()/item(), each skipped while capturing: to move
 # onto them (csrc/ops/index is being changed elsewhere).
 PENDING = {
     "csrc/ops/index/cuda_host.cpp": [
@@ -193,7 +193,7 @@ PENDING = {
 
 def test_the_glue_reads_device_memory_only_through_host_h():
     """Every read of device memory in the CUDA host glue goes through cuda_host::to_host() or
-    cuda_host::item() (structops/cuda/host.h), which raise while a graph is captured: a direct
+    cuda_host::item() (structgen/cuda/host.h), which raise while a graph is captured: a direct
     .item() would pass in the emulator (its device memory is CPU tensors) and fail on a GPU."""
     found = {}
     for path in GLUE:
@@ -202,6 +202,6 @@ def test_the_glue_reads_device_memory_only_through_host_h():
         if lines:
             found[str(path.relative_to(ROOT))] = lines
     assert found == PENDING, (
-        "read device memory through cuda_host::to_host() / cuda_host::item() (structops/cuda/host.h), "
+        "read device memory through cuda_host::to_host() / cuda_host::item() (structgen/cuda/host.h), "
         "not directly (a PENDING entry that is gone: remove it)"
     )

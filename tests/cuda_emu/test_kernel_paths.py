@@ -1,7 +1,7 @@
 """Every path of the hand-written and generated CUDA kernels, run by the CPU emulator.
 
 The conformance suite's samples are small; these shapes cross each kernel's path boundaries
-(csrc/ops/*/cuda.cu, structops/cuda/pointwise.cuh) with STRUCTOPS_EMU_SMS=2 multiprocessors. Each
+(csrc/ops/*/cuda.cu, structgen/cuda/pointwise.cuh) with STRUCTGEN_EMU_SMS=2 multiprocessors. Each
 case runs the CUDA path (torch.ops.structops_emu) and the CPU impl (torch.ops.structops) on the
 same CPU tensors and compares (docs/cuda_emulation.md).
 """
@@ -554,7 +554,7 @@ def test_tiled_mm_with_more_than_65535_row_tiles():
     assert torch.equal(emulated, cpu)
 
 
-# --- 64-bit index instantiations, forced on small tensors (index_fits, structops/cuda/launch.cuh)
+# --- 64-bit index instantiations, forced on small tensors (index_fits, structgen/cuda/launch.cuh)
 # A GPU takes them only past 2^31 elements; the emulator's set_wide_indices makes every launcher
 # choose them here.
 WIDE_CALLS = {
@@ -599,9 +599,9 @@ WIDE_CALLS = {
 @pytest.fixture
 def wide_indices():
     emulated_library()
-    torch.ops.structops_emu_checks.set_wide_indices(True)
+    torch.ops.structgen_emu_checks.set_wide_indices(True)
     yield
-    torch.ops.structops_emu_checks.set_wide_indices(False)
+    torch.ops.structgen_emu_checks.set_wide_indices(False)
 
 
 @pytest.mark.parametrize("call", WIDE_CALLS)
@@ -619,7 +619,7 @@ def test_wide_indices_switch_takes_the_64_bit_kernels(tmp_path):
         "from tests.conformance.emulation import emulated_library\n"
         "from tests.conformance.spec import op\n"
         "emulated_library()\n"
-        "torch.ops.structops_emu_checks.set_wide_indices(True)\n"
+        "torch.ops.structgen_emu_checks.set_wide_indices(True)\n"
         "x = torch.randn(37, 41)\n"
         "op('structops_emu', 'add.Tensor')(x, x)\n"
         "op('structops_emu', 'add.Tensor')(x.t(), x[:1].t())\n"
@@ -629,7 +629,7 @@ def test_wide_indices_switch_takes_the_64_bit_kernels(tmp_path):
         [sys.executable, "-c", script],
         check=True,
         cwd=Path(__file__).resolve().parents[2],  # the script imports tests.conformance
-        env={**os.environ, "STRUCTOPS_EMU_TRACE": str(trace)},
+        env={**os.environ, "STRUCTGEN_EMU_TRACE": str(trace)},
     )
     ran = trace.read_text()
     for kernel in (

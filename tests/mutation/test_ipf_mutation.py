@@ -1,13 +1,13 @@
 """The sharding check must be able to fail: a planted wrong index space or IPF is caught.
 
-Each case patches structops.rules for one run of the conformance suite's sharding check on a real
+Each case patches structgen.rules for one run of the conformance suite's sharding check on a real
 op, so the planted bug reaches run_sharded exactly as a wrong rule or a wrong describe() would.
 """
 
 import dataclasses
 
 import pytest
-from structops import rules
+from structgen import rules
 
 from tests.conformance.checks import CHECKS
 from tests.conformance.spec import load_specs

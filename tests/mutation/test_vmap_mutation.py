@@ -1,13 +1,13 @@
 """The vmap check must be able to fail: a batching plan that skips its proof is caught.
 
-Each case patches structops.vmap or structops.vmap_plan for one run of the conformance suite's
+Each case patches structops.vmap or structgen.vmap_plan for one run of the conformance suite's
 vmap check on a real op, so the planted bug reaches torch.func.vmap exactly as a wrong plan would.
 """
 
 import dataclasses
 
 import pytest
-from structops import vmap, vmap_plan
+from structgen import vmap, vmap_plan
 
 from tests.conformance.checks import CHECKS
 from tests.conformance.spec import load_specs

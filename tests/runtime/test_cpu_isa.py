@@ -1,4 +1,4 @@
-"""A native build (STRUCTOPS_CPU_ISA=native) refuses, on import, a CPU that lacks a feature it was
+"""A native build (STRUCTGEN_CPU_ISA=native) refuses, on import, a CPU that lacks a feature it was
 compiled for, with an ImportError that says how to fix it, before any of its code runs; and the
 float16/bfloat16 conversions give torch's bits with and without the CPU's conversion instructions
 (the portable build takes the fallbacks). The suite runs where the project was built: g++ and
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from structops import _build, _cpu
+from structgen import _cpu
+from structops import _build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,19 +60,19 @@ def test_a_cpu_without_the_features_is_refused_before_the_library_loads():
     assert out.returncode == 0, out.stderr
     assert "ImportError: structops was compiled for the CPU of the machine that built it" in out.stdout
     assert "lacks AVX, AVX2, FMA" in out.stdout  # names what is missing
-    assert "STRUCTOPS_CPU_ISA=portable" in out.stdout  # and how to fix it
+    assert "STRUCTGEN_CPU_ISA=portable" in out.stdout  # and how to fix it
     assert "loaded: False False" in out.stdout
 
 
 _CONVERSIONS = r"""
-#include <structops/cpu/float16.h>
+#include <structgen/cpu/float16.h>
 #include <cstdio>
 #include <vector>
 
 // argv[1]: n floats to round; argv[2]: out: 65536 floats widened (cpu::widen, in chunks of 37 so
 // that every call has a tail), the same by to_acc, n float16 and n bfloat16 rounded.
 int main(int, char** argv) {
-  using namespace structops::cpu;
+  using namespace structgen::cpu;
   std::FILE* in = std::fopen(argv[1], "rb");
   std::vector<float> x;
   for (float v; std::fread(&v, 4, 1, in) == 1;) x.push_back(v);

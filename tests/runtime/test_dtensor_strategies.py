@@ -10,7 +10,7 @@ import sys
 import pytest
 import structops
 import torch
-from structops.dtensor import Placement, strategies
+from structgen.dtensor import Placement, strategies
 
 needs_dist = pytest.mark.skipif(
     not torch.distributed.is_available(), reason="this torch has no torch.distributed"

@@ -11,14 +11,15 @@ import warnings
 import pytest
 import structops
 import torch
-from structops import _dispatch, _ops
+from structgen import _dispatch
+from structops import _ops
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 FALLBACKS = {function.__name__: fallback for function, fallback in _dispatch._ENTRIES}
 BOUND_KINDS = {"Tensor", "number", "bool", "int", "float", "ints", "ints1", "dtype", "str", "tensors"}
 
-# One value of each parameter kind (structops._dispatch._FITS), made fresh for every call.
+# One value of each parameter kind (structgen._dispatch._FITS), made fresh for every call.
 VALUES = {
     "Tensor": lambda: torch.arange(1.0, 7.0).reshape(2, 3) / 7,
     "number": lambda: 2,

@@ -86,11 +86,15 @@ except RuntimeError as e:
 for op in (torch.ops.example_ops.scaled_mm.default, torch.ops.example_ops.softclip.default):
     args = (torch.randn(3, 4), torch.randn(4, 2)) if "scaled" in str(op) else (torch.randn(5),)
     torch.library.opcheck(op, args)
+# fullgraph: each package's C entries are registered with Dynamo (structgen._dispatch), else a break
 both = lambda a, b: example_ops.softclip(example_ops.scaled_mm(a, b)) + structops.add(a @ b, 1)
-compiled = torch.compile(both)
+compiled = torch.compile(both, fullgraph=True)
 a, b = torch.randn(3, 4), torch.randn(4, 2)
 torch.testing.assert_close(compiled(a, b), torch.tanh(a @ b) + a @ b + 1, rtol=1e-5, atol=1e-5)
 torch.testing.assert_close(structops.add(torch.ones(2), torch.ones(2), alpha=2), torch.full((2,), 3.0))
+import pickle  # each package's functions belong to it, and pickle by its name, as torch.add does
+for package, f in ((example_ops, example_ops.softclip), (structops, structops.add)):
+    assert f.__module__ == package.__name__ and pickle.loads(pickle.dumps(f)) is f, (f, f.__module__)
 print("ok", sorted(example_ops.__all__))
 """,
     )
@@ -125,7 +129,7 @@ def test_the_runtime_serves_each_package_by_its_namespace(built):
         built,
         """
 import torch, structops, example_ops
-from structops import packages, sharding
+from structgen import packages, sharding
 print(sorted(p.namespace for p in packages.served()))
 a, b = torch.randn(6, 4, dtype=torch.float64), torch.randn(4, 5, dtype=torch.float64)
 d = structops.describe("example_ops::scaled_mm", a, b, 2.0)
@@ -156,16 +160,19 @@ except ValueError as e:
 
 def test_each_library_binds_its_own_runtime(built):
     """The runtime is compiled into each extension and its symbols bound inside it (-Bsymbolic):
-    the project names it takes from the generated code are each library's own."""
+    the project names it takes from the generated code (autotune cache, environment prefix,
+    package) are each library's own."""
     out = _run(
         built,
         """
 import ctypes, structops, example_ops
 from pathlib import Path
 for path in (structops.ops_library, Path(example_ops.__file__).with_name("libexample_ops.so")):
-    f = ctypes.CDLL(str(path))._ZN9structops8autotune18project_cache_nameEv
-    f.restype = ctypes.c_char_p
-    print(f().decode())
+    library = ctypes.CDLL(str(path))
+    for symbol in ("18project_cache_name", "18project_env_prefix", "15project_package"):
+        f = getattr(library, f"_ZN9structgen8autotune{symbol}Ev")
+        f.restype = ctypes.c_char_p
+        print(f().decode())
 """,
     )
-    assert out.split() == ["structops", "example_ops"]
+    assert out.split() == ["structops", "STRUCTOPS", "structops", "example_ops", "EXAMPLE_OPS", "example_ops"]

@@ -562,7 +562,7 @@ def assert_within_ulps(got, expected, ulps):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_pow_of_special_values_is_torch_within_ulps(dtype):
-    """float and float64 pow run glibc's vector pow (structops/cpu/rows.h): C's special cases
+    """float and float64 pow run glibc's vector pow (structgen/cpu/rows.h): C's special cases
     (pow(x, 0) = 1, pow(1, NaN) = 1, negative bases with integer and other exponents, signed zeros,
     infinities, denormals) as torch's, other values within 2 ulp; Tensor and Scalar exponents.
     The reference is torch's float64 pow rounded: torch's float pow with a Scalar exponent is
@@ -593,7 +593,7 @@ def scalar_libm(op, v):
 
 @pytest.mark.parametrize("op", ["sin", "cos", "tanh", "erf", "log1p", "exp", "log"])
 def test_float64_vector_math_is_torch_within_ulps(op):
-    """float64 sin, cos, tanh, erf, log1p, ... run glibc's vector variants (structops/cpu/rows.h
+    """float64 sin, cos, tanh, erf, log1p, ... run glibc's vector variants (structgen/cpu/rows.h
     declares them `omp declare simd`): within 4 ulp of torch's scalar results, and the special
     values (signed zeros, infinities, NaN, denormals, huge arguments) exactly as torch's."""
     g = torch.Generator().manual_seed(4)

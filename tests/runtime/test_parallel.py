@@ -1,7 +1,7 @@
 """CPU kernels run on torch's intra-op threads.
 
 With torch's OpenMP backend, at::parallel_for silently runs serially in a translation unit built
-without -fopenmp (structops/parallel.h); a serial kernel gives correct results at half the speed
+without -fopenmp (structgen/parallel.h); a serial kernel gives correct results at half the speed
 on two cores, which no numerical test notices. These tests check the threads themselves."""
 
 import os

@@ -1,4 +1,4 @@
-"""The CPU reduction loops (structops/cpu/reduce.h; var/std, norm, logsumexp and any ride on them
+"""The CPU reduction loops (structgen/cpu/reduce.h; var/std, norm, logsumexp and any ride on them
 too) on shapes the conformance suite's small samples do not reach: the outer loop (>= 16 kept
 elements outside contiguous reduced dims), the split full reduction (more than one chunk), NaN
 propagation in every loop, and thread-count independence."""
@@ -296,7 +296,7 @@ FLOAT16_OPS = {  # what each op folds: finite values where a sum of them is comp
 @pytest.mark.parametrize("op", sorted(FLOAT16_OPS))
 def test_float16_reductions_fold_every_value_as_float(op, shape, dim, variant):
     """float16 inputs are widened by the vector instruction a block at a time and folded as floats
-    (structops/cpu/reduce.h FoldsWidenedFloat16: rows in blocks of 256 then 32 elements, columns
+    (structgen/cpu/reduce.h FoldsWidenedFloat16: rows in blocks of 256 then 32 elements, columns
     64 at a time; tails, short rows and narrow columns by float16_to_float's bit arithmetic). Over
     every float16 value the result has the bits of the same loops on the input widened to float
     first, and is torch's within rounding."""
@@ -315,7 +315,7 @@ def test_float16_reductions_fold_every_value_as_float(op, shape, dim, variant):
 
 @pytest.mark.parametrize("n", [2**24 + 2**20, 5 * 10**7])
 def test_float32_sum_of_many_ones_is_exact_as_torch(n):
-    """Partials merged pairwise (structops/cpu/reduce.h Cascade): 1e8 ones summed to 99,999,920 when the
+    """Partials merged pairwise (structgen/cpu/reduce.h Cascade): 1e8 ones summed to 99,999,920 when the
     64 chunk partials were added one after another."""
     x = torch.ones(n)
     assert structops.sum(x, [0]).item() == torch.sum(x).item() == n

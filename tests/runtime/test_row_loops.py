@@ -1,4 +1,4 @@
-"""The CPU row loops of pointwise kernels (csrc/include/structops/cpu/rows.h) against torch over
+"""The CPU row loops of pointwise kernels (csrc/include/structgen/cpu/rows.h) against torch over
 the layouts that pick each loop (broadcast rows and columns, transposed operands walked in bands
 of rows; 1 and 2 threads), and the same bits wherever the output lies or an input starts."""
 

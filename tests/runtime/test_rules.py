@@ -9,8 +9,8 @@ import structops
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from structops import rules
-from structops.sharding import run_sharded
+from structgen import rules
+from structgen.sharding import run_sharded
 
 # ---------------------------------------------------------------------------------------------
 # Run-time rule errors: exact messages, the same from C++ and from the Python mirror

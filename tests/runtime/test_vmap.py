@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import structops
 import torch
+from structgen.vmap import plan
 from structops import _rules
-from structops.vmap import plan
 
 
 def test_a_dim_argument_moves_past_the_batch():

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <vector>
+#include <ops/runtime_names.h>
 
 namespace structops::linalg {
 

@@ -7,11 +7,11 @@
 // points. Every other case sums |x - y|^p over m directly, one output row per task, the inner
 // loop along m (contiguous) vectorised.
 #include <ops/linalg/gemm.h>
-#include <structops/cpu/pointwise.h>
+#include <structgen/cpu/pointwise.h>
 #include <ops/cdist/common.h>
 #include <ops/cdist/launch.h>  // linalg::kCdistRecompute
 #include <structops/ops/cdist.h>
-#include <structops/parallel.h>
+#include <structgen/parallel.h>
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <vector>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {
@@ -45,7 +46,7 @@ template <Norm K, typename scalar_t>
 void direct(const scalar_t* x1, const scalar_t* x2, scalar_t* o, int64_t batches, int64_t r1, int64_t r2,
             int64_t m, double p) {
   using acc_t = at::opmath_type<scalar_t>;
-  structops::parallel_for(0, batches * r1, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(r2 * m, 1)),
+  structgen::parallel_for(0, batches * r1, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(r2 * m, 1)),
                           [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t b = row / r1;
@@ -75,7 +76,7 @@ void euclidean_by_mm(const at::Tensor& x1, const at::Tensor& x2, const at::Tenso
       n2[j] = s;
     }
     scalar_t* o = out3.data_ptr<scalar_t>();
-    structops::parallel_for(0, batches * r1, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(r2, 1)),
+    structgen::parallel_for(0, batches * r1, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(r2, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end; ++row) {
         acc_t n1 = 0;

@@ -9,6 +9,7 @@
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 

@@ -4,7 +4,8 @@
 
 #include <cstdint>
 
-#include <structops/pointwise/launch.h>  // Dtype
+#include <structgen/pointwise/launch.h>  // Dtype
+#include <ops/runtime_names.h>
 
 namespace structops {
 

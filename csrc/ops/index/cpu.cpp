@@ -18,9 +18,9 @@
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <c10/util/SmallVector.h>
-#include <structops/cpu/pointwise.h>
-#include <structops/parallel.h>
-#include <structops/rules.h>
+#include <structgen/cpu/pointwise.h>
+#include <structgen/parallel.h>
+#include <structgen/rules.h>
 
 #include <algorithm>
 #include <array>
@@ -29,6 +29,7 @@
 #include <sstream>
 #include <type_traits>
 #include <vector>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 
@@ -169,7 +170,7 @@ bool gather_strided(const at::Tensor& self, int64_t dim, const at::Tensor& index
   T* dst = static_cast<T*>(out.data_ptr());
   const int64_t ss = runs.inner_stride(0), is = runs.inner_stride(1);
   std::atomic<bool> bad{false};
-  structops::parallel_for(0, n, grain_for(16), [&](int64_t begin, int64_t end) {
+  structgen::parallel_for(0, n, grain_for(16), [&](int64_t begin, int64_t end) {
     bool local_bad = false;
     runs.for_each_run(begin, end, [&](const std::array<int64_t, 2>& off, int64_t pos, int64_t len) {
       const T* s = src + off[0];
@@ -199,7 +200,7 @@ bool gather_rows(const at::Tensor& self, const at::Tensor& index, const at::Tens
   const I* ix = static_cast<const I*>(index.const_data_ptr());
   T* dst = static_cast<T*>(out.data_ptr());
   std::atomic<bool> bad{false};
-  structops::parallel_for(0, rows, grain_for(16 * k), [&](int64_t begin, int64_t end) {
+  structgen::parallel_for(0, rows, grain_for(16 * k), [&](int64_t begin, int64_t end) {
     bool local_bad = false;
     for (int64_t r = begin; r < end; ++r) {
       const T* s = src + r * width;
@@ -220,7 +221,7 @@ bool gather_rows(const at::Tensor& self, const at::Tensor& index, const at::Tens
 }
 
 // The bags [b0, b1) of embedding_bag; true if an index was out of range (that row is skipped).
-// Cloned for AVX-512 / AVX2 (structops/cpu/pointwise.h): the row loops vectorise with the widest lanes.
+// Cloned for AVX-512 / AVX2 (structgen/cpu/pointwise.h): the row loops vectorise with the widest lanes.
 // Sums and means prefetch every line of the block of the row kAhead indices on (torch/structops,
 // sums, 2 threads): [50000, 128] table (L3) 0.83-0.86x with the block's first line only ->
 // 1.00-1.02x, [500000, 256] (DRAM) 0.80-0.89x -> 1.16-1.17x; 8 ahead 0.97-0.99x / 1.16-1.18x, 4
@@ -345,7 +346,7 @@ void index_select_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor&
         if (!ok) return;
         const at::Tensor packed = ixs == 1 ? idx : idx.contiguous();
         const I* px = packed.const_data_ptr<I>();
-        structops::parallel_for(0, outer * n, grain_for(16), [&](int64_t begin, int64_t end) {
+        structgen::parallel_for(0, outer * n, grain_for(16), [&](int64_t begin, int64_t end) {
           // The row of the chunk's start divided out once, not per row, and the copy unrolled: one
           // thread over [1000, 64] picking 32 columns ran at 0.63-0.75x torch, now 0.93-0.95x. (A
           // private copy of the indices looked faster in one build and not in the next: code
@@ -363,7 +364,7 @@ void index_select_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor&
         });
       } else {
         const size_t row_bytes = inner * sizeof(T);
-        structops::parallel_for(0, outer * n, grain_for(row_bytes), [&](int64_t begin, int64_t end) {
+        structgen::parallel_for(0, outer * n, grain_for(row_bytes), [&](int64_t begin, int64_t end) {
           bool local_bad = false;
           for (int64_t r = begin; r < end; ++r) {
             const int64_t o = r / n, i = r % n;
@@ -420,7 +421,7 @@ void take_out_cpu(const at::Tensor& self, const at::Tensor& index, at::ScalarTyp
     using T = decltype(t_tag);
     const T* src = static_cast<const T*>(src_t.const_data_ptr());
     T* dst = static_cast<T*>(out.data_ptr());
-    structops::parallel_for(0, n, grain_for(16), [&](int64_t begin, int64_t end) {
+    structgen::parallel_for(0, n, grain_for(16), [&](int64_t begin, int64_t end) {
       bool local_bad = false;
       runs.for_each_run(begin, end, [&](const std::array<int64_t, 1>& off, int64_t pos, int64_t len) {
         const int64_t* x = ix + off[0];
@@ -457,7 +458,7 @@ void masked_select_out_cpu(const at::Tensor& self, const at::Tensor& mask, const
   std::vector<int64_t> start(chunks + 1, 0);
   const bool* mp = m.const_data_ptr<bool>();
   const int64_t ms = runs.inner_stride(1), ss = runs.inner_stride(0);
-  structops::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+  structgen::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       int64_t k = 0;
       runs.for_each_run(c * per, std::min(total, (c + 1) * per), [&](const std::array<int64_t, 2>& off, int64_t, int64_t len) {
@@ -473,7 +474,7 @@ void masked_select_out_cpu(const at::Tensor& self, const at::Tensor& mask, const
     using T = decltype(t_tag);
     const T* src = static_cast<const T*>(s.const_data_ptr());
     T* dst = static_cast<T*>(out.data_ptr());
-    structops::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+    structgen::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c) {
         T* w = dst + start[c];
         runs.for_each_run(c * per, std::min(total, (c + 1) * per), [&](const std::array<int64_t, 2>& off, int64_t, int64_t len) {
@@ -502,7 +503,7 @@ void embedding_out_cpu(const at::Tensor& weight, const at::Tensor& indices, at::
   AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "embedding", [&] {
     const scalar_t* src = w.const_data_ptr<scalar_t>();
     scalar_t* dst = out.data_ptr<scalar_t>();  // contiguous: the meta layout
-    structops::parallel_for(0, n, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(width, 1)), [&](int64_t begin, int64_t end) {
+    structgen::parallel_for(0, n, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(width, 1)), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         std::memcpy(dst + i * width, src + ix[i] * width, width * sizeof(scalar_t));
       }
@@ -545,7 +546,7 @@ void embedding_bag_out_cpu(const at::Tensor& weight, const at::Tensor& indices, 
       const scalar_t* ps = weighted ? psw.const_data_ptr<scalar_t>() : nullptr;
       scalar_t* dst = out.data_ptr<scalar_t>();
       const int64_t per_bag = std::max<int64_t>(1, n / bags) * d;
-      structops::parallel_for(0, bags, std::max<int64_t>(1, 16384 / per_bag), [&](int64_t b0, int64_t b1) {
+      structgen::parallel_for(0, bags, std::max<int64_t>(1, 16384 / per_bag), [&](int64_t b0, int64_t b1) {
         if (embedding_bags<scalar_t, acc_t, I>(src, d, rows, ix, n, off, noff, ps, mode, dst, b0, b1)) bad = true;
       });
     });

@@ -10,9 +10,10 @@
 // reads of each picked row), the bag's indices walked in order per column, in acc_t.
 #include <cstdint>
 
-#include <structops/cuda/block_reduce.cuh>  // kBlock, grid_for
-#include <structops/cuda/launch.cuh>
+#include <structgen/cuda/block_reduce.cuh>  // kBlock, grid_for
+#include <structgen/cuda/launch.cuh>
 #include <ops/index/launch.h>
+#include <ops/runtime_names.h>
 
 namespace structops::cuda_kernels {
 namespace {

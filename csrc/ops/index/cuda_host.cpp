@@ -9,9 +9,9 @@
 // message (same text, same IndexError / RuntimeError). embedding_bag's offsets are checked on a
 // host copy of them (a second synchronisation). While a CUDA graph is captured none of this runs
 // (no synchronisation is allowed): the kernels check every index and __trap() on a bad one, as
-// torch's device-side asserts do (structops/cuda/host.h). Compiled only when the installed torch
+// torch's device-side asserts do (structgen/cuda/host.h). Compiled only when the installed torch
 // has CUDA (CMakeLists.txt).
-#include <structops/cuda/host.h>
+#include <structgen/cuda/host.h>
 #include <ops/index/launch.h>
 #include <structops/ops/embedding.h>
 #include <structops/ops/embedding_bag.h>
@@ -32,6 +32,7 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {

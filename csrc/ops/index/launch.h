@@ -7,7 +7,8 @@
 
 #include <cstdint>
 
-#include <structops/pointwise/launch.h>  // kPointwiseMaxDims
+#include <structgen/pointwise/launch.h>  // kPointwiseMaxDims
+#include <ops/runtime_names.h>
 
 namespace structops {
 

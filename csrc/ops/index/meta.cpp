@@ -4,10 +4,11 @@
 
 #include "meta.h"
 
-#include <structops/parallel.h>
-#include <structops/rules.h>
+#include <structgen/parallel.h>
+#include <structgen/rules.h>
 
 #include <atomic>
+#include <ops/runtime_names.h>
 
 namespace structops::meta {
 
@@ -37,7 +38,7 @@ masked_select_meta masked_select(const at::Tensor& self, const at::Tensor& mask)
   const at::Tensor m = mask.contiguous();
   const bool* p = m.const_data_ptr<bool>();
   std::atomic<int64_t> count{0};
-  structops::parallel_for(0, n, 1 << 16, [&](int64_t b, int64_t e) {
+  structgen::parallel_for(0, n, 1 << 16, [&](int64_t b, int64_t e) {
     int64_t c = 0;
     for (int64_t i = b; i < e; ++i) c += p[i];
     count += c;

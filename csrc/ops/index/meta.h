@@ -4,7 +4,8 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <structops/rules.h>
+#include <structgen/rules.h>
+#include <ops/runtime_names.h>
 
 namespace structops::meta {
 

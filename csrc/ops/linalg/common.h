@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <vector>
+#include <ops/runtime_names.h>
 
 namespace structops::linalg {
 

@@ -13,6 +13,7 @@
 
 #include <ATen/ops/baddbmm_ops.h>
 #include <ATen/ops/bmm_ops.h>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 
@@ -34,7 +35,7 @@ void baddbmm_out_cpu(const at::Tensor& self, const at::Tensor& batch1, const at:
   at::_ops::baddbmm_out::call(self, batch1, batch2, beta, alpha, result);  // beta == 0 ignores self
 }
 
-// mm's CPU kernel variants (the manifest's `kernels:`; structops::autotune times them per shape
+// mm's CPU kernel variants (the manifest's `kernels:`; structgen::autotune times them per shape
 // bucket). cdist still calls cpu::mm, whose mm_choose heuristic picks.
 void mm_out_cpu_blocked(const at::Tensor& self, const at::Tensor& mat2, at::ScalarType /*compute_dtype*/,
                         const at::Tensor& out) {

@@ -15,8 +15,8 @@
 // attributes (AVX-512: 12 x 2 zmm, AVX2+FMA: 6 x 2 ymm, baseline: 6 x 2 xmm); the macro loop
 // around it is compiled with it, the packing and threading are plain C++.
 #include <ops/linalg/gemm.h>
-#include <structops/cpu/pointwise.h>  // cpu::kGrainSize
-#include <structops/parallel.h>
+#include <structgen/cpu/pointwise.h>  // cpu::kGrainSize
+#include <structgen/parallel.h>
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
@@ -31,11 +31,12 @@
 #include <new>
 #include <string_view>
 #include <type_traits>
+#include <ops/runtime_names.h>
 
-// Which micro-kernel geometries are compiled. A portable x86-64 build (STRUCTOPS_CPU_ISA=portable)
+// Which micro-kernel geometries are compiled. A portable x86-64 build (STRUCTGEN_CPU_ISA=portable)
 // compiles each ISA's with its target attribute and picks one at run time; a native build (the
 // default, -march=native) or another CPU compiles the one of the ISA it is compiled for.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(STRUCTOPS_HOST_ISA)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(STRUCTGEN_HOST_ISA)
 #define SO_MM_PICK_AT_RUN_TIME 1
 #define SO_MM_V4 1
 #define SO_MM_V3 1
@@ -338,8 +339,8 @@ void gemm(int64_t m, int64_t n, int64_t k, const S* a, int64_t rsa, int64_t csa,
       }
     };
     if (parallel) {
-      if (!b_in_place) structops::parallel_for(0, panels_b, 1, pack);
-      structops::parallel_for(0, tasks, 1, compute);
+      if (!b_in_place) structgen::parallel_for(0, panels_b, 1, pack);
+      structgen::parallel_for(0, tasks, 1, compute);
     } else {
       if (!b_in_place) pack(0, panels_b);
       compute(0, tasks);
@@ -355,7 +356,7 @@ void gemm_integral(int64_t m, int64_t n, int64_t k, const T* a, int64_t rsa, int
                    T* c, int64_t ldc, T alpha, T beta) {
   constexpr int64_t kRows = 4, kCols = 1024, kDepth = 128;
   const int64_t grain = std::max<int64_t>(1, kParallelMacs / std::max<int64_t>(1, n * k));
-  structops::parallel_for(0, (m + kRows - 1) / kRows, grain, [&](int64_t rb, int64_t re) {
+  structgen::parallel_for(0, (m + kRows - 1) / kRows, grain, [&](int64_t rb, int64_t re) {
     for (int64_t r0 = rb * kRows; r0 < std::min(m, re * kRows); r0 += kRows) {
       const int64_t r1 = std::min(m, r0 + kRows);
       for (int64_t i = r0; i < r1; ++i) {
@@ -419,7 +420,7 @@ void mm_blocked(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, c
       at::Tensor acc = c.new_empty({m, n}, c.options().dtype(at::kFloat));
       float* accp = acc.data_ptr<float>();
       gemm<scalar_t, float>(m, n, k, ap, a.stride(0), a.stride(1), bp, b.stride(0), b.stride(1), accp, n, 1.0f, 0.0f);
-      structops::parallel_for(0, m, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t ib, int64_t ie) {
+      structgen::parallel_for(0, m, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t ib, int64_t ie) {
         for (int64_t i = ib; i < ie; ++i)
           for (int64_t j = 0; j < n; ++j) {
             scalar_t& x = cp[i * ldc + j];

@@ -8,9 +8,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <structops/cuda/block_reduce.cuh>  // acc_t
-#include <structops/cuda/launch.cuh>
+#include <structgen/cuda/block_reduce.cuh>  // acc_t
+#include <structgen/cuda/launch.cuh>
 #include <ops/linalg/launch.h>
+#include <ops/runtime_names.h>
 
 namespace structops {
 namespace cuda_kernels {

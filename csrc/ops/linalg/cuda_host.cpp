@@ -1,6 +1,6 @@
 // CUDA host glue of mm, addmm, linear, bmm and matmul. mm, addmm and linear: two kernels, as on the
 // CPU (gemm.h): cuBLAS through ATen's addmm and structops' own tiled kernel (cuda.cu), both listed
-// as kernel variants (structops::autotune times them per shape bucket). bmm and matmul are cuBLAS
+// as kernel variants (structgen::autotune times them per shape bucket). bmm and matmul are cuBLAS
 // through ATen (at::bmm_out / at::mm_out on views of the contiguous out, the CPU impls'
 // arithmetic); cuBLAS has no integer GEMM, so integer dtypes raise here with that reason.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
@@ -19,6 +19,7 @@
 #include <ATen/ops/bmm.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {

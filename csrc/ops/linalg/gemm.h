@@ -7,13 +7,13 @@
 //               blocking KC (depth) x MC (rows of A per task) x NC (columns of B per task), a
 //               register-tiled micro-kernel on GCC vector types compiled for AVX-512 (x86-64-v4),
 //               AVX2+FMA (x86-64-v3) and baseline SSE2, picked once at run time; tasks are
-//               (MC x NC) tiles of C on structops::parallel_for. float32/float64 natively,
+//               (MC x NC) tiles of C on structgen::parallel_for. float32/float64 natively,
 //               float16/bfloat16 packed to float and accumulated in float over all of K, integer
 //               dtypes on a simple row-blocked loop. Complex: not supported (mm_aten).
 //   mm_aten     ATen's mm/addmm (MKL/OpenBLAS sgemm/dgemm, torch's own loops otherwise).
 //
 // `mm` picks one with mm_choose (the documented heuristic below): what cdist runs. The mm, addmm and
-// linear ops list both as kernel variants instead, timed per shape bucket (structops::autotune).
+// linear ops list both as kernel variants instead, timed per shape bucket (structgen::autotune).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ops/runtime_names.h>
 
 namespace structops::cpu {
 

@@ -6,13 +6,13 @@
 // The element loss is computed in opmath (float for float16/bfloat16) over the broadcast operands;
 // mean/sum accumulate per thread chunk in double and combine, so the result does not depend on
 // the thread count beyond rounding.
-#include <structops/cpu/pointwise.h>  // SO_CPU_CLONES, exp/log
-#include <structops/cpu/softmax.h>
+#include <structgen/cpu/pointwise.h>  // SO_CPU_CLONES, exp/log
+#include <structgen/cpu/softmax.h>
 #include <structops/ops/binary_cross_entropy.h>
 #include <structops/ops/cross_entropy_loss.h>
 #include <structops/ops/mse_loss.h>
-#include <structops/parallel.h>
-#include <structops/rules.h>
+#include <structgen/parallel.h>
+#include <structgen/rules.h>
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
@@ -22,6 +22,7 @@
 #include <cmath>
 #include <limits>
 #include <vector>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {
@@ -71,7 +72,7 @@ template <typename F>
 double chunked_sum(int64_t n, const F& f) {
   const int64_t chunks = std::max<int64_t>(1, (n + kGrain - 1) / kGrain);
   std::vector<double> partial(chunks, 0.0);
-  structops::parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
+  structgen::parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) partial[c] = f(c * kGrain, std::min(n, (c + 1) * kGrain));
   });
   double total = 0;
@@ -141,7 +142,7 @@ void mse_loss_out_cpu(const at::Tensor& self, const at::Tensor& target, int64_t 
     const scalar_t* bp = b.const_data_ptr<scalar_t>();
     if (reduction == kNone) {
       scalar_t* op = out.mutable_data_ptr<scalar_t>();
-      structops::parallel_for(0, n, kGrain, [&](int64_t i0, int64_t i1) { mse_row(ap + i0, bp + i0, i1 - i0, op + i0); });
+      structgen::parallel_for(0, n, kGrain, [&](int64_t i0, int64_t i1) { mse_row(ap + i0, bp + i0, i1 - i0, op + i0); });
       return;
     }
     finish(out, chunked_sum(n, [&](int64_t i0, int64_t i1) { return mse_sum(ap + i0, bp + i0, i1 - i0); }), n, reduction);
@@ -173,7 +174,7 @@ void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& targ
       return sum;
     };
     if (op) {
-      structops::parallel_for(0, n, kGrain, [&](int64_t i0, int64_t i1) { chunk(i0, i1); });
+      structgen::parallel_for(0, n, kGrain, [&](int64_t i0, int64_t i1) { chunk(i0, i1); });
     } else {
       const double total = chunked_sum(n, chunk);
       if (!bad.load()) finish(out, total, n, reduction);
@@ -199,7 +200,7 @@ void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& targ
 //
 // The log-sum-exp of sample i's C classes is shift[i] + log_sum[i], in opmath and shifted by the
 // max as torch's log_softmax (float for 16-bit inputs; a +inf logit or all -inf make the sample
-// NaN), by the softmax family's passes (structops/cpu/softmax.h): rows of C when S == 1, else
+// NaN), by the softmax family's passes (structgen/cpu/softmax.h): rows of C when S == 1, else
 // blocks of up to 64 samples contiguous along s, so the vector loops run along s instead of
 // striding across the classes (a loop over x[c * S] for a runtime S ran scalar: 0.35x torch at
 // [64, 512]). A class's term is (shift - x[c]) + log_sum: the two parts added first lose
@@ -209,7 +210,7 @@ void log_sum_exps(const scalar_t* x, int64_t N, int64_t C, int64_t S, double* sh
   using acc_t = at::opmath_type<scalar_t>;
   namespace sm = cpu::softmax;
   if (S == 1) {
-    structops::parallel_for(0, N, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
+    structgen::parallel_for(0, N, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
                             [&](int64_t begin, int64_t end) {
       // 16-bit rows widened once, as log_softmax's (each of the two passes widening costs more)
       std::vector<acc_t> staged(std::is_same_v<scalar_t, acc_t> ? 0 : C);
@@ -227,7 +228,7 @@ void log_sum_exps(const scalar_t* x, int64_t N, int64_t C, int64_t S, double* sh
     return;
   }
   const int64_t blocks = (S + sm::kColumnBlock - 1) / sm::kColumnBlock;
-  structops::parallel_for(0, N * blocks,
+  structgen::parallel_for(0, N * blocks,
                           std::max<int64_t>(1, cpu::kGrainSize / (std::max<int64_t>(C, 1) * sm::kColumnBlock)),
                           [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
@@ -272,7 +273,7 @@ void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target
     auto nll = [&](int64_t i, const scalar_t* xi, int64_t c) {
       return (shift[i] - static_cast<double>(xi[c * S])) + log_sum[i];
     };
-    structops::parallel_for(0, samples, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
+    structgen::parallel_for(0, samples, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const int64_t n = i / S, s = i % S;

@@ -5,7 +5,7 @@
 // indices) are made by the kernels, which raise a device flag; reading it back is one
 // synchronisation per call, and the errors are the CPU impls' (same text, same exception type).
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
-#include <structops/cuda/host.h>
+#include <structgen/cuda/host.h>
 #include <ops/loss/launch.h>
 #include <structops/ops/binary_cross_entropy.h>
 #include <structops/ops/cross_entropy_loss.h>
@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <vector>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {

@@ -6,6 +6,7 @@
 
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
+#include <ops/runtime_names.h>
 
 namespace structops::meta {
 

@@ -1,17 +1,17 @@
 // CPU impls of softmax, log_softmax, logsumexp (it shares softmax's row passes), layer_norm,
-// batch_norm, var and std (Welford on structops/cpu/reduce.h's loops; their CUDA kernels share
+// batch_norm, var and std (Welford on structgen/cpu/reduce.h's loops; their CUDA kernels share
 // layer_norm's row statistics). The meta functions (from the rules) have checked shapes and
 // dtypes, wrapped `dim` and allocated contiguous outputs; these compute.
 //
 // softmax views the input as [outer, n, inner] (n along `dim`). With inner == 1 each row is
 // contiguous: three passes over it (max; exp(x - max) and its sum; scale), plain loops gcc
-// vectorises (exp: softmax_exp in structops/cpu/softmax.h); half/bfloat16 rows are widened to float first, and
+// vectorises (exp: softmax_exp in structgen/cpu/softmax.h); half/bfloat16 rows are widened to float first, and
 // log_softmax sums its exp values without storing them. With
 // inner > 1 the same passes run over blocks of contiguous columns, so the vector loop runs along
 // `inner` instead of striding. Threads split rows (or column blocks).
-#include <structops/cpu/pointwise.h>
-#include <structops/cpu/reduce.h>
-#include <structops/cpu/softmax.h>
+#include <structgen/cpu/pointwise.h>
+#include <structgen/cpu/reduce.h>
+#include <structgen/cpu/softmax.h>
 #include <structops/ops/batch_norm.h>
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
@@ -19,7 +19,7 @@
 #include <structops/ops/softmax_int.h>
 #include <structops/ops/std_correction.h>
 #include <structops/ops/var_correction.h>
-#include <structops/parallel.h>
+#include <structgen/parallel.h>
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
@@ -38,6 +38,7 @@
 #include <vector>
 
 #include <c10/util/SmallVector.h>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {
@@ -128,7 +129,7 @@ void softmax_rows_of(const value_t* x, scalar_t* o, int64_t n, std::vector<at::o
 template <bool kLog, typename scalar_t>
 void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
   using acc_t = at::opmath_type<scalar_t>;
-  structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+  structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                           [&](int64_t begin, int64_t end) {
     std::vector<acc_t> e(kLog ? 0 : n), staged(kReadsDirectly<scalar_t> ? 0 : n);
     for (int64_t r = begin; r < end; ++r) {
@@ -186,7 +187,7 @@ void softmax(const at::Tensor& self, int64_t dim, const at::Tensor& out) {
       return;
     }
     const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
-    structops::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * kColumnBlock)),
+    structgen::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * kColumnBlock)),
                             [&](int64_t begin, int64_t end) {
       std::vector<acc_t> e(n * kColumnBlock), staged(std::is_same_v<scalar_t, c10::Half> ? n * kColumnBlock : 0);
       for (int64_t t = begin; t < end; ++t) {
@@ -329,7 +330,7 @@ template <typename scalar_t>
 void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const double* shift, double* sums,
                   double* squares) {
   if (S == 1) {
-    structops::parallel_for(0, C, std::max<int64_t>(16, cpu::kGrainSize / std::max<int64_t>(N, 1)),
+    structgen::parallel_for(0, C, std::max<int64_t>(16, cpu::kGrainSize / std::max<int64_t>(N, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t c = begin; c < end; ++c) {
         sums[c] = 0;
@@ -345,7 +346,7 @@ void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const doub
     });
     return;
   }
-  structops::parallel_for(0, C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * S, 1)),
+  structgen::parallel_for(0, C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * S, 1)),
                           [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       std::array<double, kLanes> lanes{}, sq{};
@@ -455,7 +456,7 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
       using real_t = typename scalar_t::value_type;
       const scalar_t* in = x.const_data_ptr<scalar_t>();
       scalar_t* o = out.data_ptr<scalar_t>();
-      structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+      structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                               [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           // torch's shift: the largest real part (0 when it is infinite); the sum and its log
@@ -488,7 +489,7 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
       scalar_t* o = out.data_ptr<scalar_t>();
       const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
       const int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / (std::max<int64_t>(n, 1) * kColumnBlock));
-      structops::parallel_for(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
+      structgen::parallel_for(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
           const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
           const int64_t width = std::min(kColumnBlock, inner - k0);
@@ -506,7 +507,7 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
     using acc_t = at::opmath_type<scalar_t>;
     const scalar_t* in = x.const_data_ptr<scalar_t>();
     scalar_t* o = out.data_ptr<scalar_t>();
-    structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+    structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         o[r] = static_cast<scalar_t>(row_log_sum_exp<Shift::kFiniteMax, acc_t>(in + r * n, n).total());
@@ -548,7 +549,7 @@ void layer_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_
       for (int64_t r = 0; r < rows; ++r) mp[r] = rp[r] = std::numeric_limits<scalar_t>::quiet_NaN();
       return;
     }
-    structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t begin, int64_t end) {
+    structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t begin, int64_t end) {
       if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
         // float16 and bfloat16 rows, weight and bias widened to float once each (exactly: the
         // same results): widened in each of the three passes, float16 layer_norm ran at 0.42x
@@ -641,7 +642,7 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
       }
     }
     scalar_t* o = out.data_ptr<scalar_t>();  // contiguous: the meta layout
-    structops::parallel_for(0, N * C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(S, 1)),
+    structgen::parallel_for(0, N * C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(S, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const int64_t c = r % C;

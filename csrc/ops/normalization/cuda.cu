@@ -23,9 +23,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include <structops/cuda/launch.cuh>
-#include <structops/cuda/block_reduce.cuh>
+#include <structgen/cuda/launch.cuh>
+#include <structgen/cuda/block_reduce.cuh>
 #include <ops/normalization/launch.h>
+#include <ops/runtime_names.h>
 
 namespace structops::cuda_kernels {
 namespace {

@@ -3,8 +3,8 @@
 // (softmax over another dim than the last is moved last and back: two extra copies, a
 // column kernel would avoid them), then the torch-free kernels of cuda.cu.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
-#include <structops/cpu/pointwise.h>  // cpu::operand
-#include <structops/cpu/reduce.h>     // cpu::reduced_rows
+#include <structgen/cpu/pointwise.h>  // cpu::operand
+#include <structgen/cpu/reduce.h>     // cpu::reduced_rows
 #include <ops/normalization/launch.h>
 #include <ops/reduce/launch.h>  // complex_rows: complex logsumexp
 #include <structops/ops/batch_norm.h>
@@ -26,6 +26,7 @@
 #include <algorithm>
 
 #include <limits>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {

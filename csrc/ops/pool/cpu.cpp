@@ -3,15 +3,15 @@
 // these compute.
 //
 // One kernel for 2 and 3 spatial dims (2-D is 3-D with a depth-1 window). Work is split over
-// output rows (plane, od, oh) on structops::parallel_for. Per row, the window's valid input rows
+// output rows (plane, od, oh) on structgen::parallel_for. Per row, the window's valid input rows
 // are walked in torch's order (d, h, then w), and for each kernel column the output columns whose
 // input lies inside the image are updated in one loop over `ow` (a strided load and a select, which
 // gcc vectorises), instead of one output element at a time.
-#include <structops/cpu/pointwise.h>  // SO_CPU_CLONES, cpu::kGrainSize
+#include <structgen/cpu/pointwise.h>  // SO_CPU_CLONES, cpu::kGrainSize
 #include <structops/ops/avg_pool2d.h>
 #include <structops/ops/max_pool2d_with_indices.h>
 #include <structops/ops/max_pool3d_with_indices.h>
-#include <structops/parallel.h>
+#include <structgen/parallel.h>
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <limits>
 #include <vector>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {
@@ -112,7 +113,7 @@ void max_pool(const at::Tensor& self, const Geometry& g, const at::Tensor& out, 
   const scalar_t lowest = std::numeric_limits<scalar_t>::has_infinity ? -std::numeric_limits<scalar_t>::infinity()
                                                                       : std::numeric_limits<scalar_t>::lowest();
   const int64_t grain = rows_per_chunk(W.out * D.k * H.k * W.k);
-  structops::parallel_for(0, rows, grain, [&](int64_t rb, int64_t re) {
+  structgen::parallel_for(0, rows, grain, [&](int64_t rb, int64_t re) {
     Span sd, sh;
     for (int64_t r = rb; r < re; ++r) {
       const int64_t oh = r % H.out, od = (r / H.out) % D.out, plane = r / (H.out * D.out);
@@ -166,7 +167,7 @@ void avg_pool(const at::Tensor& self, const Geometry& g, bool count_include_pad,
     const int64_t start = o * d.s - d.p, end = std::min(start + d.k, d.in + d.p);
     return with_pad ? end - start : std::min(end, d.in) - std::max(start, int64_t{0});
   };
-  structops::parallel_for(0, rows, grain, [&](int64_t rb, int64_t re) {
+  structgen::parallel_for(0, rows, grain, [&](int64_t rb, int64_t re) {
     std::vector<acc_t> acc(W.out);
     Span sd, sh;
     for (int64_t r = rb; r < re; ++r) {

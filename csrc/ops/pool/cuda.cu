@@ -8,9 +8,10 @@
 #include <cstdint>
 #include <limits>
 
-#include <structops/cuda/launch.cuh>
-#include <structops/cuda/block_reduce.cuh>
+#include <structgen/cuda/launch.cuh>
+#include <structgen/cuda/block_reduce.cuh>
 #include <ops/pool/launch.h>
+#include <ops/runtime_names.h>
 
 namespace structops::cuda_kernels {
 namespace {

@@ -2,7 +2,7 @@
 // input made contiguous (channels_last is copied: cuda.cu reads [planes, d, h, w]) and, for the
 // integer dtypes without a kernel of their own, cast to int64 (max: exact; avg: int64 sums) and
 // the result cast back; then cuda.cu. Compiled only when the installed torch has CUDA (CMakeLists.txt).
-#include <structops/cpu/pointwise.h>  // cpu::operand
+#include <structgen/cpu/pointwise.h>  // cpu::operand
 #include <structops/ops/avg_pool2d.h>
 #include <structops/ops/max_pool2d_with_indices.h>
 #include <structops/ops/max_pool3d_with_indices.h>
@@ -11,6 +11,7 @@
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {

@@ -1,8 +1,8 @@
-// CPU impls of amax and amin (NaN-propagating, on structops/cpu/reduce.h's loops) and of argmax
+// CPU impls of amax and amin (NaN-propagating, on structgen/cpu/reduce.h's loops) and of argmax
 // and argmin (which need the element's index: a loop of their own over reduced rows).
 #include "cpu_reducers.h"
 
-#include <structops/cpu/reduce.h>
+#include <structgen/cpu/reduce.h>
 #include <structops/ops/amax.h>
 #include <structops/ops/amin.h>
 #include <structops/ops/argmax.h>
@@ -11,6 +11,7 @@
 #include <ATen/Dispatch.h>
 
 #include <algorithm>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 using namespace reducers;
@@ -40,7 +41,7 @@ void arg_extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at
   int64_t* o = out.data_ptr<int64_t>();
   AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, x.scalar_type(), kMax ? "argmax" : "argmin", [&] {
     const scalar_t* in = x.const_data_ptr<scalar_t>();
-    structops::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+    structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                             [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) o[r] = arg_extremum_row<scalar_t, kMax>(in + r * n, n);
     });

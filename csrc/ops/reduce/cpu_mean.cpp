@@ -1,12 +1,13 @@
-// CPU impl of mean on the loops of structops/cpu/reduce.h (sum's reducer, divided by the count).
+// CPU impl of mean on the loops of structgen/cpu/reduce.h (sum's reducer, divided by the count).
 // The meta function has already applied keepdim and dtype to out, and validated `dim` into
 // `reduced_dims`.
 #include "cpu_reducers.h"
 
-#include <structops/cpu/reduce.h>
+#include <structgen/cpu/reduce.h>
 #include <structops/ops/mean_dim.h>
 
 #include <ATen/Dispatch.h>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 using namespace reducers;

@@ -1,7 +1,7 @@
 // CPU impl of norm over a dim list: |x|^p summed and rooted, the common p with loops of their own.
 #include "cpu_reducers.h"
 
-#include <structops/cpu/reduce.h>
+#include <structgen/cpu/reduce.h>
 #include <structops/ops/norm_ScalarOpt_dim.h>
 
 #include <ATen/Dispatch.h>
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 using namespace reducers;

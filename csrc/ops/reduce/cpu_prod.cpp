@@ -1,7 +1,7 @@
-// CPU impls of prod, all and any on the loops of structops/cpu/reduce.h.
+// CPU impls of prod, all and any on the loops of structgen/cpu/reduce.h.
 #include "cpu_reducers.h"
 
-#include <structops/cpu/reduce.h>
+#include <structgen/cpu/reduce.h>
 #include <structops/ops/all_dims.h>
 #include <structops/ops/any_dims.h>
 #include <structops/ops/prod_dims.h>
@@ -9,6 +9,7 @@
 #include <ATen/Dispatch.h>
 
 #include <cstdint>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 using namespace reducers;

@@ -1,17 +1,18 @@
-// The CPU reducers of the reduction family: what cpu::reduce (structops/cpu/reduce.h) folds per
+// The CPU reducers of the reduction family: what cpu::reduce (structgen/cpu/reduce.h) folds per
 // element, one functor per reduction. Shared by the family's cpu_*.cpp files, which are split by
 // op so that editing one reduction recompiles its own file only.
 #pragma once
 
 #include <ATen/OpMathType.h>
 #include <ATen/core/Tensor.h>
-#include <structops/cpu/float16.h>
-#include <structops/cpu/reduce.h>
+#include <structgen/cpu/float16.h>
+#include <structgen/cpu/reduce.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <ops/runtime_names.h>
 
 namespace structops::impl::reducers {
 
@@ -28,7 +29,7 @@ template <typename scalar_t, bool kMean, typename in_t = scalar_t>
 struct Sum {
   using acc_t = sum_acc_t<scalar_t>;
   acc_t identity() const { return acc_t(0); }
-  acc_t step(acc_t a, in_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
+  acc_t step(acc_t a, in_t x) const { return fold(a, structgen::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t v) const { return a + v; }
   acc_t merge(acc_t a, acc_t b) const { return a + b; }
   scalar_t finish(acc_t a, int64_t n) const {
@@ -47,7 +48,7 @@ struct Extremum {
       return kMax ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
     else return kMax ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
   }
-  acc_t step(acc_t a, scalar_t x) const { return merge(a, structops::cpu::to_acc<acc_t>(x)); }
+  acc_t step(acc_t a, scalar_t x) const { return merge(a, structgen::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t v) const { return merge(a, v); }
   acc_t merge(acc_t a, acc_t b) const {
     // max/min as the vector instruction computes it (a NaN a stays: no comparison replaces it),
@@ -111,7 +112,7 @@ template <typename scalar_t, typename in_t = scalar_t>
 struct Prod {
   using acc_t = sum_acc_t<scalar_t>;
   acc_t identity() const { return acc_t(1); }
-  acc_t step(acc_t a, in_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
+  acc_t step(acc_t a, in_t x) const { return fold(a, structgen::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t v) const { return a * v; }
   acc_t merge(acc_t a, acc_t b) const { return a * b; }
   scalar_t finish(acc_t a, int64_t) const { return static_cast<scalar_t>(a); }
@@ -155,7 +156,7 @@ struct Norm {
     if constexpr (K == NormKind::kNegInf) return std::numeric_limits<acc_t>::infinity();
     return acc_t(0);
   }
-  acc_t step(acc_t a, scalar_t x) const { return fold(a, structops::cpu::to_acc<acc_t>(x)); }
+  acc_t step(acc_t a, scalar_t x) const { return fold(a, structgen::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t x) const {
     const acc_t v = std::abs(x);
     if constexpr (K == NormKind::kOne) return a + v;

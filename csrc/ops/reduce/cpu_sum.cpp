@@ -1,14 +1,15 @@
-// CPU impls of sum (its two kernel variants) on the loops of structops/cpu/reduce.h (mean is in
+// CPU impls of sum (its two kernel variants) on the loops of structgen/cpu/reduce.h (mean is in
 // cpu_mean.cpp: an edit here recompiles sum's instantiations alone). The meta function has already
 // applied keepdim and dtype to out, and validated `dim` into `reduced_dims` (None and [] already
 // expanded as the op defines).
 #include "cpu_reducers.h"
 
-#include <structops/cpu/reduce.h>
+#include <structgen/cpu/reduce.h>
 #include <structops/ops/any_dims.h>
 #include <structops/ops/sum_dim_IntList.h>
 
 #include <ATen/Dispatch.h>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 using namespace reducers;
@@ -32,7 +33,7 @@ void reducers::integer_sum(const at::Tensor& self, at::IntArrayRef reduced_dims,
   }
 }
 
-// sum's two CPU kernel variants (the manifest's `kernels:`; structops::autotune times them per
+// sum's two CPU kernel variants (the manifest's `kernels:`; structgen::autotune times them per
 // shape bucket): reduce along contiguous rows, or accumulate contiguous columns of outputs.
 static void sum_with_layout(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out,
                             cpu::ReduceLayout layout) {

@@ -20,9 +20,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <structops/cuda/launch.cuh>
-#include <structops/cuda/block_reduce.cuh>
+#include <structgen/cuda/launch.cuh>
+#include <structgen/cuda/block_reduce.cuh>
 #include <ops/reduce/launch.h>
+#include <ops/runtime_names.h>
 
 namespace structops::cuda_kernels {
 namespace {

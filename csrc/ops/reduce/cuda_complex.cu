@@ -7,9 +7,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include <structops/cuda/block_reduce.cuh>
-#include <structops/cuda/launch.cuh>
+#include <structgen/cuda/block_reduce.cuh>
+#include <structgen/cuda/launch.cuh>
 #include <ops/reduce/launch.h>
+#include <ops/runtime_names.h>
 
 namespace structops::cuda_kernels {
 namespace {

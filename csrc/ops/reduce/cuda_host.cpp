@@ -2,8 +2,8 @@
 // the result dtype and laid out as [outer, n, inner] for the torch-free kernels of cuda.cu
 // (complex inputs: folds over their real parts, or cuda_complex.cu's complex rows).
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
-#include <structops/cpu/pointwise.h>  // cpu::operand
-#include <structops/cpu/reduce.h>     // cpu::reduced_rows
+#include <structgen/cpu/pointwise.h>  // cpu::operand
+#include <structgen/cpu/reduce.h>     // cpu::reduced_rows
 #include <structops/ops/all_dims.h>
 #include <structops/ops/amax.h>
 #include <structops/ops/amin.h>
@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {
@@ -223,7 +224,7 @@ void argmin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool 
   arg_reduce_cuda("argmin", ReduceOp::Min, self, reduced_dims, out);
 }
 
-// sum's CUDA kernel variants (the manifest's `kernels:`; structops::autotune times them per shape
+// sum's CUDA kernel variants (the manifest's `kernels:`; structgen::autotune times them per shape
 // bucket): each row in one pass (a warp per short row, a block of 128, 256 or 512 threads per
 // long row), or long rows split over several blocks and merged in a second pass. Column
 // reductions run the same kernel in all of them.

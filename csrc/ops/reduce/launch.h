@@ -4,7 +4,8 @@
 
 #include <cstdint>
 
-#include <structops/pointwise/launch.h>  // Dtype
+#include <structgen/pointwise/launch.h>  // Dtype
+#include <ops/runtime_names.h>
 
 namespace structops {
 
@@ -34,7 +35,7 @@ struct ReduceLaunch {
   void* workspace = nullptr;
   void* stream = nullptr;  // cudaStream_t
   // Rows (inner == 1): Auto splits few long rows into two passes (splits_for in cuda.cu);
-  // OnePass and TwoPass force one way (sum's kernel variants, timed by structops::autotune).
+  // OnePass and TwoPass force one way (sum's kernel variants, timed by structgen::autotune).
   enum class Passes : int8_t { Auto, OnePass, TwoPass } passes = Passes::Auto;
   int block = 256;  // threads per block of the long-row kernel: 128, 256 or 512 (sum, mean, norms)
 };

@@ -1,8 +1,8 @@
 // CPU impl of cumsum: a running sum along one dim, contiguous rows side by side in groups or
 // blocks of columns, on torch's intra-op threads. The meta function has applied dtype to out.
-#include <structops/cpu/pointwise.h>  // cpu::operand, cpu::kGrainSize, SO_CPU_CLONES
+#include <structgen/cpu/pointwise.h>  // cpu::operand, cpu::kGrainSize, SO_CPU_CLONES
 #include <structops/ops/cumsum.h>
-#include <structops/parallel.h>
+#include <structgen/parallel.h>
 
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch_v2.h>
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <type_traits>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {
@@ -86,7 +87,7 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
     scalar_t* o = static_cast<scalar_t*>(out.data_ptr());  // contiguous: the meta layout
     if (inner == 1 && n > 1) {
       const int64_t groups = (outer + kRowGroup - 1) / kRowGroup;
-      structops::parallel_for(0, groups, std::max<int64_t>(1, cpu::kGrainSize / (n * kRowGroup)),
+      structgen::parallel_for(0, groups, std::max<int64_t>(1, cpu::kGrainSize / (n * kRowGroup)),
                               [&](int64_t begin, int64_t end) {
         for (int64_t g = begin; g < end; ++g) {
           const int64_t r0 = g * kRowGroup;
@@ -95,7 +96,7 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
       });
       return;
     }
-    structops::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * std::min(inner, kBlock))),
+    structgen::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * std::min(inner, kBlock))),
                             [&](int64_t begin, int64_t end) {
       std::array<scan_acc_t<scalar_t>, kBlock> acc;
       for (int64_t t = begin; t < end; ++t) {

@@ -16,9 +16,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <structops/cuda/launch.cuh>
-#include <structops/cuda/block_reduce.cuh>
+#include <structgen/cuda/launch.cuh>
+#include <structgen/cuda/block_reduce.cuh>
 #include <ops/scan/launch.h>
+#include <ops/runtime_names.h>
 
 namespace structops::cuda_kernels {
 namespace {

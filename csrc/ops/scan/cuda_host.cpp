@@ -2,7 +2,7 @@
 // (int64 for the integer and bool results without a kernel of their own: exact, and wrapping like
 // their own adds once cast back) and laid out as [outer, n, inner] for the torch-free kernels of
 // cuda.cu. Compiled only when the installed torch has CUDA (CMakeLists.txt).
-#include <structops/cpu/pointwise.h>  // cpu::operand
+#include <structgen/cpu/pointwise.h>  // cpu::operand
 #include <structops/ops/cumsum.h>
 #include <ops/scan/launch.h>
 
@@ -10,6 +10,7 @@
 #include <ATen/ops/view_as_real.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {

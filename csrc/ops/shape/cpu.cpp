@@ -6,11 +6,11 @@
 // outer = the product of the sizes before d; stack is cat along a new dim). When every tensor is
 // contiguous with the one dtype, that is a copy of rows, one parallel loop for all pieces; a
 // dtype cast or a strided tensor goes through TensorIterator's copy_.
-#include <structops/cpu/rows.h>  // SO_CPU_CLONES
+#include <structgen/cpu/rows.h>  // SO_CPU_CLONES
 #include <structops/ops/cat.h>
 #include <structops/ops/split_with_sizes_copy.h>
 #include <structops/ops/stack.h>
-#include <structops/parallel.h>
+#include <structgen/parallel.h>
 
 #include <c10/util/SmallVector.h>
 
@@ -21,6 +21,7 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#include <ops/runtime_names.h>
 #endif
 
 namespace structops::impl {
@@ -152,7 +153,7 @@ void move_rows_with(char* whole, int64_t outer, c10::ArrayRef<Piece> pieces, boo
   };
   const bool sequential = outer * pitch >= kSequentialBytes;
   if (widest <= kCut && narrowest >= 64 && sequential) {
-    structops::parallel_for(0, outer, std::max<int64_t>(1, kGrain / pitch), [&](int64_t r0, int64_t r1) {
+    structgen::parallel_for(0, outer, std::max<int64_t>(1, kGrain / pitch), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         for (size_t i = 0; i < n; ++i) {
           move(whole + r * pitch + offset[i], pieces[i].data + r * pieces[i].bytes, pieces[i].bytes);
@@ -164,7 +165,7 @@ void move_rows_with(char* whole, int64_t outer, c10::ArrayRef<Piece> pieces, boo
   }
   if (widest <= kCut) {
     const int64_t block = sequential ? std::max<int64_t>(1, kBlock / pitch) : outer;
-    structops::parallel_for(0, outer, std::max<int64_t>(1, kGrain / pitch), [&](int64_t r0, int64_t r1) {
+    structgen::parallel_for(0, outer, std::max<int64_t>(1, kGrain / pitch), [&](int64_t r0, int64_t r1) {
       for (int64_t b = r0; b < r1; b += block) {
         const int64_t e = std::min(r1, b + block);
         for (size_t i = 0; i < n; ++i) {
@@ -185,7 +186,7 @@ void move_rows_with(char* whole, int64_t outer, c10::ArrayRef<Piece> pieces, boo
     first[i + 1] = first[i] + outer * cuts[i];
   }
   const int64_t units = first[n];
-  structops::parallel_for(0, units, std::max<int64_t>(1, units * kGrain / (outer * pitch)), [&](int64_t b, int64_t e) {
+  structgen::parallel_for(0, units, std::max<int64_t>(1, units * kGrain / (outer * pitch)), [&](int64_t b, int64_t e) {
     for (size_t i = 0; i < n; ++i) {
       const int64_t lo = std::max(b, first[i]) - first[i], hi = std::min(e, first[i + 1]) - first[i];
       for (int64_t u = lo; u < hi; ++u) {  // a division per unit of 64 KiB is nothing

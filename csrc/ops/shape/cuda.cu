@@ -8,9 +8,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <structops/cuda/block_reduce.cuh>  // kBlock, grid_for
-#include <structops/cuda/launch.cuh>
+#include <structgen/cuda/block_reduce.cuh>  // kBlock, grid_for
+#include <structgen/cuda/launch.cuh>
 #include <ops/shape/launch.h>
+#include <ops/runtime_names.h>
 
 namespace structops::cuda_kernels {
 namespace {

@@ -14,6 +14,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <vector>
+#include <ops/runtime_names.h>
 
 namespace structops::impl {
 namespace {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ops/runtime_names.h>
 
 namespace structops {
 

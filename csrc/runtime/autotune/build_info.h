@@ -1,12 +1,12 @@
 // What the cache key takes from the build, defined in the translation unit that CMake writes
 // (cmake/autotune_build.cmake -> <build>/autotune_build.cpp): the compiler and flags the kernels
 // were built with and torch's version. The same TU holds each kernel variant's source hash
-// (structops::autotune::source_hash::<impl>__<variant>, named by the generated choosers).
+// (structgen::autotune::source_hash::<impl>__<variant>, named by the generated choosers).
 #pragma once
 
-namespace structops::autotune::build_info {
+namespace structgen::autotune::build_info {
 
 extern const char compile_flags[];  // "GNU 12.2.0 Release <CMAKE_CXX_FLAGS>"
 extern const char torch_version[];  // "2.13.0"
 
-}  // namespace structops::autotune::build_info
+}  // namespace structgen::autotune::build_info

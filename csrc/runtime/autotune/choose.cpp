@@ -1,12 +1,12 @@
 // Which variant runs: pins, then the decision in memory or on disk, else timing the eligible
-// variants (structops/autotune.h says in what order and why).
+// variants (structgen/autotune.h says in what order and why).
 #include <runtime/autotune/config.h>
 #include <runtime/autotune/device.h>
 #include <runtime/autotune/disk_cache.h>
 #include <runtime/autotune/json.h>
 #include <runtime/autotune/memory_cache.h>
 #include <runtime/autotune/test_hooks.h>
-#include <structops/autotune.h>
+#include <structgen/autotune.h>
 
 #include <c10/util/Exception.h>
 
@@ -19,12 +19,12 @@
 #include <mutex>
 #include <shared_mutex>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 namespace {
 
 namespace fs = std::filesystem;
 
-// structops.autotune.pin(): op or op@device -> variant, over STRUCTOPS_AUTOTUNE_PIN's.
+// <package>.autotune.pin(): op or op@device -> variant, over <PREFIX>_AUTOTUNE_PIN's.
 struct Pins {
   std::shared_mutex mutex;
   std::map<std::string, std::string> by_op;
@@ -65,8 +65,8 @@ std::optional<int> pinned(const OpKernels& op, c10::ArrayRef<bool> eligible) {
   }
   std::string known;
   for (const auto& v : op.variants) known += (known.empty() ? "" : ", ") + v.name;
-  TORCH_CHECK(false, "structops.autotune: ", op.op, " has no variant '", name, "' on ",
-              c10::DeviceTypeName(op.device_type), " (pinned by STRUCTOPS_AUTOTUNE_PIN or autotune.pin()); its variants: ",
+  TORCH_CHECK(false, project_package(), ".autotune: ", op.op, " has no variant '", name, "' on ",
+              c10::DeviceTypeName(op.device_type), " (pinned by ", project_env_prefix(), "_AUTOTUNE_PIN or autotune.pin()); its variants: ",
               known);
 }
 
@@ -74,13 +74,13 @@ int first_eligible(const OpKernels& op, c10::ArrayRef<bool> eligible) {
   for (size_t i = 0; i < eligible.size(); ++i) {
     if (eligible[i]) return static_cast<int>(i);
   }
-  TORCH_CHECK(false, "structops.autotune: none of ", op.op, "'s ", c10::DeviceTypeName(op.device_type),
+  TORCH_CHECK(false, project_package(), ".autotune: none of ", op.op, "'s ", c10::DeviceTypeName(op.device_type),
               " kernel variants is eligible for this call (see the manifest's `kernels:` conditions and dtypes)");
 }
 
 void log_decision(const Decision& d) {
   if (!config().log) return;
-  std::string line = "structops.autotune: " + d.op + " " + d.device + " " + d.dtype + " key=" + key_json(d.key) +
+  std::string line = std::string(project_package()) + ".autotune: " + d.op + " " + d.device + " " + d.dtype + " key=" + key_json(d.key) +
                      " -> " + d.pick + " (" + d.source;
   for (const Timing& t : d.timings) {
     line += "; " + t.variant + " " + (t.us >= 0 ? json::number(t.us) + " us" : t.error);
@@ -244,4 +244,4 @@ void set_pin(const std::string& op, const std::string& name) {
   pins().any = !pins().by_op.empty();
 }
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

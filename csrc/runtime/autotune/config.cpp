@@ -1,6 +1,6 @@
 #include <runtime/autotune/config.h>
 
-#include <structops/autotune.h>
+#include <structgen/autotune.h>
 
 #include <c10/util/Exception.h>
 
@@ -12,10 +12,10 @@
 #include <sstream>
 #include <string_view>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 namespace {
 
-// STRUCTOPS_AUTOTUNE_FAKE_US, checked whole: a test that mistyped it would otherwise run on other
+// <PREFIX>_AUTOTUNE_FAKE_US, checked whole: a test that mistyped it would otherwise run on other
 // timings than it meant, or stop with std::stod's bare "stod".
 std::map<std::string, std::vector<double>> parse_fake_us(std::string_view text) {
   constexpr std::string_view kFormat =
@@ -28,7 +28,7 @@ std::map<std::string, std::vector<double>> parse_fake_us(std::string_view text) 
     const std::string_view entry = text.substr(begin, end - begin);
     begin = end + 1;
     if (entry.empty()) continue;  // "...;" or ";;"
-    const auto where = [&] { return c10::str("STRUCTOPS_AUTOTUNE_FAKE_US: entry ", number + 1, " '", entry, "'"); };
+    const auto where = [&] { return c10::str(project_env_prefix(), "_AUTOTUNE_FAKE_US: entry ", number + 1, " '", entry, "'"); };
     const size_t eq = entry.find('=');
     TORCH_CHECK(eq != std::string_view::npos, where(), " has no '='; ", kFormat);
     const std::string name(entry.substr(0, eq));
@@ -51,14 +51,17 @@ std::map<std::string, std::vector<double>> parse_fake_us(std::string_view text) 
   return fake;
 }
 
+// The project's variable <PREFIX>_<name>: MYOPS_AUTOTUNE_PIN for the project named myops.
+const char* env(const char* name) { return std::getenv((std::string(project_env_prefix()) + "_" + name).c_str()); }
+
 }  // namespace
 
 const Config& config() {
   static const Config c = [] {
     Config c;
-    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE")) c.enabled = std::string(e) != "0";
-    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_LOG")) c.log = std::string(e) != "0" && *e;
-    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_PIN")) {  // "sum.IntList_out=rows,mm.out=aten"
+    if (const char* e = env("AUTOTUNE")) c.enabled = std::string(e) != "0";
+    if (const char* e = env("AUTOTUNE_LOG")) c.log = std::string(e) != "0" && *e;
+    if (const char* e = env("AUTOTUNE_PIN")) {  // "sum.IntList_out=rows,mm.out=aten"
       std::stringstream items(e);
       std::string item;
       while (std::getline(items, item, ',')) {
@@ -66,9 +69,9 @@ const Config& config() {
         if (eq != std::string::npos) c.pins[item.substr(0, eq)] = item.substr(eq + 1);
       }
     }
-    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_FAIL")) c.fail = e;
-    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_FAKE_US")) c.fake_us = parse_fake_us(e);
-    if (const char* e = std::getenv("STRUCTOPS_AUTOTUNE_CACHE_DIR")) {
+    if (const char* e = env("AUTOTUNE_FAIL")) c.fail = e;
+    if (const char* e = env("AUTOTUNE_FAKE_US")) c.fake_us = parse_fake_us(e);
+    if (const char* e = env("AUTOTUNE_CACHE_DIR")) {
       c.cache_dir = e;  // set but empty: no disk cache, decisions stay in memory
     } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
       c.cache_dir = std::string(x) + "/" + project_cache_name() + "/autotune";
@@ -84,4 +87,4 @@ const Config& config() {
 
 std::string cache_dir() { return config().cache_dir; }
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

@@ -1,4 +1,4 @@
-// What structops' autotune runtime can only ask CUDA torch (device.h): whether the current stream
+// What the autotune runtime can only ask CUDA torch (device.h): whether the current stream
 // is capturing a CUDA graph (no timing then), the device's name and the CUDA version (both part of
 // the cache key), and timing with CUDA events. Registered when the library loads. Compiled only
 // when the installed torch has CUDA.
@@ -13,7 +13,7 @@
 
 #include <string>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 namespace {
 
 bool capturing(at::Device device) {
@@ -67,4 +67,4 @@ double time_once(at::Device device, c10::function_ref<void()> run) {
 }();
 
 }  // namespace
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 namespace {
 
 DeviceHooks& hooks() {
@@ -35,4 +35,4 @@ std::string device_name(at::Device d) {
   return d.is_cpu() ? cpu_name() : d.str();
 }
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

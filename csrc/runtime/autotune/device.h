@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 
 struct DeviceHooks {
   bool (*capturing)(at::Device) = nullptr;  // the current stream records a CUDA graph
@@ -25,4 +25,4 @@ const DeviceHooks& cuda_hooks();
 // "NVIDIA H100 80GB HBM3", the CPU's model name from /proc/cpuinfo, else the device string.
 std::string device_name(at::Device device);
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

@@ -16,7 +16,7 @@
 
 #include <unistd.h>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 namespace {
 
 namespace fs = std::filesystem;
@@ -123,7 +123,7 @@ std::optional<int> read_decision(const fs::path& path, const OpKernels& op, cons
   if (ec || !fs::exists(st)) return std::nullopt;
   const bool regular = fs::is_regular_file(st);
   if (!regular || fs::file_size(path, ec) > kMaxBytes || ec) {
-    TORCH_WARN("structops.autotune: ", path.string(), regular ? " is larger than a decision file" : " is not a regular file",
+    TORCH_WARN(project_package(), ".autotune: ", path.string(), regular ? " is larger than a decision file" : " is not a regular file",
                "; ignoring it and re-tuning ", op.op);
     return std::nullopt;
   }
@@ -136,7 +136,7 @@ std::optional<int> read_decision(const fs::path& path, const OpKernels& op, cons
   const json::Value* pick = doc ? doc->get("pick") : nullptr;
   const json::Value* format = doc ? doc->get("format") : nullptr;
   if (!doc || !pick || !pick->str() || !format || !format->num()) {
-    TORCH_WARN("structops.autotune: the cache file ", path.string(),
+    TORCH_WARN(project_package(), ".autotune: the cache file ", path.string(),
                " is corrupt or truncated; re-tuning ", op.op, " and rewriting it");
     return std::nullopt;
   }
@@ -195,10 +195,10 @@ void write_decision(const fs::path& path, const Fingerprint& fp, const Decision&
     fs::remove(tmp, ec);
     static std::once_flag unwritable_warned;
     std::call_once(unwritable_warned, [&] {
-      TORCH_WARN("structops.autotune: cannot write the cache dir ", config().cache_dir,
-                 "; kernel choices are kept in memory only (set STRUCTOPS_AUTOTUNE_CACHE_DIR to a writable dir)");
+      TORCH_WARN(project_package(), ".autotune: cannot write the cache dir ", config().cache_dir,
+                 "; kernel choices are kept in memory only (set ", project_env_prefix(), "_AUTOTUNE_CACHE_DIR to a writable dir)");
     });
   }
 }
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

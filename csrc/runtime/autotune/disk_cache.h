@@ -2,7 +2,7 @@
 // (docs/multi_kernel.md, "At run time"). No lock: a process never waits on another.
 #pragma once
 
-#include <structops/autotune.h>
+#include <structgen/autotune.h>
 
 #include <filesystem>
 #include <optional>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 
 // Everything a decision depends on besides the call's key: in the file, and hashed into its name.
 struct Fingerprint {
@@ -44,4 +44,4 @@ void write_decision(const std::filesystem::path& path, const Fingerprint& fp, co
 
 std::string key_json(const Key& key);  // "[1024, 1]"
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
-namespace structops::autotune::json {
+namespace structgen::autotune::json {
 namespace {
 
 // A recursive-descent parser over the whole text.
@@ -157,4 +157,4 @@ std::string number(double d) {
   return os.str();
 }
 
-}  // namespace structops::autotune::json
+}  // namespace structgen::autotune::json

@@ -1,5 +1,5 @@
 // The JSON the decision files hold (disk_cache.cpp): a value, a strict parser and the two
-// writers it needs. Only what structops writes is read back: no \u escapes.
+// writers it needs. Only what this runtime writes is read back: no \u escapes.
 #pragma once
 
 #include <optional>
@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-namespace structops::autotune::json {
+namespace structgen::autotune::json {
 
 struct Value {
   using Object = std::vector<std::pair<std::string, Value>>;  // keys in file order
@@ -30,4 +30,4 @@ bool equal(const Value& a, const Value& b);
 std::string quoted(const std::string& s);  // a string literal; control characters become spaces
 std::string number(double d);              // 6 significant digits
 
-}  // namespace structops::autotune::json
+}  // namespace structgen::autotune::json

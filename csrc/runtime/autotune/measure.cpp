@@ -1,7 +1,7 @@
 // Timing one variant: the fastest of repeated calls (load only adds time), on CUDA with events on
 // the current stream.
 #include <runtime/autotune/device.h>
-#include <structops/autotune.h>
+#include <structgen/autotune.h>
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 namespace {
 
 // Per round: tune() runs kMinRounds or more rounds of every variant.
@@ -61,4 +61,4 @@ at::Tensor scratch_like(const at::Tensor& t) {
   return t.new_empty_strided(t.sizes(), t.strides());
 }
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

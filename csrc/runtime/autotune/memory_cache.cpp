@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 namespace {
 
 struct MemoryKeyHash {
@@ -60,4 +60,4 @@ void clear_memory() {
   memory().log.clear();
 }
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

@@ -1,13 +1,13 @@
 // Decisions made in this process: looked up on every call of a tuned op (no allocation, no
-// string building), and kept in order for structops.autotune.decisions().
+// string building), and kept in order for <package>.autotune.decisions().
 #pragma once
 
-#include <structops/autotune.h>
+#include <structgen/autotune.h>
 
 #include <cstdint>
 #include <optional>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 
 struct MemoryKey {
   const OpKernels* op;  // generated statics: one per (op, device type)
@@ -26,4 +26,4 @@ MemoryKey memory_key(const OpKernels& op, at::Device device, at::ScalarType dtyp
 std::optional<int> remembered(const MemoryKey& key);  // the variant index decided for key
 void remember(const MemoryKey& key, int pick, Decision decision);
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-namespace structops::autotune {
+namespace structgen::autotune {
 namespace {
 
 std::atomic<int64_t> timed{0}, disk{0};
@@ -18,7 +18,7 @@ int64_t timed_count() { return timed.load(); }
 int64_t disk_hits() { return disk.load(); }
 
 void raise_if_injected(const OpKernels& op, size_t variant) {
-  TORCH_CHECK(config().fail != op.op + ":" + op.variants[variant].name, "injected failure (STRUCTOPS_AUTOTUNE_FAIL)");
+  TORCH_CHECK(config().fail != op.op + ":" + op.variants[variant].name, "injected failure (", project_env_prefix(), "_AUTOTUNE_FAIL)");
 }
 
 std::optional<double> injected_time(const OpKernels& op, size_t variant, int round) {
@@ -29,4 +29,4 @@ std::optional<double> injected_time(const OpKernels& op, size_t variant, int rou
   return it->second[static_cast<size_t>(round) % it->second.size()];
 }
 
-}  // namespace structops::autotune
+}  // namespace structgen::autotune

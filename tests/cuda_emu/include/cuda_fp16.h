@@ -1,3 +1,3 @@
-// Stand-in for CUDA's <cuda_fp16.h> in the emulated build (tests/cuda_emu): see structops_emu/cuda.h.
+// Stand-in for CUDA's <cuda_fp16.h> in the emulated build (tests/cuda_emu): see structgen_emu/cuda.h.
 #pragma once
-#include <structops_emu/cuda.h>
+#include <structgen_emu/cuda.h>

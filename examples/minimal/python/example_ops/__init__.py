@@ -1,7 +1,7 @@
 """example_ops: an outside project's operators, generated from its manifest (../native_functions.yaml).
 
 Importing the package loads its library, which registers torch.ops.example_ops.*, and exposes them
-as example_ops.<name>. The runtime's Python helpers are structops' (the generator's runtime).
+as example_ops.<name>. Its functions call the generator's Python runtime, structgen.
 """
 
 from pathlib import Path

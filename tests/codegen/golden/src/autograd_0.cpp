@@ -3,8 +3,8 @@
 // Autograd kernels of the differentiable structured ops (codegen/dest/autograd.py): a backward
 // Node per functional overload, recorded as ATen's own kernels record theirs, with the formulas
 // of the manifest's `derivatives:` (or derived from a pointwise formula) in apply().
-#include <structops/autograd.h>
-#include <structops/boxed.h>
+#include <structgen/autograd.h>
+#include <structgen/boxed.h>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -21,7 +21,7 @@
 #include <vector>
 
 namespace fixture::ops {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 using torch::autograd::variable_list;
@@ -45,28 +45,28 @@ struct add_Tensor_backward final : torch::autograd::TraceableFunction {
     }
     if (so_like == nullptr) return so_grads;  // no output's gradient reaches this node
     const at::Tensor& grad_like = *so_like;
-    const auto& alpha = structops::autograd::view(alpha_);
-    if (should_compute_output(0)) so_grads[0] = structops::autograd::sum_to(grad, self_meta);
-    if (should_compute_output(1)) so_grads[1] = structops::autograd::sum_to((grad * at::Scalar(structops::autograd::conj(alpha))), other_meta);
+    const auto& alpha = structgen::autograd::view(alpha_);
+    if (should_compute_output(0)) so_grads[0] = structgen::autograd::sum_to(grad, self_meta);
+    if (should_compute_output(1)) so_grads[1] = structgen::autograd::sum_to((grad * at::Scalar(structgen::autograd::conj(alpha))), other_meta);
     (void)grad_like;
     return so_grads;
   }
-  structops::autograd::TensorMeta self_meta;
-  structops::autograd::TensorMeta other_meta;
-  structops::autograd::kept_t<const at::Scalar&> alpha_;
+  structgen::autograd::TensorMeta self_meta;
+  structgen::autograd::TensorMeta other_meta;
+  structgen::autograd::kept_t<const at::Scalar&> alpha_;
 };
 
 at::Tensor add_Tensor_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   static const auto add_Tensor_op = c10::Dispatcher::singleton()
       .findSchemaOrThrow("fixture_ops::add", "Tensor")
       .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Scalar&)>();
-  decltype(structops::autograd::make_node<add_Tensor_backward>()) so_node;
+  decltype(structgen::autograd::make_node<add_Tensor_backward>()) so_node;
   if (torch::autograd::compute_requires_grad(self, other)) {
-    so_node = structops::autograd::make_node<add_Tensor_backward>();
+    so_node = structgen::autograd::make_node<add_Tensor_backward>();
     so_node->set_next_edges(torch::autograd::collect_next_edges(self, other));
-    so_node->self_meta = structops::autograd::TensorMeta(self);
-    so_node->other_meta = structops::autograd::TensorMeta(other);
-    so_node->alpha_ = structops::autograd::keep(alpha);
+    so_node->self_meta = structgen::autograd::TensorMeta(self);
+    so_node->other_meta = structgen::autograd::TensorMeta(other);
+    so_node->alpha_ = structgen::autograd::keep(alpha);
   }
   // Below autograd, also for the ops the kernels call inside (ATen's VariableType does the same).
   auto so_result = [&] {
@@ -81,8 +81,8 @@ at::Tensor add_Tensor_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self
     }
   }
   // Forward mode (torch.func.jvp, torch.autograd.forward_ad): the output's tangent.
-  if (structops::autograd::any_tangent(self, other)) {
-    structops::autograd::forward_not_implemented("fixture_ops::add.Tensor");
+  if (structgen::autograd::any_tangent(self, other)) {
+    structgen::autograd::forward_not_implemented("fixture_ops::add.Tensor");
   }
   return so_result;
 }
@@ -96,8 +96,8 @@ at::Tensor& add__Tensor_autograd(c10::DispatchKeySet so_ks, at::Tensor& self, co
     {
       // What the inplace call would refuse (a result self cannot hold), refused the same way.
       at::AutoDispatchBelowADInplaceOrView so_guard;
-      auto so_meta_self = structops::autograd::on_meta(self);
-      auto so_meta_other = structops::autograd::on_meta(other);
+      auto so_meta_self = structgen::autograd::on_meta(self);
+      auto so_meta_other = structgen::autograd::on_meta(other);
       add__Tensor_op.call(so_meta_self, so_meta_other, alpha);
     }
     // The functional's result copied into self: copy_ refuses a leaf that requires grad, bumps
@@ -110,7 +110,7 @@ at::Tensor& add__Tensor_autograd(c10::DispatchKeySet so_ks, at::Tensor& self, co
     at::AutoDispatchBelowADInplaceOrView so_below;
     return add__Tensor_op.redispatch(so_ks & c10::after_autograd_keyset, self, other, alpha);
   }();
-  structops::autograd::bump_version(self);
+  structgen::autograd::bump_version(self);
   return so_result;
 }
 
@@ -119,13 +119,13 @@ at::Tensor& add_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, 
   static const auto add_out_op = c10::Dispatcher::singleton()
       .findSchemaOrThrow("fixture_ops::add", "out")
       .typed<at::Tensor&(const at::Tensor&, const at::Tensor&, const at::Scalar&, at::Tensor&)>();
-  structops::autograd::check_out_not_differentiable(
+  structgen::autograd::check_out_not_differentiable(
       "add", torch::autograd::compute_requires_grad(self, other));
   decltype(auto) so_result = [&]() -> decltype(auto) {
     at::AutoDispatchBelowADInplaceOrView so_below;
     return add_out_op.redispatch(so_ks & c10::after_autograd_keyset, self, other, alpha, out);
   }();
-  structops::autograd::bump_version(out);
+  structgen::autograd::bump_version(out);
   return so_result;
 }
 

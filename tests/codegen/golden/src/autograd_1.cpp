@@ -3,8 +3,8 @@
 // Autograd kernels of the differentiable structured ops (codegen/dest/autograd.py): a backward
 // Node per functional overload, recorded as ATen's own kernels record theirs, with the formulas
 // of the manifest's `derivatives:` (or derived from a pointwise formula) in apply().
-#include <structops/autograd.h>
-#include <structops/boxed.h>
+#include <structgen/autograd.h>
+#include <structgen/boxed.h>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -21,7 +21,7 @@
 #include <vector>
 
 namespace fixture::ops {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 using torch::autograd::variable_list;
@@ -50,27 +50,27 @@ struct scaled_tanh_backward final : torch::autograd::TraceableFunction {
     if (so_like == nullptr) return so_grads;  // no output's gradient reaches this node
     const at::Tensor& grad_like = *so_like;
     const auto self = self_.unpack();
-    const auto& alpha = structops::autograd::view(alpha_);
-    if (should_compute_output(0)) so_grads[0] = (at::GradMode::is_enabled() ? structops::autograd::sum_to((grad * structops::autograd::conj((at::Scalar(alpha) * (at::Scalar(int64_t(1)) - (at::tanh(self) * at::tanh(self)))))), self_meta) : structops::autograd::sum_to(_scaled_tanh_backward_self_op.call(grad, self, alpha), self_meta));
+    const auto& alpha = structgen::autograd::view(alpha_);
+    if (should_compute_output(0)) so_grads[0] = (at::GradMode::is_enabled() ? structgen::autograd::sum_to((grad * structgen::autograd::conj((at::Scalar(alpha) * (at::Scalar(int64_t(1)) - (at::tanh(self) * at::tanh(self)))))), self_meta) : structgen::autograd::sum_to(_scaled_tanh_backward_self_op.call(grad, self, alpha), self_meta));
     (void)grad_like;
     return so_grads;
   }
   torch::autograd::SavedVariable self_;
-  structops::autograd::TensorMeta self_meta;
-  structops::autograd::kept_t<const at::Scalar&> alpha_;
+  structgen::autograd::TensorMeta self_meta;
+  structgen::autograd::kept_t<const at::Scalar&> alpha_;
 };
 
 at::Tensor scaled_tanh_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, const at::Scalar& alpha) {
   static const auto scaled_tanh_op = c10::Dispatcher::singleton()
       .findSchemaOrThrow("fixture_ops::scaled_tanh", "")
       .typed<at::Tensor(const at::Tensor&, const at::Scalar&)>();
-  decltype(structops::autograd::make_node<scaled_tanh_backward>()) so_node;
+  decltype(structgen::autograd::make_node<scaled_tanh_backward>()) so_node;
   if (torch::autograd::compute_requires_grad(self)) {
-    so_node = structops::autograd::make_node<scaled_tanh_backward>();
+    so_node = structgen::autograd::make_node<scaled_tanh_backward>();
     so_node->set_next_edges(torch::autograd::collect_next_edges(self));
     so_node->self_ = torch::autograd::SavedVariable(self, false);
-    so_node->self_meta = structops::autograd::TensorMeta(self);
-    so_node->alpha_ = structops::autograd::keep(alpha);
+    so_node->self_meta = structgen::autograd::TensorMeta(self);
+    so_node->alpha_ = structgen::autograd::keep(alpha);
   }
   // Below autograd, also for the ops the kernels call inside (ATen's VariableType does the same).
   auto so_result = [&] {
@@ -85,14 +85,14 @@ at::Tensor scaled_tanh_autograd(c10::DispatchKeySet so_ks, const at::Tensor& sel
     }
   }
   // Forward mode (torch.func.jvp, torch.autograd.forward_ad): the output's tangent.
-  if (structops::autograd::any_tangent(self)) {
-    const auto self_p = structops::autograd::primal(self);
-    const auto self_t = structops::autograd::tangent(self);
+  if (structgen::autograd::any_tangent(self)) {
+    const auto self_p = structgen::autograd::primal(self);
+    const auto self_t = structgen::autograd::tangent(self);
     const at::Tensor& result = so_result;
     const at::Tensor& grad_like = so_result;  // the dtype and device of constants
     (void)result;
     (void)grad_like;
-    structops::autograd::set_tangent(so_result, ((at::Scalar(alpha) * (at::Scalar(int64_t(1)) - (at::tanh(self_p) * at::tanh(self_p)))) * self_t));
+    structgen::autograd::set_tangent(so_result, ((at::Scalar(alpha) * (at::Scalar(int64_t(1)) - (at::tanh(self_p) * at::tanh(self_p)))) * self_t));
   }
   return so_result;
 }
@@ -102,13 +102,13 @@ at::Tensor& scaled_tanh_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor
   static const auto scaled_tanh_out_op = c10::Dispatcher::singleton()
       .findSchemaOrThrow("fixture_ops::scaled_tanh", "out")
       .typed<at::Tensor&(const at::Tensor&, const at::Scalar&, at::Tensor&)>();
-  structops::autograd::check_out_not_differentiable(
+  structgen::autograd::check_out_not_differentiable(
       "scaled_tanh", torch::autograd::compute_requires_grad(self));
   decltype(auto) so_result = [&]() -> decltype(auto) {
     at::AutoDispatchBelowADInplaceOrView so_below;
     return scaled_tanh_out_op.redispatch(so_ks & c10::after_autograd_keyset, self, alpha, out);
   }();
-  structops::autograd::bump_version(out);
+  structgen::autograd::bump_version(out);
   return so_result;
 }
 

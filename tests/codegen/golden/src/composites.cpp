@@ -8,11 +8,11 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/scalar_tensor.h>
-#include <structops/boxed.h>
+#include <structgen/boxed.h>
 #include <torch/library.h>
 
 namespace fixture::ops {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 }  // namespace

@@ -4,13 +4,13 @@
 // common dtype, the host conditions decided and the numbers checked for it (as Scalar::to does),
 // then the torch-free launchers in kernels_cpu_<op>.cpp. A shard, not a file per op: torch's
 // headers cost a file more than its ops' glue, and a formula's edit does not change the glue.
-#include <structops/cpu/pointwise.h>
+#include <structgen/cpu/pointwise.h>
 #include <fixture/include/ops/scaled_act.h>
 
 #include <c10/util/Exception.h>
 
 namespace fixture::ops {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 namespace cpu_kernels {
 const char* scaled_act_out(const cpu::RowLaunch& p);
 }  // namespace cpu_kernels

@@ -4,14 +4,14 @@
 // common dtype, the host conditions decided and the numbers checked for it (as Scalar::to does),
 // then the torch-free launchers in kernels_cpu_<op>.cpp. A shard, not a file per op: torch's
 // headers cost a file more than its ops' glue, and a formula's edit does not change the glue.
-#include <structops/cpu/pointwise.h>
+#include <structgen/cpu/pointwise.h>
 #include <fixture/include/ops/scaled_tanh.h>
 #include <fixture/include/ops/_scaled_tanh_backward_self.h>
 
 #include <c10/util/Exception.h>
 
 namespace fixture::ops {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 namespace cpu_kernels {
 const char* scaled_tanh_out(const cpu::RowLaunch& p);
 const char* _scaled_tanh_backward_self_out(const cpu::RowLaunch& p);

@@ -4,10 +4,10 @@
 // per op: editing a formula recompiles that op alone). No torch header (the runtime's cpu/rows.h):
 // the host glue (kernels_cpu_host_N.cpp) brings the inputs to the common dtype, fills a RowLaunch
 // and calls a launcher here, which runs the formula through cpu::run for the launch's dtype.
-#include <structops/cpu/rows.h>
+#include <structgen/cpu/rows.h>
 
 namespace fixture::ops::cpu_kernels {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 
 // scaled_tanh: the formula, over the compute type T.
 template <typename T, int case_>

@@ -4,8 +4,8 @@
 // stream, inputs brought to the common dtype and device (a 0-dim CPU input stays there and
 // travels as a value in the launch), then the torch-free launchers in kernels_cuda_<op>.cu.
 // Compiled only when the installed torch has CUDA.
-#include <structops/cpu/pointwise.h>
-#include <structops/pointwise/launch.h>
+#include <structgen/cpu/pointwise.h>
+#include <structgen/pointwise/launch.h>
 #include <fixture/include/ops/scaled_tanh.h>
 #include <fixture/include/ops/_scaled_tanh_backward_self.h>
 
@@ -15,7 +15,7 @@
 
 
 namespace fixture::ops {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 namespace cuda_kernels {
 const char* scaled_tanh_out(const PointwiseLaunch& p);
 const char* _scaled_tanh_backward_self_out(const PointwiseLaunch& p);

@@ -4,11 +4,11 @@
 // file per op, so nvcc's compile check redoes only an edited op). Device code only: no torch
 // header (ARCHITECTURE decision 6); the host glue (kernels_cuda_host_<op>.cpp) fills a
 // PointwiseLaunch and calls the launcher here.
-#include <structops/cuda/pointwise.cuh>
+#include <structgen/cuda/pointwise.cuh>
 
 namespace fixture::ops::cuda_kernels {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
-using namespace ::structops::cuda_kernels;  // its launchers
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen::cuda_kernels;  // its launchers
 
 // scaled_tanh: the formula, over the compute type T.
 template <typename T, int case_>

@@ -3,14 +3,14 @@
 // Meta functions generated from the `meta:` rules of the manifest (docs/rules.md): shape,
 // dtype and layout of every output, all on SymInt. Both the Meta kernel and the real kernels
 // call them, so shapes cannot drift between fake and real tensors.
-#include <structops/elementwise.h>
-#include <structops/rules.h>
+#include <structgen/elementwise.h>
+#include <structgen/rules.h>
 #include <fixture/include/ops/add_Tensor.h>
 #include <fixture/include/ops/scaled_act.h>
 #include <fixture/include/ops/_scaled_tanh_backward_self.h>
 
 namespace fixture::ops::meta {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 
 // add.Tensor, add_.Tensor, add.out
 add_Tensor_meta add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {

@@ -2,14 +2,14 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // CPU impls of the ops in this shard that list several CPU kernels (`kernels:` in the
 // manifest): each computes its tuning key and which variants are eligible, and runs the variant
-// structops::autotune::choose picks (structops/autotune.h).
-#include <structops/autotune.h>
-#include <structops/rules.h>
+// structgen::autotune::choose picks (structgen/autotune.h).
+#include <structgen/autotune.h>
+#include <structgen/rules.h>
 
 #include <array>
 #include <string_view>
 
 namespace fixture::ops::impl {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 
 }  // namespace fixture::ops::impl

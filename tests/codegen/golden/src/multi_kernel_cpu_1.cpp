@@ -2,9 +2,9 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // CPU impls of the ops in this shard that list several CPU kernels (`kernels:` in the
 // manifest): each computes its tuning key and which variants are eligible, and runs the variant
-// structops::autotune::choose picks (structops/autotune.h).
-#include <structops/autotune.h>
-#include <structops/rules.h>
+// structgen::autotune::choose picks (structgen/autotune.h).
+#include <structgen/autotune.h>
+#include <structgen/rules.h>
 #include <fixture/include/ops/bmm_out.h>
 
 #include <array>
@@ -12,13 +12,13 @@
 
 // Each variant's source hash, defined by the build (cmake/autotune_build.cmake hashes the files the
 // manifest's `kernels: sources:` name), so editing a kernel recompiles that one file, not this one.
-namespace structops::autotune::source_hash {
+namespace structgen::autotune::source_hash {
 extern const char bmm_out_cpu__loop[];
 extern const char bmm_out_cpu__blas[];
-}  // namespace structops::autotune::source_hash
+}  // namespace structgen::autotune::source_hash
 
 namespace fixture::ops::impl {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 
 namespace {
 const autotune::OpKernels& bmm_out_cpu_variants() {

@@ -1,8 +1,8 @@
 // @generated from native_functions.yaml by codegen/templates/registration.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
 // Regenerate with: python -m codegen (run by the CMake build)
 // The schemas of every fixture_ops operator, verbatim from the manifest; torch parses them again.
-#include <structops/autotune.h>
-#include <structops/functionalize.h>
+#include <structgen/autotune.h>
+#include <structgen/functionalize.h>
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
@@ -15,8 +15,10 @@ void define(torch::Library& m, const char* schema, const std::vector<at::Tag>& t
 
 }  // namespace
 
-// The project header's autotune_cache: the folder of this extension's tuning decisions.
-const char* structops::autotune::project_cache_name() { return "fixture-cache"; }
+// The project header's names for this extension's autotuner (<structgen/autotune.h>).
+const char* structgen::autotune::project_cache_name() { return "fixture-cache"; }
+const char* structgen::autotune::project_env_prefix() { return "FIXTURE_OPS"; }
+const char* structgen::autotune::project_package() { return "fixture_pkg.ops"; }
 
 TORCH_LIBRARY(fixture_ops, m) {
   define(m, R"schema(add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise});
@@ -49,11 +51,11 @@ TORCH_LIBRARY_IMPL(fixture_ops, Autograd, m) {
 
 // torch.compile traces out= and inplace overloads as their functional sibling (functionalize.h).
 TORCH_LIBRARY_IMPL(fixture_ops, Functionalize, m) {
-  m.impl("add.out", structops::functionalize_as("add.Tensor"));
-  m.impl("add_.Tensor", structops::functionalize_as("add.Tensor"));
-  m.impl("amax.out", structops::functionalize_as("amax"));
-  m.impl("aminmax.out", structops::functionalize_as("aminmax"));
-  m.impl("scaled_act.out", structops::functionalize_as("scaled_act"));
-  m.impl("scaled_tanh.out", structops::functionalize_as("scaled_tanh"));
-  m.impl("_scaled_tanh_backward_self.out", structops::functionalize_as("_scaled_tanh_backward_self"));
+  m.impl("add.out", structgen::functionalize_as("add.Tensor"));
+  m.impl("add_.Tensor", structgen::functionalize_as("add.Tensor"));
+  m.impl("amax.out", structgen::functionalize_as("amax"));
+  m.impl("aminmax.out", structgen::functionalize_as("aminmax"));
+  m.impl("scaled_act.out", structgen::functionalize_as("scaled_act"));
+  m.impl("scaled_tanh.out", structgen::functionalize_as("scaled_tanh"));
+  m.impl("_scaled_tanh_backward_self.out", structgen::functionalize_as("_scaled_tanh_backward_self"));
 }

@@ -2,8 +2,8 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // CPU kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
-#include <structops/boxed.h>
-#include <structops/structured.h>
+#include <structgen/boxed.h>
+#include <structgen/structured.h>
 #include <fixture/include/ops/add_Tensor.h>
 #include <fixture/include/ops/aminmax.h>
 #include <fixture/include/ops/scaled_act.h>
@@ -13,7 +13,7 @@
 #include <torch/library.h>
 
 namespace fixture::ops {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 at::Tensor wrapper_CPU_add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
@@ -178,7 +178,7 @@ void boxed_wrapper_CPU__scaled_tanh_backward_self_out(const c10::OperatorHandle&
 
 void boxed_wrapper_CPU_my_fused(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
   [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
-  at::Tensor so_result = impl::my_fused_cpu(so_args[0].toTensor(), structops::boxed::optional_tensor(so_args[1]), so_args[2].toDouble(), so_args[3].toStringView());
+  at::Tensor so_result = impl::my_fused_cpu(so_args[0].toTensor(), structgen::boxed::optional_tensor(so_args[1]), so_args[2].toDouble(), so_args[3].toStringView());
   torch::jit::drop(*so_stack, 4);
   so_stack->emplace_back(std::move(so_result));
 }

@@ -2,15 +2,15 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // CUDA kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
-#include <structops/boxed.h>
-#include <structops/structured.h>
+#include <structgen/boxed.h>
+#include <structgen/structured.h>
 #include <fixture/include/ops/scaled_act.h>
 #include <fixture/include/ops/_scaled_tanh_backward_self.h>
 
 #include <torch/library.h>
 
 namespace fixture::ops {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 at::Tensor wrapper_CUDA_scaled_act(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, c10::string_view mode) {
@@ -87,7 +87,7 @@ void boxed_wrapper_CUDA__scaled_tanh_backward_self_out(const c10::OperatorHandle
 
 }  // namespace
 
-#if defined(STRUCTOPS_CUDA_EMULATION)
+#if defined(STRUCTGEN_CUDA_EMULATION)
 TORCH_LIBRARY_IMPL(fixture_ops_emu, CPU, m) {
 #else
 TORCH_LIBRARY_IMPL(fixture_ops, CUDA, m) {

@@ -2,8 +2,8 @@
 // Regenerate with: python -m codegen (run by the CMake build)
 // Meta kernels: the functional, inplace and out= variants of each structured op,
 // derived from its meta function and impl, and their registration with the dispatcher.
-#include <structops/boxed.h>
-#include <structops/structured.h>
+#include <structgen/boxed.h>
+#include <structgen/structured.h>
 #include <fixture/include/ops/bmm_out.h>
 #include <fixture/include/ops/amax.h>
 #include <fixture/include/ops/scaled_tanh.h>
@@ -11,7 +11,7 @@
 #include <torch/library.h>
 
 namespace fixture::ops {
-using namespace ::structops;  // the runtime's names, unqualified (codegen/project.py)
+using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
 namespace {
 
 at::Tensor& wrapper_Meta_bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {

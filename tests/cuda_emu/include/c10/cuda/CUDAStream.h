@@ -1,5 +1,5 @@
 // Stand-in for c10/cuda/CUDAStream.h in the CPU emulator's build (tests/cuda_emu): one stream, the
-// current one, which is not the default stream (structops::emu::current_stream), and on which
+// current one, which is not the default stream (structgen::emu::current_stream), and on which
 // every emulated launch has finished when it returns. Synchronising fails while it captures.
 #pragma once
 
@@ -10,7 +10,7 @@
 namespace c10::cuda {
 
 struct CUDAStream {
-  cudaStream_t stream() const { return structops::emu::current_stream(); }
+  cudaStream_t stream() const { return structgen::emu::current_stream(); }
   void synchronize() const { C10_CUDA_CHECK(cudaStreamSynchronize(stream())); }
   operator cudaStream_t() const { return stream(); }
 };

@@ -2,15 +2,15 @@
 # Regenerate with: python -m codegen (run by the CMake build)
 """The fixture_ops operators as Python functions (generated from the manifest).
 
-Each name is a C function (structops._dispatch.entry, csrc/python/entry.cpp) that binds the
+Each name is a C function (structgen._dispatch.entry, csrc/python/entry.cpp) that binds the
 common call itself and calls the operator, as torch.add does. The Python function written here
 is what it falls back to for every other call (a tensor subclass, a torch function mode, a
 number for a Tensor, a call that fits no overload) and what torch.compile traces: it calls
 torch.ops.fixture_ops.<op>.<overload>, and a name of several overloads picks one as torch's Python
-layer does (structops._dispatch.pick). Calls that may reach an out= overload go through a bridge
+layer does (structgen._dispatch.pick). Calls that may reach an out= overload go through a bridge
 that turns C++ warnings (the out= resize warning) into Python warnings.
 
-Loading it serves the package (structops.packages.serve): describe(), sharding, vmap and
+Loading it serves the package (structgen.packages.serve): describe(), sharding, vmap and
 DTensor find its ops' index-space functions (_rules) through torch.ops.fixture_ops.
 """
 
@@ -18,12 +18,13 @@ import math  # noqa: F401 - used by some defaults
 
 import torch
 
-from structops._dispatch import call as _call
-from structops._dispatch import entry as _entry
-from structops._dispatch import pick as _pick
-from structops._dispatch import spelled as _spelled
-from structops._dispatch import spelled_call as _spelled_call
-from structops.packages import serve as _serve
+from structgen._dispatch import call as _call
+from structgen._dispatch import entry as _entry
+from structgen._dispatch import pick as _pick
+from structgen._dispatch import register_with_dynamo as _register_with_dynamo
+from structgen._dispatch import spelled as _spelled
+from structgen._dispatch import spelled_call as _spelled_call
+from structgen.packages import serve as _serve
 from fixture_pkg.ops import _rules
 
 _ops = torch.ops.fixture_ops
@@ -183,3 +184,5 @@ def scaled_tanh(self, *, alpha=1, out=None):
 
 
 scaled_tanh = _entry(scaled_tanh, _scaled_tanh_overloads, 'self, *, alpha=1, out=None')
+
+_register_with_dynamo()

@@ -1,6 +1,6 @@
 # @generated from native_functions.yaml by codegen/templates/rules.py.j2 (generator 0.2.0) — DO NOT EDIT.
 # Regenerate with: python -m codegen (run by the CMake build)
-"""The manifest's meta rules for describe() and sharding (structops.rules).
+"""The manifest's meta rules for describe() and sharding (structgen.rules).
 
 Per structured op with a rule: its index-space function, printed from the rule's IR by
 codegen/rules/python.py (each output's dims, with the input axes each dim stands for), and what
@@ -151,7 +151,7 @@ OVERLOADS = {
     '_scaled_tanh_backward_self.out': '_scaled_tanh_backward_self',
 }
 
-# Functional overloads without a rule (a hand-written meta function): structops.vmap loops.
+# Functional overloads without a rule (a hand-written meta function): structgen.vmap loops.
 LOOPED = (
     'aminmax.default',
 )
