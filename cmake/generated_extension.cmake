@@ -3,7 +3,7 @@
 # torch's dispatcher (docs/projects.md). Every project is built by such a call, the repository's
 # own operators included.
 #
-#   include(<generator>/cmake/generated_extension.cmake)   # finds torch (and CUDA, nvcc) once
+#   find_package(structgen CONFIG REQUIRED)   # includes this file: finds torch (and CUDA, nvcc) once
 #   add_generated_extension(<target>
 #     MANIFEST native_functions.yaml       # its first entry is the project header
 #     [SOURCES a.cpp ...]                  # hand-written CPU kernels and meta functions (default:
@@ -289,6 +289,7 @@ function(add_generated_extension target)
   if(STRUCTGEN_CUDA_EMULATION STREQUAL "ON" OR (STRUCTGEN_CUDA_EMULATION STREQUAL "AUTO" AND NOT TORCH_CUDA_LIBRARIES))
     set(EMU_TARGET ${target}_cuda_emu)
     set(EMU_LIBRARY ${target})
+    set(EMU_CHECKS ${GENERATED_PROJECT}_emu_checks)
     set(EMU_DEVICE ${GENERATED_CUDA_DEVICE} ${arg_CUDA_SOURCES})
     set(EMU_HOST ${GENERATED_CUDA_HOST} ${arg_CUDA_HOST_SOURCES})
     set(EMU_INCLUDES "${_RUNTIME_CSRC}/include" "${_RUNTIME_CSRC}" "${gen}/include" ${source_dirs})

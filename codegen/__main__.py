@@ -9,6 +9,8 @@ op's hand-written code must define.
     python -m codegen new-op NAME [--kind pointwise|structured]   scaffold a new op (from torch's
                                             schemas where torch has NAME)
     python -m codegen new-project DIR --name NAME   a new package of operators that builds as made
+    python -m codegen cmake-dir             the folder of its CMake package, for
+                                            find_package(structgen): -Dstructgen_DIR=...
 
 Exit status 2 on a manifest error, printed as file:line: op: problem — fix; nothing is written.
 """
@@ -27,6 +29,9 @@ from codegen.errors import SpecError
 from codegen.gen import all_outputs, generate, write_outputs_cmake
 from codegen.manifest import load_manifest
 from codegen.workers import default_workers
+
+# structgenConfig.cmake's folder: what find_package(structgen) needs (as pybind11.get_cmake_dir()).
+CMAKE_DIR = Path(__file__).resolve().parents[1] / "cmake"
 
 
 def signature(argv: list[str]) -> int:
@@ -93,6 +98,16 @@ def project(argv: list[str]) -> int:
     return 0
 
 
+def cmake_dir(argv: list[str]) -> int:
+    argparse.ArgumentParser(
+        prog="python -m codegen cmake-dir",
+        description="Print the folder of the generator's CMake package, for find_package(structgen): "
+        'cmake -Dstructgen_DIR="$(python -m codegen cmake-dir)" ...',
+    ).parse_args(argv)
+    print(CMAKE_DIR.as_posix())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["signature"]:
@@ -101,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         return scaffold(argv[1:])
     if argv[:1] == ["new-project"]:
         return project(argv[1:])
+    if argv[:1] == ["cmake-dir"]:
+        return cmake_dir(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m codegen", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

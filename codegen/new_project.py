@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen.manifest import load_manifest
+from codegen.version import GENERATOR_VERSION
 
 GENERATOR_ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,8 +61,8 @@ CMAKE = """\
 cmake_minimum_required(VERSION 3.25)
 project({name} LANGUAGES CXX)
 
-set(GENERATOR_ROOT "{generator}" CACHE PATH "the generator's folder")
-include("${{GENERATOR_ROOT}}/cmake/generated_extension.cmake")
+# The generator's CMake package (-Dstructgen_DIR=... names another one than the hint's).
+find_package(structgen {version} CONFIG REQUIRED HINTS "{generator}/cmake")
 
 add_generated_extension({name} MANIFEST native_functions.yaml)
 configure_file(python/{name}/__init__.py "${{{name}_PACKAGE_DIR}}/__init__.py" COPYONLY)
@@ -87,7 +88,7 @@ dependencies = []
 [tool.scikit-build]
 wheel.packages = []  # the package is what CMakeLists.txt installs
 cmake.build-type = "Release"
-cmake.define.GENERATOR_ROOT = "{generator}"
+cmake.define.structgen_DIR = "{generator}/cmake"
 """
 
 INIT = '''\
@@ -173,6 +174,7 @@ def new_project(root: Path, name: str) -> Created:
         "name": name,
         "op": op,
         "generator": GENERATOR_ROOT.as_posix(),
+        "version": ".".join(GENERATOR_VERSION.split(".")[:2]),  # the minor version it is made for
         "suite": (GENERATOR_ROOT / "tests" / "conformance" / "test_conformance.py").as_posix(),
     }
     files = {

@@ -123,7 +123,13 @@ def test_help_lists_the_commands_that_exist_one_per_line():
         line.split() for line in helped.stdout.splitlines() if line.startswith("    python -m codegen ")
     ]
     subcommands = {words[3] for words in usages if len(words) > 3 and not words[3].startswith(("-", "["))}
-    assert subcommands == {"signature", "new-op", "new-project"}  # no 'check': checking is the default
+    assert subcommands == {"signature", "new-op", "new-project", "cmake-dir"}  # no 'check': the default
     for name in subcommands:
         proc = _codegen(name, "--help")
         assert proc.returncode == 0 and f"python -m codegen {name}" in proc.stdout
+
+
+def test_cmake_dir_is_where_find_package_finds_the_generator():
+    proc = _codegen("cmake-dir")
+    assert proc.returncode == 0, proc.stderr
+    assert (Path(proc.stdout.strip()) / "structgenConfig.cmake").is_file(), proc.stdout

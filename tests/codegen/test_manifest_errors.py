@@ -31,8 +31,8 @@ CASES = {
     "pytorch_only_key": (
         "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n  autogen: neg.out\n",
         (
-            "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'autogen' is a PyTorch key that the generator"
-            " does not support — remove it"
+            "native_functions.yaml:3: neg(Tensor self) -> Tensor: 'autogen' is a PyTorch key that the"
+            " generator does not support — remove it"
         ),
     ),
     "duplicate_key": (

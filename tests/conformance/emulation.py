@@ -80,6 +80,11 @@ def namespace() -> str:
     return f"{under_test().name}_emu"
 
 
+def checks() -> Any:
+    """torch.ops.<package>_emu_checks: the emulator's own controls (tests/cuda_emu/emulator_checks.cpp)."""
+    return getattr(torch.ops, f"{namespace()}_checks")
+
+
 @functools.cache
 def emulated_library() -> torch.library.Library:
     """torch.ops.<package>_emu: every op's CUDA path registered for CPU tensors, with the
@@ -110,10 +115,10 @@ def poison_checked(call: Callable[[], Any], what: str) -> Any:
     that no thread wrote: where one of its kernels used shared memory, ``call`` runs again with
     another poison in unwritten shared memory and must give the same bits. If it does not, each
     kernel that used shared memory is poisoned alone to find the ones whose reads change it."""
-    checks = torch.ops.structgen_emu_checks
-    checks.take_shared_memory_kernels()
+    controls = checks()
+    controls.take_shared_memory_kernels()
     result = call()
-    kernels = checks.take_shared_memory_kernels()
+    kernels = controls.take_shared_memory_kernels()
     if not kernels or same_bits(result, poisoned(call, "")):
         return result
     readers = [k for k in kernels if not same_bits(result, poisoned(call, k))] or kernels
@@ -126,11 +131,11 @@ def poison_checked(call: Callable[[], Any], what: str) -> Any:
 
 def poisoned(call: Callable[[], Any], kernel: str) -> Any:
     """call() with OTHER_POISON in the unwritten shared memory of ``kernel`` (every kernel: "")."""
-    torch.ops.structgen_emu_checks.set_shared_poison(OTHER_POISON, kernel)
+    checks().set_shared_poison(OTHER_POISON, kernel)
     try:
         return call()
     finally:
-        torch.ops.structgen_emu_checks.set_shared_poison(POISON)
+        checks().set_shared_poison(POISON)
 
 
 def same_bits(a: Any, b: Any) -> bool:

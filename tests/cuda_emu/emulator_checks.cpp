@@ -1,4 +1,4 @@
-// torch.ops.structgen_emu_checks: the emulator's own checks (emulator_checks.cu) for
+// torch.ops.<project>_emu_checks: the emulator's own checks (emulator_checks.cu) for
 // tests/cuda_emu/test_emulator.py, and its switches (schedule, indices, shared memory poison,
 // graph capture) for the tests that run the real kernels.
 #include <ATen/core/Tensor.h>
@@ -55,7 +55,10 @@ int64_t read_on_host(const at::Tensor& t) { return cuda_host::item<int64_t>(t, "
 
 }  // namespace
 
-TORCH_LIBRARY(structgen_emu_checks, m) {
+// torch.ops.<project>_emu_checks (STRUCTGEN_EMU_CHECKS, from the build): each project's emulator
+// has its own. The macro in between expands the name before TORCH_LIBRARY pastes it.
+#define STRUCTGEN_EMU_LIBRARY(name, m) TORCH_LIBRARY(name, m)
+STRUCTGEN_EMU_LIBRARY(STRUCTGEN_EMU_CHECKS, m) {
   m.def("set_capturing(bool capturing) -> ()", &::structgen::emu::set_capturing);
   m.def("set_shared_poison(int byte, str kernel=\"\") -> ()", &set_shared_poison);
   m.def("take_shared_memory_kernels() -> str[]", &::structgen::emu::take_shared_memory_kernels);

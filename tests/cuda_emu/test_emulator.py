@@ -22,7 +22,7 @@ SOURCE = "cuda_emu/emulator_checks.cu"  # where the emulator says each thread's 
 def run(name: str, buffer: torch.Tensor | None = None) -> str:
     emulated_library()
     buffer = torch.zeros(16 * 1024, dtype=torch.int32) if buffer is None else buffer
-    return torch.ops.structgen_emu_checks.run(name, buffer)
+    return torch.ops.structops_emu_checks.run(name, buffer)
 
 
 @pytest.mark.parametrize(
@@ -117,11 +117,11 @@ def edge_floats() -> torch.Tensor:
 def test_float_to_16_bits_rounds_to_nearest_even(bfloat16):
     emulated_library()
     x = edge_floats()
-    got = torch.ops.structgen_emu_checks.bits(x, bfloat16)
+    got = torch.ops.structops_emu_checks.bits(x, bfloat16)
     expected = x.to(torch.bfloat16 if bfloat16 else torch.float16).view(torch.int16)
     nan = x.isnan()
     assert torch.equal(got[~nan], expected[~nan])
-    assert torch.ops.structgen_emu_checks.values(got[nan], bfloat16).isnan().all()
+    assert torch.ops.structops_emu_checks.values(got[nan], bfloat16).isnan().all()
 
 
 def test_double_to_half_rounds_once():
@@ -131,7 +131,7 @@ def test_double_to_half_rounds_once():
     x = edge_floats().double()
     g = torch.Generator().manual_seed(1)
     x = torch.cat([x, x + torch.randn(x.shape, generator=g, dtype=torch.float64) * x.abs() * 2**-30])
-    got = torch.ops.structgen_emu_checks.bits(x, False).numpy()
+    got = torch.ops.structops_emu_checks.bits(x, False).numpy()
     expected = x.numpy().astype(np.float16).view(np.int16)
     finite = ~np.isnan(x.numpy())
     assert (got[finite] == expected[finite]).all()
@@ -141,7 +141,7 @@ def test_double_to_half_rounds_once():
 def test_16_bits_to_float_is_exact(bfloat16):
     emulated_library()
     bits = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16)
-    got = torch.ops.structgen_emu_checks.values(bits, bfloat16)
+    got = torch.ops.structops_emu_checks.values(bits, bfloat16)
     expected = bits.view(torch.bfloat16 if bfloat16 else torch.float16).float()
     assert torch.equal(got.isnan(), expected.isnan())
     finite = ~expected.isnan()

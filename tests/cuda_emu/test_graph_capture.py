@@ -26,9 +26,9 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture
 def capturing():
     emulated_library()
-    torch.ops.structgen_emu_checks.set_capturing(True)
+    torch.ops.structops_emu_checks.set_capturing(True)
     yield
-    torch.ops.structgen_emu_checks.set_capturing(False)
+    torch.ops.structops_emu_checks.set_capturing(False)
 
 
 X = torch.randn(6, 5)
@@ -105,7 +105,7 @@ SYNCS += ["c10_synchronize"]  # CUDAStream::synchronize(), which raises as C10_C
 
 
 def run_case(name: str) -> str:
-    return torch.ops.structgen_emu_checks.run(name, torch.zeros(16 * 1024, dtype=torch.int32))
+    return torch.ops.structops_emu_checks.run(name, torch.zeros(16 * 1024, dtype=torch.int32))
 
 
 @pytest.mark.parametrize("name", SYNCS)
@@ -126,16 +126,16 @@ def test_host_synchronisations_outside_a_capture(name):
 
 def test_the_glue_reads_device_memory_only_outside_a_capture():
     emulated_library()
-    assert torch.ops.structgen_emu_checks.read_on_host(torch.tensor([7])) == 7
-    torch.ops.structgen_emu_checks.set_capturing(True)
+    assert torch.ops.structops_emu_checks.read_on_host(torch.tensor([7])) == 7
+    torch.ops.structops_emu_checks.set_capturing(True)
     try:
         with pytest.raises(
             RuntimeError,
             match=r"^read_on_host: reads device memory on the host while a CUDA graph is captured \(",
         ):
-            torch.ops.structgen_emu_checks.read_on_host(torch.tensor([7]))
+            torch.ops.structops_emu_checks.read_on_host(torch.tensor([7]))
     finally:
-        torch.ops.structgen_emu_checks.set_capturing(False)
+        torch.ops.structops_emu_checks.set_capturing(False)
 
 
 CUDA_SPECS = [s for s in load_specs() if "cuda" in s.devices]
@@ -153,9 +153,9 @@ def test_every_op_runs_while_capturing(spec, capturing):
                 s.clone().call(functional(spec))
             except (RuntimeError, IndexError):  # a sample the CPU impl refuses (the emulated_cuda check's)
                 continue
-            torch.ops.structgen_emu_checks.set_capturing(False)
+            torch.ops.structops_emu_checks.set_capturing(False)
             eager = s.clone().call(emu)
-            torch.ops.structgen_emu_checks.set_capturing(True)
+            torch.ops.structops_emu_checks.set_capturing(True)
             captured = s.clone().call(emu)
             eager, captured = (r if isinstance(r, tuple | list) else (r,) for r in (eager, captured))
             for e, c in zip(eager, captured, strict=True):

@@ -599,9 +599,9 @@ WIDE_CALLS = {
 @pytest.fixture
 def wide_indices():
     emulated_library()
-    torch.ops.structgen_emu_checks.set_wide_indices(True)
+    torch.ops.structops_emu_checks.set_wide_indices(True)
     yield
-    torch.ops.structgen_emu_checks.set_wide_indices(False)
+    torch.ops.structops_emu_checks.set_wide_indices(False)
 
 
 @pytest.mark.parametrize("call", WIDE_CALLS)
@@ -619,7 +619,7 @@ def test_wide_indices_switch_takes_the_64_bit_kernels(tmp_path):
         "from tests.conformance.emulation import emulated_library\n"
         "from tests.conformance.spec import op\n"
         "emulated_library()\n"
-        "torch.ops.structgen_emu_checks.set_wide_indices(True)\n"
+        "torch.ops.structops_emu_checks.set_wide_indices(True)\n"
         "x = torch.randn(37, 41)\n"
         "op('structops_emu', 'add.Tensor')(x, x)\n"
         "op('structops_emu', 'add.Tensor')(x.t(), x[:1].t())\n"

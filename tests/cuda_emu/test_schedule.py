@@ -54,13 +54,13 @@ def test_the_reverse_schedule_runs_blocks_the_other_way():
     """A racy kernel (every block writes its index to one place) tells the two orders apart."""
     emulated_library()
     buffer = torch.zeros(16 * 1024, dtype=torch.int32)
-    torch.ops.structgen_emu_checks.run("last_block_wins", buffer)
+    torch.ops.structops_emu_checks.run("last_block_wins", buffer)
     assert buffer[0] == 2
-    torch.ops.structgen_emu_checks.set_reverse_schedule(True)
+    torch.ops.structops_emu_checks.set_reverse_schedule(True)
     try:
-        torch.ops.structgen_emu_checks.run("last_block_wins", buffer)
+        torch.ops.structops_emu_checks.run("last_block_wins", buffer)
     finally:
-        torch.ops.structgen_emu_checks.set_reverse_schedule(False)
+        torch.ops.structops_emu_checks.set_reverse_schedule(False)
     assert buffer[0] == 0
 
 
@@ -68,11 +68,11 @@ def test_the_reverse_schedule_runs_blocks_the_other_way():
 def test_results_do_not_depend_on_the_schedule(call):
     emulated_library()
     forward = CALLS[call]()
-    torch.ops.structgen_emu_checks.set_reverse_schedule(True)
+    torch.ops.structops_emu_checks.set_reverse_schedule(True)
     try:
         backward = CALLS[call]()
     finally:
-        torch.ops.structgen_emu_checks.set_reverse_schedule(False)
+        torch.ops.structops_emu_checks.set_reverse_schedule(False)
     forward = forward if isinstance(forward, tuple) else (forward,)
     backward = backward if isinstance(backward, tuple) else (backward,)
     for f, b in zip(forward, backward, strict=True):

@@ -22,11 +22,11 @@ def unwritten(poison: int, kernel: str = "") -> torch.Tensor:
     """What the unwritten_shared check kernel reads from a shared array it never wrote."""
     emulated_library()
     buffer = torch.zeros(16 * 1024, dtype=torch.float32)
-    torch.ops.structgen_emu_checks.set_shared_poison(poison, kernel)
+    torch.ops.structops_emu_checks.set_shared_poison(poison, kernel)
     try:
-        assert torch.ops.structgen_emu_checks.run("unwritten_shared", buffer) == "ok"
+        assert torch.ops.structops_emu_checks.run("unwritten_shared", buffer) == "ok"
     finally:
-        torch.ops.structgen_emu_checks.set_shared_poison(0xFF)
+        torch.ops.structops_emu_checks.set_shared_poison(0xFF)
     return buffer[:64].view(torch.int32)
 
 
@@ -41,13 +41,13 @@ def test_unwritten_shared_memory_holds_the_poison():
 def test_a_poison_is_a_byte():
     emulated_library()
     with pytest.raises(ValueError, match=r"set_shared_poison: the poison is a byte \(0 to 255\), got 256"):
-        torch.ops.structgen_emu_checks.set_shared_poison(256)
+        torch.ops.structops_emu_checks.set_shared_poison(256)
 
 
 def test_a_read_of_unwritten_shared_memory_is_named():
     def call():
         buffer = torch.zeros(16 * 1024, dtype=torch.float32)
-        torch.ops.structgen_emu_checks.run("unwritten_shared", buffer)
+        torch.ops.structops_emu_checks.run("unwritten_shared", buffer)
         return buffer
 
     emulated_library()
