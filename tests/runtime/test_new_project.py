@@ -69,7 +69,7 @@ def test_a_new_project_builds_and_passes_its_test_with_its_readme_commands(tmp_p
 
 
 def test_new_project_refuses_a_bad_name_or_a_folder_with_files(tmp_path):
-    for name in ("My-Ops", "class", "structops"):
+    for name in ("My-Ops", "class", "structgen", "torch"):  # structgen: the runtime's package
         proc = subprocess.run(
             [sys.executable, "-m", "codegen", "new-project", str(tmp_path / "p"), "--name", name],
             cwd=ROOT,
