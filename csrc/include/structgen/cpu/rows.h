@@ -509,11 +509,16 @@ struct WithValues {
     }
   }
 
+  // A member, not a lambda: always_inline reaches it, so the formula inlines into the row loop
+  // (as a lambda gcc kept it out of line for some bf16/f16 gradient formulas: a call per element).
+  template <size_t... I, typename... X>
+  [[gnu::always_inline]] auto call(std::index_sequence<I...>, X... x) const {
+    return f(input<I>(x)...);
+  }
+
   template <typename... X>
   [[gnu::always_inline]] auto operator()(X... x) const {
-    return [&]<size_t... I>(std::index_sequence<I...>) {
-      return f(input<I>(x)...);
-    }(std::index_sequence_for<X...>{});
+    return call(std::index_sequence_for<X...>{}, x...);
   }
 };
 
