@@ -4,20 +4,22 @@
 # codegen; the generator only forwards what the manifest declares, it never reads csrc/.
 #
 #   -DVARIANTS=<generated>/variant_sources.cmake  one kernel_variant() call per kernel variant
-#   -DCSRC=<source>/csrc  -DOUT=<build>/autotune_build.cpp  -DDEPFILE=...  -DSTAMP=...
+#   -DCSRC=<source>/csrc  -DRUNTIME_INCLUDE=<generator>/csrc/include
+#   -DOUT=<build>/autotune_build.cpp  -DDEPFILE=...  -DSTAMP=...
 #   -DCOMPILE_FLAGS=...  -DTORCH_VERSION=...
 #
 # A variant's hash is the SHA-256 of its manifest entry's hash and of every file it declares
-# (`kernels: sources:`, paths under csrc/; a folder stands for the files directly in it), by path
-# and content. A path with a `cpu` part (ops/reduce/cpu_sum.cpp, ops/linalg/cpu_gemm.cpp,
-# include/structgen/cpu/) counts for CPU variants only, one with a `cuda` part for CUDA variants
+# (`kernels: sources:`, paths under the project's csrc/, or the runtime's headers spelt as they are
+# included, structgen/...; a folder stands for the files directly in it), by path and content.
+# A path with a `cpu` part (ops/reduce/cpu_sum.cpp, ops/linalg/cpu_gemm.cpp, structgen/cpu/)
+# counts for CPU variants only, one with a `cuda` part for CUDA variants
 # only: a family folder serves both devices and an edit re-tunes only the device it touches.
 # OUT is rewritten only when its text changes, so the build recompiles it only then; the depfile
 # lists every hashed file and folder, so editing one of them (or adding a file to a folder) re-runs
 # this script, and editing any other file does not.
 cmake_minimum_required(VERSION 3.25)
 
-foreach(var VARIANTS CSRC OUT DEPFILE STAMP)
+foreach(var VARIANTS CSRC RUNTIME_INCLUDE OUT DEPFILE STAMP)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "autotune_build.cmake: -D${var}=... is missing (see the script's header)")
   endif()
@@ -32,6 +34,15 @@ function(_c_string out text)
   set(${out} "\"${text}\"" PARENT_SCOPE)
 endfunction()
 
+# The folder a declared path is under: the runtime's headers for structgen/..., else the project's.
+function(_source_base out entry)
+  if(entry MATCHES "^structgen(/|$)")
+    set(${out} "${RUNTIME_INCLUDE}" PARENT_SCOPE)
+  else()
+    set(${out} "${CSRC}" PARENT_SCOPE)
+  endif()
+endfunction()
+
 # kernel_variant(<symbol> <CPU|CUDA> <manifest hash> <where> [<path under csrc/> ...])
 function(kernel_variant symbol device manifest_hash where)
   if(device STREQUAL "CPU")
@@ -44,16 +55,17 @@ function(kernel_variant symbol device manifest_hash where)
   set(files "")
   set(read "")
   foreach(entry IN LISTS ARGN)
-    set(path "${CSRC}/${entry}")
+    _source_base(base "${entry}")
+    set(path "${base}/${entry}")
     if(IS_DIRECTORY "${path}")
-      file(GLOB found LIST_DIRECTORIES false RELATIVE "${CSRC}" "${path}/*")
+      file(GLOB found LIST_DIRECTORIES false RELATIVE "${base}" "${path}/*")
       list(APPEND read "${path}")
     elseif(EXISTS "${path}")
       set(found "${entry}")
     else()
       message(FATAL_ERROR "${where}: kernels.sources names '${entry}', which is not in csrc/ — "
-                          "list the files or folders under csrc/ that the ${device} variants' code is in "
-                          "(e.g. ops/reduce, include/structgen/cpu/reduce.h)")
+                          "list the files or folders under csrc/ that the ${device} variants' code is in, "
+                          "or the runtime's headers they include (e.g. ops/reduce, structgen/cpu/reduce.h)")
     endif()
     foreach(rel IN LISTS found)
       if(NOT "/${rel}" MATCHES "/${other}([._/]|$)")  # the other device's file
@@ -69,9 +81,10 @@ function(kernel_variant symbol device manifest_hash where)
   endif()
   set(text "${manifest_hash}\n")
   foreach(rel IN LISTS files)
-    file(SHA256 "${CSRC}/${rel}" file_hash)
+    _source_base(base "${rel}")
+    file(SHA256 "${base}/${rel}" file_hash)
     string(APPEND text "${rel} ${file_hash}\n")
-    list(APPEND read "${CSRC}/${rel}")
+    list(APPEND read "${base}/${rel}")
   endforeach()
   string(SHA256 hash "${text}")
   string(SUBSTRING "${hash}" 0 16 hash)

@@ -20,7 +20,7 @@
 # Where torch has CUDA, the device code and host glue link in. Where it has not and nvcc exists,
 # the device code is compile-checked (STRUCTGEN_CUDA_CHECK: AUTO, ON, OFF), and the target
 # <target>_cuda_emu (built on demand: the conformance suite builds it) is the CUDA path compiled
-# as host C++ for the CPU emulator (tests/cuda_emu/CMakeLists.txt, docs/cuda_emulation.md).
+# as host C++ for the CPU emulator (csrc/emulator/CMakeLists.txt, docs/cuda_emulation.md).
 #
 # Why each compile flag, precompiled header and unity group: docs/build.md. The STRUCTGEN_ prefix
 # of the cache variables and macros is the runtime's (codegen/api/names.py RUNTIME.macro).
@@ -35,16 +35,22 @@ if(NOT CMAKE_BUILD_TYPE)
   set(CMAKE_BUILD_TYPE Release)
 endif()
 
-# --- torch, from the Python environment the build runs in (no build isolation) ------------------
-if(NOT Python_EXECUTABLE)
-  find_package(Python 3.10 REQUIRED COMPONENTS Interpreter)
-endif()
-if(NOT TARGET torch)
-  execute_process(
-    COMMAND "${Python_EXECUTABLE}" -c "import torch; print(torch.utils.cmake_prefix_path)"
-    OUTPUT_VARIABLE _torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
-  list(APPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
-  find_package(Torch REQUIRED)
+include("${CMAKE_CURRENT_LIST_DIR}/torch.cmake")
+
+# --- the generator: the Python package beside this file, run by the Python the build runs -------
+# The build runs `python -m structgen.codegen`; it must be this CMake package's own generator (a
+# checkout and an installed copy of different versions would otherwise mix).
+execute_process(
+  COMMAND "${Python_EXECUTABLE}" -c "import os, structgen.codegen as c; print(os.path.dirname(os.path.dirname(os.path.realpath(c.__file__))))"
+  OUTPUT_VARIABLE _imported_root OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_VARIABLE _import_error RESULT_VARIABLE _import_failed)
+file(REAL_PATH "${_GENERATOR_ROOT}" _generator_real)
+if(_import_failed)
+  message(FATAL_ERROR "${Python_EXECUTABLE} cannot import structgen.codegen (${_import_error}): install the "
+                      "generator into that Python (pip install structgen, or pip install -e <its checkout>)")
+elseif(NOT _imported_root STREQUAL _generator_real)
+  message(FATAL_ERROR "this structgen CMake package is ${_generator_real}, but ${Python_EXECUTABLE} imports the "
+                      "generator from ${_imported_root}: find the one that Python has, "
+                      "-Dstructgen_DIR=\"$(python -m structgen.codegen cmake-dir)\"")
 endif()
 
 # --- the CPU instruction set --------------------------------------------------------------------
@@ -141,7 +147,7 @@ function(add_generated_extension target)
   endif()
   get_filename_component(manifest "${arg_MANIFEST}" ABSOLUTE)
   set(gen "${CMAKE_CURRENT_BINARY_DIR}/${target}_generated")
-  set(codegen "${CMAKE_COMMAND}" -E env "PYTHONPATH=${_GENERATOR_ROOT}" "${Python_EXECUTABLE}" -m codegen
+  set(codegen "${Python_EXECUTABLE}" -m structgen.codegen
               --manifest "${manifest}" --out-dir "${gen}" --shards ${arg_SHARDS})
 
   # The generated files by kind (GENERATED_GLUE, GENERATED_KERNELS, GENERATED_OPS, ...): the
@@ -210,6 +216,7 @@ function(add_generated_extension target)
     OUTPUT "${build_info}.stamp"
     BYPRODUCTS "${build_info}"
     COMMAND "${CMAKE_COMMAND}" "-DVARIANTS=${gen}/variant_sources.cmake" "-DCSRC=${sources_root}/${first_folder}"
+            "-DRUNTIME_INCLUDE=${_RUNTIME_CSRC}/include"
             "-DOUT=${build_info}" "-DDEPFILE=${build_info}.d" "-DSTAMP=${build_info}.stamp"
             "-DCOMPILE_FLAGS=${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} ${CMAKE_BUILD_TYPE} ${CMAKE_CXX_FLAGS} ${STRUCTGEN_CPU_ISA} ${cpu_features}"
             "-DTORCH_VERSION=${Torch_VERSION}"
@@ -275,8 +282,7 @@ function(add_generated_extension target)
   target_link_options(${target} PRIVATE -Wl,-Bsymbolic)
   # A function the manifest declares and no source defines stops the build at its manifest line.
   add_custom_command(TARGET ${target} POST_BUILD
-    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${_GENERATOR_ROOT}"
-            "${Python_EXECUTABLE}" -m codegen.link "$<TARGET_FILE:${target}>" "${gen}/hooks.txt"
+    COMMAND "${Python_EXECUTABLE}" -m structgen.codegen.link "$<TARGET_FILE:${target}>" "${gen}/hooks.txt"
     VERBATIM)
   string(REPLACE "." "/" package_dir "${GENERATED_PYTHON_PACKAGE}")
   set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${gen}/python/${package_dir}")
@@ -284,7 +290,7 @@ function(add_generated_extension target)
   if(_CUDA_MODE STREQUAL "check")
     _add_generated_cuda_check(${target} "${gen}" "${arg_CUDA_SOURCES}" "${source_dirs}")
   endif()
-  # <target>_cuda_emu, in a directory of its own (tests/cuda_emu/CMakeLists.txt says why).
+  # <target>_cuda_emu, in a directory of its own (csrc/emulator/CMakeLists.txt says why).
   set(emulator "")
   if(STRUCTGEN_CUDA_EMULATION STREQUAL "ON" OR (STRUCTGEN_CUDA_EMULATION STREQUAL "AUTO" AND NOT TORCH_CUDA_LIBRARIES))
     set(EMU_TARGET ${target}_cuda_emu)
@@ -295,7 +301,7 @@ function(add_generated_extension target)
     set(EMU_INCLUDES "${_RUNTIME_CSRC}/include" "${_RUNTIME_CSRC}" "${gen}/include" ${source_dirs})
     set(EMU_PCH "${pch}")
     set(EMU_STAMP "${gen}/codegen.stamp")
-    add_subdirectory("${_GENERATOR_ROOT}/tests/cuda_emu" "${CMAKE_CURRENT_BINARY_DIR}/${target}_cuda_emu")
+    add_subdirectory("${_RUNTIME_CSRC}/emulator" "${CMAKE_CURRENT_BINARY_DIR}/${target}_cuda_emu")
     set(emulator "${target}_cuda_emu/lib${target}_cuda_emu.so")
   endif()
   file(GENERATE OUTPUT "${gen}/python/${package_dir}/_build.py" CONTENT

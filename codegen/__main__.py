@@ -1,16 +1,16 @@
-"""python -m codegen: check a manifest, generate the extension's sources, or print the hooks an
-op's hand-written code must define.
+"""structgen (the console script; python -m structgen.codegen is the same): check a manifest,
+generate the extension's sources, or print the hooks an op's hand-written code must define.
 
-    python -m codegen [--manifest M]        check the manifest (writes nothing)
-    python -m codegen --out-dir DIR         generate into DIR (what the CMake build runs)
-    python -m codegen --out-dir DIR --cmake-outputs    write DIR/outputs.cmake only: the build's
-                                            file lists by kind (CMake's configure step)
-    python -m codegen signature OP          the C++ functions to define for OP
-    python -m codegen new-op NAME [--kind pointwise|structured]   scaffold a new op (from torch's
-                                            schemas where torch has NAME)
-    python -m codegen new-project DIR --name NAME   a new package of operators that builds as made
-    python -m codegen cmake-dir             the folder of its CMake package, for
-                                            find_package(structgen): -Dstructgen_DIR=...
+    structgen [--manifest M]                 check the manifest (writes nothing)
+    structgen --out-dir DIR                  generate into DIR (what the CMake build runs)
+    structgen --out-dir DIR --cmake-outputs  write DIR/outputs.cmake only: the build's file lists by
+                                             kind (CMake's configure step)
+    structgen signature OP                   the C++ functions to define for OP
+    structgen new-op NAME [--kind pointwise|structured]   scaffold a new op (from torch's schemas
+                                             where torch has NAME)
+    structgen new-project DIR --name NAME    a new package of operators that builds as made
+    structgen cmake-dir                      the folder of its CMake package, for
+                                             find_package(structgen): -Dstructgen_DIR=...
 
 Exit status 2 on a manifest error, printed as file:line: op: problem — fix; nothing is written.
 """
@@ -23,19 +23,19 @@ import sys
 import time
 from pathlib import Path
 
-from codegen import new_op, new_project
-from codegen.dest.structured import hooks
-from codegen.errors import SpecError
-from codegen.gen import all_outputs, generate, write_outputs_cmake
-from codegen.manifest import load_manifest
-from codegen.workers import default_workers
+from structgen.codegen import new_op, new_project
+from structgen.codegen.dest.structured import hooks
+from structgen.codegen.errors import SpecError
+from structgen.codegen.gen import all_outputs, generate, write_outputs_cmake
+from structgen.codegen.manifest import load_manifest
+from structgen.codegen.workers import default_workers
 
 # structgenConfig.cmake's folder: what find_package(structgen) needs (as pybind11.get_cmake_dir()).
 CMAKE_DIR = Path(__file__).resolve().parents[1] / "cmake"
 
 
 def signature(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen signature", description="the hooks to define")
+    parser = argparse.ArgumentParser(prog="structgen signature", description="the hooks to define")
     parser.add_argument("op", help="an op's name (sum), overload (sum.dim_IntList) or structured name")
     parser.add_argument("--manifest", type=Path, default=Path("native_functions.yaml"))
     args = parser.parse_args(argv)
@@ -59,7 +59,7 @@ def signature(argv: list[str]) -> int:
 
 
 def scaffold(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen new-op", description=new_op.__doc__)
+    parser = argparse.ArgumentParser(prog="structgen new-op", description=new_op.__doc__)
     parser.add_argument("name")
     parser.add_argument(
         "--kind",
@@ -83,7 +83,7 @@ def scaffold(argv: list[str]) -> int:
 
 
 def project(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen new-project", description=new_project.__doc__)
+    parser = argparse.ArgumentParser(prog="structgen new-project", description=new_project.__doc__)
     parser.add_argument("dir", type=Path, help="a new or empty folder")
     parser.add_argument("--name", required=True, help="the package and torch.ops namespace (a Python name)")
     args = parser.parse_args(argv)
@@ -100,9 +100,9 @@ def project(argv: list[str]) -> int:
 
 def cmake_dir(argv: list[str]) -> int:
     argparse.ArgumentParser(
-        prog="python -m codegen cmake-dir",
+        prog="structgen cmake-dir",
         description="Print the folder of the generator's CMake package, for find_package(structgen): "
-        'cmake -Dstructgen_DIR="$(python -m codegen cmake-dir)" ...',
+        'cmake -Dstructgen_DIR="$(python -m structgen.codegen cmake-dir)" ...',
     ).parse_args(argv)
     print(CMAKE_DIR.as_posix())
     return 0
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["cmake-dir"]:
         return cmake_dir(argv[1:])
     parser = argparse.ArgumentParser(
-        prog="python -m codegen", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="structgen", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--manifest", type=Path, default=Path("native_functions.yaml"))
     parser.add_argument("--out-dir", type=Path, help="write the generated sources here (default: check only)")

@@ -35,8 +35,8 @@ import ast
 import dataclasses
 from dataclasses import dataclass
 
-from codegen.errors import Problem
-from codegen.model import (
+from structgen.codegen.errors import Problem
+from structgen.codegen.model import (
     Argument,
     BaseTy,
     BaseType,

@@ -2,7 +2,7 @@
 about an op (docs/conformance.md: the reference, with the defaults). Its Python sources
 (reference, args, errors, samples) are evaluated by the suite with torch, over_dims (a reduction
 over one dim as one over a dim list), and, for references written as a pointwise formula,
-precise and pw (tests/conformance/formula.py) in scope.
+precise and pw (structgen/conformance/formula.py) in scope.
 
 Everything has a default except the reference, so most ops need one line:
 
@@ -24,8 +24,8 @@ Everything has a default except the reference, so most ops need one line:
       samples: ["t(2, 3), t(3, 4)"]     # inputs, where the default does not fit: t(*shape) makes a
                                         # tensor of the tested dtype and device. Default: pointwise
                                         # and reduction ops have generators; other ops get inputs
-                                        # drawn from their rule's patterns (tests/conformance/drawn.py)
-      hostile:                          # where the hostile check (tests/conformance/hostile.py)
+                                        # drawn from their rule's patterns (structgen/conformance/drawn.py)
+      hostile:                          # where the hostile check (structgen/conformance/hostile.py)
       - {samples: "^value=0.33", dtypes: [int64], differs: refuses, why: "..."}   # may not take
                                         # torch's result: the samples whose repr (description and
                                         # arguments) the regex matches, of these dtypes (default
@@ -48,7 +48,7 @@ Everything has a default except the reference, so most ops need one line:
         - {failures: "unexpected keyword argument 'sparse'", why: "..."}     # failures it matches
       opinfo: {none: "why"}             # no OpInfo calls this operator: say why
       vmap_loops: {calls: every, why: "..."}   # vmap runs this op one batch element at a time
-                                        # (tests/conformance/batching.py): every call may loop
+                                        # (structgen/conformance/batching.py): every call may loop
                                         # (and one must), or with `calls: others` only the calls
                                         # that batch other tensors than the first
 """
@@ -60,8 +60,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from codegen.errors import SpecError
-from codegen.load import LineDict
+from structgen.codegen.errors import SpecError
+from structgen.codegen.load import LineDict
 
 # torch dtype names the suite knows, in the order tests run.
 DTYPES = (
@@ -156,7 +156,7 @@ class TestSpec:
     errors: tuple[ErrorCase, ...]
     samples: tuple[str, ...] = ()  # Python source of argument lists, with t(*shape) in scope
     grad_reference: str | None = None  # the gradients' reference (default: reference)
-    # `python -m codegen new-op`'s scaffold (an identity) under the name of the op it will become:
+    # `python -m structgen.codegen new-op`'s scaffold (an identity) under the name of the op it will become:
     # not compared with torch's operator of that name (schema parity, OpInfo samples) until the
     # author removes the key; its own suite runs against `reference` as any op's.
     scaffold: bool = False

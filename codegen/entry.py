@@ -11,14 +11,20 @@ from __future__ import annotations
 import dataclasses
 import keyword
 
-from codegen import composite, spellings
-from codegen.api import boxed, cpp, python
-from codegen.api.names import CPP_KEYWORDS, GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
-from codegen.autograd.formulas import parse_derivatives
-from codegen.conformance import parse_tests
-from codegen.errors import SpecError
-from codegen.load import LineDict
-from codegen.model import (
+from structgen.codegen import composite, spellings
+from structgen.codegen.api import boxed, cpp, python
+from structgen.codegen.api.names import (
+    CPP_KEYWORDS,
+    GENERATED_LOCALS,
+    GENERATED_PREFIX,
+    cpp_name,
+    generated_names,
+)
+from structgen.codegen.autograd.formulas import parse_derivatives
+from structgen.codegen.conformance import parse_tests
+from structgen.codegen.errors import SpecError
+from structgen.codegen.load import LineDict
+from structgen.codegen.model import (
     Argument,
     BaseTy,
     BaseType,
@@ -30,13 +36,13 @@ from codegen.model import (
     SchemaSyntaxError,
     is_tensor_like,
 )
-from codegen.multi_kernel import MultiKernel, parse_kernels
-from codegen.native import DispatchKey, Location, NativeFunction, Precomputed
-from codegen.pointwise.model import elementwise_defaults, parse_pointwise
-from codegen.rules.check import RuleError, check_tuning
-from codegen.rules.model import parse_rule
-from codegen.rules.spec import Rule
-from codegen.rules.syntax import PDim, PGroup
+from structgen.codegen.multi_kernel import MultiKernel, parse_kernels
+from structgen.codegen.native import DispatchKey, Location, NativeFunction, Precomputed
+from structgen.codegen.pointwise.model import elementwise_defaults, parse_pointwise
+from structgen.codegen.rules.check import RuleError, check_tuning
+from structgen.codegen.rules.model import parse_rule
+from structgen.codegen.rules.spec import Rule
+from structgen.codegen.rules.syntax import PDim, PGroup
 
 # Keys of PyTorch's manifest that the generator implements, plus its own additions.
 SUPPORTED_KEYS = (
@@ -850,7 +856,7 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 "structured",
                 op,
                 "a structured op needs an impl for CPU or CUDA",
-                f"add e.g. 'dispatch: [CPU]' and define the impl 'python -m codegen signature "
+                f"add e.g. 'dispatch: [CPU]' and define the impl 'structgen signature "
                 f"{fn.func.name.name}' prints in csrc/ops/<family>/cpu.cpp",
             )
         if fn.rule is None and not fn.meta_custom:

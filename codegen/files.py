@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-
-from codegen.version import GENERATOR_VERSION
+from structgen.codegen.version import GENERATOR_VERSION
 
 TEMPLATES = Path(__file__).parent / "templates"
-REGENERATE = "python -m codegen (run by the CMake build)"
+REGENERATE = "python -m structgen.codegen (run by the CMake build)"
 
 _COMMENT = {
     ".cpp": "//",

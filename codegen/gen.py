@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from codegen.api import names
-from codegen.dest import (
+from structgen.codegen.api import names
+from structgen.codegen.dest import (
     autograd,
     composites,
     multi_kernel,
@@ -19,10 +19,10 @@ from codegen.dest import (
     rules_data,
     structured,
 )
-from codegen.files import FileManager
-from codegen.native import DispatchKey, Manifest
-from codegen.project import Project
-from codegen.workers import run_jobs
+from structgen.codegen.files import FileManager
+from structgen.codegen.native import DispatchKey, Manifest
+from structgen.codegen.project import Project
+from structgen.codegen.workers import run_jobs
 
 # Keys with wrapper shards, and the file stem of each. CUDA shards are compiled only when the
 # installed torch has CUDA (ARCHITECTURE decision 6).
@@ -31,7 +31,7 @@ WRAPPER_KEYS = (DispatchKey.CPU, DispatchKey.Meta, DispatchKey.CUDA)
 
 class OutputKind(enum.Enum):
     """How the build treats a generated file: the one registry CMake's file lists come from
-    (``python -m codegen --cmake-outputs``), so no build script classifies files by name."""
+    (``python -m structgen.codegen --cmake-outputs``), so no build script classifies files by name."""
 
     GLUE = "GLUE"  # dispatcher glue: torch's library and autograd headers, its own precompiled header
     KERNELS = "KERNELS"  # CPU pointwise kernels: no torch header

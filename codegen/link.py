@@ -1,4 +1,4 @@
-"""python -m codegen.link LIBRARY HOOKS: fail when the built library leaves a function of the
+"""python -m structgen.codegen.link LIBRARY HOOKS: fail when the built library leaves a function of the
 project (or of the runtime) undefined, saying which manifest entry declared it and how to define it.
 
 CMake runs it right after linking the project's ops library. A hook the manifest declares and no
@@ -50,7 +50,7 @@ def report(symbols: list[str], hooks_file: Path) -> list[str]:
             where, what = declared[symbol]
             lines.append(
                 f"{where}: {symbol} ({what}) is declared by the manifest but defined nowhere — define it "
-                "under csrc/ops/ (python -m codegen signature <op> prints its exact signature)"
+                "under csrc/ops/ (structgen signature <op> prints its exact signature)"
             )
         else:
             lines.append(f"{symbol} is called but defined nowhere — define it, or remove its use")

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from codegen.errors import SpecError
+from structgen.codegen.errors import SpecError
 
 
 class LineDict(dict):

@@ -8,17 +8,17 @@ import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
-from codegen import composite, scalar_of, spellings
-from codegen import dtypes as dtype_table
-from codegen.autograd import fused
-from codegen.autograd.formulas import Autograd, resolve
-from codegen.entry import parse_entry
-from codegen.errors import SpecError
-from codegen.load import LineDict, read_manifest_entries
-from codegen.model import Argument, BaseTy, BaseType, ListType, Return, SchemaKind
-from codegen.native import Manifest, NativeFunction, StructuredGroup
-from codegen.pointwise.syntax import parse_formula
-from codegen.project import DEFAULT_PROJECT, is_header, parse_project
+from structgen.codegen import composite, scalar_of, spellings
+from structgen.codegen import dtypes as dtype_table
+from structgen.codegen.autograd import fused
+from structgen.codegen.autograd.formulas import Autograd, resolve
+from structgen.codegen.entry import parse_entry
+from structgen.codegen.errors import SpecError
+from structgen.codegen.load import LineDict, read_manifest_entries
+from structgen.codegen.model import Argument, BaseTy, BaseType, ListType, Return, SchemaKind
+from structgen.codegen.native import Manifest, NativeFunction, StructuredGroup
+from structgen.codegen.pointwise.syntax import parse_formula
+from structgen.codegen.project import DEFAULT_PROJECT, is_header, parse_project
 
 # ---------------------------------------------------------------------------------------------
 # The whole manifest

@@ -7,7 +7,7 @@
       - {name: columns, kernel: sum_out_cpu_columns, when: "numel(out) > 1", dtypes: [floating]}
       CUDA:                                                              # a pointwise op's variants
       - {name: b256u2, params: {block: 256, unroll: 2}}                  # are generated: parameters
-      sources: [ops/reduce, include/structgen/cpu/reduce.h]              # the code the variants run
+      sources: [ops/reduce, structgen/cpu/reduce.h]              # the code the variants run
 
 ``sources`` lists the files and folders under csrc/ that the variants' code is in (required when a
 variant is hand-written). The generator never reads them: it forwards them to the build
@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen import dtypes as dtype_table
-from codegen.errors import SpecError
-from codegen.load import LineDict
-from codegen.rules.ir import TuningIR
-from codegen.rules.syntax import Expr, RuleSyntaxError, ShapeList, parse_expr
+from structgen.codegen import dtypes as dtype_table
+from structgen.codegen.errors import SpecError
+from structgen.codegen.load import LineDict
+from structgen.codegen.rules.ir import TuningIR
+from structgen.codegen.rules.syntax import Expr, RuleSyntaxError, ShapeList, parse_expr
 
 KEYS = ("key", "CPU", "CUDA", "sources")
 VARIANT_KEYS = ("name", "kernel", "params", "when", "dtypes")
@@ -147,7 +147,7 @@ def _sources(raw: LineDict, fail) -> tuple[str, ...]:
         return ()
     at = raw.line_of("sources")
     items = raw["sources"]
-    example = "write e.g. 'sources: [ops/reduce, include/structgen/cpu/reduce.h]'"
+    example = "write e.g. 'sources: [ops/reduce, structgen/cpu/reduce.h]'"
     if not isinstance(items, list) or not items:
         raise fail(
             "kernels.sources must list the files or folders under csrc/ the variants' code is in", example, at

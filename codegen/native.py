@@ -7,14 +7,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from codegen.autograd.formulas import Autograd, WrittenDerivatives
-from codegen.composite import Composite
-from codegen.conformance import TestSpec
-from codegen.model import Argument, FunctionSchema, OperatorName, SchemaKind
-from codegen.multi_kernel import MultiKernel
-from codegen.pointwise.model import PointwiseKernel
-from codegen.project import DEFAULT_PROJECT, Project
-from codegen.rules.spec import Rule
+from structgen.codegen.autograd.formulas import Autograd, WrittenDerivatives
+from structgen.codegen.composite import Composite
+from structgen.codegen.conformance import TestSpec
+from structgen.codegen.model import Argument, FunctionSchema, OperatorName, SchemaKind
+from structgen.codegen.multi_kernel import MultiKernel
+from structgen.codegen.pointwise.model import PointwiseKernel
+from structgen.codegen.project import DEFAULT_PROJECT, Project
+from structgen.codegen.rules.spec import Rule
 
 
 class DispatchKey(enum.Enum):

@@ -1,4 +1,4 @@
-"""python -m codegen new-op NAME [--kind pointwise|structured]: the first step of adding an op.
+"""structgen new-op NAME [--kind pointwise|structured]: the first step of adding an op.
 
 It appends the op's entries to the manifest and, for a structured op, writes its CPU impl with
 the exact signature the generated header declares. For a name torch has (logaddexp, tril), the
@@ -17,9 +17,9 @@ import keyword
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.dest.structured import hooks
-from codegen.errors import SpecError
-from codegen.manifest import load_manifest
+from structgen.codegen.dest.structured import hooks
+from structgen.codegen.errors import SpecError
+from structgen.codegen.manifest import load_manifest
 
 POINTWISE = """
 - func: {name}.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -58,7 +58,7 @@ STRUCTURED = """
   doc: {name} of a tensor.
 """
 
-IMPL = """// {name}: its CPU impl (python -m codegen signature {name} prints what to define).
+IMPL = """// {name}: its CPU impl (structgen signature {name} prints what to define).
 #include <{header}>
 
 namespace {namespace}::impl {{
@@ -89,7 +89,7 @@ TORCH_POINTWISE = """
 TORCH_STRUCTURED = """
 - func: {out}
   structured: True
-  dispatch: [CPU]  # its CPU impl: {sources}/ops/{name}/cpu.cpp (python -m codegen signature {name})
+  dispatch: [CPU]  # its CPU impl: {sources}/ops/{name}/cpu.cpp (structgen signature {name})
   meta:  # the meta function, as a rule (docs/rules.md): the scaffold's keeps {first}'s shape
     shape: {{{first}: "[*batch]", out: "[*batch]"}}
     layout: {{out: "like({first})"}}

@@ -1,10 +1,12 @@
-"""python -m codegen new-project DIR --name NAME: a new package of operators that builds, imports
-and passes its own test and its generated conformance suite as created.
+"""structgen new-project DIR --name NAME: a new package of operators that builds, imports and passes
+its own test and its generated conformance suite as created.
 
 It writes the manifest (the project header and one pointwise op to start from), a CMakeLists.txt
-that calls the generator's CMake function (cmake/generated_extension.cmake), a pyproject.toml
-(`pip install --no-build-isolation .` builds and installs the package), the package's
-__init__.py, a test, and a README whose two commands build and test it. The op is a real one,
+that calls the installed generator's CMake function (found with find_package, as pybind11's is),
+a pyproject.toml (`pip install --no-build-isolation .` builds and installs the package), the
+package's __init__.py, its test and the conformance suite's test module (structgen's pytest
+plugin), and a README whose two commands build and test it. Nothing names a path of the
+generator's: the project needs structgen installed, not its checkout. The op is a real one,
 ``<name>_softclip`` = limit * tanh(self / limit), so the first build shows a formula's generated
 kernel, inplace form and gradient working; the author replaces it with their own.
 """
@@ -16,10 +18,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.manifest import load_manifest
-from codegen.version import GENERATOR_VERSION
-
-GENERATOR_ROOT = Path(__file__).resolve().parents[1]
+from structgen.codegen.manifest import load_manifest
+from structgen.codegen.version import GENERATOR_VERSION
 
 MANIFEST = """\
 # {name}'s operators (the generator's manifest format: its docs/ say what each key means).
@@ -61,8 +61,13 @@ CMAKE = """\
 cmake_minimum_required(VERSION 3.25)
 project({name} LANGUAGES CXX)
 
-# The generator's CMake package (-Dstructgen_DIR=... names another one than the hint's).
-find_package(structgen {version} CONFIG REQUIRED HINTS "{generator}/cmake")
+# The generator's CMake package, the one the build's Python has installed (-Dstructgen_DIR=...
+# names another).
+find_package(Python 3.10 REQUIRED COMPONENTS Interpreter)
+execute_process(
+  COMMAND "${{Python_EXECUTABLE}}" -m structgen.codegen cmake-dir
+  OUTPUT_VARIABLE structgen_cmake_dir OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+find_package(structgen {version} CONFIG REQUIRED HINTS "${{structgen_cmake_dir}}")
 
 add_generated_extension({name} MANIFEST native_functions.yaml)
 configure_file(python/{name}/__init__.py "${{{name}_PACKAGE_DIR}}/__init__.py" COPYONLY)
@@ -73,7 +78,7 @@ install(DIRECTORY "${{{name}_PACKAGE_DIR}}/" DESTINATION {name} PATTERN "__pycac
 """
 
 PYPROJECT = """[build-system]
-requires = ["scikit-build-core>=0.10", "pyyaml", "jinja2"]
+requires = ["scikit-build-core>=0.10", "structgen>={version},<{next_version}"]
 build-backend = "scikit_build_core.build"
 
 [project]
@@ -83,12 +88,11 @@ description = "{name}: PyTorch operators generated from native_functions.yaml"
 requires-python = ">=3.10"
 # torch is not listed: the build and the package use the torch already installed (a bare "torch"
 # requirement may pull another build of it), so install with --no-build-isolation.
-dependencies = []
+dependencies = ["structgen>={version},<{next_version}"]
 
 [tool.scikit-build]
 wheel.packages = []  # the package is what CMakeLists.txt installs
 cmake.build-type = "Release"
-cmake.define.structgen_DIR = "{generator}/cmake"
 """
 
 INIT = '''\
@@ -127,26 +131,32 @@ def test_{op}_matches_torch():
     assert {name}.{op}(torch.empty(2, 3, device="meta")).shape == (2, 3)
 '''
 
+CONFORMANCE = '''\
+"""structgen's conformance suite on every op of native_functions.yaml (the plugin finds the
+manifest at pytest's rootdir; -k NAME runs one op's cases)."""
+
+from structgen.conformance.test_conformance import test_conformance  # noqa: F401 - collected here
+'''
+
 README = """\
 # {name}
 
-Operators for PyTorch, generated from `native_functions.yaml` by the generator in
-`{generator}` (one structured kernel per op: a meta function and an impl, from which the
-functional, inplace and out= variants are derived).
+Operators for PyTorch, generated from `native_functions.yaml` by structgen {version} (one
+structured kernel per op: a meta function and an impl, from which the functional, inplace and
+out= variants are derived).
 
 ```bash
 cmake -S . -B build -G Ninja -DPython_EXECUTABLE="$(command -v python)" && cmake --build build
-PYTHONPATH=build/{name}_generated/python python -m pytest -q -p no:cacheprovider tests {suite} --manifest native_functions.yaml
+PYTHONPATH=build/{name}_generated/python python -m pytest -q -p no:cacheprovider tests
 ```
 
 The first builds the extension into `build/{name}_generated/python/{name}/` (`pip install
 --no-build-isolation .` builds and installs the package instead); the second runs your
-tests and the generator's conformance suite on every op of the manifest (meta functions,
-references, out= and inplace forms, errors, gradients and forward AD, torch.compile, describe()
-and sharding, vmap, hostile values, and the CUDA kernels on the CPU emulator, which it builds on
-first use). torch and structgen must be installed in the Python that runs them. Add an op with
-`python -m codegen new-op NAME --kind pointwise|structured --manifest native_functions.yaml`
-(run from `{generator}`, or with it on PYTHONPATH).
+tests and structgen's conformance suite (`tests/test_conformance.py`) on every op of the
+manifest (meta functions, references, out= and inplace forms, errors, gradients and forward AD,
+torch.compile, describe() and sharding, vmap, hostile values, and the CUDA kernels on the CPU
+emulator, which it builds on first use). torch and structgen must be installed in the Python that runs them. Add an op with
+`structgen new-op NAME --kind pointwise|structured --manifest native_functions.yaml`.
 """  # noqa: E501 - a command of the README is one line
 
 
@@ -170,12 +180,12 @@ def new_project(root: Path, name: str) -> Created:
     if root.exists() and any(root.iterdir()):
         raise ValueError(f"{root} holds files already: give a new or empty folder")
     op = f"{name}_softclip"
+    major, minor, _ = GENERATOR_VERSION.split(".")
     values = {
         "name": name,
         "op": op,
-        "generator": GENERATOR_ROOT.as_posix(),
-        "version": ".".join(GENERATOR_VERSION.split(".")[:2]),  # the minor version it is made for
-        "suite": (GENERATOR_ROOT / "tests" / "conformance" / "test_conformance.py").as_posix(),
+        "version": f"{major}.{minor}",  # the minor version it is made for
+        "next_version": f"{major}.{int(minor) + 1}" if major == "0" else f"{int(major) + 1}",
     }
     files = {
         "native_functions.yaml": MANIFEST,
@@ -183,6 +193,7 @@ def new_project(root: Path, name: str) -> Created:
         "pyproject.toml": PYPROJECT,
         f"python/{name}/__init__.py": INIT,
         f"tests/test_{name}.py": TEST,
+        "tests/test_conformance.py": CONFORMANCE,
         "README.md": README,
         "csrc/ops/.gitkeep": "",
     }

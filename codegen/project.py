@@ -22,10 +22,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from codegen.api.names import CPP_KEYWORDS
-from codegen.errors import SpecError
-from codegen.load import LineDict
-from codegen.version import GENERATOR_VERSION, MANIFEST_FORMAT
+from structgen.codegen.api.names import CPP_KEYWORDS
+from structgen.codegen.errors import SpecError
+from structgen.codegen.load import LineDict
+from structgen.codegen.version import GENERATOR_VERSION, MANIFEST_FORMAT
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CPP_NAMESPACE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")

@@ -22,9 +22,9 @@ pow(2, x) allocates a contiguous result where pow(x, y) follows x's layout), and
 
 from __future__ import annotations
 
-from codegen.errors import SpecError
-from codegen.load import LineDict
-from codegen.model import BaseTy, BaseType, FunctionSchema, SchemaKind, SchemaSyntaxError
+from structgen.codegen.errors import SpecError
+from structgen.codegen.load import LineDict
+from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, SchemaKind, SchemaSyntaxError
 
 _TENSOR, _SCALAR = BaseType(BaseTy.Tensor), BaseType(BaseTy.Scalar)
 

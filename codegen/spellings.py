@@ -12,10 +12,10 @@ key, check() that a name declares its spellings once, with the argument at one p
 
 from __future__ import annotations
 
-from codegen.errors import SpecError
-from codegen.load import LineDict
-from codegen.model import BaseTy, BaseType, FunctionSchema, OptionalType
-from codegen.native import NativeFunction, Spellings
+from structgen.codegen.errors import SpecError
+from structgen.codegen.load import LineDict
+from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, OptionalType
+from structgen.codegen.native import NativeFunction, Spellings
 
 
 def _err(path: str, entry: LineDict, op: str, problem: str, fix: str) -> SpecError:

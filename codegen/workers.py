@@ -40,13 +40,13 @@ def can_fork() -> bool:
         return False
 
 
-# The most workers python -m codegen starts by default: the longest section (the wrappers) is
+# The most workers python -m structgen.codegen starts by default: the longest section (the wrappers) is
 # about a third of the rendering, so more than 4 finish no sooner and only copy the process.
 DEFAULT_MAX_WORKERS = 4
 
 
 def default_workers() -> int:
-    """The workers ``python -m codegen`` starts: one per core this process may run on, up to 4."""
+    """The workers ``python -m structgen.codegen`` starts: one per core this process may run on, up to 4."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:

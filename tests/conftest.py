@@ -19,5 +19,10 @@ sys.path.insert(0, str(ROOT))
 # per-op modules it rendered into tests/generated/; they import a module that no longer exists.
 collect_ignore = ["generated"]
 
-# --manifest: the conformance suite on another generated package (tests/conformance/plugin.py).
-from tests.conformance.plugin import pytest_addoption, pytest_configure  # noqa: F401
+
+def pytest_configure(config) -> None:
+    """The conformance suite runs on structops unless --manifest (structgen's pytest plugin)
+    names another package."""
+    from tests.under_test import use_structops
+
+    use_structops()

@@ -5,9 +5,8 @@ import re
 from pathlib import Path
 
 import pytest
-
-from codegen.gen import fixed_outputs
-from codegen.manifest import load_manifest
+from structgen.codegen.gen import fixed_outputs
+from structgen.codegen.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -15,7 +14,10 @@ PATH = re.compile(
     r"(?<![\w/.])((?:codegen|csrc|tests|tools|python|docs|cmake|structops)/[\w./-]+"
     r"\.(?:py|pyi|h|cuh|cpp|cu|md|sh|j2|cmake|yaml|txt))"
 )
-GENERATED = {Path(f).name for f in fixed_outputs(load_manifest(ROOT / "native_functions.yaml").project, 1)}
+GENERATED = {
+    Path(f).name
+    for f in fixed_outputs(load_manifest(ROOT / "structops" / "native_functions.yaml").project, 1)
+}
 
 
 def _prose(text: str) -> str:
@@ -29,6 +31,14 @@ def test_docs_name_files_that_exist(doc):
         path = m.group(1)
         if path.startswith("structops/ops/") or Path(path).name in GENERATED:
             continue  # generated per op, or by the build
-        if not any(p.exists() for p in (ROOT / path, ROOT / "csrc/include" / path, ROOT / "python" / path)):
+        if not any(
+            p.exists()
+            for p in (
+                ROOT / path,
+                ROOT / "csrc/include" / path,
+                ROOT / "python" / path,
+                ROOT / "structops" / path,
+            )
+        ):
             stale.append(path)
     assert not stale, f"{doc.name} names files that do not exist: {sorted(set(stale))}"

@@ -18,7 +18,7 @@ LARGER = {
         950,
         "the call fuzzer's generators and its table of classified differences",
     ),
-    "tests/conformance/checks.py": (850, "every conformance check, one function each"),
+    "python/structgen/conformance/checks.py": (870, "every conformance check, one function each"),
     "codegen/entry.py": (900, "one check per manifest key of an entry (17 keys), each with its message"),
     "codegen/autograd/formulas.py": (760, "the derivatives key: parsed, checked per mode's scope, resolved"),
     "python/structgen/vmap_plan.py": (800, "every batching plan (11 kinds) with its describe() proof"),

@@ -15,8 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
-import structops
 import torch
+
+import structops
 
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import side_by_side

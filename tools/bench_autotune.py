@@ -33,8 +33,9 @@ from pathlib import Path
 if __name__ == "__main__" and "STRUCTOPS_AUTOTUNE_CACHE_DIR" not in os.environ:
     os.environ["STRUCTOPS_AUTOTUNE_CACHE_DIR"] = tempfile.mkdtemp(prefix="structops-bench-autotune-")
 
-import structops
 import torch
+
+import structops
 from structops import autotune
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -3,8 +3,8 @@ numbers, schema parsing, C++ signature mapping) on PyTorch's own manifest.
 
 The in-process figures are the best of a few rounds, so the parse caches (rule texts, templates)
 are warm after the first; the synthetic manifest is rendered in one process and in as many as
-``python -m codegen`` starts (codegen/workers.py), and also run as the CMake build runs it, one
-fresh ``python -m codegen`` process, into an empty folder and into an up-to-date one.
+``python -m structgen.codegen`` starts (codegen/workers.py), and also run as the CMake build runs it, one
+fresh ``python -m structgen.codegen`` process, into an empty folder and into an up-to-date one.
 
 PyTorch's manifest cannot be generated as a whole (it uses keys structops does not implement,
 e.g. autogen and method variants), so the second figure is the part of codegen that scales with
@@ -21,12 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from codegen.api import cpp
-from codegen.gen import generate
-from codegen.load import read_manifest_entries
-from codegen.manifest import load_manifest
-from codegen.model import FunctionSchema
-from codegen.workers import default_workers
+from structgen.codegen.api import cpp
+from structgen.codegen.gen import generate
+from structgen.codegen.load import read_manifest_entries
+from structgen.codegen.manifest import load_manifest
+from structgen.codegen.model import FunctionSchema
+from structgen.codegen.workers import default_workers
 
 
 def best_of(n, fn):
@@ -39,8 +39,8 @@ def best_of(n, fn):
 
 
 def run_codegen_process(manifest: Path, out: Path) -> None:
-    """One ``python -m codegen`` run, as the CMake build starts it."""
-    command = [sys.executable, "-m", "codegen", "--manifest", str(manifest), "--out-dir", str(out)]
+    """One ``python -m structgen.codegen`` run, as the CMake build starts it."""
+    command = [sys.executable, "-m", "structgen.codegen", "--manifest", str(manifest), "--out-dir", str(out)]
     subprocess.run(command + ["--shards", "4"], check=True, cwd=ROOT)
 
 
@@ -68,10 +68,12 @@ def synthetic_manifest(ops: int) -> str:
 
 
 def main() -> None:
-    gc.disable()  # as python -m codegen runs (codegen/__main__.py)
+    gc.disable()  # as python -m structgen.codegen runs (codegen/__main__.py)
     with tempfile.TemporaryDirectory() as out:
-        t = best_of(5, lambda: generate(load_manifest(ROOT / "native_functions.yaml"), Path(out), 4))
-    entries = len(load_manifest(ROOT / "native_functions.yaml").functions)
+        t = best_of(
+            5, lambda: generate(load_manifest(ROOT / "structops" / "native_functions.yaml"), Path(out), 4)
+        )
+    entries = len(load_manifest(ROOT / "structops" / "native_functions.yaml").functions)
     print(f"repo manifest: {entries} entries, full codegen {t * 1000:.1f} ms")
 
     with tempfile.TemporaryDirectory() as out:
@@ -87,7 +89,7 @@ def main() -> None:
         fresh = best_of(1, lambda: run_codegen_process(manifest, Path(out) / "fresh"))
         up_to_date = best_of(3, lambda: run_codegen_process(manifest, Path(out) / "fresh"))
         print(
-            f"  as the build runs it (python -m codegen, {workers} render workers): into an empty "
+            f"  as the build runs it (python -m structgen.codegen, {workers} render workers): into an empty "
             f"folder {fresh * 1000:.0f} ms, up to date {up_to_date * 1000:.0f} ms"
         )
 

@@ -16,9 +16,10 @@ import argparse
 import statistics
 import time
 
-import structops
 import torch
 import torch._dynamo
+
+import structops
 
 F = torch.nn.functional
 

@@ -17,10 +17,11 @@ import argparse
 import statistics
 import time
 
-import structops
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+import structops
 
 F = torch.nn.functional
 

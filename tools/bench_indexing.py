@@ -15,10 +15,11 @@ from __future__ import annotations
 import argparse
 import statistics
 
-import structops
 import torch
 import torch.nn.functional as F
 from timing import side_by_side
+
+import structops
 
 
 def _gen():

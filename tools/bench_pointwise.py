@@ -19,9 +19,10 @@ import statistics
 import sys
 from pathlib import Path
 
-import structops
 import torch
 import torch.nn.functional as F
+
+import structops
 
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import per_call, side_by_side

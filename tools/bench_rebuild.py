@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MANIFEST = ROOT / "native_functions.yaml"
+MANIFEST = ROOT / "structops" / "native_functions.yaml"
 
 
 @dataclass(frozen=True)
@@ -76,28 +76,28 @@ SCENARIOS = (
     Scenario(
         "kernel",
         "a hand-written kernel file (cumsum: csrc/ops/scan/cpu.cpp)",
-        ROOT / "csrc/ops/scan/cpu.cpp",
+        ROOT / "structops/csrc/ops/scan/cpu.cpp",
         _append("// edited by tools/bench_rebuild.py\n"),
     ),
     Scenario(
         "reduce",
         "a hand-written kernel file (sum: csrc/ops/reduce/cpu_sum.cpp)",
-        ROOT / "csrc/ops/reduce/cpu_sum.cpp",
+        ROOT / "structops/csrc/ops/reduce/cpu_sum.cpp",
         _append("// edited by tools/bench_rebuild.py\n"),
     ),
 )
 
 
 def _ninja_log() -> Path:
-    logs = sorted((ROOT / "build").glob("*/.ninja_log"))
+    logs = sorted((ROOT / "build" / "structops").glob("*/.ninja_log"))
     if not logs:
-        sys.exit("no build/*/.ninja_log: run `bash tools/setup.sh` first")
+        sys.exit("no build/structops/*/.ninja_log: run `bash tools/setup.sh` first")
     return logs[0]
 
 
 def _emulator_command() -> list[str] | None:
     """What the next test run does first: bring the CPU emulator of CUDA up to date
-    (tests/conformance/emulation.py); None where the build has no emulator."""
+    (structgen/conformance/emulation.py); None where the build has no emulator."""
     found = subprocess.run(
         [
             sys.executable,

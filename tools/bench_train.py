@@ -18,9 +18,10 @@ from __future__ import annotations
 import argparse
 import time
 
-import structops
 import torch
 import torch.nn.functional as F
+
+import structops
 
 
 def best_time(fns, rounds: int, min_time: float = 0.02) -> list[float]:

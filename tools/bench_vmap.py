@@ -12,9 +12,10 @@ from __future__ import annotations
 import statistics
 import time
 
-import structops
 import torch
 from torch.func import vmap
+
+import structops
 
 B = 64
 

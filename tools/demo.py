@@ -1,7 +1,8 @@
 """The main job in one screen: ops built from native_functions.yaml, on CPU and meta tensors."""
 
-import structops
 import torch
+
+import structops
 
 
 def main() -> None:

@@ -25,11 +25,12 @@ BATCH, IN, HIDDEN, OUT = 8, 16, 32, 4
 
 
 def rank_main() -> int:
-    import structops
     import torch
     import torch.distributed as dist
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor, init_device_mesh
     from torch.distributed.tensor.debug import CommDebugMode
+
+    import structops
 
     dist.init_process_group("gloo")
     rank = dist.get_rank()

@@ -46,8 +46,8 @@ export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-$cap}"
 start=$SECONDS
 STRUCTOPS_PYTHON="$py" bash tools/setup.sh >"$logs/build.log" 2>&1 || { tail -80 "$logs/build.log"; exit 1; }
 echo "build: $((SECONDS - start)) s (CXX=${CXX:-default}, arch $TORCH_CUDA_ARCH_LIST)"
-(cd build/*/ && ninja -t commands | grep -m1 -- "-o _C" | cut -c1-700)
-for so in build/*/_C*.so build/*/structops_ops_generated/python/structops/libstructops_ops.so; do
+(cd build/structops/*/ && ninja -t commands | grep -m1 -- "-o _C" | cut -c1-700)
+for so in build/structops/*/_C*.so build/structops/*/structops_ops_generated/python/structops/libstructops_ops.so; do
   echo "$so: $(readelf -d "$so" | grep -o 'NEEDED.*libstdc++[^]]*' || echo 'no shared libstdc++ (static copy)')"
 done
 "$py" -c "

@@ -19,11 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests package: its samples
 
-import structops
 from structgen import dtensor, rules, vmap
+from structgen.conformance.samples import samples
+from structgen.conformance.spec import load_specs
 
-from tests.conformance.samples import samples
-from tests.conformance.spec import load_specs
+import structops
+from tests.under_test import use_structops
 
 ALL_REDUCES = dtensor._PARTIAL  # combines DTensor can all-reduce
 
@@ -89,6 +90,7 @@ def _plans(spec, s) -> list[str]:
 
 
 def main() -> None:
+    use_structops()
     print(
         "| op | index space | DTensor (mesh of 2): sharded | stays Replicate | vmap: first / every / all "
         "but the first tensor batched |"

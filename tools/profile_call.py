@@ -15,9 +15,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import structops
 import torch
 from torch.profiler import ProfilerActivity, profile
+
+import structops
 
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import side_by_side

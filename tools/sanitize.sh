@@ -21,8 +21,9 @@ if [[ ! -x "$py" ]]; then
     pytest hypothesis expecttest numpy
 fi
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -fwrapv"
-"$py" -m pip install --quiet --no-build-isolation -e . \
-  --config-settings=build-dir=build/sanitize \
+"$py" -m pip install --quiet --no-build-isolation -e . --config-settings=build-dir=build/sanitize/structgen
+"$py" -m pip install --quiet --no-build-isolation -e structops \
+  --config-settings=build-dir=../build/sanitize/structops \
   --config-settings=cmake.define.STRUCTGEN_CUDA_CHECK=OFF \
   --config-settings=cmake.define.CMAKE_CXX_FLAGS="$flags" \
   --config-settings=cmake.define.CMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \

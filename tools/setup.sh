@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Set up structops from scratch and run the demo:
+# Set up structgen and structops from scratch and run the demo:
 #   virtual environment in .venv, torch==2.13.0 (CPU wheel), build + test dependencies,
-#   the extension built from native_functions.yaml (codegen runs inside the CMake build),
-#   then tools/demo.py.
+#   the generator and runtime (structgen, this folder: its Python module _C, no operator),
+#   then structops built against it from structops/native_functions.yaml (codegen runs inside
+#   the CMake build, as for any outside project), then tools/demo.py.
 # Re-running it is the rebuild command: pip reuses build/ and recompiles only what changed.
 # STRUCTOPS_PYTHON=/path/to/python uses that interpreter and its torch instead of a new .venv
 # (for machines with torch preinstalled and no network, e.g. the GPU machine).
@@ -26,6 +27,7 @@ fi
 if [[ "${STRUCTOPS_CUDA_CHECK:-AUTO}" == AUTO ]] && ! command -v nvcc >/dev/null && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
   echo "structops: no nvcc found, so the CUDA kernels are not compile-checked (the tests still run them on the CPU emulator)"
 fi
-"$py" -m pip install --quiet --no-build-isolation -e . \
+"$py" -m pip install --quiet --no-build-isolation -e .
+"$py" -m pip install --quiet --no-build-isolation -e structops \
   --config-settings=cmake.define.STRUCTGEN_CUDA_CHECK="${STRUCTOPS_CUDA_CHECK:-AUTO}"
 "$py" tools/demo.py

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api import cpp
-from codegen.api.names import RUNTIME
-from codegen.memo import by_identity
-from codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
+from structgen.codegen.api import cpp
+from structgen.codegen.api.names import RUNTIME
+from structgen.codegen.memo import by_identity
+from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 
 RT = RUNTIME.namespace  # the runtime's boxed:: readers
 

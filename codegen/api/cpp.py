@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api.names import cpp_name
-from codegen.memo import by_identity
-from codegen.model import (
+from structgen.codegen.api.names import cpp_name
+from structgen.codegen.memo import by_identity
+from structgen.codegen.model import (
     Argument,
     BaseTy,
     BaseType,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from codegen.api.names import RUNTIME
-from codegen.autograd.formulas import Apply, Const, Expr, Op, Ref, Select, Where
+from structgen.codegen.api.names import RUNTIME
+from structgen.codegen.autograd.formulas import Apply, Const, Expr, Op, Ref, Select, Where
 
 _TENSOR_OPS = {"+": "+", "-": "-", "*": "*", "/": "/"}
 _COMPARE = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}

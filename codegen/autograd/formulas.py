@@ -21,15 +21,15 @@ import dataclasses
 import difflib
 from dataclasses import dataclass
 
-from codegen import limits
-from codegen.autograd import derive
-from codegen.autograd.functions import FUNCTIONS, SPECIAL, Function
-from codegen.errors import Problem, SpecError
-from codegen.load import LineDict
-from codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
-from codegen.pointwise.lower import FUNCTIONS as KERNEL_FUNCTIONS
-from codegen.pointwise.lower import SPECIAL as KERNEL_SPECIAL
-from codegen.pointwise.syntax import (
+from structgen.codegen import limits
+from structgen.codegen.autograd import derive
+from structgen.codegen.autograd.functions import FUNCTIONS, SPECIAL, Function
+from structgen.codegen.errors import Problem, SpecError
+from structgen.codegen.load import LineDict
+from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
+from structgen.codegen.pointwise.lower import FUNCTIONS as KERNEL_FUNCTIONS
+from structgen.codegen.pointwise.lower import SPECIAL as KERNEL_SPECIAL
+from structgen.codegen.pointwise.syntax import (
     COMPARISONS,
     Bin,
     Call,

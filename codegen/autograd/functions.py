@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api.names import RUNTIME
+from structgen.codegen.api.names import RUNTIME
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import ast
 
-from codegen.conformance import DTYPES as TESTED_DTYPES
-from codegen.conformance import TestSpec
-from codegen.dtypes import GROUPS
-from codegen.load import LineDict
-from codegen.model import BaseTy, BaseType, FunctionSchema, OptionalType
-from codegen.pointwise.python import python
-from codegen.pointwise.syntax import Node, free_names
+from structgen.codegen.conformance import DTYPES as TESTED_DTYPES
+from structgen.codegen.conformance import TestSpec
+from structgen.codegen.dtypes import GROUPS
+from structgen.codegen.load import LineDict
+from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, OptionalType
+from structgen.codegen.pointwise.python import python
+from structgen.codegen.pointwise.syntax import Node, free_names
 
 
 def _type(t) -> str | None:
@@ -108,7 +108,7 @@ def backward_entries(
                 "derivatives": "not_differentiable",
                 "doc": doc,
                 "tests": {
-                    # the formula in torch, in double precision (tests/conformance/formula.py)
+                    # the formula in torch, in double precision (structgen/conformance/formula.py)
                     "reference": f"precise(lambda {', '.join(n for n, _, _ in args)}: {python(formula)}, "
                     f"{tuple(floats)!r})",
                     "dtypes": [d for g in groups for d in GROUPS[g] if d in TESTED_DTYPES],

@@ -13,11 +13,11 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from codegen.api import boxed, cpp, names
-from codegen.autograd import cpp as formula_cpp
-from codegen.autograd.formulas import AUTO_LINEAR, Apply, Autograd, Expr, Op, Ref, Select, Where
-from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType
-from codegen.native import Manifest, NativeFunction, StructuredGroup
+from structgen.codegen.api import boxed, cpp, names
+from structgen.codegen.autograd import cpp as formula_cpp
+from structgen.codegen.autograd.formulas import AUTO_LINEAR, Apply, Autograd, Expr, Op, Ref, Select, Where
+from structgen.codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType
+from structgen.codegen.native import Manifest, NativeFunction, StructuredGroup
 
 RT = names.RUNTIME.namespace
 

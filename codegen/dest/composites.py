@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api import boxed, cpp
-from codegen.api.names import cpp_name
-from codegen.composite import (
+from structgen.codegen.api import boxed, cpp
+from structgen.codegen.api.names import cpp_name
+from structgen.codegen.composite import (
     Composite,
     Cond,
     Const,
@@ -18,8 +18,8 @@ from codegen.composite import (
     Value,
     missing_message,
 )
-from codegen.model import BaseTy, BaseType, OptionalType, Type
-from codegen.native import Manifest, NativeFunction
+from structgen.codegen.model import BaseTy, BaseType, OptionalType, Type
+from structgen.codegen.native import Manifest, NativeFunction
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api import python
-from codegen.autograd.formulas import NOT_IMPLEMENTED
-from codegen.conformance import DTYPES
-from codegen.model import BaseTy, BaseType, ListType
-from codegen.native import DispatchKey, Manifest, StructuredGroup
-from codegen.pointwise.model import CUDA_TYPES
-from codegen.rules.model import arg_kind
+from structgen.codegen.api import python
+from structgen.codegen.autograd.formulas import NOT_IMPLEMENTED
+from structgen.codegen.conformance import DTYPES
+from structgen.codegen.model import BaseTy, BaseType, ListType
+from structgen.codegen.native import DispatchKey, Manifest, StructuredGroup
+from structgen.codegen.pointwise.model import CUDA_TYPES
+from structgen.codegen.rules.model import arg_kind
 
 # What an op kind is tested with when the manifest names no dtypes (reductions: those of them
 # the rule allows); other ops: every dtype their rule allows their first tensor (_allowed_dtypes).

@@ -19,12 +19,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen import dtypes
-from codegen.api import names
-from codegen.dest.structured import _params, impl_params, shard_of
-from codegen.multi_kernel import KernelVariant
-from codegen.native import DispatchKey, Manifest, StructuredGroup
-from codegen.rules import cpp as rules_cpp
+from structgen.codegen import dtypes
+from structgen.codegen.api import names
+from structgen.codegen.dest.structured import _params, impl_params, shard_of
+from structgen.codegen.multi_kernel import KernelVariant
+from structgen.codegen.native import DispatchKey, Manifest, StructuredGroup
+from structgen.codegen.rules import cpp as rules_cpp
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen import dtypes, limits
-from codegen.api import names
-from codegen.dest.structured import impl_params, op_header, shard_of
-from codegen.native import DispatchKey, Manifest, StructuredGroup
+from structgen.codegen import dtypes, limits
+from structgen.codegen.api import names
+from structgen.codegen.dest.structured import impl_params, op_header, shard_of
+from structgen.codegen.native import DispatchKey, Manifest, StructuredGroup
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.api import python
-from codegen.manifest import same_arguments
-from codegen.model import BaseTy, BaseType, ListType, SchemaKind
-from codegen.native import Manifest, NativeFunction
+from structgen.codegen.api import python
+from structgen.codegen.manifest import same_arguments
+from structgen.codegen.model import BaseTy, BaseType, ListType, SchemaKind
+from structgen.codegen.native import Manifest, NativeFunction
 
 
 @dataclass(frozen=True)

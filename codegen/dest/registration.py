@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.model import SchemaKind
-from codegen.native import Manifest, StructuredGroup
+from structgen.codegen.model import SchemaKind
+from structgen.codegen.native import Manifest, StructuredGroup
 
 
 @dataclass(frozen=True)

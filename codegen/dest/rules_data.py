@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen import composite
-from codegen.native import Manifest, StructuredGroup
-from codegen.rules import python
-from codegen.rules.spec import CombineBy
+from structgen.codegen import composite
+from structgen.codegen.native import Manifest, StructuredGroup
+from structgen.codegen.rules import python
+from structgen.codegen.rules.spec import CombineBy
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, replace
 
-from codegen.api import boxed, cpp, names
-from codegen.memo import by_identity
-from codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
-from codegen.native import DispatchKey, Manifest, NativeFunction, StructuredGroup
-from codegen.project import Project
-from codegen.rules import cpp as rules_cpp
+from structgen.codegen.api import boxed, cpp, names
+from structgen.codegen.memo import by_identity
+from structgen.codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
+from structgen.codegen.native import DispatchKey, Manifest, NativeFunction, StructuredGroup
+from structgen.codegen.project import Project
+from structgen.codegen.rules import cpp as rules_cpp
 
 
 @dataclass(frozen=True)
@@ -382,7 +382,7 @@ def meta_shards(manifest: Manifest, shards: int) -> list[MetaShard]:
 
 @dataclass(frozen=True)
 class Hook:
-    """A function hand-written code must define for an op (python -m codegen signature, and the
+    """A function hand-written code must define for an op (python -m structgen.codegen signature, and the
     link step's report of a missing one: codegen/link.py)."""
 
     what: str  # "CPU impl of sum.IntList_out", "meta function of gather, gather.out"

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.errors import Problem
-from codegen.pointwise.syntax import COMPARISONS, Bin, Call, Lit, Node, Un, Var
+from structgen.codegen.errors import Problem
+from structgen.codegen.pointwise.syntax import COMPARISONS, Bin, Call, Lit, Node, Un, Var
 
 CATEGORIES = ("bool", "integral", "floating", "complex")
 NUMERIC = ("integral", "floating", "complex")

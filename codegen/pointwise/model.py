@@ -16,17 +16,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen import dtypes as dtype_table
-from codegen import limits
-from codegen.api.names import cpp_name
-from codegen.errors import SpecError
-from codegen.load import LineDict
-from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, OptionalType
-from codegen.pointwise.lower import FormulaError, Lowered, Operand, lower_formula
-from codegen.pointwise.syntax import FormulaSyntaxError, parse_formula
-from codegen.rules.model import Rule
-from codegen.rules.spec import Defaults
-from codegen.rules.syntax import Call, Cond, Name, ShapeList, Star
+from structgen.codegen import dtypes as dtype_table
+from structgen.codegen import limits
+from structgen.codegen.api.names import cpp_name
+from structgen.codegen.errors import SpecError
+from structgen.codegen.load import LineDict
+from structgen.codegen.model import Argument, BaseTy, BaseType, FunctionSchema, OptionalType
+from structgen.codegen.pointwise.lower import FormulaError, Lowered, Operand, lower_formula
+from structgen.codegen.pointwise.syntax import FormulaSyntaxError, parse_formula
+from structgen.codegen.rules.model import Rule
+from structgen.codegen.rules.spec import Defaults
+from structgen.codegen.rules.syntax import Call, Cond, Name, ShapeList, Star
 
 # Which formula category a dtype computes in: its group.
 CATEGORY = {d.name: d.group for d in dtype_table.DTYPES}

@@ -1,5 +1,5 @@
 """A pointwise formula printed as Python over torch: the reference a generated kernel is checked
-against (the conformance suite evaluates it with the helpers of tests/conformance/formula.py
+against (the conformance suite evaluates it with the helpers of structgen/conformance/formula.py
 in scope as ``pw``, which give each function and operator of the language its torch meaning).
 
 Operators Python and torch share (arithmetic, comparisons) print as they are; the rest (and/or/
@@ -8,7 +8,7 @@ not on tensors, where, select, the functions) print as ``pw.<name>(...)``.
 
 from __future__ import annotations
 
-from codegen.pointwise.syntax import Bin, Call, Lit, Node, Un, Var
+from structgen.codegen.pointwise.syntax import Bin, Call, Lit, Node, Un, Var
 
 _HELPER_OPS = {"and": "logical_and", "or": "logical_or", "//": "floor_div", "%": "remainder"}
 _HELPER_UNARY = {"not": "logical_not", "~": "invert"}

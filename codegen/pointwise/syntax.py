@@ -14,7 +14,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from codegen.limits import MAX_DEPTH, check_int64, tree_depth
+from structgen.codegen.limits import MAX_DEPTH, check_int64, tree_depth
 
 
 class FormulaSyntaxError(ValueError):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codegen import dtypes
-from codegen.rules import builtins, ir
-from codegen.rules.spec import Rule
-from codegen.rules.syntax import (
+from structgen.codegen import dtypes
+from structgen.codegen.rules import builtins, ir
+from structgen.codegen.rules.spec import Rule
+from structgen.codegen.rules.syntax import (
     BinOp,
     Call,
     Cond,
@@ -27,8 +27,8 @@ from codegen.rules.syntax import (
     Star,
     UnaryOp,
 )
-from codegen.rules.syntax import PAny as SAny
-from codegen.rules.syntax import PLiteral as SLiteral
+from structgen.codegen.rules.syntax import PAny as SAny
+from structgen.codegen.rules.syntax import PLiteral as SLiteral
 
 
 @dataclass

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen import dtypes
-from codegen.api.names import cpp_name
-from codegen.rules import ir
+from structgen.codegen import dtypes
+from structgen.codegen.api.names import cpp_name
+from structgen.codegen.rules import ir
 
 # ---------------------------------------------------------------------------------------------
 # Expressions

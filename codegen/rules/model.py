@@ -25,13 +25,13 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from codegen import dtypes
-from codegen.errors import SpecError
-from codegen.load import LineDict
-from codegen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType
-from codegen.rules.check import RuleError, check_rule
-from codegen.rules.spec import Check, CombineBy, Defaults, IndexKind, InputRule, OutputRule, Rule
-from codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
+from structgen.codegen import dtypes
+from structgen.codegen.errors import SpecError
+from structgen.codegen.load import LineDict
+from structgen.codegen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType
+from structgen.codegen.rules.check import RuleError, check_rule
+from structgen.codegen.rules.spec import Check, CombineBy, Defaults, IndexKind, InputRule, OutputRule, Rule
+from structgen.codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
 
 # How partial results of a split reduced dim merge (structgen.sharding.COMBINES says how each
 # does): add (sum, matmul's k), mul (prod), max/min (amax/amin), and/or (all/any), logaddexp

@@ -11,7 +11,7 @@ function's. Locals: ``so`` the runtime (structgen.rules.Runtime), ``d_<name>`` a
 
 from __future__ import annotations
 
-from codegen.rules import ir
+from structgen.codegen.rules import ir
 
 
 def expr(e: ir.Expr) -> str:

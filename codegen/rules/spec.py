@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codegen.rules.ir import MetaIR
-from codegen.rules.syntax import Expr, Pattern
+from structgen.codegen.rules.ir import MetaIR
+from structgen.codegen.rules.syntax import Expr, Pattern
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from codegen.limits import MAX_DEPTH, check_int64, tree_depth
+from structgen.codegen.limits import MAX_DEPTH, check_int64, tree_depth
 
 
 class RuleSyntaxError(ValueError):

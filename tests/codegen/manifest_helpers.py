@@ -5,10 +5,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from codegen.errors import SpecError
-from codegen.gen import generate
-from codegen.manifest import load_manifest
+from structgen.codegen.errors import SpecError
+from structgen.codegen.gen import generate
+from structgen.codegen.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,11 +29,11 @@ def load_error(tmp_path: Path, text: str) -> SpecError:
 
 
 def run_cli(tmp_path: Path, text: str) -> tuple[subprocess.CompletedProcess, Path]:
-    """``python -m codegen`` on the manifest ``text``: the process and its output folder."""
+    """``python -m structgen.codegen`` on the manifest ``text``: the process and its output folder."""
     path = write_manifest(tmp_path, text)
     out = tmp_path / "generated"
     proc = subprocess.run(
-        [sys.executable, "-m", "codegen", "--manifest", str(path), "--out-dir", str(out)],
+        [sys.executable, "-m", "structgen.codegen", "--manifest", str(path), "--out-dir", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,

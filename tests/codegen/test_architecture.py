@@ -71,13 +71,17 @@ def _layer(module: str) -> int:
 def _imports(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("codegen"):
-            base = node.module.removeprefix("codegen").lstrip(".")
-            for alias in node.names:  # `from codegen.rules import ir` imports the module rules.ir
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("structgen.codegen"):
+            base = node.module.removeprefix("structgen.codegen").lstrip(".")
+            for alias in node.names:  # `from structgen.codegen.rules import ir` imports the module rules.ir
                 sub = f"{base}.{alias.name}" if base else alias.name
                 found.add(sub if (CODEGEN / (sub.replace(".", "/") + ".py")).exists() else base)
         elif isinstance(node, ast.Import):
-            found.update(a.name.removeprefix("codegen.") for a in node.names if a.name.startswith("codegen."))
+            found.update(
+                a.name.removeprefix("structgen.codegen.")
+                for a in node.names
+                if a.name.startswith("structgen.codegen.")
+            )
     return {m for m in found if m}
 
 

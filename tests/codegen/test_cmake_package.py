@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from codegen.__main__ import CMAKE_DIR
-from codegen.version import GENERATOR_VERSION
+from structgen.codegen.__main__ import CMAKE_DIR
+from structgen.codegen.version import GENERATOR_VERSION
 
 MAJOR, MINOR = (int(p) for p in GENERATOR_VERSION.split(".")[:2])
 # A newer major or minor version; in 0.x an older minor version too (0.x minors may break).
@@ -42,3 +41,31 @@ def test_an_incompatible_version_is_refused(tmp_path, requested):
     assert r.returncode == 0, r.stderr
     assert "found=0 " in r.stdout, r.stdout
     assert f"considered={GENERATOR_VERSION}" in r.stdout  # the version it read from version.py
+
+
+def test_a_cmake_package_whose_generator_the_python_does_not_import_is_refused(tmp_path):
+    """A copy of the CMake package elsewhere (another checkout or install) would run this Python's
+    generator against its own runtime: the configure step stops, naming both folders."""
+    other = tmp_path / "other"
+    shutil.copytree(CMAKE_DIR, other / "cmake")
+    (other / "codegen").mkdir()
+    shutil.copy(CMAKE_DIR.parent / "codegen" / "version.py", other / "codegen")  # the version it states
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.25)\nproject(p LANGUAGES CXX)\n"
+        f'find_package(structgen {MAJOR}.{MINOR} CONFIG REQUIRED PATHS "{(other / "cmake").as_posix()}" '
+        "NO_DEFAULT_PATH)\n"
+    )
+    cmake = shutil.which("cmake", path=str(Path(sys.executable).parent)) or shutil.which("cmake")
+    r = subprocess.run(
+        [cmake, "-S", str(project), "-B", str(project / "build"), f"-DPython_EXECUTABLE={sys.executable}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    message = " ".join(r.stderr.split())
+    assert r.returncode != 0
+    assert f"this structgen CMake package is {other.resolve()}" in message, r.stderr
+    assert f"imports the generator from {CMAKE_DIR.parent.resolve()}" in message, r.stderr

@@ -2,13 +2,13 @@
 a bad one says, and what the generated rule module and describe() make of a good one."""
 
 import pytest
-import structops
 import torch
 from structgen import rules
-from structops import _rules
+from structgen.codegen.dest.rules_data import all_rule_data
+from structgen.codegen.manifest import load_manifest
 
-from codegen.dest.rules_data import all_rule_data
-from codegen.manifest import load_manifest
+import structops
+from structops import _rules
 from tests.codegen.manifest_helpers import load_error, write_manifest
 
 LOSS = (

@@ -4,8 +4,8 @@ gives the op its gradients (docs/autograd.md)."""
 from __future__ import annotations
 
 import pytest
+from structgen.codegen.manifest import load_manifest
 
-from codegen.manifest import load_manifest
 from tests.codegen.manifest_helpers import load_error, write_manifest
 
 MUL_OUT = (

@@ -5,11 +5,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from codegen.dest.structured import shard_of
-from codegen.entry import KNOWN_TAGS
-from codegen.gen import OutputKind, all_outputs, fixed_outputs, generate, outputs, write_outputs_cmake
-from codegen.manifest import load_manifest
+from structgen.codegen.dest.structured import shard_of
+from structgen.codegen.entry import KNOWN_TAGS
+from structgen.codegen.gen import (
+    OutputKind,
+    all_outputs,
+    fixed_outputs,
+    generate,
+    outputs,
+    write_outputs_cmake,
+)
+from structgen.codegen.manifest import load_manifest
 
 HERE = Path(__file__).parent
 FIXTURE = HERE / "fixtures/native_functions.yaml"

@@ -8,8 +8,8 @@ import os
 import shutil
 from pathlib import Path
 
-from codegen.gen import generate
-from codegen.manifest import load_manifest
+from structgen.codegen.gen import generate
+from structgen.codegen.manifest import load_manifest
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden"

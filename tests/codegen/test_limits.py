@@ -5,8 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from codegen import limits
+from structgen.codegen import limits
 
 INCLUDE = Path(__file__).resolve().parents[2] / "csrc" / "include" / "structgen"
 

@@ -7,11 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from codegen import link
-from codegen.dest.structured import all_hooks
-from codegen.gen import generate
-from codegen.manifest import load_manifest
+from structgen.codegen import link
+from structgen.codegen.dest.structured import all_hooks
+from structgen.codegen.gen import generate
+from structgen.codegen.manifest import load_manifest
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "native_functions.yaml"
 
@@ -29,7 +28,7 @@ def test_undefined_hooks_are_named_with_their_manifest_entry(tmp_path):
     bmm = next(h for op in all_hooks(manifest) for h in op.hooks if h.symbol.endswith("_loop"))
     lines = link.report([bmm.symbol, "structops::impl::helper_nobody_declares"], tmp_path / "hooks.txt")
     assert lines[0].startswith(f"{bmm.where}: {bmm.symbol} (CPU impl variant 'loop' of bmm.out")
-    assert "python -m codegen signature" in lines[0]
+    assert "structgen signature" in lines[0]
     assert lines[1].startswith("structops::impl::helper_nobody_declares is called but defined nowhere")
     assert len(lines) == 2
 

@@ -4,10 +4,10 @@ import textwrap
 
 import pytest
 import yaml
+from structgen.codegen.errors import SpecError
+from structgen.codegen.gen import generate
+from structgen.codegen.manifest import load_manifest
 
-from codegen.errors import SpecError
-from codegen.gen import generate
-from codegen.manifest import load_manifest
 from tests.codegen.manifest_helpers import load_error, run_cli, write_manifest
 
 NEG_OUT = (
@@ -136,8 +136,8 @@ CASES = {
         "- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n",
         (
             "native_functions.yaml:2: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): a structured op"
-            " needs an impl for CPU or CUDA — add e.g. 'dispatch: [CPU]' and define the impl 'python -m"
-            " codegen signature neg' prints in csrc/ops/<family>/cpu.cpp"
+            " needs an impl for CPU or CUDA — add e.g. 'dispatch: [CPU]' and define the impl 'structgen"
+            " signature neg' prints in csrc/ops/<family>/cpu.cpp"
         ),
     ),
     "delegate_with_dispatch": (

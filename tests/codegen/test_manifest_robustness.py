@@ -4,9 +4,9 @@ not build or is wrong: each now stops with file:line: op: problem — fix, and n
 import ast
 
 import pytest
+from structgen.codegen.gen import generate
+from structgen.codegen.manifest import load_manifest
 
-from codegen.gen import generate
-from codegen.manifest import load_manifest
 from tests.codegen.manifest_helpers import load_error, run_cli, write_manifest
 
 NEG = "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: neg_cpu}\n"

@@ -3,9 +3,9 @@ malformed value stops the manifest with file:line: op: problem — fix, and noth
 good one is read into the model the OpInfo check uses."""
 
 import pytest
+from structgen.codegen.conformance import OpInfo, OpInfoDiffers
+from structgen.codegen.manifest import load_manifest
 
-from codegen.conformance import OpInfo, OpInfoDiffers
-from codegen.manifest import load_manifest
 from tests.codegen.manifest_helpers import load_error, write_manifest
 
 _NEG_TESTS = "- func: neg(Tensor self) -> Tensor\n  dispatch: {CPU: a}\n  tests:\n    reference: torch.neg\n"

@@ -7,10 +7,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from structgen.codegen.manifest import load_manifest
+from structgen.codegen.project import DEFAULT_PROJECT, Project
+from structgen.codegen.version import GENERATOR_VERSION, MANIFEST_FORMAT
 
-from codegen.manifest import load_manifest
-from codegen.project import DEFAULT_PROJECT, Project
-from codegen.version import GENERATOR_VERSION, MANIFEST_FORMAT
 from tests.codegen.manifest_helpers import ROOT, load_error, write_manifest
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "native_functions.yaml"
@@ -96,7 +96,7 @@ def test_a_header_that_is_not_first_is_refused(tmp_path):
 
 
 def test_generated_files_name_the_generator_version(tmp_path):
-    from codegen.gen import generate
+    from structgen.codegen.gen import generate
 
     generate(load_manifest(FIXTURE), tmp_path, shards=2)
     for path in tmp_path.rglob("*"):
@@ -109,10 +109,10 @@ def test_generated_files_name_the_generator_version(tmp_path):
 _RENAMED_RUNTIME = """
 import sys
 from pathlib import Path
-from codegen.api import names
+from structgen.codegen.api import names
 names.RUNTIME = names.Runtime(namespace="rt_ns", include="rt_inc", python="rt_py", macro="RT_MACRO")
-from codegen.gen import generate
-from codegen.manifest import load_manifest
+from structgen.codegen.gen import generate
+from structgen.codegen.manifest import load_manifest
 generate(load_manifest(Path(sys.argv[1])), Path(sys.argv[2]), shards=2)
 """
 

@@ -7,8 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from codegen.rules import builtins
+from structgen.codegen.rules import builtins
 
 DOCS = {
     "shape": Path(__file__).resolve().parents[2] / "docs" / "rules.md",

@@ -14,10 +14,10 @@ so the expected line numbers below can be counted from that picture.
 import textwrap
 
 import pytest
+from structgen.codegen.errors import SpecError
+from structgen.codegen.gen import generate
+from structgen.codegen.manifest import load_manifest
 
-from codegen.errors import SpecError
-from codegen.gen import generate
-from codegen.manifest import load_manifest
 from tests.codegen.manifest_helpers import load_error, run_cli, write_manifest
 
 OP = (

@@ -7,27 +7,16 @@ import re
 import subprocess
 from pathlib import Path
 
-from codegen.load import read_manifest_entries
-from codegen.project import parse_project
+from structgen.codegen.load import read_manifest_entries
+from structgen.codegen.project import parse_project
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# What every project builds on: the generator (its templates too), the CMake function, the C++
-# runtime (headers, sources, the Python module of C entries), the Python runtime, and the CPU
-# emulator of CUDA that each project's <target>_cuda_emu compiles.
-GENERATOR_AND_RUNTIME = (
-    "codegen",
-    "cmake",
-    "csrc/include/structgen",
-    "csrc/runtime",
-    "csrc/python",
-    "python/structgen",
-    "tests/cuda_emu/CMakeLists.txt",
-    "tests/cuda_emu/emu.cpp",
-    "tests/cuda_emu/emulator_checks.cpp",
-    "tests/cuda_emu/emulator_checks.cu",
-    "tests/cuda_emu/include",
-)
+# What every project builds on, the structgen distribution (pyproject.toml's wheel.packages): the
+# generator (its templates too), the CMake function, the C++ runtime (headers, sources, the Python
+# module of C entries, the CPU emulator of CUDA that each project's <target>_cuda_emu compiles),
+# the Python runtime, and the distribution's own build files.
+GENERATOR_AND_RUNTIME = ("codegen", "cmake", "csrc", "python/structgen", "pyproject.toml", "CMakeLists.txt")
 
 
 def _files() -> list[str]:
@@ -42,7 +31,7 @@ def _files() -> list[str]:
 
 
 def test_the_generator_and_runtime_name_no_project():
-    header = read_manifest_entries(ROOT / "native_functions.yaml")[0]
+    header = read_manifest_entries(ROOT / "structops" / "native_functions.yaml")[0]
     project = parse_project("native_functions.yaml", header).name
     word = re.compile(re.escape(project), re.IGNORECASE)
     files = _files()

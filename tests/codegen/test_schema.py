@@ -4,8 +4,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from codegen.model import (
+from structgen.codegen.model import (
     BaseTy,
     BaseType,
     FunctionSchema,

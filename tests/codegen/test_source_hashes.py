@@ -2,8 +2,8 @@
 never reads csrc/, and the build (cmake/autotune_build.cmake) hashes exactly the files each
 variant declares in `kernels: sources:` into one small translation unit.
 
-The repository's manifest and csrc/ are copied to a temporary folder, edited there, and run
-through the generator and the build's hashing script, as CMake runs them.
+structops' manifest and csrc/, and the runtime's headers, are copied to a temporary folder, edited
+there, and run through the generator and the build's hashing script, as CMake runs them.
 """
 
 import re
@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
+from structgen.codegen.errors import SpecError
+from structgen.codegen.gen import generate
+from structgen.codegen.manifest import load_manifest
 
-from codegen.errors import SpecError
-from codegen.gen import generate
-from codegen.manifest import load_manifest
 from tests.codegen.manifest_helpers import write_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,9 +35,11 @@ MM_OUT = (
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    """A copy of the manifest and csrc/: what the generator and the hashing script read."""
-    shutil.copy(ROOT / "native_functions.yaml", tmp_path / "native_functions.yaml")
-    shutil.copytree(ROOT / "csrc", tmp_path / "csrc")
+    """A copy of the manifest, its csrc/ and the runtime's headers: what the generator and the hashing
+    script read."""
+    shutil.copy(ROOT / "structops" / "native_functions.yaml", tmp_path / "native_functions.yaml")
+    shutil.copytree(ROOT / "structops" / "csrc", tmp_path / "csrc")
+    shutil.copytree(ROOT / "csrc" / "include", tmp_path / "runtime_include")
     return tmp_path
 
 
@@ -60,6 +62,7 @@ def build_hashes(tree: Path) -> dict[str, str]:
         CMAKE,
         f"-DVARIANTS={tree / 'gen/variant_sources.cmake'}",
         f"-DCSRC={tree / 'csrc'}",
+        f"-DRUNTIME_INCLUDE={tree / 'runtime_include'}",
         f"-DOUT={out / 'autotune_build.cpp'}",
         f"-DDEPFILE={out / 'autotune_build.d'}",
         f"-DSTAMP={out / 'autotune_build.stamp'}",
@@ -83,7 +86,7 @@ def test_generated_files_do_not_read_csrc(tree):
     time.sleep(0.01)
     touch_comment(tree / "csrc/ops/pool/cpu.cpp")  # max_pool2d and friends: no kernel variants
     touch_comment(tree / "csrc/ops/reduce/cpu_sum.cpp")  # sum's CPU variants
-    touch_comment(tree / "csrc/include/structgen/cpu/reduce.h")  # a header sum's variants declare
+    touch_comment(tree / "runtime_include/structgen/cpu/reduce.h")  # a header sum's variants declare
     assert generate(load_manifest(tree / "native_functions.yaml"), tree / "gen", shards=4) == []
     assert snapshot(tree / "gen") == before
 
@@ -118,7 +121,7 @@ def test_variant_hash_follows_its_declared_sources(tree):
     base = build_hashes(tree)
 
     # A shared header a variant declares, and a file added to a declared folder.
-    touch_comment(tree / "csrc/include/structgen/cpu/reduce.h")
+    touch_comment(tree / "runtime_include/structgen/cpu/reduce.h")
     assert changed() == sum_cpu
     base = build_hashes(tree)
     (tree / "csrc/ops/linalg/cpu_extra.cpp").write_text("// new\n")

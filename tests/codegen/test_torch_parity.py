@@ -17,9 +17,8 @@ import pytest
 import torch
 import torchgen
 import yaml
-
-from codegen.conformance import scaffold_ops
-from codegen.manifest import load_manifest
+from structgen.codegen.conformance import scaffold_ops
+from structgen.codegen.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCH_MANIFEST = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
@@ -45,7 +44,7 @@ def _torch_schemas() -> dict[str, str]:
 
 
 TORCH = _torch_schemas()
-MANIFEST = load_manifest(ROOT / "native_functions.yaml")
+MANIFEST = load_manifest(ROOT / "structops" / "native_functions.yaml")
 OURS = {str(f.func.name): str(f.func) for f in MANIFEST.functions if "generated" not in f.tags}
 DIFFERS = {name: why for f in MANIFEST.functions for name, why in f.torch_differs}
 TORCH_BY_BASE: dict[str, list[str]] = defaultdict(list)

@@ -2,14 +2,14 @@
 bad one says, what the rule module gets from a good one, and what vmap does with mm's."""
 
 import pytest
-import structops
 import torch
 from structgen import vmap
-from structops import _rules
+from structgen.codegen.dest.composites import composite_calls
+from structgen.codegen.dest.rules_data import all_rule_data
+from structgen.codegen.manifest import load_manifest
 
-from codegen.dest.composites import composite_calls
-from codegen.dest.rules_data import all_rule_data
-from codegen.manifest import load_manifest
+import structops
+from structops import _rules
 from tests.codegen.manifest_helpers import load_error, write_manifest
 
 MM = "mymm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)"

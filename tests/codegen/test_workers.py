@@ -26,7 +26,7 @@ def test_results_come_back_in_job_order_from_several_processes():
     proc = _python(
         """
         import os, time
-        from codegen.workers import can_fork, run_jobs
+        from structgen.codegen.workers import can_fork, run_jobs
         assert can_fork()
         def job(i):
             time.sleep(0.01 * (i % 3))  # uneven jobs: claimed in turn, not in a fixed split
@@ -45,7 +45,7 @@ def test_a_job_failing_in_a_worker_raises_in_the_caller_with_its_traceback():
     proc = _python(
         """
         import os, time
-        from codegen.workers import WorkerError, run_jobs
+        from structgen.codegen.workers import WorkerError, run_jobs
         parent = os.getpid()
         def job(i):
             if i == 3 and os.getpid() != parent:
@@ -73,7 +73,7 @@ def test_a_result_a_worker_cannot_send_back_is_a_failure_not_a_truncated_read():
     proc = _python(
         """
         import os, time
-        from codegen.workers import WorkerError, run_jobs
+        from structgen.codegen.workers import WorkerError, run_jobs
         def job(i):
             time.sleep(0.02)
             return lambda: i  # a lambda does not pickle
@@ -91,7 +91,7 @@ def test_a_job_failing_in_the_caller_stops_the_workers():
     proc = _python(
         """
         import os, time
-        from codegen.workers import run_jobs
+        from structgen.codegen.workers import run_jobs
         parent = os.getpid()
         def job(i):
             if os.getpid() == parent:
@@ -116,7 +116,7 @@ def test_a_process_with_threads_runs_the_jobs_itself():
     proc = _python(
         """
         import os, threading
-        from codegen.workers import can_fork, run_jobs
+        from structgen.codegen.workers import can_fork, run_jobs
         stop = threading.Event()
         thread = threading.Thread(target=stop.wait)
         thread.start()
@@ -142,7 +142,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
 def test_codegen_in_several_processes_writes_the_same_files_as_in_one(tmp_path):
     for jobs in ("1", "3"):
         proc = subprocess.run(
-            [sys.executable, "-m", "codegen", "--manifest", str(FIXTURE), "--shards", "2"]
+            [sys.executable, "-m", "structgen.codegen", "--manifest", str(FIXTURE), "--shards", "2"]
             + ["--out-dir", str(tmp_path / jobs), "--jobs", jobs],
             cwd=ROOT,
             capture_output=True,

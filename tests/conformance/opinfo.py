@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structops
 import torch
 
+import structops
+
 if TYPE_CHECKING:
-    from codegen.conformance import OpInfo
+    from structgen.codegen.conformance import OpInfo
 
 # float16/bfloat16 results may differ from torch's by the rounding of one operation: torch
 # computes some ops in float and rounds once, others per step. Stated, not skipped: 2 ulp.
@@ -196,16 +197,16 @@ def _check_sample(theirs, ours, args, kwargs, dtype) -> str | None:
 
 @functools.cache
 def _manifest():
-    from codegen.manifest import load_manifest
+    from structgen.codegen.manifest import load_manifest
 
-    return load_manifest(Path(__file__).resolve().parents[2] / "native_functions.yaml")
+    return load_manifest(Path(__file__).resolve().parents[2] / "structops" / "native_functions.yaml")
 
 
 def opinfo_specs() -> dict[str, OpInfo]:
     """Each Python function's `tests: {opinfo: ...}` from the manifest (the author states it there):
     which OpInfo it answers to, or why none, and the failures known with their reasons. A name of
     several overloads (lerp.Tensor, lerp.Scalar) gets the first name given and every difference."""
-    from codegen.conformance import OpInfo
+    from structgen.codegen.conformance import OpInfo
 
     specs: dict[str, OpInfo] = {}
     for f in _manifest().functions:
@@ -223,9 +224,8 @@ def mirrored_ops() -> list[tuple[str, object]]:
     """(structops function, OpInfo) of every mirrored op OpInfo has: named like it (or as its
     `tests.opinfo` says), not marked `opinfo: {none: ...}`, and not a `codegen new-op` scaffold
     (`tests: {scaffold: true}`: an identity, not yet that op)."""
+    from structgen.codegen.conformance import scaffold_ops
     from torch.testing._internal.common_methods_invocations import op_db
-
-    from codegen.conformance import scaffold_ops
 
     scaffolds = scaffold_ops(_manifest().functions)
     specs = opinfo_specs()

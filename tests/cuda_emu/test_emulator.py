@@ -1,4 +1,4 @@
-"""The CPU emulator of CUDA (tests/cuda_emu, docs/cuda_emulation.md) checked on its own kernels
+"""The CPU emulator of CUDA (csrc/emulator, docs/cuda_emulation.md) checked on its own kernels
 (emulator_checks.cu): faults are errors naming kernel, block and thread (and barriers by their
 place in the source), launches the GPU refuses fail as on the GPU, a launch off the current stream
 is an error, collectives and atomics compute what the hardware does, and half/bfloat16
@@ -7,8 +7,7 @@ conversions round to nearest even."""
 import numpy as np
 import pytest
 import torch
-
-from tests.conformance.emulation import emulated_library
+from structgen.conformance.emulation import emulated_library
 
 pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(),
@@ -16,7 +15,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-SOURCE = "cuda_emu/emulator_checks.cu"  # where the emulator says each thread's barrier is
+SOURCE = "emulator/emulator_checks.cu"  # where the emulator says each thread's barrier is
 
 
 def run(name: str, buffer: torch.Tensor | None = None) -> str:

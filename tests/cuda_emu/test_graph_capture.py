@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from tests.conformance.emulation import emulated, emulated_library
-from tests.conformance.samples import samples
-from tests.conformance.spec import functional, load_specs
-from tests.conformance.spec import op as ops
+from structgen.conformance.emulation import emulated, emulated_library
+from structgen.conformance.samples import samples
+from structgen.conformance.spec import functional, load_specs
+from structgen.conformance.spec import op as ops
 
 pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(),
@@ -170,7 +169,7 @@ def bits(t: torch.Tensor) -> torch.Tensor:
 # --- the glue's host reads, linted -------------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[2]
-GLUE = [*sorted((ROOT / "csrc/ops").glob("*/cuda_host.cpp"))]
+GLUE = [*sorted((ROOT / "structops/csrc/ops").glob("*/cuda_host.cpp"))]
 GLUE += [ROOT / "codegen/templates/kernels_cuda_host.cpp.j2"]
 # Direct spellings of a synchronising read of device memory (or of a synchronisation) in C++.
 HOST_READ = re.compile(
@@ -180,7 +179,7 @@ HOST_READ = re.compile(
 # Reads that predate structgen/cuda/host.h's to_host()/item(), each skipped while capturing: to move
 # onto them (csrc/ops/index is being changed elsewhere).
 PENDING = {
-    "csrc/ops/index/cuda_host.cpp": [
+    "structops/csrc/ops/index/cuda_host.cpp": [
         "const at::Tensor bounds = at::stack({min.to(at::kLong), max.to(at::kLong)}).to(at::kCPU);",
         "const at::Tensor flat = index.reshape({-1}).to(at::kCPU, at::kLong).contiguous();",
         (

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from tests.conformance.emulation import emulated_library
-from tests.conformance.spec import op as ops
+from structgen.conformance.emulation import emulated_library
+from structgen.conformance.spec import op as ops
 
 pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(),
@@ -616,8 +615,10 @@ def test_wide_indices_switch_takes_the_64_bit_kernels(tmp_path):
     trace = tmp_path / "trace.txt"
     script = (
         "import torch\n"
-        "from tests.conformance.emulation import emulated_library\n"
-        "from tests.conformance.spec import op\n"
+        "from structgen.conformance.emulation import emulated_library\n"
+        "from structgen.conformance.spec import op\n"
+        "from tests.under_test import use_structops\n"
+        "use_structops()\n"
         "emulated_library()\n"
         "torch.ops.structops_emu_checks.set_wide_indices(True)\n"
         "x = torch.randn(37, 41)\n"
@@ -628,7 +629,7 @@ def test_wide_indices_switch_takes_the_64_bit_kernels(tmp_path):
     subprocess.run(
         [sys.executable, "-c", script],
         check=True,
-        cwd=Path(__file__).resolve().parents[2],  # the script imports tests.conformance
+        cwd=Path(__file__).resolve().parents[2],  # the script imports tests.under_test
         env={**os.environ, "STRUCTGEN_EMU_TRACE": str(trace)},
     )
     ran = trace.read_text()

@@ -4,9 +4,8 @@ two blocks racing on one value, would show here (the GPU runs them in any order)
 
 import pytest
 import torch
-
-from tests.conformance.emulation import emulated_library
-from tests.conformance.spec import op
+from structgen.conformance.emulation import emulated_library
+from structgen.conformance.spec import op
 
 pytestmark = pytest.mark.skipif(
     torch.cuda.is_available(),

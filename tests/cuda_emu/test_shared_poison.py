@@ -3,13 +3,13 @@ poison byte (0xff: NaN, -1) before first use, and a kernel family gives the same
 second poison (0x00: 0.0, 0) as under the first. On a GPU unwritten shared memory holds whatever
 the last block left there, so a result that depends on it is wrong somewhere. The conformance
 suite's emulated_cuda check does the same on every sample of every op with a CUDA kernel
-(tests/conformance/emulation.py: poison_checked); these are the kernel families at the shapes
+(structgen/conformance/emulation.py: poison_checked); these are the kernel families at the shapes
 that cross their paths (test_schedule.py's calls)."""
 
 import pytest
 import torch
+from structgen.conformance.emulation import emulated_library, poison_checked
 
-from tests.conformance.emulation import emulated_library, poison_checked
 from tests.cuda_emu.test_schedule import CALLS
 
 pytestmark = pytest.mark.skipif(

@@ -22,15 +22,16 @@ import traceback
 import warnings
 import zlib
 
-import structops
 import torch
 import torch.distributed as dist
+from structgen.conformance.checks import _merged_tolerance, _outputs, _tolerance
+from structgen.conformance.samples import samples
+from structgen.conformance.spec import functional, load_specs, overload
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor, init_device_mesh
 from torch.distributed.tensor.debug import CommDebugMode
 
-from tests.conformance.checks import _merged_tolerance, _outputs, _tolerance
-from tests.conformance.samples import samples
-from tests.conformance.spec import functional, load_specs, overload
+import structops
+from tests.under_test import use_structops
 
 TRIALS = 3  # random placements per sample
 
@@ -265,6 +266,7 @@ def _plant_parallel() -> None:
 
 
 def main() -> None:
+    use_structops()
     parser = argparse.ArgumentParser()
     parser.add_argument("result")
     parser.add_argument("mesh", help="the mesh shape: 4, or 2x2")

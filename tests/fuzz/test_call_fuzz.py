@@ -25,12 +25,13 @@ from dataclasses import dataclass
 
 import pytest
 import torch
+from structgen.codegen.dest.conformance_suite import SuiteSpec
+from structgen.codegen.manifest import load_manifest
+from structgen.conformance import samples
+from structgen.conformance.spec import compiled, load_specs, overload
 
-from codegen.dest.conformance_suite import SuiteSpec
-from codegen.manifest import load_manifest
-from tests.conformance import samples
-from tests.conformance.spec import MANIFEST, compiled, load_specs, overload
 from tests.fuzz import settings
+from tests.under_test import MANIFEST
 
 CI_CASES, LONG_CASES = 4000, 200_000
 HANG_SECONDS = 120  # a call that takes this long dumps every thread's stack and ends the process

@@ -7,11 +7,10 @@ formula would make it, and runs the conformance suite's check on a real op.
 
 import pytest
 import torch
+from structgen.conformance import gradients
+from structgen.conformance.checks import CHECKS
+from structgen.conformance.spec import functional, load_specs
 from torch.autograd.gradcheck import GradcheckError
-
-from tests.conformance import gradients
-from tests.conformance.checks import CHECKS
-from tests.conformance.spec import functional, load_specs
 
 
 @pytest.fixture(scope="module")

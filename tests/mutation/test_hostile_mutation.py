@@ -4,9 +4,8 @@ and give wrong numbers on the values models produce are caught, and their correc
 from pathlib import Path
 
 import pytest
-
-from tests.conformance.checks import CHECKS
-from tests.conformance.spec import load_specs
+from structgen.conformance.checks import CHECKS
+from structgen.conformance.spec import load_specs
 
 from . import mutants
 

@@ -8,9 +8,8 @@ import dataclasses
 
 import pytest
 from structgen import rules
-
-from tests.conformance.checks import CHECKS
-from tests.conformance.spec import load_specs
+from structgen.conformance.checks import CHECKS
+from structgen.conformance.spec import load_specs
 
 
 @pytest.fixture(scope="module")

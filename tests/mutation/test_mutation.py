@@ -7,9 +7,8 @@ repository's manifest; the kernels (mutants.py) are torch.add with one defect ea
 from pathlib import Path
 
 import pytest
-
-from tests.conformance.checks import CHECKS
-from tests.conformance.spec import load_specs
+from structgen.conformance.checks import CHECKS
+from structgen.conformance.spec import load_specs
 
 from . import mutants
 
@@ -47,7 +46,7 @@ def test_planted_bug_is_caught(specs, mutant, check):
 
 
 # A hand-written op with no tests.dtypes and no tests.samples: checked on every dtype its rule
-# allows, on inputs drawn from its rule (tests/conformance/drawn.py), ranks 0 to 5.
+# allows, on inputs drawn from its rule (structgen/conformance/drawn.py), ranks 0 to 5.
 DRAWN = {
     "flip_dtype_gap": ("reference", (NotImplementedError,)),  # a kernel without integer dtypes
     "flip_rank4": ("property", (AssertionError,)),  # a bug only rank >= 4 inputs show

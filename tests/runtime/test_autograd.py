@@ -6,9 +6,10 @@ against finite differences and against torch are the conformance suite's `gradie
 from __future__ import annotations
 
 import pytest
-import structops
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
+
+import structops
 
 
 def block(x, w1, b1, gamma, beta, w2, target):

@@ -10,8 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import structops
 import torch
+
+import structops
 from structops import autotune
 
 # One script per scenario: tunes sum over both layouts and an mm, checks the results against

@@ -7,10 +7,11 @@ import sys
 import textwrap
 
 import pytest
-import structops
 import torch
 import torch._dynamo
 from torch._inductor.utils import run_and_get_code
+
+import structops
 
 
 class Block(torch.nn.Module):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 from structgen import _cpu
+
 from structops import _build
 
 ROOT = Path(__file__).resolve().parents[2]

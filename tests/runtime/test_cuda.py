@@ -3,8 +3,9 @@ samples do not reach: the vectorised path's tails and alignment, large sizes, ev
 offset calculator handles, out= into views, and 64-bit indexing. Skipped without a GPU."""
 
 import pytest
-import structops
 import torch
+
+import structops
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 

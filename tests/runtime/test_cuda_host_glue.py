@@ -41,7 +41,7 @@ def glue(tmp_path_factory) -> tuple[list[str], Path]:
             "-m",
             "codegen",
             "--manifest",
-            str(ROOT / "native_functions.yaml"),
+            str(ROOT / "structops" / "native_functions.yaml"),
             "--out-dir",
             str(gen),
             "--shards",

@@ -8,9 +8,10 @@ import subprocess
 import sys
 
 import pytest
-import structops
 import torch
 from structgen.dtensor import Placement, strategies
+
+import structops
 
 needs_dist = pytest.mark.skipif(
     not torch.distributed.is_available(), reason="this torch has no torch.distributed"

@@ -9,12 +9,13 @@ import sys
 import warnings
 
 import pytest
-import structops
 import torch
 from structgen import _dispatch
-from structops import _ops
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
+
+import structops
+from structops import _ops
 
 FALLBACKS = {function.__name__: fallback for function, fallback in _dispatch._ENTRIES}
 BOUND_KINDS = {"Tensor", "number", "bool", "int", "float", "ints", "ints1", "dtype", "str", "tensors"}

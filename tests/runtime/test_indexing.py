@@ -7,11 +7,12 @@ import subprocess
 import sys
 
 import pytest
-import structops
 import torch
 import torch.nn.functional as F
 from torch._subclasses.fake_tensor import DynamicOutputShapeException, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+import structops
 
 # One dtype per element size the kernels dispatch on (1, 2, 4, 8, 16 bytes).
 SIZES = [torch.bool, torch.float16, torch.float32, torch.int64, torch.complex128]

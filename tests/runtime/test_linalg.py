@@ -8,8 +8,9 @@ import subprocess
 import sys
 
 import pytest
-import structops
 import torch
+
+import structops
 
 SHAPES = [
     (1, 1, 1),

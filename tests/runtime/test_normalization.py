@@ -3,8 +3,9 @@ samples: the column-block softmax loop, long rows across the parallel grain, inf
 batch_norm's in-place running statistics (which the generated suite does not compare)."""
 
 import pytest
-import structops
 import torch
+
+import structops
 
 
 def randn(*shape, dtype=torch.float32, seed=0):

@@ -1,17 +1,17 @@
 """The values models produce (issue 56's findings), each next to torch: numbers past float16's
 range, masked rows, large offsets, signed zeros, overflowing statistics. The CPU impl, and the
 CUDA kernels run by the emulator where the finding was on CUDA. The hostile check
-(tests/conformance/hostile.py, docs/numerics.md) runs every op on such values; these are the
+(structgen/conformance/hostile.py, docs/numerics.md) runs every op on such values; these are the
 cases a user reported, kept as they were written."""
 
 import math
 
 import pytest
-import structops
 import torch
+from structgen.conformance.emulation import emulated_library
+from structgen.conformance.spec import op
 
-from tests.conformance.emulation import emulated_library
-from tests.conformance.spec import op
+import structops
 
 no_gpu = pytest.mark.skipif(
     torch.cuda.is_available(), reason="a GPU is present: tests/runtime/test_cuda.py runs these kernels"

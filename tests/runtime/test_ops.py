@@ -4,8 +4,9 @@ import math
 import re
 
 import pytest
-import structops
 import torch
+
+import structops
 
 DTYPES = [torch.float32, torch.float64, torch.int64]
 

@@ -8,8 +8,9 @@ the one torch's Python layer would (var(x, False) is unbiased=False, not dim=0).
 """
 
 import pytest
-import structops
 import torch
+
+import structops
 
 F16 = torch.tensor([1.0, 2.0, -3.5], dtype=torch.float16)
 U8 = torch.tensor([1, 2, 250], dtype=torch.uint8)

@@ -5,8 +5,9 @@ inputs, dilation with padding, and the checks only data or a Tensor? can trigger
 import math
 
 import pytest
-import structops
 import torch
+
+import structops
 
 A = torch.ops.aten
 

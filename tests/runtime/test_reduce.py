@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-import structops
 import torch
 
+import structops
 from tests.conformance.opinfo import DTYPES  # the 12 dtypes the conformance suite runs
 
 OPS = {

@@ -5,9 +5,9 @@ of rows; 1 and 2 threads), and the same bits wherever the output lies or an inpu
 import functools
 
 import pytest
-import structops
 import torch
 
+import structops
 from tests.runtime.test_ops import make
 
 

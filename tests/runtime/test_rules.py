@@ -5,12 +5,13 @@ import os
 import re
 
 import pytest
-import structops
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from structgen import rules
 from structgen.sharding import run_sharded
+
+import structops
 
 # ---------------------------------------------------------------------------------------------
 # Run-time rule errors: exact messages, the same from C++ and from the Python mirror
@@ -358,7 +359,7 @@ DTYPES = [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32,
 
 
 def _hypothesis_settings():
-    fuzz = os.environ.get("STRUCTOPS_HYPOTHESIS") == "fuzz"
+    fuzz = os.environ.get("STRUCTGEN_HYPOTHESIS") == "fuzz"
     return settings(
         max_examples=400 if fuzz else 60,
         deadline=None,

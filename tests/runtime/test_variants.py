@@ -3,11 +3,11 @@
 import warnings
 
 import pytest
-import structops
 import torch
+from structgen.conformance.checks import opcheck
+from structgen.conformance.spec import load_specs
 
-from tests.conformance.checks import opcheck
-from tests.conformance.spec import load_specs
+import structops
 
 RESIZE_WARNING = (
     r"An output with one or more elements was resized since it had shape \[3\], which does not "

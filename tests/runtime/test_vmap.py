@@ -4,9 +4,10 @@ every op under vmap are checked by the conformance suite's vmap check)."""
 from __future__ import annotations
 
 import pytest
-import structops
 import torch
 from structgen.vmap import plan
+
+import structops
 from structops import _rules
 
 

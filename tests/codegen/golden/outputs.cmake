@@ -1,7 +1,7 @@
 # @generated from native_functions.yaml by codegen/templates/outputs.cmake.j2 (generator 0.2.0) — DO NOT EDIT.
-# Regenerate with: python -m codegen (run by the CMake build)
+# Regenerate with: python -m structgen.codegen (run by the CMake build)
 # The generated files by kind (codegen/gen.py's OutputKind), under this file's folder: the build's
-# file lists. CMake includes it at configure time (python -m codegen --cmake-outputs writes it) and
+# file lists. CMake includes it at configure time (python -m structgen.codegen --cmake-outputs writes it) and
 # re-configures when codegen rewrites it, which it does only when the set of outputs changes.
 set(GENERATED_FILES
   "${CMAKE_CURRENT_LIST_DIR}/src/registration.cpp"

@@ -1,5 +1,5 @@
 // @generated from native_functions.yaml by codegen/templates/composites.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
-// Regenerate with: python -m codegen (run by the CMake build)
+// Regenerate with: python -m structgen.codegen (run by the CMake build)
 // Overloads that are calls of other overloads (the manifest's `composite:`, codegen/composite.py),
 // registered as CompositeImplicitAutograd as torch registers its own: the dispatcher runs the
 // call, so meta tensors, autograd, torch.compile, vmap and DTensor see the target op. An overload

@@ -1,5 +1,5 @@
 // @generated from native_functions.yaml by codegen/templates/kernels_cpu_host.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
-// Regenerate with: python -m codegen (run by the CMake build)
+// Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CPU host glue of the generated pointwise kernels of a shard of ops: the inputs brought to the
 // common dtype, the host conditions decided and the numbers checked for it (as Scalar::to does),
 // then the torch-free launchers in kernels_cpu_<op>.cpp. A shard, not a file per op: torch's

@@ -1,5 +1,5 @@
 // @generated from native_functions.yaml by codegen/templates/kernels_cpu.cpp.j2 (generator 0.2.0) — DO NOT EDIT.
-// Regenerate with: python -m codegen (run by the CMake build)
+// Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CPU kernels of one pointwise op and of its generated backward ops, from their formulas (a file
 // per op: editing a formula recompiles that op alone). No torch header (the runtime's cpu/rows.h):
 // the host glue (kernels_cpu_host_N.cpp) brings the inputs to the common dtype, fills a RowLaunch

@@ -1,5 +1,5 @@
 // @generated from native_functions.yaml by codegen/templates/kernels_cuda.cu.j2 (generator 0.2.0) — DO NOT EDIT.
-// Regenerate with: python -m codegen (run by the CMake build)
+// Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CUDA kernels of one pointwise op and of its generated backward ops, from their formulas (a
 // file per op, so nvcc's compile check redoes only an edited op). Device code only: no torch
 // header (ARCHITECTURE decision 6); the host glue (kernels_cuda_host_<op>.cpp) fills a

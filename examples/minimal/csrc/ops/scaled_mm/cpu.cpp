@@ -1,4 +1,4 @@
-// scaled_mm's CPU impl (python -m codegen signature scaled_mm --manifest native_functions.yaml
+// scaled_mm's CPU impl (structgen signature scaled_mm --manifest native_functions.yaml
 // prints what to define): out = alpha * self @ mat2, accumulated in double.
 #include <example_ops/ops/scaled_mm.h>
 

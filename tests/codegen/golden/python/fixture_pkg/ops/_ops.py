@@ -1,5 +1,5 @@
 # @generated from native_functions.yaml by codegen/templates/ops.py.j2 (generator 0.2.0) — DO NOT EDIT.
-# Regenerate with: python -m codegen (run by the CMake build)
+# Regenerate with: python -m structgen.codegen (run by the CMake build)
 """The fixture_ops operators as Python functions (generated from the manifest).
 
 Each name is a C function (structgen._dispatch.entry, csrc/python/entry.cpp) that binds the

@@ -1,5 +1,5 @@
 # @generated from native_functions.yaml by codegen/templates/rules.py.j2 (generator 0.2.0) — DO NOT EDIT.
-# Regenerate with: python -m codegen (run by the CMake build)
+# Regenerate with: python -m structgen.codegen (run by the CMake build)
 """The manifest's meta rules for describe() and sharding (structgen.rules).
 
 Per structured op with a rule: its index-space function, printed from the rule's IR by

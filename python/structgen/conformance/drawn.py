@@ -17,10 +17,10 @@ from typing import Any, Protocol
 
 import torch
 
-from codegen.dest.conformance_suite import SuiteSpec
-from codegen.rules.syntax import PAny, PDim, PGroup, PLiteral, parse_pattern
-from tests.conformance.spec import compiled, functional
-from tests.conformance.tensors import Sample, call_args, dtype_of, laid_out, values
+from structgen.codegen.dest.conformance_suite import SuiteSpec
+from structgen.codegen.rules.syntax import PAny, PDim, PGroup, PLiteral, parse_pattern
+from structgen.conformance.spec import compiled, functional
+from structgen.conformance.tensors import Sample, call_args, dtype_of, laid_out, values
 
 SIZES = (2, 3, 1, 0, 4)  # 0 and 1 included: empty and broadcastable dims
 LAYOUTS = ("contiguous", "transposed", "strided")

@@ -12,7 +12,7 @@ pointwise op.
 A result is right when each element is within a few units in the last place of the output dtype
 of the reference run in float64 (complex128) on the same, already rounded, inputs, or of torch's
 own result in the tested dtype (where torch itself rounds, as summing 1e8 + x in float32 does, or
-where the manifest's reference is torch's op on its own terms); where torch raises, structops must
+where the manifest's reference is torch's op on its own terms); where torch raises, the package must
 raise the same exception type. Every failing sample is reported, not just the first, so a failure
 says how many samples an op gets wrong.
 """
@@ -26,15 +26,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
-import structops
 import torch
 
-from codegen.dest.conformance_suite import SuiteSpec
-from tests.conformance.checks import _outputs, _skip_unless_cuda_kernel, check
-from tests.conformance.emulation import emulated
-from tests.conformance.samples import samples
-from tests.conformance.spec import compiled, functional, load_specs, qualified
-from tests.conformance.tensors import Sample, dtype_of, is_integral
+import structgen
+from structgen.codegen.dest.conformance_suite import SuiteSpec
+from structgen.conformance.checks import _outputs, _skip_unless_cuda_kernel, check
+from structgen.conformance.emulation import emulated
+from structgen.conformance.samples import samples
+from structgen.conformance.spec import compiled, functional, load_specs, qualified
+from structgen.conformance.tensors import Sample, dtype_of, is_integral
 
 # Units in the last place of the output dtype a result may be off the float64 reference: one
 # rounding of a result computed in float (float16, bfloat16) plus a float formula's own error;
@@ -505,7 +505,7 @@ def _reduced(spec: SuiteSpec, s: Sample) -> int:
     if not spec.described:
         return 1
     try:
-        d = structops.describe(qualified(spec), *s.args, **s.kwargs)
+        d = structgen.describe(qualified(spec), *s.args, **s.kwargs)
     except (RuntimeError, ValueError, TypeError, IndexError):
         return 1
     return math.prod(i.size for i in d.index_space if i.kind in ("reduction", "scanned"))
@@ -623,7 +623,7 @@ def _known(spec: SuiteSpec, dtype: str, device: str) -> list[_Known]:
 
 def _judged(spec: SuiteSpec, s: Sample, op, reference, known: list[_Known]) -> str:
     """judge(), with the sample's tests.hostile entries: an accuracy entry widens the tolerance,
-    and the first other entry says how structops may differ from torch on it."""
+    and the first other entry says how the package may differ from torch on it."""
     text = repr(s)  # the description and the arguments (a number's value, a str's)
     accurate = next((k for k in known if k.differs == "accuracy" and re.search(k.pattern, text)), None)
     accuracy = accurate.tolerance if accurate else None

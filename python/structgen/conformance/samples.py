@@ -10,10 +10,10 @@ from typing import Any
 
 import torch
 
-from codegen.dest.conformance_suite import SuiteSpec
-from tests.conformance import drawn
-from tests.conformance.spec import compiled, functional
-from tests.conformance.tensors import Sample, call_args, dtype_of, is_integral, laid_out, values
+from structgen.codegen.dest.conformance_suite import SuiteSpec
+from structgen.conformance import drawn
+from structgen.conformance.spec import compiled, functional
+from structgen.conformance.tensors import Sample, call_args, dtype_of, is_integral, laid_out, values
 
 
 def _extremes(dtype, device, shape=(8,)) -> torch.Tensor | None:
@@ -76,7 +76,7 @@ def _with_fitted_tensors(spec, tensors, desc, scalars=None, *, gen) -> Sample:
 
 
 def rejected_by_both(spec: SuiteSpec, sample: Sample) -> bool:
-    """True when the reference rejects a promotion sample and structops rejects it too (some
+    """True when the reference rejects a promotion sample and the op rejects it too (some
     ops, e.g. lerp, require equal dtypes); an input only one of them rejects fails the suite."""
     reference = compiled(spec).reference
     if reference is None:
@@ -88,9 +88,7 @@ def rejected_by_both(spec: SuiteSpec, sample: Sample) -> bool:
             sample.call(functional(spec))
         except (RuntimeError, IndexError):
             return True
-        raise AssertionError(
-            f"{spec.name}: the reference rejects {sample!r} but structops accepts it"
-        ) from None
+        raise AssertionError(f"{spec.name}: the reference rejects {sample!r} but the op accepts it") from None
     return False
 
 
@@ -214,7 +212,7 @@ def _reduction_samples(spec: SuiteSpec, device, dtype, gen) -> list[Sample]:
                         **{name: vals[turn % len(vals)] for name, vals in others},
                     }
                     sample = call_args(spec, named, f"{layout} {shape} dim={dim} keepdim={keepdim}")
-                    # amax over an empty dim: torch and structops must both raise; not a value sample.
+                    # amax over an empty dim: torch and the op must both raise; not a value sample.
                     if not rejected_by_both(spec, sample):
                         result.append(sample)
     return result

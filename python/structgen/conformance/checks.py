@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import re
 import warnings
@@ -15,19 +16,31 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pytest
-import structops
 import torch
-from structgen._dispatch import call
-from structops import autotune
 
-from codegen.dest.conformance_suite import SuiteSpec
-from tests.conformance.drawn import HypothesisPick, accepted, drawn_sample
-from tests.conformance.emulation import emulated, poison_checked
-from tests.conformance.samples import draw_pointwise, draw_reduction, rejected_by_both, samples, with_tensors
-from tests.conformance.spec import compiled, functional, on_cpu, overload, qualified
-from tests.conformance.tensors import Sample, dtype_of, is_integral, values
+import structgen
+from structgen._dispatch import call
+from structgen.codegen.dest.conformance_suite import SuiteSpec
+from structgen.conformance.drawn import HypothesisPick, accepted, drawn_sample
+from structgen.conformance.emulation import emulated, poison_checked
+from structgen.conformance.samples import (
+    draw_pointwise,
+    draw_reduction,
+    rejected_by_both,
+    samples,
+    with_tensors,
+)
+from structgen.conformance.spec import compiled, functional, on_cpu, overload, qualified, under_test
+from structgen.conformance.tensors import Sample, dtype_of, is_integral, values
 
 RESIZE_WARNING = "An output with one or more elements was resized"
+
+
+def _autotune():
+    """The package under test's autotune module (<package>.autotune: pin() a kernel variant), for
+    the ops that declare variants."""
+    return importlib.import_module(f"{under_test().python_package}.autotune")
+
 
 # ---------------------------------------------------------------------------------------------
 # The registry
@@ -204,14 +217,14 @@ def check_meta(spec: SuiteSpec, device: str, dtype: str) -> None:
 
 @check(few_dtypes=True, applies=lambda spec: spec.described)
 def check_describe(spec: SuiteSpec, device: str, dtype: str) -> None:
-    """structops.describe() gives the real call's outputs, its generated index-space function
+    """structgen.describe() gives the real call's outputs, its generated index-space function
     agrees with the C++ meta function (describe() raises otherwise), and the whole index space
     reads every input and writes every output whole through the IPFs, but for input elements
     the op does not read (rows past a pooling's last window), which then change nothing."""
     if device != "cpu":
         pytest.skip("describe() runs the meta function and Python only: the cpu case covers it")
     for s in samples(spec, device, dtype):
-        d = structops.describe(qualified(spec), *s.args, **s.kwargs)
+        d = structgen.describe(qualified(spec), *s.args, **s.kwargs)
         real = _outputs(s.call(functional(spec)))  # a Tensor[] output: its elements
         ctx = f"{spec.name} describe() on {s!r}"
         assert [(o[1], o[2]) for o in d.outputs] == [
@@ -264,14 +277,14 @@ def _merged_tolerance(expected: torch.Tensor, n: int) -> dict[str, float]:
 
 @check(few_dtypes=True, applies=lambda spec: spec.described)
 def check_sharding(spec: SuiteSpec, device: str, dtype: str) -> None:
-    """Run tile by tile through the IPFs (structops.sharding), the op gives its unsharded result
+    """Run tile by tile through the IPFs (structgen.sharding), the op gives its unsharded result
     for every split of each splittable index dim in 2 and 3 and for a random split of all of
     them; a dim that may not be split (whole, or reduced with no combine) is refused by name."""
-    from structops import sharding
+    from structgen import sharding
 
     rng = torch.Generator().manual_seed(zlib.crc32(spec.name.encode()))
     for s in samples(spec, device, dtype):
-        d = structops.describe(qualified(spec), *s.args, **s.kwargs)
+        d = structgen.describe(qualified(spec), *s.args, **s.kwargs)
         expected = _outputs(s.call(functional(spec)))
         big = [i for i in d.index_space if i.size >= 2]
         free = [i for i in big if _splittable(i, d.combine)]
@@ -359,7 +372,7 @@ def check_out_rules(spec: SuiteSpec, device: str, dtype: str) -> None:
     def outs(first: torch.Tensor) -> dict[str, torch.Tensor]:
         return _outs(spec, results, device, first)
 
-    # Through the warning bridge, as structops.<op>(..., out=) calls it.
+    # Through the warning bridge, as <package>.<op>(..., out=) calls it.
     bridged = functools.partial(call, op)
     wrong = torch.empty(max(expected.numel() - 1, 1) + 5, dtype=rdtype, device=device)
     with pytest.warns(UserWarning, match=RESIZE_WARNING):
@@ -581,7 +594,7 @@ def _written_inputs(op) -> set[str]:
     }
 
 
-# structops traces a written overload as its functional sibling (csrc/functionalize.cpp). An out=
+# A generated package traces a written overload as its functional sibling (csrc/functionalize.cpp). An out=
 # overload that also writes inputs (batch_norm.out's running statistics) has none: its functional
 # sibling writes them too. torch's own answer is a separate functional op that returns the new
 # statistics (_native_batch_norm_legit_functional); the manifest declares none yet, and torch's
@@ -709,12 +722,12 @@ def check_compile(spec: SuiteSpec, device: str, dtype: str) -> None:
 
 def _hypothesis(spec: SuiteSpec, dtype: str):
     """Settings for the property check. CI: 25 examples, seeded by op and dtype (as samples are), so
-    the examples do not move when the engine's code does; STRUCTOPS_HYPOTHESIS=fuzz: 2000 random
+    the examples do not move when the engine's code does; STRUCTGEN_HYPOTHESIS=fuzz: 2000 random
     ones, for long local runs."""
     from hypothesis import HealthCheck, seed, settings
 
     common = {"deadline": None, "print_blob": True, "suppress_health_check": list(HealthCheck)}
-    if os.environ.get("STRUCTOPS_HYPOTHESIS") == "fuzz":
+    if os.environ.get("STRUCTGEN_HYPOTHESIS") == "fuzz":
         return settings(max_examples=2000, **common)
     ci = settings(max_examples=25, database=None, **common)
     return lambda test: seed(zlib.crc32(f"{spec.name}/{dtype}".encode()))(ci(test))
@@ -790,7 +803,7 @@ def check_emulated_cuda(spec: SuiteSpec, device: str, dtype: str) -> None:
     _skip_unless_cuda_kernel(spec, device, dtype)
     emu = emulated(spec)
     for variant in dict(spec.kernel_variants).get("cuda", (None,)):
-        pin = autotune.pin(f"{spec.out}@cuda", variant) if variant else contextlib.nullcontext()
+        pin = _autotune().pin(f"{spec.out}@cuda", variant) if variant else contextlib.nullcontext()
         what = f"emulated CUDA{f' variant {variant!r}' if variant else ''} vs CPU"
         with pin:
             for s in samples(spec, "cpu", dtype):
@@ -824,7 +837,7 @@ def check_kernel_variants(spec: SuiteSpec, device: str, dtype: str) -> None:
     assert reference is not None and spec.out is not None
     out_op = overload(spec, spec.out)
     for variant in dict(spec.kernel_variants).get(device, ()):
-        with autotune.pin(f"{spec.out}@{device}", variant):
+        with _autotune().pin(f"{spec.out}@{device}", variant):
             for s in samples(spec, device, dtype):
                 expected = s.call(reference)
                 assert_matches(
@@ -846,4 +859,4 @@ def check_kernel_variants(spec: SuiteSpec, device: str, dtype: str) -> None:
 
 # The vmap and gradient checks live in modules of their own (registered on import, after the
 # checks above).
-from tests.conformance import batching, gradients, hostile  # noqa: F401
+from structgen.conformance import batching, gradients, hostile  # noqa: F401

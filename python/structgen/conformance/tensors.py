@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from codegen.dest.conformance_suite import SuiteSpec
+from structgen.codegen.dest.conformance_suite import SuiteSpec
 
 
 @dataclass

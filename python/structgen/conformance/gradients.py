@@ -8,11 +8,11 @@ import pytest
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
-from codegen.dest.conformance_suite import SuiteSpec
-from tests.conformance.checks import _first, _outputs, _tolerance, _written_inputs, check
-from tests.conformance.samples import samples
-from tests.conformance.spec import compiled, functional, on_cpu, qualified
-from tests.conformance.tensors import Sample, dtype_of
+from structgen.codegen.dest.conformance_suite import SuiteSpec
+from structgen.conformance.checks import _first, _outputs, _tolerance, _written_inputs, check
+from structgen.conformance.samples import samples
+from structgen.conformance.spec import compiled, functional, on_cpu, qualified
+from structgen.conformance.tensors import Sample, dtype_of
 
 
 def _with_grad(s: Sample, spec: SuiteSpec) -> tuple[Sample, list[torch.Tensor]]:

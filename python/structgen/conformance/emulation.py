@@ -1,6 +1,6 @@
 """The ops' CUDA path on the CPU: generated wrappers, host glue and device code built as host C++
-(libstructops_cuda_emu.so; <target>_cuda_emu of add_generated_extension) and run by the emulator
-in tests/cuda_emu (docs/cuda_emulation.md)."""
+(lib<target>_cuda_emu.so, the <target>_cuda_emu of add_generated_extension) and run by the emulator
+in csrc/emulator (docs/cuda_emulation.md)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from typing import Any
 
 import torch
 
-from codegen.dest.conformance_suite import SuiteSpec
-from tests.conformance.spec import under_test
+from structgen.codegen.dest.conformance_suite import SuiteSpec
+from structgen.conformance.spec import under_test
 
 
 def built_emulator() -> Path:
-    """The emulator library of the package under test (libstructops_cuda_emu.so for structops),
+    """The emulator library of the package under test (lib<target>_cuda_emu.so),
     built (or brought up to date: only what changed recompiles) in its build folder. It is a test
     artifact, so `pip install` leaves it out and the first test that runs a CUDA kernel on the CPU
-    builds it (a few minutes on a clean build of structops). A failed build is reported by every
+    builds it (a few minutes for a package of 80 ops). A failed build is reported by every
     later call without building again."""
     path, error = _build_emulator()
     if error:
@@ -59,8 +59,7 @@ def _build_emulator() -> tuple[Path, str]:
     installed = _loaded(built.name) or Path(package.__file__).with_name(built.name)
     if built.stat().st_mtime > installed.stat().st_mtime:
         return Path(), (
-            f"{installed} is older than the sources the emulator was just built from: rebuild "
-            f"{name} first (bash tools/setup.sh for structops)"
+            f"{installed} is older than the sources the emulator was just built from: rebuild {name} first"
         )
     return folder / build.EMULATOR, ""
 
@@ -81,7 +80,7 @@ def namespace() -> str:
 
 
 def checks() -> Any:
-    """torch.ops.<package>_emu_checks: the emulator's own controls (tests/cuda_emu/emulator_checks.cpp)."""
+    """torch.ops.<package>_emu_checks: the emulator's own controls (csrc/emulator/emulator_checks.cpp)."""
     return getattr(torch.ops, f"{namespace()}_checks")
 
 

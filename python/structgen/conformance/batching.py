@@ -8,13 +8,13 @@ import re
 
 import pytest
 import torch
-from structgen import vmap as batching_rules
 
-from codegen.dest.conformance_suite import SuiteSpec
-from tests.conformance.checks import assert_matches, check
-from tests.conformance.samples import samples
-from tests.conformance.spec import functional, overload, qualified
-from tests.conformance.tensors import Sample
+from structgen import vmap as batching_rules
+from structgen.codegen.dest.conformance_suite import SuiteSpec
+from structgen.conformance.checks import assert_matches, check
+from structgen.conformance.samples import samples
+from structgen.conformance.spec import functional, overload, qualified
+from structgen.conformance.tensors import Sample
 
 
 def _spread(found: list, want: int = 6) -> list:

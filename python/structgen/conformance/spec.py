@@ -11,23 +11,39 @@ compiled(spec), which evaluates each one once with torch and over_dims in scope.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import structops  # noqa: F401 (registers torch.ops.structops, which op() resolves in)
 import torch
 
-from codegen.dest.conformance_suite import SuiteSpec, suite_specs
-from codegen.manifest import Manifest, load_manifest
-from codegen.project import Project
-from tests.conformance import formula
+from structgen.codegen.dest.conformance_suite import SuiteSpec, suite_specs
+from structgen.codegen.manifest import Manifest, load_manifest
+from structgen.codegen.project import Project
+from structgen.conformance import formula
 
-MANIFEST = Path(__file__).resolve().parents[2] / "native_functions.yaml"
-# The manifest whose package the suite runs on: structops' own unless the plugin's --manifest
-# names another (tests/conformance/plugin.py).
-UNDER_TEST = [MANIFEST]
+# The manifest whose package the suite runs on, set by use_manifest() (plugin.py: --manifest, a
+# native_functions.yaml at pytest's rootdir, or the project's own conftest.py).
+UNDER_TEST: list[Path | None] = [None]
+
+
+def use_manifest(path: Path) -> None:
+    """Run the suite on the package ``path`` generates: the project header's python_package is
+    imported, so its library registers torch.ops.<namespace> and its _ops module serves it."""
+    UNDER_TEST[0] = Path(path).resolve()
+    importlib.import_module(under_test().python_package)
+
+
+def _manifest() -> Path:
+    if UNDER_TEST[0] is None:
+        raise RuntimeError(
+            "the conformance suite has no package to run on: give pytest --manifest "
+            "path/to/native_functions.yaml (structgen's pytest plugin), or run it from the folder "
+            "that holds the manifest"
+        )
+    return UNDER_TEST[0]
 
 
 @functools.cache
@@ -37,13 +53,13 @@ def _loaded(manifest: Path) -> Manifest:
 
 def under_test() -> Project:
     """The project header of the package the suite runs on."""
-    return _loaded(UNDER_TEST[0]).project
+    return _loaded(_manifest()).project
 
 
 @functools.cache
 def load_specs(manifest: Path | None = None, namespace: str | None = None) -> tuple[SuiteSpec, ...]:
     """One spec per structured op with a functional overload, in manifest order."""
-    return tuple(suite_specs(_loaded(manifest or UNDER_TEST[0]), namespace))
+    return tuple(suite_specs(_loaded(manifest or _manifest()), namespace))
 
 
 def op(namespace: str, qualified: str):
@@ -68,7 +84,7 @@ def qualified(spec: SuiteSpec) -> str:
 
 def over_dims(fn: Callable) -> Callable:
     """A torch reduction over one int dim (torch.prod) as one over a dim list (None or [] = every
-    dim), for references of structops ops that take int[1]? dim."""
+    dim), for references of ops that take int[1]? dim."""
 
     def reference(x, dim=None, keepdim=False, **kwargs):
         if x.dim() == 0:
