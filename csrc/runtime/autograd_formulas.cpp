@@ -12,6 +12,7 @@
 #include <ATen/ops/avg_pool2d_backward.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/scatter_reduce.h>
 #include <ATen/ops/searchsorted.h>
 #include <ATen/ops/sgn.h>
@@ -27,6 +28,7 @@
 #include <ATen/ops/exp.h>
 #include <ATen/ops/flip.h>
 #include <ATen/ops/index_add.h>
+#include <ATen/ops/linear.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/log_softmax.h>
 #include <ATen/ops/masked_scatter.h>
@@ -47,6 +49,8 @@
 #include <ATen/ops/sign.h>
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/real.h>
+#include <ATen/ops/isfinite.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
@@ -95,7 +99,8 @@ at::Tensor unreduce(const at::Tensor& grad, const TensorMeta& self, at::Optional
 
 at::Tensor mean_backward(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim,
                          bool keepdim) {
-  return unreduce(grad, self, dim, keepdim) / reduced_count(self, dim).guard_int(__FILE__, __LINE__);
+  // A Scalar of the SymInt: under torch.compile(dynamic=True) the count stays symbolic.
+  return unreduce(grad, self, dim, keepdim) / c10::Scalar(reduced_count(self, dim));
 }
 
 at::Tensor extremum_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
@@ -141,16 +146,28 @@ at::Tensor prod_backward(const at::Tensor& grad, const at::Tensor& self, const a
   return as_dtype(per_row.permute(inverse), self.scalar_type());
 }
 
+namespace {
+// 2 / max(N - correction, 0), N the count var reduces over: a 0-dim double tensor of the SymInt,
+// so that N stays symbolic when compiled.
+at::Tensor var_scale(const at::Tensor& self, const std::vector<int64_t>& dims,
+                     const std::optional<at::Scalar>& correction) {
+  const double c = correction.has_value() ? correction->toDouble() : 1.0;
+  c10::SymInt n = 1;
+  for (int64_t d : dims) n = n * self.sym_size(d);
+  const at::Tensor count = at::scalar_tensor(c10::Scalar(n), self.options().dtype(at::kDouble));
+  return 2.0 / at::clamp_min(count - c, 0);
+}
+
+at::Tensor centered(const at::Tensor& self, const std::vector<int64_t>& dims) {
+  return self.dim() == 0 ? self - self : self - at::mean(self, dims, /*keepdim=*/true);
+}
+}  // namespace
+
 at::Tensor var_backward(const at::Tensor& grad, const at::Tensor& self, at::OptionalIntArrayRef dim,
                         const std::optional<at::Scalar>& correction, bool keepdim) {
   const int64_t rank = self.dim();
   const std::vector<int64_t> dims = dims_of(rank, dim);
-  const double c = correction.has_value() ? correction->toDouble() : 1.0;
-  c10::SymInt n = 1;
-  for (int64_t d : dims) n = n * self.sym_size(d);
-  const double denom = std::max(static_cast<double>(n.guard_int(__FILE__, __LINE__)) - c, 0.0);
-  const at::Tensor centered = rank == 0 ? self - self : self - at::mean(self, dims, /*keepdim=*/true);
-  return keep_dims(grad, rank, dim, keepdim) * centered * (2.0 / denom);
+  return keep_dims(grad, rank, dim, keepdim) * centered(self, dims) * var_scale(self, dims, correction);
 }
 
 at::Tensor std_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
@@ -169,6 +186,77 @@ at::Tensor logsumexp_backward(const at::Tensor& grad, const at::Tensor& self, co
   const at::Tensor r = keep_dims(result, rank, dim, keepdim);
   const at::Tensor softmax = at::exp(self - r);  // complex: torch's convention takes its conjugate
   return keep_dims(grad, rank, dim, keepdim) * (softmax.is_complex() ? softmax.conj() : softmax);
+}
+
+// -- forward mode: an output's tangent from the inputs' (the 'result:' formulas) ------------------
+
+at::Tensor var_jvp(const at::Tensor& self_t, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                   const std::optional<at::Scalar>& correction, bool keepdim) {
+  // d var = 2 Re(sum(conj(x - mean) * dx)) / max(N - correction, 0).
+  const int64_t rank = self.dim();
+  const std::vector<int64_t> dims = dims_of(rank, dim);
+  const at::Tensor per = at::real(centered(self, dims).conj() * self_t);
+  return (rank == 0 ? per : at::sum(per, dims, keepdim)) * var_scale(self, dims, correction);
+}
+
+at::Tensor std_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
+                   at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction, bool keepdim) {
+  // d std = d var / (2 std), 0 where std is 0 (as std_backward).
+  const at::Tensor zero = result == 0;
+  const at::Tensor safe = at::where(zero, at::ones_like(result), result);
+  return at::where(zero, at::zeros_like(result), var_jvp(self_t, self, dim, correction, keepdim) / (2 * safe));
+}
+
+at::Tensor logsumexp_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
+                         at::IntArrayRef dim, bool keepdim) {
+  // d logsumexp = sum(softmax(x) * dx) over dim; a row of -inf (result -inf) has no direction.
+  const int64_t rank = self.dim();
+  const at::Tensor r = keep_dims(result, rank, dim, keepdim);
+  const at::Tensor finite = at::isfinite(r);
+  const at::Tensor softmax = at::where(finite, at::exp(self - at::where(finite, r, at::zeros_like(r))), 0);
+  const at::Tensor per = softmax * self_t;
+  return rank == 0 ? per : at::sum(per, dims_of(rank, dim), keepdim);
+}
+
+at::Tensor extremum_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
+                        at::OptionalIntArrayRef dim, bool keepdim) {
+  // amax/amin: the mean of the tangents where the input equals the result (extremum_backward's
+  // sharing among ties, forward).
+  const int64_t rank = self.dim();
+  const at::Tensor hit = at::eq(self, keep_dims(result, rank, dim, keepdim)).to(self_t.scalar_type());
+  if (rank == 0) return self_t * hit;
+  const std::vector<int64_t> dims = dims_of(rank, dim);
+  return at::sum(self_t * hit, dims, keepdim) / at::sum(hit, dims, keepdim);
+}
+
+at::Tensor linear_jvp(const at::Tensor& input_t, const at::Tensor& weight_t, const std::optional<at::Tensor>& bias_t,
+                      const at::Tensor& input, const at::Tensor& weight) {
+  // d (x W^T + b) = dx W^T + x dW^T + db.
+  const at::Tensor out = at::linear(input_t, weight) + at::linear(input, weight_t);
+  return bias_t.has_value() && bias_t->defined() ? out + *bias_t : out;
+}
+
+at::Tensor softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64_t dim) {
+  // d softmax = y * (dx - sum(y * dx)) along dim.
+  const at::Tensor t = self_t.to(result.scalar_type());
+  if (result.dim() == 0) return at::zeros_like(result);
+  return result * (t - at::sum(result * t, {dim}, /*keepdim=*/true));
+}
+
+at::Tensor log_softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64_t dim) {
+  // d log_softmax = dx - sum(softmax * dx) along dim.
+  const at::Tensor t = self_t.to(result.scalar_type());
+  if (result.dim() == 0) return at::zeros_like(result);
+  return t - at::sum(at::exp(result) * t, {dim}, /*keepdim=*/true);
+}
+
+at::Tensor mse_loss_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
+                        const at::Tensor& target, int64_t reduction) {
+  // d (x - y)^2 = 2 (x - y)(dx - dy), broadcast as the loss is, then reduced as it is.
+  const at::Tensor per = 2 * (self - target) * (self_t - target_t);
+  if (reduction == 1) return at::mean(per);
+  if (reduction == 2) return at::sum(per);
+  return per;
 }
 
 at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const std::optional<at::Scalar>& p,
@@ -273,8 +361,8 @@ std::vector<at::Tensor> matmul_backward(const at::Tensor& grad, const at::Tensor
 
 at::Tensor linear_weight_backward(const at::Tensor& grad, const at::Tensor& input, const TensorMeta& weight) {
   // weight [out, in]: the batch dims of grad [..., out] and input [..., in] summed over.
-  const at::Tensor g = grad.dim() == 1 ? grad.unsqueeze(0) : grad.reshape({-1, grad.size(-1)});
-  const at::Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input.reshape({-1, input.size(-1)});
+  const at::Tensor g = grad.dim() == 1 ? grad.unsqueeze(0) : grad.reshape_symint({-1, grad.sym_size(-1)});
+  const at::Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input.reshape_symint({-1, input.sym_size(-1)});
   return as_dtype(at::sum_to(at::mm(g.mT(), x.conj()), c10::SymIntArrayRef(weight.sizes)), weight.dtype);
 }
 
@@ -391,7 +479,7 @@ at::Tensor take_backward(const at::Tensor& grad, const TensorMeta& self, const a
 }
 
 at::Tensor embedding_backward(const at::Tensor& grad, const at::Tensor& indices, const TensorMeta& weight) {
-  if (indices.numel() == 0) return zeros_of(weight, grad);
+  if (TORCH_GUARD_SIZE_OBLIVIOUS(indices.sym_numel().sym_eq(0))) return zeros_of(weight, grad);
   return as_dtype(at::embedding_backward_symint(grad, indices.to(at::kLong), weight.sizes[0], /*padding_idx=*/-1,
                                                 /*scale_grad_by_freq=*/false, /*sparse=*/false),
                   weight.dtype);
@@ -412,21 +500,24 @@ std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at:
   // Written with differentiable ops (a second derivative holds): each index's bag, then its row
   // of grad, scaled as the mode does (sum: by its per-sample weight; mean: by 1/bag size; max:
   // only where the row was its bag's maximum, the first one on ties), added to its weight row.
-  const int64_t n = indices.numel();
+  const c10::SymInt n = indices.sym_numel();
   at::Tensor off = offsets.to(at::kLong);
-  if (include_last_offset && off.numel() > 0) off = off.narrow(0, 0, off.numel() - 1);
+  if (include_last_offset && TORCH_GUARD_SIZE_OBLIVIOUS(off.sym_numel().sym_gt(0))) {
+    off = off.narrow_symint(0, 0, off.sym_numel() - 1);
+  }
   const at::Tensor ix = indices.to(at::kLong).reshape({-1});
-  const at::Tensor pos = at::arange(n, ix.options());
+  const at::Tensor pos = at::arange(c10::Scalar(n), ix.options());
   const at::Tensor bag = at::searchsorted(off, pos, /*out_int32=*/false, /*right=*/true) - 1;
   at::Tensor rows = grad.index_select(0, bag);  // [n, d]
   if (mode == 1) {
-    const at::Tensor size = at::zeros({off.numel()}, grad.options()).index_add(0, bag, at::ones({n}, grad.options()));
+    const at::Tensor size =
+        at::zeros_symint({off.sym_numel()}, grad.options()).index_add(0, bag, at::ones_symint({n}, grad.options()));
     rows = rows / size.index_select(0, bag).unsqueeze(1);
   } else if (mode == 2) {
     const at::Tensor picked = weight.index_select(0, ix);
     const at::Tensor hit = picked == result.index_select(0, bag);
-    const at::Tensor where_hit = at::where(hit, pos.unsqueeze(1).expand_as(hit), n);
-    const at::Tensor first = at::full({off.numel(), hit.size(1)}, n, ix.options())
+    const at::Tensor where_hit = at::where(hit, pos.unsqueeze(1).expand_as(hit), c10::Scalar(n));
+    const at::Tensor first = at::full_symint({off.sym_numel(), hit.sym_size(1)}, c10::Scalar(n), ix.options())
                                  .scatter_reduce(0, bag.unsqueeze(1).expand_as(hit), where_hit, "amin");
     rows = rows * (pos.unsqueeze(1) == first.index_select(0, bag)).to(rows.scalar_type());
   }
@@ -434,8 +525,9 @@ std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at:
   at::Tensor gw, gp;
   if (mask[0]) {
     at::Tensor scaled = weighted ? rows * per_sample_weights->unsqueeze(1) : rows;
-    if (scale_grad_by_freq && n > 0) {  // each weight row's gradient divided by its index's count
-      const at::Tensor count = at::zeros({weight.size(0)}, grad.options()).index_add(0, ix, at::ones({n}, grad.options()));
+    if (scale_grad_by_freq && TORCH_GUARD_SIZE_OBLIVIOUS(n.sym_gt(0))) {  // divided by each index's count
+      const at::Tensor count = at::zeros_symint({weight.sym_size(0)}, grad.options())
+                                   .index_add(0, ix, at::ones_symint({n}, grad.options()));
       scaled = scaled / count.index_select(0, ix).unsqueeze(1);
     }
     gw = at::zeros_like(weight).index_add(0, ix, scaled);
@@ -490,7 +582,7 @@ std::vector<at::Tensor> binary_cross_entropy_backward(const at::Tensor& grad, co
     // clamped at -100 as the forward's.
     const at::Tensor logs = at::clamp_min(at::log(self), -100) - at::clamp_min(at::log(1 - self), -100);
     at::Tensor g = grad;
-    if (reduction == 1) g = g / self.numel();  // mean
+    if (reduction == 1) g = g / c10::Scalar(self.sym_numel());  // mean
     gt = -g * logs;
     if (weight.has_value() && weight->defined()) gt = gt * *weight;
   }
@@ -505,7 +597,9 @@ std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at:
   // (class indices), smoothed by label_smoothing, or the given probabilities. Its gradient for x
   // is softmax(x) * sum_c(w_c q_c) - w q; for the probabilities -w log_softmax(x).
   const int64_t class_dim = self.dim() >= 2 ? 1 : 0;
-  const int64_t classes = self.size(class_dim);
+  // The class count as a number (a model's is fixed); every other size stays symbolic under
+  // torch.compile(dynamic=True): sym_size, not size(), which reads (and fixes) all of them.
+  const int64_t classes = self.sym_size(class_dim).guard_int(__FILE__, __LINE__);
   const at::Tensor logp = at::log_softmax(self, class_dim);
   std::vector<int64_t> wshape(self.dim(), 1);
   wshape[class_dim] = classes;
@@ -516,7 +610,7 @@ std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at:
   auto counted = [&](const at::Tensor& keep) {
     const at::Tensor safe = at::where(keep, target, at::zeros_like(target));
     at::Tensor n = keep.to(self.scalar_type());
-    if (weighted) n = n * weight->to(self.scalar_type()).index_select(0, safe.reshape({-1})).reshape(keep.sizes());
+    if (weighted) n = n * weight->to(self.scalar_type()).index_select(0, safe.reshape({-1})).reshape_symint(keep.sym_sizes());
     return at::sum(n);
   };
   if (!target.is_floating_point() && label_smoothing == 0 && self.dim() <= 2) {
@@ -551,7 +645,7 @@ std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at:
   at::Tensor g = reduction == 0 ? grad.unsqueeze(class_dim) : grad;
   if (reduction == 1) {
     if (target.is_floating_point()) {
-      g = g / (self.dim() >= 2 ? self.numel() / classes : 1);
+      g = g / (self.dim() >= 2 ? c10::Scalar(self.sym_numel() / classes) : c10::Scalar(1));
     } else {
       g = g / counted(keep);
     }

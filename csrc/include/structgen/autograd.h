@@ -118,6 +118,21 @@ at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const s
 at::Tensor cumsum_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim);
 at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self);
 at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self);
+// Forward-mode helpers (the 'result:' formulas): an output's tangent from the inputs'.
+at::Tensor var_jvp(const at::Tensor& self_t, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                   const std::optional<at::Scalar>& correction, bool keepdim);
+at::Tensor std_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
+                   at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction, bool keepdim);
+at::Tensor logsumexp_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
+                         at::IntArrayRef dim, bool keepdim);
+at::Tensor extremum_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
+                        at::OptionalIntArrayRef dim, bool keepdim);
+at::Tensor linear_jvp(const at::Tensor& input_t, const at::Tensor& weight_t, const std::optional<at::Tensor>& bias_t,
+                      const at::Tensor& input, const at::Tensor& weight);
+at::Tensor softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64_t dim);
+at::Tensor log_softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64_t dim);
+at::Tensor mse_loss_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
+                        const at::Tensor& target, int64_t reduction);
 std::vector<at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                             c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
                                             const at::Tensor& rstd, const std::optional<at::Tensor>& weight,

@@ -8,8 +8,9 @@ import pytest
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
+import structgen
 from structgen.codegen.dest.conformance_suite import SuiteSpec
-from structgen.conformance.checks import _first, _outputs, _tolerance, _written_inputs, check
+from structgen.conformance.checks import _first, _outputs, _tolerance, _written_inputs, check, opcheck
 from structgen.conformance.samples import samples
 from structgen.conformance.spec import compiled, functional, on_cpu, qualified
 from structgen.conformance.tensors import Sample, dtype_of
@@ -40,9 +41,10 @@ def _with_grad(s: Sample, spec: SuiteSpec) -> tuple[Sample, list[torch.Tensor]]:
     return g, leaves
 
 
-def _gradcheck_samples(spec: SuiteSpec, device: str, dtype: str) -> list[Sample]:
+def _gradcheck_samples(spec: SuiteSpec, device: str, dtype: str, limit: int | None = 3) -> list[Sample]:
     """Small samples with finite values (gradcheck's finite differences need no infinity and no
-    point where the function is not differentiable: the extremes samples have both)."""
+    point where the function is not differentiable: the extremes samples have both), the first
+    ``limit`` of them."""
 
     def small(s: Sample) -> bool:
         found = []
@@ -61,7 +63,7 @@ def _gradcheck_samples(spec: SuiteSpec, device: str, dtype: str) -> list[Sample]
         )
 
     return [s for s in samples(spec, device, dtype) if small(s) and s.first_tensor.numel() > 0 and finite(s)][
-        :3
+        :limit
     ]
 
 
@@ -167,7 +169,8 @@ def _compare_gradients(spec, s: Sample, g: Sample, leaves, outputs, reference, c
 @check(few_dtypes=True, applies=lambda spec: spec.differentiable)
 def check_forward_ad(spec: SuiteSpec, device: str, dtype: str) -> None:
     """Forward mode (torch.func.jvp): the tangent equals torch's for the reference op, in
-    float64; an op without a forward formula refuses by name."""
+    float64, and so does the Hessian of sum(output^2) by its first input, forward over reverse
+    (torch.func.hessian: jacfwd of jacrev); an op without a forward formula refuses by name."""
     if not dtype_of(dtype).is_floating_point:
         pytest.skip("torch has no tangents for integer or bool tensors (forward AD refuses them)")
     fn, reference = functional(spec), compiled(spec).grad_reference
@@ -199,6 +202,17 @@ def check_forward_ad(spec: SuiteSpec, device: str, dtype: str) -> None:
         ctx = f"{spec.name} on {s!r}"
         for i, (a, b) in enumerate(zip(got, want or got, strict=False)):
             torch.testing.assert_close(a, b, msg=lambda m, i=i, ctx=ctx: f"{ctx}: tangent {i}: {m}")
+        if reference is not None and leaves[0].numel() <= 64:
+
+            def squares(f, call=call, rest=tuple(leaves[1:])):
+                return lambda first: sum((o * o).sum() for o in call(f)(first, *rest))
+
+            hessian = torch.func.hessian(squares(fn))(leaves[0])
+            torch.testing.assert_close(
+                hessian,
+                torch.func.hessian(squares(reference))(leaves[0]),
+                msg=lambda m, ctx=ctx: f"{ctx}: Hessian of sum(output^2) by its first input: {m}",
+            )
 
 
 @check(applies=lambda spec: not spec.differentiable)
@@ -217,3 +231,108 @@ def check_backward_raises(spec: SuiteSpec, device: str, dtype: str) -> None:
         pytest.skip(f"torch gives a {result.dtype} result no gradient")
     with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
         result.sum().abs().backward()  # abs: a real scalar, for complex results too
+
+
+def _grown(spec: SuiteSpec, s: Sample) -> tuple[Sample, Sample] | None:
+    """``s`` by keyword, and ``s`` with one dim of its index space (2 or more long; a parallel one
+    first, else a reduced, whole, scanned or windowed one, whose size a derivative may divide by)
+    one longer in every input that has it, the new slice a copy of the first (so indices stay in
+    range); None where no dim can grow (a non-tensor argument fixes them all)."""
+    from structgen.rules import _bind
+
+    d = structgen.describe(qualified(spec), *s.args, **s.kwargs)
+    _, values = _bind(qualified(spec), s.args, s.kwargs)
+    outputs = {name for name, *_ in d.outputs}
+    order = sorted(range(len(d.index_space)), key=lambda j: d.index_space[j].kind != "parallel")
+    for j in order:
+        dim = d.index_space[j]
+        if dim.size < 2:
+            continue  # a size of 1 is specialised by every compiler (0/1 specialisation)
+        grown = dict(values)
+        for ipf in d.ipfs:
+            if ipf.tensor in outputs:
+                continue
+            axes = [
+                a
+                for a, row in enumerate(ipf.matrix)
+                if row[j] == 1 and sum(map(abs, row)) == 1 and ipf.tile[a] == 1 and ipf.shape[a] == dim.size
+            ]
+            if not axes:
+                continue
+            value = grown[ipf.tensor]
+            t = value if ipf.element is None else value[ipf.element]
+            for a in axes:
+                t = torch.cat([t, t.narrow(a, 0, 1)], a)
+            if ipf.element is None:
+                grown[ipf.tensor] = t
+            else:
+                grown[ipf.tensor] = [t if i == ipf.element else x for i, x in enumerate(value)]
+        candidate = Sample([], grown, f"{s.desc}, {dim.name} grown by 1")
+        try:
+            candidate.call(functional(spec))
+        except (RuntimeError, ValueError, IndexError):
+            continue  # another argument ties this dim to its size
+        return Sample([], values, s.desc), candidate
+    return None
+
+
+@check(few_dtypes=True, applies=lambda spec: spec.differentiable and spec.described)
+def check_compiled_backward(spec: SuiteSpec, device: str, dtype: str) -> None:
+    """Backward under torch.compile(dynamic=True): AOT autograd traces the derivatives on symbolic
+    sizes, so a formula that reads a size as a number bakes it in and every new batch size
+    recompiles. Run on a sample and on the same sample with one dim of its index space grown, the
+    loss sum(output^2) compiles one graph, and its gradients equal eager's; opcheck on inputs
+    that require grad runs torch's own AOT-dispatch tests through the backward."""
+    if not dtype_of(dtype).is_floating_point:
+        pytest.skip("gradients need a floating dtype")
+    pair = next((p for s in _gradcheck_samples(spec, device, dtype, None) if (p := _grown(spec, s))), None)
+    if pair is None:
+        pytest.skip("no small sample has a dim of 2 or more that another argument does not fix")
+    s, grown = pair
+    fn = functional(spec)
+
+    def loss(*args, **kwargs):
+        return sum((o * o).sum() for o in _outputs(fn(*args, **kwargs)) if o.requires_grad)
+
+    # No duck sizing: two dims that are equal in one sample are not guarded equal.
+    with torch.fx.experimental._config.patch(use_duck_shape=False):
+        first, second = _compiled_grads_match(spec, loss, [s, grown])
+    assert second == first, (
+        f"{spec.name}: forward+backward compiled again for {grown!r} after {s!r}: a derivative "
+        "reads a size as a number (sym_size and sym_numel keep it symbolic)"
+    )
+    g, _ = _with_grad(s, spec)
+    report = opcheck(fn, tuple(g.args), g.kwargs)
+    assert set(report.values()) == {"SUCCESS"}, f"{spec.name} opcheck with requires_grad on {s!r}: {report}"
+
+
+def _compiled_grads_match(spec: SuiteSpec, loss, samples_: list[Sample]) -> list[int]:
+    """Each sample's gradients of ``loss`` compiled (dynamic shapes, AOT autograd) against eager;
+    after each, the number of graphs compiled so far (a first compile may take two tries)."""
+    import torch._dynamo
+    import torch._dynamo.testing
+
+    torch._dynamo.reset()
+    counter = torch._dynamo.testing.CompileCounterWithBackend("aot_eager")
+    compiled_loss = torch.compile(loss, dynamic=True, backend=counter)
+    frames = []
+    for sample in samples_:
+        ctx = f"{spec.name} compiled backward (dynamic shapes) on {sample!r}"
+        eager, eager_leaves = _with_grad(sample, spec)
+        traced, traced_leaves = _with_grad(sample, spec)
+        if not eager_leaves:
+            pytest.skip("no floating input to differentiate")
+        want = torch.autograd.grad(eager.call(loss), eager_leaves, allow_unused=True)
+        got = torch.autograd.grad(traced.call(compiled_loss), traced_leaves, allow_unused=True)
+        for i, (a, b) in enumerate(zip(got, want, strict=True)):
+            assert (a is None) == (b is None), f"{ctx}: gradient {i} is defined in one of the two only"
+            if a is not None:
+                torch.testing.assert_close(
+                    a,
+                    b,
+                    equal_nan=True,
+                    msg=lambda m, i=i, ctx=ctx: f"{ctx}: gradient {i}: {m}",
+                    **_tolerance(spec, a.dtype),
+                )
+        frames.append(counter.frame_count)
+    return frames
