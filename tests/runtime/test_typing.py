@@ -79,3 +79,20 @@ def test_mypy_accepts_ordinary_calls_and_names_wrong_ones(tmp_path):
         else:
             assert not found, f"{call}: {found}"
     assert all(int(e.split(":")[1]) > lines for e in errors), "mypy refused a good call:\n" + result.stdout
+
+
+def test_mypy_finds_the_ops_in_the_readme_install(tmp_path):
+    """The README's install (an editable one) as it is, no MYPYPATH: mypy follows its .pth path to
+    the package's sources, where the build puts the generated stub."""
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed in this Python; tools/setup.sh installs it")
+    (tmp_path / "example.py").write_text("import torch\nimport structops\nreveal_type(structops.add)\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary", "example.py"],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "has no attribute" not in proc.stdout and "Overload(" in proc.stdout, proc.stdout
