@@ -9,7 +9,9 @@ torch.ops namespace. Importing the runtime registers no operator and loads no pa
 import torch through this package.
 """
 
-__all__ = ["describe"]
+from structgen.codegen.version import GENERATOR_VERSION as __version__
+
+__all__ = ["__version__", "describe"]
 
 
 def __getattr__(name: str):

@@ -6,6 +6,8 @@ torch.ops.structops (CPU and Meta kernels), and exposes them as structops.<name>
 
 from pathlib import Path
 
+__version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
+
 import torch  # noqa: F401 - libtorch must be loaded before the extension
 from structgen import _cpu, dtensor, sharding, vmap  # the runtime (python/structgen)
 from structgen.rules import describe
