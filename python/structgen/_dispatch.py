@@ -1,5 +1,8 @@
 """How the generated <package>.* functions call their overloads."""
 
+import functools
+import inspect
+
 import torch
 
 from structgen import _C
@@ -18,6 +21,7 @@ def entry(fallback, overloads, text_signature: str):
     generic argument conversion. ``overloads``: (OpOverload, writes out=, parameters) as pick()
     reads them, in the order pick() tries them. Calls it does not bind go to ``fallback``, which
     Dynamo traces in its place (register_with_dynamo)."""
+    fallback = _taking_numpy_names(fallback)
     native = tuple((op._schema.name, op._schema.overload_name, params) for op, _, params in overloads)
     doc = f"{fallback.__name__}({text_signature})\n--\n\n{fallback.__doc__}"
     package = fallback.__module__.rpartition(".")[0]  # <package>._ops defines it; <package>.<name> is public
@@ -25,6 +29,25 @@ def entry(fallback, overloads, text_signature: str):
     function = _C.entry(fallback.__name__, doc, fallback, native, types, package)
     _ENTRIES.append((function, fallback))
     return function
+
+
+def _taking_numpy_names(fallback):
+    """``fallback`` (a function of one overload, with its schema's parameters) taking numpy's names
+    of them too (axis=, keepdims=), as torch's Python layer does; a function of several overloads
+    takes them in pick()."""
+    params = inspect.signature(fallback).parameters
+    aliases = {a: n for a, n in _NUMPY_NAMES.items() if n in params and a not in params}
+    if not aliases or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return fallback
+
+    @functools.wraps(fallback)
+    def taking(*args, **kwargs):
+        for alias in aliases.keys() & kwargs.keys():
+            if aliases[alias] not in kwargs:
+                kwargs[aliases[alias]] = kwargs.pop(alias)
+        return fallback(*args, **kwargs)
+
+    return taking
 
 
 def register_with_dynamo() -> None:
@@ -150,6 +173,9 @@ def pick(name: str, overloads, args, kwargs, number_self: bool = False):
     packet left in a torch.compile graph is resolved again there, so <package>.* resolves here
     and calls the OpOverload. Eager calls cache the pick per argument types.
     """
+    for alias in _NUMPY_NAMES.keys() & kwargs.keys():  # numpy's names, as torch's Python layer takes
+        if _NUMPY_NAMES[alias] not in kwargs:
+            kwargs[_NUMPY_NAMES[alias]] = kwargs.pop(alias)  # in the caller's dict: it calls with it
     if _compiling():  # traced once per graph: no cache to guard on
         picked = _first_fit(name, overloads, args, kwargs, number_self)
     else:
@@ -210,6 +236,52 @@ def _number_operand(number, other: torch.Tensor) -> torch.Tensor:
 
 _WIDEST = (torch.bool, torch.int64, torch.float64, torch.complex128)
 
+# numpy's names of torch's parameters, which torch's Python layer takes for any function
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+# How torch's messages name what a parameter kind takes
+_KIND_NAMES = {
+    "Tensor": "Tensor",
+    "number": "Number",
+    "bool": "bool",
+    "int": "int",
+    "float": "float",
+    "ints": "tuple of ints",
+    "ints1": "tuple of ints",
+    "tensors": "tuple of Tensors",
+    "dtype": "torch.dtype",
+    "str": "str",
+}
+
+
+def _raise_named(name: str, overloads, args, kwargs) -> None:
+    """torch's TypeError for a call that binds to no overload because of one argument: a keyword
+    no overload has, or a value that no overload takes at its position (a numpy array or a list
+    for a Tensor) where every overload names that position alike; it names the argument, what it
+    must be and what it is. Returns where no one argument is to blame (the caller lists the
+    overloads, as torch does)."""
+    names = {p[0] for _, _, params in overloads for p in params}
+    for k in kwargs:
+        if k not in names:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    for i, v in enumerate(args):
+        at = [params[i] for _, _, params in overloads if i < len(params) and not params[i][4]]
+        if len({p[0] for p in at}) != 1:
+            continue  # the overloads name it differently: no one parameter to name
+        if not any((optional and v is None) or _FITS[kind](v) for _, kind, optional, _, _ in at):
+            kinds = " or ".join(dict.fromkeys(_KIND_NAMES.get(p[1], p[1]) for p in at))
+            raise TypeError(
+                f"{name}(): argument '{at[0][0]}' (position {i + 1}) must be {kinds}, not {_described(v)}"
+            )
+
+
+def _described(v) -> str:
+    """A value's type as torch's messages give it: numpy.ndarray, list of [float]."""
+    t = type(v)
+    named = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+    if isinstance(v, list | tuple) and v:
+        return f"{named} of [{', '.join(dict.fromkeys(type(e).__name__ for e in v))}]"
+    return named
+
 
 def _first_fit(name: str, overloads, args, kwargs, number_self: bool = False):
     for op, writes, params in overloads:
@@ -219,6 +291,7 @@ def _first_fit(name: str, overloads, args, kwargs, number_self: bool = False):
         for op, writes, params in overloads:
             if params[0][1] == "Tensor" and _fits(params, (args[1], *args[1:]), kwargs):
                 return op, writes, True
+    _raise_named(name, overloads, args, kwargs)
     got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
     expected = "\n  ".join(str(op._schema) for op, _, _ in overloads)
     raise TypeError(
