@@ -155,9 +155,9 @@ The first builds the extension into `build/{name}_generated/python/{name}/` (`pi
 tests and structgen's conformance suite (`tests/test_conformance.py`) on every op of the
 manifest (meta functions, references, out= and inplace forms, errors, gradients and forward AD,
 torch.compile, describe() and sharding, vmap, hostile values, and the CUDA kernels on the CPU
-emulator, which it builds on first use). torch and structgen must be installed in the Python that runs them. Add an op with
-`structgen new-op NAME --kind pointwise|structured --manifest native_functions.yaml`.
-"""  # noqa: E501 - a command of the README is one line
+emulator, which it builds on first use). torch and structgen must be installed in the Python
+that runs them. Add an op with `structgen new-op NAME --kind pointwise|structured`.
+"""
 
 
 @dataclass(frozen=True)

@@ -294,8 +294,10 @@ def check_compiled_backward(spec: SuiteSpec, device: str, dtype: str) -> None:
     def loss(*args, **kwargs):
         return sum((o * o).sum() for o in _outputs(fn(*args, **kwargs)) if o.requires_grad)
 
+    import torch.fx.experimental._config as shapes_config
+
     # No duck sizing: two dims that are equal in one sample are not guarded equal.
-    with torch.fx.experimental._config.patch(use_duck_shape=False):
+    with shapes_config.patch(use_duck_shape=False):
         first, second = _compiled_grads_match(spec, loss, [s, grown])
     assert second == first, (
         f"{spec.name}: forward+backward compiled again for {grown!r} after {s!r}: a derivative "
