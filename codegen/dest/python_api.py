@@ -19,6 +19,7 @@ class PyFunction:
     name: str
     params: str  # the def's parameter list
     stub_params: str  # with type hints, for the .pyi
+    text_signature: str  # the C function's, what inspect.signature and IDEs show
     stub_return: str
     doc: str
     # Direct calls: the functional overload, and the out= overload (or None).
@@ -118,6 +119,7 @@ def _direct(
         name=name,
         params=sig(False),
         stub_params=sig(True),
+        text_signature=sig(False),
         stub_return=python.return_hint(fn.func.returns),
         doc=_doc(fns, namespace),
         call_args=", ".join(call),
@@ -165,6 +167,7 @@ def _packet(
         name=name,
         params="*args, **kwargs",
         stub_params="*args: Any, **kwargs: Any",
+        text_signature=_merged_signature(ordered),
         stub_return=python.return_hint(fns[0].func.returns),
         doc=_doc(fns, namespace),
         call_args="*args, **kwargs",
@@ -176,6 +179,40 @@ def _packet(
         number_self=number_self,
         spellings=spellings,
     )
+
+
+def _merged_signature(fns: list[NativeFunction]) -> str:
+    """One signature over several overloads: each parameter once, positional where some overload
+    takes it by position, with the default every overload that has it gives it, else None where
+    an overload lacks it (or the defaults differ). Where the overloads' positional parameters are
+    not all prefixes of one list (var(self, unbiased) beside var(self, dim, ...)), no one
+    signature says them: ``*args, **kwargs``."""
+    lists = [[a.name for a in f.func.arguments.positional] for f in fns]
+    longest = max(lists, key=len)
+    if any(names != longest[: len(names)] for names in lists):
+        return "*args, **kwargs"
+    keyword = [
+        n
+        for n in dict.fromkeys(
+            a.name for f in fns for a in f.func.arguments.kwarg_only + f.func.arguments.out
+        )
+        if n not in longest
+    ]
+    params = []
+    for name in longest + keyword:
+        found = [a for f in fns for a in f.func.arguments.all if a.name == name]
+        # Each overload's default as Python ("" where it has none; an unprintable one as None).
+        defaults = {"" if a.default is None else python.default(a.default) or "None" for a in found}
+        if len(defaults) == 1 and "" not in defaults:
+            value = defaults.pop()
+        elif defaults == {""} and len(found) == len(fns):
+            value = ""  # required by every overload
+        else:
+            value = "None"
+        if not value and params and "=" in params[-1] and name in longest:
+            value = "None"  # after a parameter with a default, every positional one has one
+        params.append(f"{name}={value}" if value else name)
+    return ", ".join(params[: len(longest)] + (["*"] + params[len(longest) :] if keyword else []))
 
 
 def python_functions(manifest: Manifest) -> list[PyFunction]:
