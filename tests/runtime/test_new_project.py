@@ -91,3 +91,25 @@ def test_new_project_refuses_a_bad_name_or_a_folder_with_files(tmp_path):
     )
     assert proc.returncode == 2 and "holds files already" in proc.stderr
     assert not (tmp_path / "p").exists()
+
+
+def test_the_plugin_leaves_other_test_runs_alone(tmp_path):
+    """structgen's pytest plugin is loaded wherever structgen is installed: a test run that does
+    not collect the suite neither reads a native_functions.yaml at its rootdir that is not
+    structgen's nor imports torch."""
+    (tmp_path / "native_functions.yaml").write_text("- func: not a structgen manifest\n  broken: [\n")
+    (tmp_path / "test_other.py").write_text(
+        "import sys\n\n\ndef test_other():\n    assert 'torch' not in sys.modules\n"
+    )
+    proc = _in(
+        tmp_path,
+        {**os.environ},
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "test_other.py",
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

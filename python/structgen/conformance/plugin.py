@@ -27,11 +27,17 @@ def pytest_addoption(parser) -> None:
     )
 
 
-def pytest_configure(config) -> None:
-    given = config.getoption("--manifest")
-    path = Path(given) if given is not None else config.rootpath / "native_functions.yaml"
-    if given is None and not path.is_file():
-        return  # no suite to run here, unless a conftest.py names its manifest (spec.use_manifest)
-    from structgen.conformance import spec
+# The manifest at pytest's rootdir: the suite's when no other is named, read only once the suite
+# is collected (spec._manifest), so a test run that does not collect it (the plugin is loaded
+# wherever structgen is installed) neither imports torch nor reads a native_functions.yaml that
+# is not structgen's.
+ROOTDIR_MANIFEST: list[Path | None] = [None]
 
-    spec.use_manifest(path)
+
+def pytest_configure(config) -> None:
+    ROOTDIR_MANIFEST[0] = config.rootpath / "native_functions.yaml"
+    given = config.getoption("--manifest")
+    if given is not None:  # named: loaded now, its package imported
+        from structgen.conformance import spec
+
+        spec.use_manifest(Path(given))

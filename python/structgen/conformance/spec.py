@@ -22,10 +22,11 @@ import torch
 from structgen.codegen.dest.conformance_suite import SuiteSpec, suite_specs
 from structgen.codegen.manifest import Manifest, load_manifest
 from structgen.codegen.project import Project
-from structgen.conformance import formula
+from structgen.conformance import formula, plugin
 
-# The manifest whose package the suite runs on, set by use_manifest() (plugin.py: --manifest, a
-# native_functions.yaml at pytest's rootdir, or the project's own conftest.py).
+# The manifest whose package the suite runs on, set by use_manifest() (plugin.py: --manifest, or
+# the project's own conftest.py); else, when the suite is collected, the one at pytest's rootdir
+# (plugin.ROOTDIR_MANIFEST).
 UNDER_TEST: list[Path | None] = [None]
 
 
@@ -37,6 +38,9 @@ def use_manifest(path: Path) -> None:
 
 
 def _manifest() -> Path:
+    candidate = plugin.ROOTDIR_MANIFEST[0]
+    if UNDER_TEST[0] is None and candidate is not None and candidate.is_file():
+        use_manifest(candidate)
     if UNDER_TEST[0] is None:
         raise RuntimeError(
             "the conformance suite has no package to run on: give pytest --manifest "
