@@ -286,8 +286,10 @@ def check_compiled_backward(spec: SuiteSpec, device: str, dtype: str) -> None:
     if not dtype_of(dtype).is_floating_point:
         pytest.skip("gradients need a floating dtype")
     pair = next((p for s in _gradcheck_samples(spec, device, dtype, None) if (p := _grown(spec, s))), None)
-    if pair is None:
-        pytest.skip("no small sample has a dim of 2 or more that another argument does not fix")
+    assert pair is not None, (
+        f"{spec.name}: no small finite sample has an index-space dim of 2 or more that no other "
+        "argument fixes: add one (tests: samples) so the backward is compiled at two sizes"
+    )
     s, grown = pair
     fn = functional(spec)
 
@@ -322,8 +324,7 @@ def _compiled_grads_match(spec: SuiteSpec, loss, samples_: list[Sample]) -> list
         ctx = f"{spec.name} compiled backward (dynamic shapes) on {sample!r}"
         eager, eager_leaves = _with_grad(sample, spec)
         traced, traced_leaves = _with_grad(sample, spec)
-        if not eager_leaves:
-            pytest.skip("no floating input to differentiate")
+        assert eager_leaves, f"{ctx}: a differentiable op with no floating input to differentiate"
         want = torch.autograd.grad(eager.call(loss), eager_leaves, allow_unused=True)
         got = torch.autograd.grad(traced.call(compiled_loss), traced_leaves, allow_unused=True)
         for i, (a, b) in enumerate(zip(got, want, strict=True)):
