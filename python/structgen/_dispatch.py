@@ -1,7 +1,6 @@
 """How the generated <package>.* functions call their overloads."""
 
 import functools
-import inspect
 
 import torch
 
@@ -21,7 +20,7 @@ def entry(fallback, overloads, text_signature: str):
     generic argument conversion. ``overloads``: (OpOverload, writes out=, parameters) as pick()
     reads them, in the order pick() tries them. Calls it does not bind go to ``fallback``, which
     Dynamo traces in its place (register_with_dynamo)."""
-    fallback = _taking_numpy_names(fallback)
+    fallback = _taking_numpy_names(fallback, overloads)
     native = tuple((op._schema.name, op._schema.overload_name, params) for op, _, params in overloads)
     doc = f"{fallback.__name__}({text_signature})\n--\n\n{fallback.__doc__}"
     package = fallback.__module__.rpartition(".")[0]  # <package>._ops defines it; <package>.<name> is public
@@ -31,13 +30,13 @@ def entry(fallback, overloads, text_signature: str):
     return function
 
 
-def _taking_numpy_names(fallback):
-    """``fallback`` (a function of one overload, with its schema's parameters) taking numpy's names
-    of them too (axis=, keepdims=), as torch's Python layer does; a function of several overloads
-    takes them in pick()."""
-    params = inspect.signature(fallback).parameters
-    aliases = {a: n for a, n in _NUMPY_NAMES.items() if n in params and a not in params}
-    if not aliases or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+def _taking_numpy_names(fallback, overloads):
+    """``fallback`` taking numpy's names of its parameters too (axis=, keepdims=), as torch's
+    Python layer does, where some overload has the parameter; the C entry binds no call that
+    names them, so only calls that give one pay for the renaming."""
+    names = {p[0] for _, _, params in overloads for p in params}
+    aliases = {a: n for a, n in _NUMPY_NAMES.items() if n in names and a not in names}
+    if not aliases:
         return fallback
 
     @functools.wraps(fallback)
@@ -173,9 +172,6 @@ def pick(name: str, overloads, args, kwargs, number_self: bool = False):
     packet left in a torch.compile graph is resolved again there, so <package>.* resolves here
     and calls the OpOverload. Eager calls cache the pick per argument types.
     """
-    for alias in _NUMPY_NAMES.keys() & kwargs.keys():  # numpy's names, as torch's Python layer takes
-        if _NUMPY_NAMES[alias] not in kwargs:
-            kwargs[_NUMPY_NAMES[alias]] = kwargs.pop(alias)  # in the caller's dict: it calls with it
     if _compiling():  # traced once per graph: no cache to guard on
         picked = _first_fit(name, overloads, args, kwargs, number_self)
     else:
