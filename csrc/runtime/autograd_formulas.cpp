@@ -50,7 +50,7 @@
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/real.h>
-#include <ATen/ops/isfinite.h>
+#include <ATen/ops/isinf.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
@@ -209,11 +209,11 @@ at::Tensor std_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::T
 
 at::Tensor logsumexp_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
                          at::IntArrayRef dim, bool keepdim) {
-  // d logsumexp = sum(softmax(x) * dx) over dim; a row of -inf (result -inf) has no direction.
+  // d logsumexp = sum(softmax(x) * dx) over dim; an infinite result is taken as 0 there (a row of
+  // -inf has no direction), as torch's, and a NaN carries through.
   const int64_t rank = self.dim();
   const at::Tensor r = keep_dims(result, rank, dim, keepdim);
-  const at::Tensor finite = at::isfinite(r);
-  const at::Tensor softmax = at::where(finite, at::exp(self - at::where(finite, r, at::zeros_like(r))), 0);
+  const at::Tensor softmax = at::exp(self - at::where(at::isinf(r), at::zeros_like(r), r));
   const at::Tensor per = softmax * self_t;
   return rank == 0 ? per : at::sum(per, dims_of(rank, dim), keepdim);
 }
