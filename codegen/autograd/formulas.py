@@ -589,14 +589,17 @@ def resolve(
             )
     if pointwise is not None and len(outputs) == 1:
         gradients = [_with_kernel(g, scope, pointwise, checker) for g in gradients]
-    if written is not None and written.forward is not None and len(outputs) != 1:
+    carrying = [o for o, carries in zip(outputs, differentiability, strict=True) if carries]
+    if written is not None and written.forward is not None and not list_output and len(carrying) != 1:
         raise fail(
-            "result: forward mode is generated for an op with one Tensor output, and this one has "
-            + ("a Tensor[] output" if list_output else f"{len(outputs)} outputs"),
-            "remove 'result' (forward AD then raises NotImplementedError, as for an op without one)",
+            f"result: forward mode gives the tangent of the one output that carries a gradient, and "
+            f"this op has {len(carrying)} ({', '.join(carrying) or 'none'})",
+            "mark the others false in output_differentiability (torch gives them no tangent), or remove "
+            "'result' (forward AD then raises NotImplementedError, as for an op without one)",
             written.forward[2],
         )
-    forward, tangents = _forward(written, pointwise, scope, differentiable_inputs, gradients, fail)
+    want = "tensors" if list_output else "tensor"
+    forward, tangents = _forward(written, pointwise, scope, differentiable_inputs, gradients, fail, want)
     return Autograd(tuple(gradients), outputs, tuple(differentiability), line, list_output, forward, tangents)
 
 
@@ -693,9 +696,11 @@ def _kernel_node(n: Node, names: set[str]) -> bool:
     return known and all(_kernel_node(a, names) for a in n.args)
 
 
-def _forward(written, pointwise, scope, differentiable_inputs, gradients, fail):
+def _forward(written, pointwise, scope, differentiable_inputs, gradients, fail, want):
     """Forward mode: the written `result:` formula, auto_linear, or for a pointwise op the sum of
-    each input's derivative times its tangent (f'(z) t: no conjugate in forward mode)."""
+    each input's derivative times its tangent (f'(z) t: no conjugate in forward mode). The formula
+    gives the tangent of the output that carries a gradient (statistics beside it get none, as
+    torch's), or of each element of a Tensor[] output (``want``: tensors)."""
     inputs = tuple(n for n in differentiable_inputs if scope[n].kind in ("tensor", "tensor?"))
     tangent_scope = {n: r for n, r in scope.items() if r.role != "grad"}
     tangent_scope |= {f"{n}_t": Ref(f"{n}_t", "tensor", "tangent") for n in inputs}
@@ -716,8 +721,9 @@ def _forward(written, pointwise, scope, differentiable_inputs, gradients, fail):
             expr = checker.expr(node)
         except FormulaError as e:
             raise fail(f"result: {e.problem}", e.fix, at) from None
-        if expr.kind != "tensor":
-            raise fail(f"result: '{text}' gives a {expr.kind}, not a tensor", "multiply by a tangent", at)
+        if expr.kind != want:
+            fix = "give one tangent per element" if want == "tensors" else "multiply by a tangent"
+            raise fail(f"result: '{text}' gives a {expr.kind}, not a {want}", fix, at)
         return expr, tuple(n for n in inputs if f"{n}_t" in _uses(expr))
     if pointwise is None:
         return None, ()

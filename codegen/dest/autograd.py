@@ -74,6 +74,10 @@ class Functional:
     forward: str | None = None
     primals: tuple[str, ...] = ()
     tangents: tuple[tuple[str, str], ...] = ()  # (argument, tangent kind: tensor | tensor? | tensors)
+    # The output that takes the tangent (std::get<i> of several; the elements of a Tensor[] one),
+    # and the results a formula reads by name (result_<name>: the C++ of each)
+    forward_output: str = "so_result"
+    forward_results: tuple[tuple[str, str], ...] = (("result", "so_result"),)
 
 
 @dataclass(frozen=True)
@@ -276,18 +280,35 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
 
 def _forward(fn: NativeFunction, autograd: Autograd, params) -> dict:
     """The forward-mode C++ of a functional kernel (see Functional)."""
-    if autograd.forward is None or len(autograd.outputs) != 1:
+    if autograd.forward is None:
         return {}
     kinds = {a.name: _tensor_kind(a) for a in fn.func.arguments.all}
+    many = len(autograd.outputs) > 1
+    located = {
+        "forward_output": "so_result",
+        "forward_results": () if autograd.list_output else (("result", "so_result"),),
+    }
+    if many:
+        carrying = autograd.output_differentiability.index(True)
+        located = {
+            "forward_output": f"std::get<{carrying}>(so_result)",
+            "forward_results": tuple(
+                (f"result_{name}", f"std::get<{i}>(so_result)") for i, name in enumerate(autograd.outputs)
+            ),
+        }
     if autograd.forward == AUTO_LINEAR:  # the op applied to the tangents (zeros where none)
         tangents = tuple((n, kinds[n]) for n in autograd.tangents)
         call = ", ".join(
             f"{names.cpp_name(a.name)}_t" if a.name in autograd.tangents else names.cpp_name(a.name)
             for a in fn.func.arguments.all
         )
+        applied = f"{_handle(fn).variable}.call({call})"
+        if many:
+            applied = f"std::get<{carrying}>({applied})"
         return {
-            "forward": f"{_handle(fn).variable}.call({call})",
+            "forward": applied,
             "tangents": tuple((names.cpp_name(n), k) for n, k in tangents),
+            **located,
         }
     expr = autograd.forward
     primals = sorted({r.name for r in _refs(expr) if r.role == "arg" and r.kind in ("tensor", "tensor?")})
@@ -295,6 +316,7 @@ def _forward(fn: NativeFunction, autograd: Autograd, params) -> dict:
         "forward": formula_cpp.forward_code(expr),
         "primals": tuple(names.cpp_name(n) for n in primals),
         "tangents": tuple((names.cpp_name(n), kinds[n]) for n in autograd.tangents),
+        **located,
     }
 
 

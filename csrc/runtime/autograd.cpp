@@ -133,6 +133,14 @@ void set_tangent(const at::Tensor& result, const at::Tensor& tangent) {
   if (!t.sym_sizes().equals(result.sym_sizes())) t = t.expand_symint(result.sym_sizes()).clone();
   result._set_fw_grad(t, /*level=*/0, /*is_inplace_op=*/false);
 }
+void set_tangents(const std::vector<at::Tensor>& results, const std::vector<at::Tensor>& tangents) {
+  TORCH_INTERNAL_ASSERT(results.size() == tangents.size(), "a tangent per output element");
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (tangents[i].defined() && torch::autograd::isDifferentiableType(results[i].scalar_type())) {
+      set_tangent(results[i], tangents[i]);
+    }
+  }
+}
 void forward_not_implemented(std::string_view overload) {
   TORCH_CHECK_NOT_IMPLEMENTED(false, "Trying to use forward AD with ", overload,
                               " that does not support it (docs/autograd.md: its derivatives have no "

@@ -5,6 +5,8 @@
 #include <structgen/autograd.h>
 #include <structgen/rules.h>
 
+#include "autograd_detail.h"
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
@@ -50,6 +52,8 @@
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/real.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/gather.h>
 #include <ATen/ops/isinf.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
@@ -59,7 +63,9 @@
 #include <limits>
 
 namespace structgen::autograd {
-namespace {
+using namespace detail;  // NOLINT: this file's own helpers
+
+namespace detail {
 
 std::vector<int64_t> dims_of(int64_t rank, at::OptionalIntArrayRef dim) {
   return rules::reduced_dims("backward", "self", rank, dim);
@@ -88,7 +94,7 @@ c10::SymInt reduced_count(const TensorMeta& like, at::OptionalIntArrayRef dim) {
   return n;
 }
 
-}  // namespace
+}  // namespace detail
 
 // -- reductions ----------------------------------------------------------------------------------
 
@@ -146,7 +152,7 @@ at::Tensor prod_backward(const at::Tensor& grad, const at::Tensor& self, const a
   return as_dtype(per_row.permute(inverse), self.scalar_type());
 }
 
-namespace {
+namespace detail {
 // 2 / max(N - correction, 0), N the count var reduces over: a 0-dim double tensor of the SymInt,
 // so that N stays symbolic when compiled.
 at::Tensor var_scale(const at::Tensor& self, const std::vector<int64_t>& dims,
@@ -161,7 +167,7 @@ at::Tensor var_scale(const at::Tensor& self, const std::vector<int64_t>& dims,
 at::Tensor centered(const at::Tensor& self, const std::vector<int64_t>& dims) {
   return self.dim() == 0 ? self - self : self - at::mean(self, dims, /*keepdim=*/true);
 }
-}  // namespace
+}  // namespace detail
 
 at::Tensor var_backward(const at::Tensor& grad, const at::Tensor& self, at::OptionalIntArrayRef dim,
                         const std::optional<at::Scalar>& correction, bool keepdim) {
@@ -186,77 +192,6 @@ at::Tensor logsumexp_backward(const at::Tensor& grad, const at::Tensor& self, co
   const at::Tensor r = keep_dims(result, rank, dim, keepdim);
   const at::Tensor softmax = at::exp(self - r);  // complex: torch's convention takes its conjugate
   return keep_dims(grad, rank, dim, keepdim) * (softmax.is_complex() ? softmax.conj() : softmax);
-}
-
-// -- forward mode: an output's tangent from the inputs' (the 'result:' formulas) ------------------
-
-at::Tensor var_jvp(const at::Tensor& self_t, const at::Tensor& self, at::OptionalIntArrayRef dim,
-                   const std::optional<at::Scalar>& correction, bool keepdim) {
-  // d var = 2 Re(sum(conj(x - mean) * dx)) / max(N - correction, 0).
-  const int64_t rank = self.dim();
-  const std::vector<int64_t> dims = dims_of(rank, dim);
-  const at::Tensor per = at::real(centered(self, dims).conj() * self_t);
-  return (rank == 0 ? per : at::sum(per, dims, keepdim)) * var_scale(self, dims, correction);
-}
-
-at::Tensor std_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
-                   at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction, bool keepdim) {
-  // d std = d var / (2 std), 0 where std is 0 (as std_backward).
-  const at::Tensor zero = result == 0;
-  const at::Tensor safe = at::where(zero, at::ones_like(result), result);
-  return at::where(zero, at::zeros_like(result), var_jvp(self_t, self, dim, correction, keepdim) / (2 * safe));
-}
-
-at::Tensor logsumexp_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
-                         at::IntArrayRef dim, bool keepdim) {
-  // d logsumexp = sum(softmax(x) * dx) over dim; an infinite result is taken as 0 there (a row of
-  // -inf has no direction), as torch's, and a NaN carries through.
-  const int64_t rank = self.dim();
-  const at::Tensor r = keep_dims(result, rank, dim, keepdim);
-  const at::Tensor softmax = at::exp(self - at::where(at::isinf(r), at::zeros_like(r), r));
-  const at::Tensor per = softmax * self_t;
-  return rank == 0 ? per : at::sum(per, dims_of(rank, dim), keepdim);
-}
-
-at::Tensor extremum_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
-                        at::OptionalIntArrayRef dim, bool keepdim) {
-  // amax/amin: the mean of the tangents where the input equals the result (extremum_backward's
-  // sharing among ties, forward).
-  const int64_t rank = self.dim();
-  const at::Tensor hit = at::eq(self, keep_dims(result, rank, dim, keepdim)).to(self_t.scalar_type());
-  if (rank == 0) return self_t * hit;
-  const std::vector<int64_t> dims = dims_of(rank, dim);
-  return at::sum(self_t * hit, dims, keepdim) / at::sum(hit, dims, keepdim);
-}
-
-at::Tensor linear_jvp(const at::Tensor& input_t, const at::Tensor& weight_t, const std::optional<at::Tensor>& bias_t,
-                      const at::Tensor& input, const at::Tensor& weight) {
-  // d (x W^T + b) = dx W^T + x dW^T + db.
-  const at::Tensor out = at::linear(input_t, weight) + at::linear(input, weight_t);
-  return bias_t.has_value() && bias_t->defined() ? out + *bias_t : out;
-}
-
-at::Tensor softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64_t dim) {
-  // d softmax = y * (dx - sum(y * dx)) along dim.
-  const at::Tensor t = self_t.to(result.scalar_type());
-  if (result.dim() == 0) return at::zeros_like(result);
-  return result * (t - at::sum(result * t, {dim}, /*keepdim=*/true));
-}
-
-at::Tensor log_softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64_t dim) {
-  // d log_softmax = dx - sum(softmax * dx) along dim.
-  const at::Tensor t = self_t.to(result.scalar_type());
-  if (result.dim() == 0) return at::zeros_like(result);
-  return t - at::sum(at::exp(result) * t, {dim}, /*keepdim=*/true);
-}
-
-at::Tensor mse_loss_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
-                        const at::Tensor& target, int64_t reduction) {
-  // d (x - y)^2 = 2 (x - y)(dx - dy), broadcast as the loss is, then reduced as it is.
-  const at::Tensor per = 2 * (self - target) * (self_t - target_t);
-  if (reduction == 1) return at::mean(per);
-  if (reduction == 2) return at::sum(per);
-  return per;
 }
 
 at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const std::optional<at::Scalar>& p,
@@ -492,14 +427,9 @@ at::Tensor masked_select_backward(const at::Tensor& grad, const TensorMeta& self
   return sum_to(at::masked_scatter(zeros, mask.expand_symint(shape), grad), self);
 }
 
-std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at::Tensor& weight,
-                                               const at::Tensor& indices, const at::Tensor& offsets,
-                                               const at::Tensor& result, bool scale_grad_by_freq, int64_t mode,
-                                               const std::optional<at::Tensor>& per_sample_weights,
-                                               bool include_last_offset, std::array<bool, 2> mask) {
-  // Written with differentiable ops (a second derivative holds): each index's bag, then its row
-  // of grad, scaled as the mode does (sum: by its per-sample weight; mean: by 1/bag size; max:
-  // only where the row was its bag's maximum, the first one on ties), added to its weight row.
+namespace detail {
+Bags bags_of(const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets, const at::Tensor& result,
+             int64_t mode, bool include_last_offset, const at::TensorOptions& options) {
   const c10::SymInt n = indices.sym_numel();
   at::Tensor off = offsets.to(at::kLong);
   if (include_last_offset && TORCH_GUARD_SIZE_OBLIVIOUS(off.sym_numel().sym_gt(0))) {
@@ -508,31 +438,45 @@ std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at:
   const at::Tensor ix = indices.to(at::kLong).reshape({-1});
   const at::Tensor pos = at::arange(c10::Scalar(n), ix.options());
   const at::Tensor bag = at::searchsorted(off, pos, /*out_int32=*/false, /*right=*/true) - 1;
-  at::Tensor rows = grad.index_select(0, bag);  // [n, d]
+  at::Tensor scale;
   if (mode == 1) {
     const at::Tensor size =
-        at::zeros_symint({off.sym_numel()}, grad.options()).index_add(0, bag, at::ones_symint({n}, grad.options()));
-    rows = rows / size.index_select(0, bag).unsqueeze(1);
+        at::zeros_symint({off.sym_numel()}, options).index_add(0, bag, at::ones_symint({n}, options));
+    scale = (1 / size.index_select(0, bag)).unsqueeze(1);
   } else if (mode == 2) {
     const at::Tensor picked = weight.index_select(0, ix);
     const at::Tensor hit = picked == result.index_select(0, bag);
     const at::Tensor where_hit = at::where(hit, pos.unsqueeze(1).expand_as(hit), c10::Scalar(n));
     const at::Tensor first = at::full_symint({off.sym_numel(), hit.sym_size(1)}, c10::Scalar(n), ix.options())
                                  .scatter_reduce(0, bag.unsqueeze(1).expand_as(hit), where_hit, "amin");
-    rows = rows * (pos.unsqueeze(1) == first.index_select(0, bag)).to(rows.scalar_type());
+    scale = (pos.unsqueeze(1) == first.index_select(0, bag)).to(options.dtype());
   }
+  return {ix, bag, scale};
+}
+}  // namespace detail
+
+std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at::Tensor& weight,
+                                               const at::Tensor& indices, const at::Tensor& offsets,
+                                               const at::Tensor& result, bool scale_grad_by_freq, int64_t mode,
+                                               const std::optional<at::Tensor>& per_sample_weights,
+                                               bool include_last_offset, std::array<bool, 2> mask) {
+  // Each index's bag's row of grad, scaled as the mode does, added to its weight row.
+  const Bags b = bags_of(weight, indices, offsets, result, mode, include_last_offset, grad.options());
+  const c10::SymInt n = indices.sym_numel();
+  at::Tensor rows = grad.index_select(0, b.bag);  // [n, d]
+  if (b.scale.defined()) rows = rows * b.scale;
   const bool weighted = per_sample_weights.has_value() && per_sample_weights->defined();
   at::Tensor gw, gp;
   if (mask[0]) {
     at::Tensor scaled = weighted ? rows * per_sample_weights->unsqueeze(1) : rows;
     if (scale_grad_by_freq && TORCH_GUARD_SIZE_OBLIVIOUS(n.sym_gt(0))) {  // divided by each index's count
       const at::Tensor count = at::zeros_symint({weight.sym_size(0)}, grad.options())
-                                   .index_add(0, ix, at::ones_symint({n}, grad.options()));
-      scaled = scaled / count.index_select(0, ix).unsqueeze(1);
+                                   .index_add(0, b.ix, at::ones_symint({n}, grad.options()));
+      scaled = scaled / count.index_select(0, b.ix).unsqueeze(1);
     }
-    gw = at::zeros_like(weight).index_add(0, ix, scaled);
+    gw = at::zeros_like(weight).index_add(0, b.ix, scaled);
   }
-  if (mask[1] && weighted) gp = at::sum(rows * weight.index_select(0, ix), {1});
+  if (mask[1] && weighted) gp = at::sum(rows * weight.index_select(0, b.ix), {1});
   return {gw, gp};
 }
 

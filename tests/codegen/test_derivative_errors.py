@@ -199,20 +199,16 @@ CASES = {
         MINMAX + '  derivatives:\n    self: "grad_lo + grad_hi"\n    result: "self_t"\n',
         at(
             9,
-            "result: forward mode is generated for an op with one Tensor output, and this one has 2 outputs"
-            " — remove 'result' (forward AD then raises NotImplementedError, as for an op without one)",
+            "result: forward mode gives the tangent of the one output that carries a gradient, and this op"
+            " has 2 (lo, hi) — mark the others false in output_differentiability (torch gives them no"
+            " tangent), or remove 'result' (forward AD then raises NotImplementedError, as for an op"
+            " without one)",
             MINMAX_FUNC,
         ),
     ),
-    "forward_of_a_list_output": (
-        PIECES + "    result: auto_linear\n",
-        at(
-            9,
-            "result: forward mode is generated for an op with one Tensor output, and this one has a"
-            " Tensor[] output — remove 'result' (forward AD then raises NotImplementedError, as for an op"
-            " without one)",
-            PIECES_FUNC,
-        ),
+    "forward_of_a_list_output_gives_one_tensor": (
+        PIECES + '    result: "self_t"\n',
+        at(9, "result: 'self_t' gives a tensor, not a tensors — give one tangent per element", PIECES_FUNC),
     ),
     "output_differentiability_of_a_list_output": (
         PIECES + "    output_differentiability: [false]\n",

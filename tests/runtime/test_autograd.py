@@ -159,9 +159,108 @@ def test_forward_ad_dual_tensors():
     torch.testing.assert_close(out.tangent, (torch.exp(x) * x + torch.exp(x)) * t)
 
 
-def test_forward_ad_without_a_formula_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match="forward AD with structops::cdist"):
-        torch.func.jvp(lambda x: structops.cdist(x, x), (torch.randn(3, 2),), (torch.randn(3, 2),))
+def _by_reverse(fn, primals, tangents):
+    """J t from reverse mode's Jacobian (checked against torch's by the conformance suite)."""
+    out = fn(*primals)
+    jacobians = torch.func.jacrev(fn, argnums=tuple(range(len(primals))))(*primals)
+    flat = sum(j.reshape(out.numel(), t.numel()) @ t.reshape(-1) for j, t in zip(jacobians, tangents))
+    return flat.reshape(out.shape)
+
+
+def _d(*shape):
+    return torch.randn(*shape, dtype=torch.float64)
+
+
+_W, _I = _d(6, 3), torch.tensor([0, 2, 4, 1, 5, 2, 3])
+_X, _Y = _d(4, 5), _d(4, 5)
+_TARGET, _PROBS = torch.tensor([1, 0, 4, 2]), torch.softmax(_d(4, 5), -1)
+_IGNORING = torch.tensor([1, -100, 4, 2])
+_CLASS_WEIGHT, _RUNNING_MEAN, _RUNNING_VAR = _d(5).abs(), _d(3), _d(3).abs() + 0.5
+_ZEROS = torch.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 1.0], [1.5, -2.0, 0.5]], dtype=torch.float64)
+# (ours, torch's or None where torch has no forward mode, primals): every primal gets a tangent.
+FORWARD_CASES = {
+    "layer_norm_affine_2d": (
+        lambda x, w, b: structops.layer_norm(x, [3, 5], w, b)[0],
+        lambda x, w, b: torch.nn.functional.layer_norm(x, [3, 5], w, b),
+        (_d(2, 3, 5), _d(3, 5), _d(3, 5)),
+    ),
+    "batch_norm_training": (
+        lambda x, w, b: structops.batch_norm(x, w, b, None, None, True, 0.1, 1e-5)[0],
+        lambda x, w, b: torch.nn.functional.batch_norm(x, None, None, w, b, True),
+        (_d(4, 3, 2), _d(3), _d(3)),
+    ),
+    "batch_norm_evaluation": (
+        lambda x, w, b: structops.batch_norm(x, w, b, _RUNNING_MEAN, _RUNNING_VAR, False, 0.1, 1e-5)[0],
+        lambda x, w, b: torch.nn.functional.batch_norm(x, _RUNNING_MEAN, _RUNNING_VAR, w, b, False),
+        (_d(4, 3, 2), _d(3), _d(3)),
+    ),
+    "cross_entropy_indices_weighted_ignored_smoothed": (
+        lambda x: structops.cross_entropy_loss(x, _IGNORING, _CLASS_WEIGHT, 1, -100, 0.2),
+        lambda x: torch.nn.functional.cross_entropy(x, _IGNORING, _CLASS_WEIGHT, label_smoothing=0.2),
+        (_X,),
+    ),
+    "cross_entropy_probabilities_none": (
+        lambda x, q: structops.cross_entropy_loss(x, q, None, 0),
+        lambda x, q: torch.nn.functional.cross_entropy(x, q, reduction="none"),
+        (_X, _PROBS),
+    ),
+    "cross_entropy_indices_sum": (
+        lambda x: structops.cross_entropy_loss(x, _TARGET, None, 2),
+        lambda x: torch.nn.functional.cross_entropy(x, _TARGET, reduction="sum"),
+        (_X,),
+    ),
+    "binary_cross_entropy_weighted_mean": (
+        lambda x, y: structops.binary_cross_entropy(x, y, _X.abs(), 1),
+        lambda x, y: torch.nn.functional.binary_cross_entropy(x, y, _X.abs()),
+        (torch.sigmoid(_X), torch.sigmoid(_Y)),
+    ),
+    "binary_cross_entropy_none": (
+        lambda x, y: structops.binary_cross_entropy(x, y, None, 0),
+        lambda x, y: torch.nn.functional.binary_cross_entropy(x, y, reduction="none"),
+        (torch.sigmoid(_X), torch.sigmoid(_Y)),
+    ),
+    "embedding_bag_sum_weighted": (
+        lambda w, p: structops.embedding_bag(w, _I, torch.tensor([0, 3, 3]), False, 0, False, p),
+        None,
+        (_W, _d(7)),
+    ),
+    "embedding_bag_mean_last_offset": (
+        lambda w: structops.embedding_bag(w, _I, torch.tensor([0, 2, 7]), False, 1, False, None, True),
+        None,
+        (_W,),
+    ),
+    "embedding_bag_max_empty_bag": (
+        lambda w: structops.embedding_bag(w, _I, torch.tensor([0, 4, 4]), False, 2),
+        None,
+        (_W,),
+    ),
+    **{
+        f"cdist_p{p}": (lambda x1, x2, p=p: structops.cdist(x1, x2, p), None, (_d(2, 4, 3), _d(2, 5, 3)))
+        for p in (0.0, 1.0, 2.0, 3.0, float("inf"))
+    },
+    **{
+        f"norm_p{p}": (
+            lambda x, p=p: structops.norm(x, p, [1]),
+            lambda x, p=p: torch.linalg.vector_norm(x, p, [1]),
+            (_X,),
+        )
+        for p in (1.0, 2.0, 3.0, float("inf"))
+    },
+    "prod_with_zeros": (lambda x: structops.prod(x, [1]), lambda x: torch.prod(x, 1), (_ZEROS,)),
+}
+
+
+@pytest.mark.parametrize("name", FORWARD_CASES)
+def test_forward_mode_on_the_cases_models_meet(name):
+    """Tangents of every primal together, where the suite's samples do not reach: affine
+    statistics, evaluation mode, ignored and smoothed targets, empty bags, zeros in a product;
+    against torch's forward mode, or against reverse mode where torch has none."""
+    ours, theirs, primals = FORWARD_CASES[name]
+    gen = torch.Generator().manual_seed(1)
+    tangents = tuple(torch.randn(p.shape, generator=gen, dtype=p.dtype) for p in primals)
+    got = torch.func.jvp(ours, primals, tangents)[1]
+    want = torch.func.jvp(theirs, primals, tangents)[1] if theirs else _by_reverse(ours, primals, tangents)
+    torch.testing.assert_close(got, want)
 
 
 def test_backward_on_fake_tensors():

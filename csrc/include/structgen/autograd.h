@@ -133,6 +133,39 @@ at::Tensor softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64
 at::Tensor log_softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64_t dim);
 at::Tensor mse_loss_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
                         const at::Tensor& target, int64_t reduction);
+at::Tensor prod_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
+                    at::OptionalIntArrayRef dim, bool keepdim);
+at::Tensor norm_jvp(const at::Tensor& self_t, const at::Tensor& self, const std::optional<at::Scalar>& p,
+                    const at::Tensor& result, at::IntArrayRef dim, bool keepdim);
+at::Tensor cdist_jvp(const at::Tensor& x1_t, const at::Tensor& x2_t, const at::Tensor& x1, const at::Tensor& x2,
+                     double p, const at::Tensor& result);
+at::Tensor layer_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t,
+                          const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
+                          c10::SymIntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
+                          const at::Tensor& mean, const at::Tensor& rstd);
+at::Tensor batch_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t,
+                          const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
+                          const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& running_mean,
+                          const std::optional<at::Tensor>& running_var, const at::Tensor& save_mean,
+                          const at::Tensor& save_invstd, bool training, double eps);
+at::Tensor embedding_bag_jvp(const at::Tensor& weight_t, const std::optional<at::Tensor>& per_sample_weights_t,
+                             const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets,
+                             const at::Tensor& result, int64_t mode,
+                             const std::optional<at::Tensor>& per_sample_weights, bool include_last_offset);
+// max_pool2d/3d: each output is the element its index names in its plane (spatial dims flattened).
+at::Tensor max_pool_jvp(const at::Tensor& self_t, const at::Tensor& indices, int64_t spatial);
+inline at::Tensor max_pool2d_jvp(const at::Tensor& self_t, const at::Tensor& indices) {
+  return max_pool_jvp(self_t, indices, 2);
+}
+inline at::Tensor max_pool3d_jvp(const at::Tensor& self_t, const at::Tensor& indices) {
+  return max_pool_jvp(self_t, indices, 3);
+}
+at::Tensor binary_cross_entropy_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
+                                    const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                                    int64_t reduction, const at::Tensor& result);
+at::Tensor cross_entropy_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
+                             const at::Tensor& target, const std::optional<at::Tensor>& weight, int64_t reduction,
+                             const c10::SymInt& ignore_index, double label_smoothing, const at::Tensor& result);
 std::vector<at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                             c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
                                             const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
@@ -245,6 +278,8 @@ std::optional<at::Tensor> tangent(const std::optional<at::Tensor>& t);
 std::vector<at::Tensor> tangent(at::TensorList ts);
 // The output's tangent, in its shape and dtype (a broadcast input's term expanded).
 void set_tangent(const at::Tensor& result, const at::Tensor& tangent);
+// A Tensor[] output's: each element that has a tangent and a dtype that carries one.
+void set_tangents(const std::vector<at::Tensor>& results, const std::vector<at::Tensor>& tangents);
 [[noreturn]] void forward_not_implemented(std::string_view overload);
 
 // A saved Tensor? as formulas see it.

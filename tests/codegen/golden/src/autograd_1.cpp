@@ -89,8 +89,8 @@ at::Tensor scaled_tanh_autograd(c10::DispatchKeySet so_ks, const at::Tensor& sel
     const auto self_p = structgen::autograd::primal(self);
     const auto self_t = structgen::autograd::tangent(self);
     const at::Tensor& result = so_result;
-    const at::Tensor& grad_like = so_result;  // the dtype and device of constants
     (void)result;
+    const at::Tensor& grad_like = so_result;  // the dtype and device of constants
     (void)grad_like;
     structgen::autograd::set_tangent(so_result, ((at::Scalar(alpha) * (at::Scalar(int64_t(1)) - (at::tanh(self_p) * at::tanh(self_p)))) * self_t));
   }
