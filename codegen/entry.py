@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import keyword
 
-from structgen.codegen import composite, spellings
+from structgen.codegen import composite, python_names, spellings
 from structgen.codegen.api import boxed, cpp, python
 from structgen.codegen.api.names import (
     CPP_KEYWORDS,
@@ -64,6 +64,7 @@ SUPPORTED_KEYS = (
     "torch_differs",
     "composite",
     "spellings",
+    "python_name",
 )
 # What an out= (or inplace self) of another dtype than the result's gets (`out_dtype:`):
 # castable: the result is cast into it when torch.can_cast allows (TensorIterator's rule);
@@ -441,6 +442,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         torch_differs=_parse_torch_differs(path, entry, raw_func, schema),
         composite=_parse_composite(path, entry, raw_func),
         spellings=spellings.parse(path, entry, raw_func, schema),
+        python_name=python_names.parse(path, entry, raw_func),
     )
     _check_entry(path, entry, fn)
     return fn

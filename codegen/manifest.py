@@ -8,7 +8,7 @@ import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
-from structgen.codegen import composite, scalar_of, spellings
+from structgen.codegen import composite, python_names, scalar_of, spellings
 from structgen.codegen import dtypes as dtype_table
 from structgen.codegen.autograd import fused
 from structgen.codegen.autograd.formulas import Autograd, resolve
@@ -61,6 +61,7 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
 
     functions = [_bound(path, fn, by_name) if fn.composite else fn for fn in functions]
     spellings.check(path, functions)
+    python_names.check(path, functions)
     delegates: dict[str, dict[SchemaKind, NativeFunction]] = {}
     unstructured: list[NativeFunction] = []
     for fn in functions:

@@ -83,6 +83,8 @@ class NativeFunction:
     composite: tuple[Composite, ...] | None = None
     # Texts torch's Python layer takes for number arguments (codegen/spellings.py).
     spellings: Spellings = ()
+    # `python_name:` the Python layer's name for the op's base name (its overloads alike).
+    python_name: str | None = None
 
     @property
     def kind(self) -> SchemaKind:

@@ -41,7 +41,7 @@ class Block(torch.nn.Module):
         if self.ops == "structops":
             h = structops.gelu(structops.linear(x, self.w1, self.b1), approximate="tanh")
             h = structops.add(structops.mm(h, self.w2.t()), x, alpha=0.5)
-            h = structops.layer_norm(h, [h.shape[-1]], self.gamma, self.beta)[0]
+            h = structops.native_layer_norm(h, [h.shape[-1]], self.gamma, self.beta)[0]
             return structops.mul(structops.softmax(h, -1), structops.sum(h, [0], keepdim=True))
         h = F.gelu(F.linear(x, self.w1, self.b1), approximate="tanh")
         # Not torch.add(mm, x, alpha=0.5): Inductor 2.13 folds that into an addmm that drops alpha

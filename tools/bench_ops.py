@@ -49,7 +49,7 @@ OPS = {
     "softmax": (lambda x, d: structops.softmax(x, d), lambda x, d: torch.softmax(x, d)),
     "log_softmax": (lambda x, d: structops.log_softmax(x, d), lambda x, d: torch.log_softmax(x, d)),
     "layer_norm": (
-        lambda x, d: structops.layer_norm(x, [x.shape[-1]], *_affine(x))[0],
+        lambda x, d: structops.native_layer_norm(x, [x.shape[-1]], *_affine(x))[0],
         lambda x, d: F.layer_norm(x, [x.shape[-1]], *_affine(x)),
     ),
 }

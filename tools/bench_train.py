@@ -54,7 +54,7 @@ def block(ops, x, w1, b1, gamma, beta, w2, target):
 STRUCTOPS = (
     structops.linear,
     structops.bias_gelu,
-    lambda h, g, b: structops.layer_norm(h, [h.shape[-1]], g, b)[0],
+    lambda h, g, b: structops.native_layer_norm(h, [h.shape[-1]], g, b)[0],
     lambda z: structops.softmax(z, -1),
     structops.cross_entropy_loss,
     lambda p: structops.sum(structops.mul(p, p), []),

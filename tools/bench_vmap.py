@@ -65,7 +65,7 @@ def cases():
             (0, 0, 0),
         ),
         "layer_norm, per-model weight and bias": (
-            lambda t, g, b: structops.layer_norm(t, [64], g, b)[0],
+            lambda t, g, b: structops.native_layer_norm(t, [64], g, b)[0],
             lambda t, g, b: torch.nn.functional.layer_norm(t, [64], g, b),
             (x[0], torch.randn(B, 64), torch.randn(B, 64)),
             (None, 0, 0),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from structgen.codegen import python_names
 from structgen.codegen.api import python
 from structgen.codegen.manifest import same_arguments
 from structgen.codegen.model import BaseTy, BaseType, ListType, SchemaKind
@@ -217,10 +218,11 @@ def _merged_signature(fns: list[NativeFunction]) -> str:
 
 def python_functions(manifest: Manifest) -> list[PyFunction]:
     by_name: dict[str, list[NativeFunction]] = {}
+    renamed = python_names.table(manifest.functions)
     for fn in manifest.functions:
         if "generated" in fn.tags:  # fused backward ops: torch.ops.<namespace> only, for autograd
             continue
-        by_name.setdefault(str(fn.func.name.name), []).append(fn)
+        by_name.setdefault(python_names.of(fn, renamed), []).append(fn)
     # spellings: apply to every Python function of the base name (norm and norm_ alike)
     spelled_by = {f.func.name.name.base: f for f in manifest.functions if f.spellings}
     ns = manifest.project.name

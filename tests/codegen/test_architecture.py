@@ -47,7 +47,7 @@ LAYERS = (
     ("rules.model", "conformance", "multi_kernel", "autograd.formulas", "composite"),  # manifest keys
     ("pointwise.model", "autograd.cpp", "autograd.fused"),
     ("native",),  # the typed model of a checked manifest
-    ("spellings",),  # a manifest key over the model: one entry's, and a name's across entries
+    ("spellings", "python_names"),  # manifest keys over the model: one entry's, and a name's across entries
     ("entry", "scalar_of"),  # the checker: one entry (a Scalar overload with its target's keys)
     ("manifest",),  # the checker: the whole manifest
     ("dest.*",),  # template contexts from the model

@@ -254,6 +254,34 @@ CASES = {
             " other' where the target takes a Tensor"
         ),
     ),
+    "python_name_not_a_name": (
+        f"- func: {CDIST}\n  dispatch: {{CPU: cdist_cpu}}\n  python_name: native-cdist\n",
+        (
+            f"native_functions.yaml:3: {CDIST}: python_name 'native-cdist' is not a Python name — write e.g."
+            " python_name: native_layer_norm"
+        ),
+    ),
+    "python_name_differs_between_overloads": (
+        (
+            f"- func: {CDIST}\n  dispatch: {{CPU: cdist_cpu}}\n  python_name: native_cdist\n"
+            "- func: cdist.one(Tensor x1) -> Tensor\n  dispatch: {CPU: one}\n  python_name: pairwise\n"
+        ),
+        (
+            "native_functions.yaml:4: cdist.one(Tensor x1) -> Tensor: python_name 'pairwise' differs from"
+            " 'native_cdist' (line 1), and cdist's overloads share one Python function — give the python_name"
+            " once, or the same on each overload"
+        ),
+    ),
+    "python_name_of_another_op": (
+        (
+            f"- func: {CDIST}\n  dispatch: {{CPU: cdist_cpu}}\n  python_name: dist\n"
+            "- func: dist(Tensor self) -> Tensor\n  dispatch: {CPU: dist}\n"
+        ),
+        (
+            f"native_functions.yaml:1: {CDIST}: python_name 'dist' is the Python name of 'dist' (line 4) —"
+            " choose a name no op of the manifest has"
+        ),
+    ),
     "scalar_of_no_number": (
         _eq_scalar("Tensor self, Tensor other", name="Same_out"),
         (

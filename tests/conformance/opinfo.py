@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
+from structops.nn import functional
 
 import structops
 
@@ -42,11 +43,6 @@ DTYPES = (
     torch.uint8,
     torch.bool,
 )
-_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
-
-
-def _reduction(kwargs: dict) -> dict:
-    return {**kwargs, "reduction": _REDUCTION[kwargs.get("reduction", "mean")]}
 
 
 def _first(r):
@@ -57,39 +53,10 @@ def _first(r):
 # as the OpInfo's op takes them.
 ADAPTERS: dict[str, Callable] = {
     "where": lambda self, condition, other: structops.where(condition, self, other),
-    "nn.functional.relu": lambda x, inplace=False: structops.relu(x),
-    "nn.functional.silu": lambda x, inplace=False: structops.silu(x),
-    "nn.functional.layer_norm": lambda x, shape, weight=None, bias=None, eps=1e-5: structops.layer_norm(
-        x, shape, weight, bias, eps
-    )[0],
-    "nn.functional.embedding": lambda weight, idx, **kw: structops.embedding(weight, idx, **kw),
-    "nn.functional.mse_loss": lambda x, target, **kw: structops.mse_loss(x, target, **_reduction(kw)),
-    "nn.functional.binary_cross_entropy": lambda x, target, weight=None, **kw: structops.binary_cross_entropy(
-        x, target, weight, **_reduction(kw)
-    ),
-    "nn.functional.cross_entropy": lambda x, target, weight=None, **kw: structops.cross_entropy_loss(
-        x, target, weight, **_reduction(kw)
-    ),
-    "nn.functional.max_pool2d": lambda x, *a, **kw: _pool(structops.max_pool2d_with_indices, x, *a, **kw),
-    "nn.functional.max_pool3d": lambda x, *a, **kw: _pool(structops.max_pool3d_with_indices, x, *a, **kw),
-    # torch.cdist's Python layer names the compute modes; the aten schema takes their numbers.
-    "cdist": lambda x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary": structops.cdist(
-        x1, x2, p, _CDIST_MODES[compute_mode]
-    ),
+    # OpInfo's embedding takes the weight first (torch.nn.functional's takes the indices first)
+    "nn.functional.embedding": lambda weight, idx, **kw: functional.embedding(idx, weight, **kw),
+    # the other nn.functional OpInfos call structops.nn.functional's function of the name (below)
 }
-_CDIST_MODES = {
-    "use_mm_for_euclid_dist_if_necessary": 0,
-    "use_mm_for_euclid_dist": 1,
-    "donot_use_mm_for_euclid_dist": 2,
-}
-
-
-def _pool(op, x, *args, return_indices=False, **kwargs):
-    """F.max_pool*d's Python layer: stride=None is the kernel size (aten: [] for it)."""
-    if kwargs.get("stride", 0) is None:
-        kwargs["stride"] = []
-    result = op(x, *args, **kwargs)
-    return result if return_indices else result[0]
 
 
 @dataclass
@@ -145,8 +112,14 @@ def _describe(sample) -> str:
     return "(" + ", ".join(args) + ")"
 
 
+def _mirror(opinfo_name: str) -> Callable | None:
+    """structops.nn.functional's function for an nn.functional OpInfo, where it has one."""
+    name = opinfo_name.removeprefix("nn.functional.")
+    return getattr(functional, name) if name != opinfo_name and name in functional.__all__ else None
+
+
 def check_op(name: str, opinfo) -> Result:
-    ours = ADAPTERS.get(opinfo.name, getattr(structops, name))
+    ours = ADAPTERS.get(opinfo.name) or _mirror(opinfo.name) or getattr(structops, name)
     result = Result(name)
     torch.manual_seed(0)  # OpInfo draws its values at random: the same samples on every run
     supported = opinfo.supported_dtypes("cpu")

@@ -16,7 +16,7 @@ def block(x, w1, b1, gamma, beta, w2, target):
     """A transformer-like block: linear, bias_gelu, layer_norm, linear, softmax, cross_entropy."""
     h = structops.linear(x, w1)
     h = structops.bias_gelu(h, b1)
-    h = structops.layer_norm(h, [h.shape[-1]], gamma, beta)[0]
+    h = structops.native_layer_norm(h, [h.shape[-1]], gamma, beta)[0]
     logits = structops.linear(h, w2)
     probs = structops.softmax(logits, -1)
     return structops.cross_entropy_loss(logits, target) + structops.sum(probs * probs, [])
@@ -180,17 +180,19 @@ _ZEROS = torch.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 1.0], [1.5, -2.0, 0.5]], dtyp
 # (ours, torch's or None where torch has no forward mode, primals): every primal gets a tangent.
 FORWARD_CASES = {
     "layer_norm_affine_2d": (
-        lambda x, w, b: structops.layer_norm(x, [3, 5], w, b)[0],
+        lambda x, w, b: structops.native_layer_norm(x, [3, 5], w, b)[0],
         lambda x, w, b: torch.nn.functional.layer_norm(x, [3, 5], w, b),
         (_d(2, 3, 5), _d(3, 5), _d(3, 5)),
     ),
     "batch_norm_training": (
-        lambda x, w, b: structops.batch_norm(x, w, b, None, None, True, 0.1, 1e-5)[0],
+        lambda x, w, b: structops.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)[0],
         lambda x, w, b: torch.nn.functional.batch_norm(x, None, None, w, b, True),
         (_d(4, 3, 2), _d(3), _d(3)),
     ),
     "batch_norm_evaluation": (
-        lambda x, w, b: structops.batch_norm(x, w, b, _RUNNING_MEAN, _RUNNING_VAR, False, 0.1, 1e-5)[0],
+        lambda x, w, b: structops.native_batch_norm(x, w, b, _RUNNING_MEAN, _RUNNING_VAR, False, 0.1, 1e-5)[
+            0
+        ],
         lambda x, w, b: torch.nn.functional.batch_norm(x, _RUNNING_MEAN, _RUNNING_VAR, w, b, False),
         (_d(4, 3, 2), _d(3), _d(3)),
     ),

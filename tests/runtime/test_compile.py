@@ -29,7 +29,7 @@ class Block(torch.nn.Module):
     def forward(self, x):
         h = structops.gelu(structops.linear(x, self.w1, self.b1), approximate="tanh")
         h = structops.add(structops.mm(h, self.w2.t()), x, alpha=0.5)
-        h = structops.layer_norm(h, [h.shape[-1]], self.gamma, self.beta)[0]
+        h = structops.native_layer_norm(h, [h.shape[-1]], self.gamma, self.beta)[0]
         p = structops.softmax(h, -1)
         return structops.mul(p, structops.sum(h, [0], keepdim=True))
 

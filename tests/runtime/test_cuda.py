@@ -118,7 +118,7 @@ def test_a_cpu_scalar_first_does_not_pick_the_device():
 @pytest.mark.parametrize(
     "name, call",
     [
-        ("weight", lambda: structops.layer_norm(torch.ones(2, 3, device="cuda"), [3], torch.ones(3))),
+        ("weight", lambda: structops.native_layer_norm(torch.ones(2, 3, device="cuda"), [3], torch.ones(3))),
         (
             "weight",
             lambda: structops.cross_entropy_loss(
@@ -291,7 +291,7 @@ def test_batch_norm_matches_torch_cuda(shape, dtype):
     for training in (True, False):
         rm, rv = _randn(c, dtype=dtype, seed=3), _randn(c, dtype=dtype, seed=4).abs() + 0.5
         ours_rm, ours_rv = rm.clone(), rv.clone()
-        got = structops.batch_norm(x, w, b, ours_rm, ours_rv, training, 0.3, 1e-5)
+        got = structops.native_batch_norm(x, w, b, ours_rm, ours_rv, training, 0.3, 1e-5)
         want = torch.ops.aten.native_batch_norm(x, w, b, rm, rv, training, 0.3, 1e-5)
         torch.testing.assert_close(got[0], want[0], **tol)
         if training:  # torch's CUDA statistics are float32 for float16 input; ours, as its CPU's
@@ -306,7 +306,7 @@ def test_batch_norm_channels_last_and_strided_running_stats():
     rm_buf, rv_buf = torch.zeros(32, device="cuda"), torch.ones(32, device="cuda")
     rm, rv = rm_buf[::2], rv_buf[::2]  # strided: updated in place through a copy
     ref_rm, ref_rv = torch.zeros(16, device="cuda"), torch.ones(16, device="cuda")
-    got = structops.batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
+    got = structops.native_batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
     want = torch.ops.aten.native_batch_norm(x, None, None, ref_rm, ref_rv, True, 0.1, 1e-5)
     torch.testing.assert_close(got[0], want[0], rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(rm, ref_rm)

@@ -43,13 +43,13 @@ def test_float16_normalizations_compute_in_float_as_torch(shape, dim):
         (lambda t: structops.log_softmax(t, dim), lambda t: torch.log_softmax(t, dim), x, True),
         (lambda t: structops.logsumexp(t, [dim]), lambda t: torch.logsumexp(t, [dim]), x, True),
         (
-            lambda t: structops.layer_norm(t, [shape[-1]], None, None, 1e-5)[0],
+            lambda t: structops.native_layer_norm(t, [shape[-1]], None, None, 1e-5)[0],
             lambda t: torch.layer_norm(t, [shape[-1]], None, None, 1e-5),
             finite,
             True,
         ),
         (
-            lambda t: structops.layer_norm(t, [shape[-1]], w.to(t.dtype), b.to(t.dtype), 1e-5)[0],
+            lambda t: structops.native_layer_norm(t, [shape[-1]], w.to(t.dtype), b.to(t.dtype), 1e-5)[0],
             lambda t: torch.layer_norm(t, [shape[-1]], w.to(t.dtype), b.to(t.dtype), 1e-5),
             finite,
             False,
@@ -91,7 +91,7 @@ def test_softmax_and_logsumexp_infinities(width):
 def test_layer_norm_large(shape, normalized):
     x = randn(*shape) * 3 + 100  # a large mean: a one-pass E[x^2] - mean^2 would lose digits
     w, b = randn(*normalized, seed=1), randn(*normalized, seed=2)
-    out, mean, rstd = structops.layer_norm(x, normalized, w, b, 1e-5)
+    out, mean, rstd = structops.native_layer_norm(x, normalized, w, b, 1e-5)
     e_out, e_mean, e_rstd = torch.ops.aten.native_layer_norm(x, normalized, w, b, 1e-5)
     torch.testing.assert_close(out, e_out, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(mean, e_mean)
@@ -105,7 +105,7 @@ def test_batch_norm_updates_running_stats_like_torch(shape, training):
     x, w, b = randn(*shape) * 2 + 1, randn(c, seed=1), randn(c, seed=2)
     rm, rv = randn(c, seed=3), randn(c, seed=4).abs() + 0.5
     ours_rm, ours_rv, torch_rm, torch_rv = rm.clone(), rv.clone(), rm.clone(), rv.clone()
-    got = structops.batch_norm(x, w, b, ours_rm, ours_rv, training, 0.3, 1e-5)
+    got = structops.native_batch_norm(x, w, b, ours_rm, ours_rv, training, 0.3, 1e-5)
     expected = torch.ops.aten.native_batch_norm(x, w, b, torch_rm, torch_rv, training, 0.3, 1e-5)
     for g, e in zip(got, expected, strict=True):
         torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-5)
@@ -119,7 +119,7 @@ def test_batch_norm_updates_non_contiguous_running_stats():
     stats = torch.zeros(4, 2)
     rm, rv = stats[:, 0], stats[:, 1].fill_(1.0)  # strided views into one buffer
     torch_rm, torch_rv = rm.clone(), rv.clone()
-    structops.batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
+    structops.native_batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
     torch.ops.aten.native_batch_norm(x, None, None, torch_rm, torch_rv, True, 0.1, 1e-5)
     torch.testing.assert_close(stats[:, 0], torch_rm)
     torch.testing.assert_close(stats[:, 1], torch_rv)
@@ -128,7 +128,7 @@ def test_batch_norm_updates_non_contiguous_running_stats():
 def test_batch_norm_functional_compiles_with_its_mutation():
     x, rm, rv = randn(8, 3, 4), torch.zeros(3), torch.ones(3)
     compiled = torch.compile(
-        lambda x, rm, rv: structops.batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)[0],
+        lambda x, rm, rv: structops.native_batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)[0],
         fullgraph=True,
         backend="aot_eager",
     )

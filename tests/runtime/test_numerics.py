@@ -110,17 +110,17 @@ def test_cuda_batch_norm_in_evaluation_does_not_cancel():
 def test_layer_norm_of_one_element_and_of_constant_rows_is_the_bias():
     bias = torch.randn(1, generator=torch.Generator().manual_seed(3))
     x = torch.randn(4, 1, generator=torch.Generator().manual_seed(4)) * 100
-    out = structops.layer_norm(x, [1], torch.ones(1), bias, 1e-5)[0]
+    out = structops.native_layer_norm(x, [1], torch.ones(1), bias, 1e-5)[0]
     assert torch.equal(out, bias.expand(4, 1))
     constant = torch.full((3, 8), 7.25)
-    assert torch.equal(structops.layer_norm(constant, [8], None, None, 1e-5)[0], torch.zeros(3, 8))
+    assert torch.equal(structops.native_layer_norm(constant, [8], None, None, 1e-5)[0], torch.zeros(3, 8))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_layer_norm_of_a_row_whose_variance_overflows(dtype):
     top = torch.finfo(dtype).max
     x = torch.tensor([[0.9 * top, -0.9 * top, 0.3 * top, 0.0]], dtype=dtype)
-    out = structops.layer_norm(x, [4], None, None, 1e-5)[0]
+    out = structops.native_layer_norm(x, [4], None, None, 1e-5)[0]
     scale = 2.0**-600 if dtype == torch.float64 else 2.0**-80  # layer_norm without eps is scale-free
     exact = torch.layer_norm((x * scale).double(), [4], eps=0.0)
     torch.testing.assert_close(out.double(), exact, atol=0, rtol=1e-5 if dtype == torch.float32 else 1e-12)
@@ -128,7 +128,7 @@ def test_layer_norm_of_a_row_whose_variance_overflows(dtype):
 
 def test_batch_norm_with_eps_0_on_a_constant_channel():
     x = torch.full((4, 2, 3), 5.0)
-    out = structops.batch_norm(x, None, None, None, None, True, 0.1, 0.0)[0]
+    out = structops.native_batch_norm(x, None, None, None, None, True, 0.1, 0.0)[0]
     expected = torch.batch_norm(x, None, None, None, None, True, 0.1, 0.0, False)
     assert torch.equal(out, expected)
 

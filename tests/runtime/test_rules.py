@@ -255,7 +255,7 @@ def test_describe_optional_tensors():
     assert mean.region([1, 0, 0], [2, 3, 8]) == (slice(1, 2), slice(0, 1), slice(0, 1))
     assert [d.kind for d in bare.index_space] == ["parallel", "whole", "whole"]  # meta.index: trailing()
     for got, expected in zip(
-        run_sharded("layer_norm", x, [3, 8], splits={"d0": 2}), structops.layer_norm(x, [3, 8])
+        run_sharded("layer_norm", x, [3, 8], splits={"d0": 2}), structops.native_layer_norm(x, [3, 8])
     ):
         torch.testing.assert_close(got, expected)
     with pytest.raises(ValueError, match="layer_norm: index dim 'd1' is whole"):

@@ -96,7 +96,7 @@ def test_batch_norm_folds_the_batch_into_its_channels_and_writes_batched_running
         torch.ops.aten.native_batch_norm(x[b], None, None, want_mean[:, b], want_var[:, b], True, 0.1, 1e-5)
         for b in range(4)
     ]
-    got = torch.func.vmap(structops.batch_norm, in_dims=(0, None, None, 1, 1, None, None, None))(
+    got = torch.func.vmap(structops.native_batch_norm, in_dims=(0, None, None, 1, 1, None, None, None))(
         x, None, None, mean, var, True, 0.1, 1e-5
     )
     for g, w in zip(got, zip(*want, strict=True), strict=True):
@@ -198,7 +198,7 @@ def test_per_example_layer_norm_weights_scale_and_shift_one_batched_call(input_b
     p = plan("layer_norm", batched, 3, *element)
     assert (p.kind, p.inner and p.inner.kind) == ("affine", "prepend" if input_batched else None)
     in_dims = (0 if input_batched else None, None, None if w is None else 0, None if b is None else 0)
-    got = torch.func.vmap(structops.layer_norm, in_dims=in_dims)(x, [5, 8], w, b)
+    got = torch.func.vmap(structops.native_layer_norm, in_dims=in_dims)(x, [5, 8], w, b)
     loop = [
         torch.ops.aten.native_layer_norm(
             x[i] if input_batched else x,

@@ -20,9 +20,12 @@ from structops import (
     _C,  # loading it registers torch.ops.structops.*
     autotune,
     fake,  # noqa: F401 - fake impls of ops with data-dependent output sizes
+    nn,
 )
 from structops._ops import *  # serves the package: its vmap rules and DTensor strategies (packages.py)
 from structops._ops import __all__ as _op_names
+from structops._patch import Routed, patch
+from structops._torch_level import batch_norm, layer_norm  # torch's; the ATen forms are native_*
 
 # The shared library that registers every operator, with no Python in it: what a process needs
 # loaded to run code that calls structops ops through torch's dispatcher without this package
@@ -30,4 +33,15 @@ from structops._ops import __all__ as _op_names
 ops_library = str(Path(_C.__file__).with_name("libstructops_ops.so"))
 
 __all__ = list(_op_names)
-__all__ += ["autotune", "describe", "dtensor", "ops_library", "sharding", "vmap"]
+__all__ += [
+    "Routed",
+    "autotune",
+    "batch_norm",
+    "describe",
+    "dtensor",
+    "layer_norm",
+    "nn",
+    "ops_library",
+    "patch",
+]
+__all__ += ["sharding", "vmap"]

@@ -1,0 +1,287 @@
+"""torch.nn.functional's functions, with their signatures and results, computed by structops' ops.
+
+The generated layer (structops.<op>) mirrors ATen: integer reductions, statistics beside a
+normalisation's output, an embedding's weight first. Code written against torch.nn.functional
+calls these instead (``import structops.nn.functional as F``), and structops.patch routes
+torch's own calls here. Each function checks what torch's checks, with torch's exception types
+and messages, and then calls structops' ops only.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch.nn import _reduction
+
+import structops
+
+__all__ = [
+    "avg_pool2d",
+    "batch_norm",
+    "binary_cross_entropy",
+    "cross_entropy",
+    "embedding",
+    "gelu",
+    "layer_norm",
+    "linear",
+    "log_softmax",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "max_pool3d",
+    "mse_loss",
+    "relu",
+    "silu",
+    "softmax",
+]
+
+
+def _reduction_code(size_average: bool | None, reduce: bool | None, reduction: str) -> int:
+    """The ATen reduction of torch's strings ('none', 'mean', 'sum'), the legacy size_average and
+    reduce flags read as torch reads them (torch's own helpers: the same warnings and errors)."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction.legacy_get_string(size_average, reduce)
+    return _reduction.get_enum(reduction)
+
+
+def linear(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    return structops.linear(input, weight, bias)
+
+
+def relu(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+    return structops.relu_(input) if inplace else structops.relu(input)
+
+
+def silu(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+    return structops.silu_(input) if inplace else structops.silu(input)
+
+
+def gelu(input: torch.Tensor, approximate: str = "none") -> torch.Tensor:
+    return structops.gelu(input, approximate=approximate)
+
+
+def softmax(
+    input: torch.Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
+) -> torch.Tensor:
+    if dim is None:  # torch's implicit dim, with its deprecation warning
+        dim = torch.nn.functional._get_softmax_dim("softmax", input.dim(), _stacklevel)
+    return structops.softmax(input, dim, dtype)
+
+
+def log_softmax(
+    input: torch.Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: torch.dtype | None = None
+) -> torch.Tensor:
+    if dim is None:
+        dim = torch.nn.functional._get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return structops.log_softmax(input, dim, dtype)
+
+
+def layer_norm(
+    input: torch.Tensor,
+    normalized_shape: list[int],
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    eps: float = 1e-5,
+) -> torch.Tensor:
+    return structops.native_layer_norm(input, list(normalized_shape), weight, bias, eps)[0]
+
+
+def batch_norm(
+    input: torch.Tensor,
+    running_mean: torch.Tensor | None,
+    running_var: torch.Tensor | None,
+    weight: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> torch.Tensor:
+    if training:  # torch's check: one value per channel has no variance
+        torch.nn.functional._verify_batch_size(input.size())
+    return structops.native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )[0]
+
+
+def embedding(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> torch.Tensor:
+    """The rows of ``weight`` at ``input``. padding_idx's rows get no gradient (their output is
+    the weight's, detached); scale_grad_by_freq divides each row's gradient by its count in the
+    batch (embedding_bag's, one index per bag); max_norm renormalises the rows in place first,
+    as torch's does; sparse=True gives weight a sparse COO gradient, as torch's."""
+    rows = weight.size(0)
+    if padding_idx is not None:  # torch's checks, as asserts
+        if padding_idx > 0:
+            assert padding_idx < rows, "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -rows, "Padding_idx must be within num_embeddings"
+            padding_idx = rows + padding_idx
+    if max_norm is not None:
+        input = input.contiguous()
+        with torch.no_grad():
+            torch.embedding_renorm_(weight, input, max_norm, norm_type)
+    if sparse:
+        return _SparseEmbedding.apply(weight, input, padding_idx, scale_grad_by_freq)
+    if scale_grad_by_freq:
+        flat = input.reshape(-1)
+        bags = torch.arange(flat.numel(), device=flat.device)
+        out = structops.embedding_bag(weight, flat, bags, True, 0).view(*input.shape, weight.size(1))
+    else:
+        out = structops.embedding(weight, input)
+    if padding_idx is not None:
+        out = structops.where(structops.eq(input, padding_idx).unsqueeze(-1), out.detach(), out)
+    return out
+
+
+class _SparseEmbedding(torch.autograd.Function):
+    """structops' embedding whose weight gradient is a sparse COO tensor (torch's sparse=True):
+    one row of grad per index, padding_idx's left out, uncoalesced as torch's."""
+
+    @staticmethod
+    def forward(ctx, weight, input, padding_idx, scale_grad_by_freq):
+        ctx.save_for_backward(input)
+        ctx.shape, ctx.padding_idx, ctx.scale = weight.shape, padding_idx, scale_grad_by_freq
+        return structops.embedding(weight, input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        if ctx.scale:  # torch's refusal, word for word
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+        index, rows = input.reshape(-1), grad.reshape(-1, ctx.shape[1])
+        if ctx.padding_idx is not None:
+            keep = index != ctx.padding_idx
+            index, rows = index[keep], rows[keep]
+        sparse = torch.sparse_coo_tensor(index.unsqueeze(0), rows, ctx.shape, check_invariants=False)
+        return sparse, None, None, None
+
+
+def cross_entropy(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    weight: torch.Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> torch.Tensor:
+    code = _reduction_code(size_average, reduce, reduction)
+    return structops.cross_entropy_loss(input, target, weight, code, ignore_index, label_smoothing)
+
+
+def binary_cross_entropy(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    weight: torch.Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> torch.Tensor:
+    code = _reduction_code(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) is "
+            "deprecated. Please ensure they have the same size."
+        )
+    if weight is not None:  # broadcast to the target, as torch's
+        weight = weight.expand(torch._C._infer_size(target.size(), weight.size()))
+    return structops.binary_cross_entropy(input, target, weight, code)
+
+
+def mse_loss(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: torch.Tensor | None = None,
+) -> torch.Tensor:
+    if target.size() != input.size():
+        warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+            "This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
+            stacklevel=2,
+        )
+    code = _reduction_code(size_average, reduce, reduction)
+    if weight is None:
+        return structops.mse_loss(input, target, code)
+    # torch 2.6+'s per-element weights: weight * (input - target)^2, then reduced
+    difference = structops.sub(input, target)
+    weighted = structops.mul(weight, structops.mul(difference, difference))
+    if code == 0:
+        return weighted
+    return structops.mean(weighted) if code == 1 else structops.sum(weighted)
+
+
+def max_pool2d(
+    input: torch.Tensor,
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    dilation: int | tuple[int, int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    out, indices = structops.max_pool2d_with_indices(
+        input, kernel_size, stride if stride is not None else [], padding, dilation, ceil_mode
+    )
+    return (out, indices) if return_indices else out
+
+
+def max_pool3d(
+    input: torch.Tensor,
+    kernel_size: int | tuple[int, int, int],
+    stride: int | tuple[int, int, int] | None = None,
+    padding: int | tuple[int, int, int] = 0,
+    dilation: int | tuple[int, int, int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    out, indices = structops.max_pool3d_with_indices(
+        input, kernel_size, stride if stride is not None else [], padding, dilation, ceil_mode
+    )
+    return (out, indices) if return_indices else out
+
+
+def avg_pool2d(
+    input: torch.Tensor,
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> torch.Tensor:
+    return structops.avg_pool2d(
+        input,
+        kernel_size,
+        stride if stride is not None else [],
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def max_pool2d_with_indices(
+    input: torch.Tensor,
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    dilation: int | tuple[int, int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.nn.functional.max_pool2d_with_indices: the indices whatever return_indices says."""
+    return structops.max_pool2d_with_indices(
+        input, kernel_size, stride if stride is not None else [], padding, dilation, ceil_mode
+    )

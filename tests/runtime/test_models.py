@@ -1,0 +1,80 @@
+"""Unmodified models on structops' kernels (issue 58): a Llama-style and a GPT-style transformer
+written in plain torch (tests/runtime/models.py) train a few steps under structops.patch() as
+they do on torch, eagerly and compiled, and every call structops mirrors is routed to it."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from structops.nn import functional
+
+import structops
+from structops import _patch
+from tests.runtime.models import MODELS, batch
+
+STEPS = 3
+
+
+def _train(model: torch.nn.Module, steps: int = STEPS) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Losses of ``steps`` SGD steps, and the gradients of the last. (Not Adam: it scales a
+    gradient that is 0 but for rounding, as the keys' bias's is, up to a full step of either
+    sign, on torch's kernels as on any other summation order.)"""
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    for step in range(steps):
+        ids, targets = batch(seed=step)
+        optimizer.zero_grad()
+        loss = model(ids, targets)
+        loss.backward()
+        losses.append(loss.detach())
+        optimizer.step()
+    return losses, [p.grad for p in model.parameters()]
+
+
+def _pair(name: str) -> tuple[torch.nn.Module, torch.nn.Module]:
+    torch.manual_seed(0)
+    model = MODELS[name]()
+    return model, copy.deepcopy(model)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_patched_model_trains_as_on_torch(name):
+    reference, ours = _pair(name)
+    want_losses, want_grads = _train(reference)
+    with structops.patch():
+        got_losses, got_grads = _train(ours)
+    # float32 kernels summing in another order: a few units in the last place, over three steps
+    torch.testing.assert_close(torch.stack(got_losses), torch.stack(want_losses), rtol=1e-5, atol=1e-5)
+    for (param, _), got, want in zip(ours.named_parameters(), got_grads, want_grads, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6, msg=lambda m, p=param: f"{p}: {m}")
+    for got, want in zip(ours.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_mirrored_call_of_a_model_is_routed(name):
+    """What stays torch's is what structops does not mirror (views, factories, attention for
+    now), never a function it has: the routes miss nothing the model calls."""
+    _, model = _pair(name)
+    with structops.patch() as routed:
+        model(*batch()).backward()
+    mirrored = set(_patch.TORCH_NAMES) | set(functional.__all__)
+    missed = {n for n in routed.torch if n.removesuffix("_") in mirrored}
+    assert not missed, f"called on torch, though structops mirrors them: {missed}"
+    for expected in ("F.linear", "F.embedding", "F.cross_entropy"):
+        assert routed.structops[expected] > 0, routed
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_patched_model_compiles_and_trains_as_on_torch(name):
+    reference, ours = _pair(name)
+    want_losses, want_grads = _train(reference, steps=2)
+    torch._dynamo.reset()
+    with structops.patch() as routed:
+        got_losses, got_grads = _train(torch.compile(ours), steps=2)
+    torch.testing.assert_close(torch.stack(got_losses), torch.stack(want_losses), rtol=1e-5, atol=1e-5)
+    for got, want in zip(got_grads, want_grads, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+    assert routed.structops["F.linear"] > 0  # counted while Dynamo traced the mode
