@@ -1,6 +1,7 @@
 """How the generated <package>.* functions call their overloads."""
 
 import functools
+import math
 
 import torch
 
@@ -173,6 +174,8 @@ def pick(name: str, overloads, args, kwargs, number_self: bool = False):
     and calls the OpOverload. Eager calls cache the pick per argument types.
     """
     if _compiling():  # traced once per graph: no cache to guard on
+        if torch.compiler.is_exporting():
+            args = _finite_for_export(name, overloads, args, kwargs, number_self)
         picked = _first_fit(name, overloads, args, kwargs, number_self)
     else:
         key = _key(name, args, kwargs)
@@ -187,6 +190,28 @@ def pick(name: str, overloads, args, kwargs, number_self: bool = False):
             _PICKED[key] = picked
     op, writes, wrap_self = picked
     return op, writes, (_number_operand(args[0], args[1]), *args[1:]) if wrap_self else args
+
+
+def _finite_for_export(name: str, overloads, args: tuple, kwargs: dict, number_self: bool) -> tuple:
+    """An infinite or NaN float for a number parameter, as a 0-dim tensor where an overload takes
+    a Tensor there (where(mask, x, -inf): where.self, not where.ScalarOther), in an exported
+    graph only. torch's export serializer writes such a float as the string "-Infinity", which
+    AOTInductor's proxy executor reads as a JSON number for a custom op's float argument: the
+    package fails to load ([json.exception.type_error.302], torch 2.11-2.13, oss_proxy_executor
+    as_float). The 0-dim tensor promotes as the number would (_number_operand), so the result is
+    the same; kwargs are updated in place."""
+    other = next((a for a in args if isinstance(a, torch.Tensor)), None)
+    swapped = {k: v for k, v in enumerate(args) if type(v) is float and not math.isfinite(v)} | {
+        k: v for k, v in kwargs.items() if type(v) is float and not math.isfinite(v)
+    }
+    if other is None or not swapped:
+        return args
+    new_args = tuple(_number_operand(a, other) if i in swapped else a for i, a in enumerate(args))
+    new_kwargs = {k: _number_operand(v, other) if k in swapped else v for k, v in kwargs.items()}
+    if not any(_fits(params, new_args, new_kwargs) for _, _, params in overloads):
+        return args  # no overload takes a tensor there: the number stays
+    kwargs.update(new_kwargs)
+    return new_args
 
 
 def _key(name: str, args: tuple, kwargs: dict) -> tuple:

@@ -259,3 +259,31 @@ def test_aot_inductor_package_runs_in_a_fresh_process(tmp_path, dynamic_batch):
         [sys.executable, "-c", run.format(load="")], capture_output=True, text=True, check=False
     )
     assert done.returncode != 0 and "structops" in done.stderr
+
+
+class CausalScores(torch.nn.Module):
+    """Attention scores with a causal mask filled with -inf (a row's future), as models write them."""
+
+    def forward(self, x):
+        t = x.shape[-1]
+        future = structops.gt(structops.sub(torch.arange(t)[None, :], torch.arange(t)[:, None]), 0)
+        return structops.softmax(structops.where(future, float("-inf"), x), -1)
+
+
+def test_aot_inductor_package_of_an_infinite_fill_loads(tmp_path):
+    """torch's export serializer writes -inf as the string "-Infinity" and AOTInductor's proxy
+    executor reads a custom op's float argument as a JSON number: the package would not load.
+    Exported, structops passes such a number as a 0-dim tensor (where.self), which promotes alike."""
+    x = torch.randn(2, 6, 6)
+    with torch.no_grad():
+        exported = torch.export.export(CausalScores(), (x,))
+        targets = {str(n.target) for n in exported.graph.nodes if n.op == "call_function"}
+        assert "structops.where.self" in targets and "structops.where.ScalarSelf" not in targets
+        package = torch._inductor.aoti_compile_and_package(
+            exported, package_path=str(tmp_path / "scores.pt2")
+        )
+    runner = torch._inductor.aoti_load_package(package)
+    expected = CausalScores()(x)
+    torch.testing.assert_close(runner(x), expected)
+    causal = torch.ones(6, 6).triu(1).bool()
+    torch.testing.assert_close(expected, torch.softmax(x.masked_fill(causal, float("-inf")), -1))
