@@ -67,6 +67,9 @@ _PROBS = torch.sigmoid(_d(4, 3, scale=4.0)).clamp(1e-6, 1 - 1e-6)
 _TARGETS = torch.rand(4, 3, dtype=torch.float64)
 _IMAGES = _d(2, 3, 6, 6, scale=3.0)
 _IDS = torch.tensor([[0, 3, 3, 7], [1, 0, 9, 3]])
+_Q, _KV = _d(2, 4, 6, 8, scale=3.0), _d(2, 2, 9, 8, scale=3.0)  # 4 query heads over 2 of key and value
+_KEEP = torch.rand(6, 9) > 0.4
+_KEEP[4] = False  # a query that sees nothing: torch gives it 0
 
 # (torch's call, structops'): F.<name>(*args, **kwargs) both ways, values and float64 gradients
 CALLS = {
@@ -101,6 +104,19 @@ CALLS = {
     "max_pool2d_ceil": ("max_pool2d", (_IMAGES, 2), {"ceil_mode": True}),
     "max_pool3d": ("max_pool3d", (_IMAGES[:, None], (1, 2, 2)), {}),
     "avg_pool2d": ("avg_pool2d", (_IMAGES, 3), {"padding": 1, "count_include_pad": False}),
+    "rms_norm_offset": ("rms_norm", (_d(2, 3, 8) + 1e3, [8], _d(8)), {}),
+    "rms_norm_2d_eps": ("rms_norm", (_d(2, 3, 8, scale=1e-3), [3, 8]), {"eps": 1e-8}),
+    "sdpa_causal_gqa": (
+        "scaled_dot_product_attention",
+        (_Q, _KV, _KV * 2),
+        {"is_causal": True, "enable_gqa": True},
+    ),
+    "sdpa_bool_mask_and_causal": (
+        "scaled_dot_product_attention",
+        (_Q[:, :2], _KV, _KV * 2),
+        {"attn_mask": _KEEP, "is_causal": True, "scale": 0.2},
+    ),
+    "sdpa_additive_mask": ("scaled_dot_product_attention", (_Q[:, :2], _KV, _KV), {"attn_mask": _d(6, 9)}),
 }
 
 
@@ -199,3 +215,18 @@ def test_implicit_softmax_dim_warns_as_torchs():
     with pytest.warns(UserWarning):
         want = F.softmax(x)
     torch.testing.assert_close(got, want)
+
+
+def test_dropout_keeps_what_torchs_keeps_from_the_same_seed():
+    x = _d(64, 32).requires_grad_()
+    for p, inplace in ((0.3, False), (0.9, False), (1.0, False), (0.5, True)):
+        torch.manual_seed(7)
+        got = SF.dropout(x.detach().clone() if inplace else x, p, inplace=inplace)
+        torch.manual_seed(7)
+        want = F.dropout(x.detach().clone() if inplace else x, p, inplace=inplace)
+        torch.testing.assert_close(got, want)
+    assert SF.dropout(x, 0.5, training=False) is x
+    (g,) = torch.autograd.grad(SF.dropout(x, 0.25).sum(), x)  # 0 where dropped, 1 / 0.75 where kept
+    assert set(g.unique().tolist()) <= {0.0, 1 / 0.75}
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        SF.dropout(x, 1.5)

@@ -9,6 +9,7 @@ and messages, and then calls structops' ops only.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import torch
@@ -21,6 +22,7 @@ __all__ = [
     "batch_norm",
     "binary_cross_entropy",
     "cross_entropy",
+    "dropout",
     "embedding",
     "gelu",
     "layer_norm",
@@ -31,6 +33,8 @@ __all__ = [
     "max_pool3d",
     "mse_loss",
     "relu",
+    "rms_norm",
+    "scaled_dot_product_attention",
     "silu",
     "softmax",
 ]
@@ -285,3 +289,81 @@ def max_pool2d_with_indices(
     return structops.max_pool2d_with_indices(
         input, kernel_size, stride if stride is not None else [], padding, dilation, ceil_mode
     )
+
+
+def dropout(
+    input: torch.Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> torch.Tensor:
+    """torch's dropout: each element kept with probability 1 - p and scaled by 1 / (1 - p). The
+    mask is drawn as torch's CPU dropout draws it (bernoulli_ of a tensor like the input, from
+    the default generator), so a seeded CPU run keeps the same elements as torch's; on CUDA,
+    torch's fused kernel draws its own way."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0.0 or not training or input.numel() == 0:
+        return input  # torch's: the input itself
+    if p == 1.0:
+        keep = torch.zeros((), dtype=input.dtype, device=input.device)
+    else:
+        keep = structops.div_(torch.empty_like(input).bernoulli_(1 - p), 1 - p)
+    return structops.mul_(input, keep) if inplace else structops.mul(input, keep)
+
+
+def rms_norm(
+    input: torch.Tensor,
+    normalized_shape: list[int],
+    weight: torch.Tensor | None = None,
+    eps: float | None = None,
+) -> torch.Tensor:
+    """x / sqrt(mean(x^2) + eps) over the trailing normalized_shape dims, times weight; float16 and
+    bfloat16 computed in float32 (torch's opmath), eps by default that dtype's epsilon."""
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    if list(input.shape[input.dim() - len(normalized_shape) :]) != list(normalized_shape):
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{input.size()}"
+        )
+    x = input.float() if input.dtype in (torch.float16, torch.bfloat16) else input
+    eps = torch.finfo(x.dtype).eps if eps is None else eps
+    mean_square = structops.mean(structops.mul(x, x), dims, keepdim=True)
+    out = structops.mul(x, structops.rsqrt(structops.add(mean_square, eps))).to(input.dtype)
+    return out if weight is None else structops.mul(out, weight)
+
+
+def scaled_dot_product_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> torch.Tensor:
+    """softmax(q k^T * scale + mask) v, written out over structops' ops (the math path: its
+    memory is L x S per head). A bool mask keeps where True, a float one is added; is_causal
+    keeps the lower triangle, top-left aligned, with attn_mask too as torch's CPU kernels do; a
+    row masked whole gives 0, as torch's; enable_gqa repeats key and value heads."""
+    length, source = query.size(-2), key.size(-2)
+    if enable_gqa and key.size(-3) != query.size(-3):
+        repeat = query.size(-3) // key.size(-3)
+        key, value = key.repeat_interleave(repeat, -3), value.repeat_interleave(repeat, -3)
+    factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
+    scores = structops.mul(structops.matmul(query, key.transpose(-2, -1)), factor)
+    keep = None
+    if is_causal:
+        keep = torch.ones(length, source, dtype=torch.bool, device=query.device).tril()
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        keep = attn_mask if keep is None else structops.logical_and(keep, attn_mask)
+    elif attn_mask is not None:
+        scores = structops.add(scores, attn_mask)
+    if keep is not None:
+        scores = structops.where(keep, scores, float("-inf"))
+    # a row masked whole: softmax of finite scores (no NaN to carry into backward), then 0
+    masked_rows = structops.eq(structops.amax(scores, [-1], keepdim=True), float("-inf"))
+    weights = structops.where(
+        masked_rows, 0.0, structops.softmax(structops.where(masked_rows, 0.0, scores), -1)
+    )
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    return structops.matmul(weights, value)
