@@ -175,7 +175,7 @@ def pick(name: str, overloads, args, kwargs, number_self: bool = False):
     """
     if _compiling():  # traced once per graph: no cache to guard on
         if torch.compiler.is_exporting():
-            args = _finite_for_export(name, overloads, args, kwargs, number_self)
+            args = _finite_for_export(overloads, args, kwargs)
         picked = _first_fit(name, overloads, args, kwargs, number_self)
     else:
         key = _key(name, args, kwargs)
@@ -192,7 +192,7 @@ def pick(name: str, overloads, args, kwargs, number_self: bool = False):
     return op, writes, (_number_operand(args[0], args[1]), *args[1:]) if wrap_self else args
 
 
-def _finite_for_export(name: str, overloads, args: tuple, kwargs: dict, number_self: bool) -> tuple:
+def _finite_for_export(overloads, args: tuple, kwargs: dict) -> tuple:
     """An infinite or NaN float for a number parameter, as a 0-dim tensor where an overload takes
     a Tensor there (where(mask, x, -inf): where.self, not where.ScalarOther), in an exported
     graph only. torch's export serializer writes such a float as the string "-Infinity", which

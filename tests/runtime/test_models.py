@@ -78,3 +78,36 @@ def test_a_patched_model_compiles_and_trains_as_on_torch(name):
     for got, want in zip(got_grads, want_grads, strict=True):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
     assert routed.structops["F.linear"] > 0  # counted while Dynamo traced the mode
+
+
+def test_the_patch_leaves_torchs_forms_it_does_not_mirror():
+    """Where a torch name's form is not structops' (x.where(c, y) is where(c, x, y); where(c)
+    gives indices; torch.embedding takes padding_idx; x == None is False; a meta tensor), the
+    call stays torch's and its result is torch's."""
+    x, y = torch.randn(4), torch.zeros(4)
+    c = x > 0
+    weight, ids = torch.randn(5, 2), torch.tensor([0, 4])
+    with structops.patch() as routed:
+        results = (
+            x.where(c, y),
+            torch.where(c),
+            torch.embedding(weight, ids, 0),
+            x == None,
+            torch.exp(torch.empty(3, device="meta")).shape,
+            torch.where(c, x, y),
+        )
+    expected = (
+        torch.where(c, x, y),
+        torch.where(c),
+        torch.embedding(weight, ids, 0),
+        False,
+        torch.Size([3]),
+        torch.where(c, x, y),
+    )
+    for got, want in zip(results, expected, strict=True):
+        assert type(got) is type(want)
+        if isinstance(want, torch.Tensor | tuple):
+            torch.testing.assert_close(got, want)
+        else:
+            assert got == want
+    assert routed.structops == {"torch.where": 1}

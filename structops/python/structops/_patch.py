@@ -25,11 +25,12 @@ import structops
 from structops.nn import functional
 
 # Generated functions that are torch's under the same name, with torch's signature and results
-# (torch.<name>, and the Tensor method of that name where there is one).
+# (torch.<name>, and the Tensor method of that name where there is one). Not torch.embedding,
+# whose padding_idx, scale_grad_by_freq and sparse only structops.nn.functional.embedding takes.
 TORCH_NAMES = (
     "abs", "add", "addcmul", "addmm", "all", "amax", "amin", "any", "argmax", "argmin", "baddbmm",
     "batch_norm", "bitwise_and", "bmm", "cat", "cdist", "clamp", "clamp_max", "clamp_min", "cos",
-    "cumsum", "div", "embedding", "eq", "erf", "exp", "gather", "ge", "gt", "index_select",
+    "cumsum", "div", "eq", "erf", "exp", "gather", "ge", "gt", "index_select",
     "layer_norm", "le", "lerp", "log", "log1p", "log_softmax", "logical_and", "logical_not",
     "logical_or", "logsumexp", "lt", "masked_select", "matmul", "maximum", "mean", "minimum", "mm",
     "mul", "ne", "neg", "pow", "prod", "relu", "rsqrt", "sigmoid", "sin", "softmax",
@@ -52,7 +53,7 @@ def routes() -> dict[Callable, tuple[str, Callable]]:
         ours = getattr(structops, name)
         if hasattr(torch, name):
             table[getattr(torch, name)] = (f"torch.{name}", ours)
-        for method in (name, name + "_"):
+        for method in (name, name + "_") if name not in _NOT_METHODS else ():
             if hasattr(torch.Tensor, method) and hasattr(structops, method):
                 table[getattr(torch.Tensor, method)] = (f"Tensor.{method}", getattr(structops, method))
     table[torch.Tensor.__rsub__] = ("Tensor.__rsub__", _reversed(structops.sub))
@@ -63,6 +64,8 @@ def routes() -> dict[Callable, tuple[str, Callable]]:
     return table
 
 
+# x.where(condition, y) is where(condition, x, y): its self is not the function's first argument
+_NOT_METHODS = {"where"}
 # x == 0 and the like: Tensor's comparison operators (their other operand a tensor or a number;
 # x == None stays torch's, which answers False)
 _COMPARISONS = {
@@ -93,8 +96,10 @@ class Routed:
 
 def _takes(func: Callable, args: tuple, kwargs: dict) -> bool:
     """Whether structops' kernels take these arguments: every tensor a strided CPU or CUDA one
-    (and a comparison's other operand a tensor or a number)."""
+    (a comparison's other operand a tensor or a number; where's three arguments)."""
     if func.__name__ in _COMPARISONS and not (len(args) == 2 and isinstance(args[1], _NUMBER)):
+        return False
+    if func is torch.where and len(args) + len(kwargs) != 3:  # where(condition): its nonzero indices
         return False
     return all(
         t.layout == torch.strided and t.device.type in ("cpu", "cuda")
