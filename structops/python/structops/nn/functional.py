@@ -119,7 +119,8 @@ def embedding(
     """The rows of ``weight`` at ``input``. padding_idx's rows get no gradient (their output is
     the weight's, detached); scale_grad_by_freq divides each row's gradient by its count in the
     batch (embedding_bag's, one index per bag); max_norm renormalises the rows in place first,
-    as torch's does; sparse=True gives weight a sparse COO gradient, as torch's."""
+    as torch's does; sparse=True gives weight a sparse COO gradient, as torch's. (Forward mode
+    differs on padding rows: the detached output carries no tangent, torch's carries weight's.)"""
     rows = weight.size(0)
     if padding_idx is not None:  # torch's checks, as asserts
         if padding_idx > 0:
