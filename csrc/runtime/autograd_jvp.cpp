@@ -121,7 +121,6 @@ at::Tensor cdist_jvp(const at::Tensor& x1_t, const at::Tensor& x2_t, const at::T
   return norm_jvp(diff_t, diff, at::Scalar(p), result, {last}, /*keepdim=*/false);
 }
 
-
 namespace {
 // d x^ for x^ = (x - mean) rstd, the statistics over dims: rstd (d - x^ mean(x^ d)), d = dx - mean(dx)
 // (the mean's tangent taken out, then the variance's through rstd).
