@@ -97,7 +97,8 @@ class Routed:
 def _takes(func: Callable, args: tuple, kwargs: dict) -> bool:
     """Whether structops' kernels take these arguments: every tensor a strided CPU or CUDA one
     (a comparison's other operand a tensor or a number; where's three arguments)."""
-    if getattr(func, "__name__", "") in _COMPARISONS and not (len(args) == 2 and isinstance(args[1], _NUMBER)):
+    comparison = getattr(func, "__name__", "") in _COMPARISONS
+    if comparison and not (len(args) == 2 and isinstance(args[1], _NUMBER)):
         return False
     if func is torch.where and len(args) + len(kwargs) != 3:  # where(condition): its nonzero indices
         return False
