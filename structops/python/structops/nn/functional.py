@@ -227,6 +227,11 @@ def mse_loss(
     return structops.mean(weighted) if code == 1 else structops.sum(weighted)
 
 
+def _max_pool(op, input, kernel_size, stride, padding, dilation, ceil_mode):
+    """The pool's (output, indices): F's stride=None is the kernel size, ATen's [] says it."""
+    return op(input, kernel_size, stride if stride is not None else [], padding, dilation, ceil_mode)
+
+
 def max_pool2d(
     input: torch.Tensor,
     kernel_size: int | tuple[int, int],
@@ -236,8 +241,8 @@ def max_pool2d(
     ceil_mode: bool = False,
     return_indices: bool = False,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    out, indices = structops.max_pool2d_with_indices(
-        input, kernel_size, stride if stride is not None else [], padding, dilation, ceil_mode
+    out, indices = _max_pool(
+        structops.max_pool2d_with_indices, input, kernel_size, stride, padding, dilation, ceil_mode
     )
     return (out, indices) if return_indices else out
 
@@ -251,8 +256,8 @@ def max_pool3d(
     ceil_mode: bool = False,
     return_indices: bool = False,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    out, indices = structops.max_pool3d_with_indices(
-        input, kernel_size, stride if stride is not None else [], padding, dilation, ceil_mode
+    out, indices = _max_pool(
+        structops.max_pool3d_with_indices, input, kernel_size, stride, padding, dilation, ceil_mode
     )
     return (out, indices) if return_indices else out
 
@@ -287,8 +292,8 @@ def max_pool2d_with_indices(
     return_indices: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """torch.nn.functional.max_pool2d_with_indices: the indices whatever return_indices says."""
-    return structops.max_pool2d_with_indices(
-        input, kernel_size, stride if stride is not None else [], padding, dilation, ceil_mode
+    return _max_pool(
+        structops.max_pool2d_with_indices, input, kernel_size, stride, padding, dilation, ceil_mode
     )
 
 
