@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from structgen.conformance.gradients import _by_reverse as by_reverse
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import structops
@@ -159,14 +160,6 @@ def test_forward_ad_dual_tensors():
     torch.testing.assert_close(out.tangent, (torch.exp(x) * x + torch.exp(x)) * t)
 
 
-def _by_reverse(fn, primals, tangents):
-    """J t from reverse mode's Jacobian (checked against torch's by the conformance suite)."""
-    out = fn(*primals)
-    jacobians = torch.func.jacrev(fn, argnums=tuple(range(len(primals))))(*primals)
-    flat = sum(j.reshape(out.numel(), t.numel()) @ t.reshape(-1) for j, t in zip(jacobians, tangents))
-    return flat.reshape(out.shape)
-
-
 def _d(*shape):
     return torch.randn(*shape, dtype=torch.float64)
 
@@ -261,7 +254,10 @@ def test_forward_mode_on_the_cases_models_meet(name):
     gen = torch.Generator().manual_seed(1)
     tangents = tuple(torch.randn(p.shape, generator=gen, dtype=p.dtype) for p in primals)
     got = torch.func.jvp(ours, primals, tangents)[1]
-    want = torch.func.jvp(theirs, primals, tangents)[1] if theirs else _by_reverse(ours, primals, tangents)
+    if theirs is None:  # J t from reverse mode's Jacobian (the suite's, checked against torch's)
+        want = by_reverse(lambda *p: (ours(*p),), list(primals), tangents)[0]
+    else:
+        want = torch.func.jvp(theirs, primals, tangents)[1]
     torch.testing.assert_close(got, want)
 
 
