@@ -844,17 +844,21 @@ def check_kernel_variants(spec: SuiteSpec, device: str, dtype: str) -> None:
                     s.call(functional(spec)), expected, spec, s, f"kernel variant {variant!r} vs reference"
                 )
                 if not spec.list_out and not spec.dynamic_output_shape:
-                    first = _first(expected)
-                    out = torch.full_like(first, 7) if first.numel() else torch.empty_like(first)
-                    s.call(out_op, **{spec.outs[0]: out})
-                    assert_matches(
-                        out,
-                        first,
-                        spec,
-                        s,
-                        f"kernel variant {variant!r} out= vs reference",
-                        check_strides=False,
-                    )
+                    wanted = _outputs(expected)
+                    outs = {
+                        name: torch.full_like(w, 7) if w.numel() else torch.empty_like(w)
+                        for name, w in zip(spec.outs, wanted, strict=True)
+                    }
+                    s.call(out_op, **outs)
+                    for name, w in zip(spec.outs, wanted, strict=True):
+                        assert_matches(
+                            outs[name],
+                            w,
+                            spec,
+                            s,
+                            f"kernel variant {variant!r} out= ({name}) vs reference",
+                            check_strides=False,
+                        )
 
 
 # The vmap and gradient checks live in modules of their own (registered on import, after the

@@ -19,6 +19,7 @@ says how many samples an op gets wrong.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import zlib
@@ -30,7 +31,7 @@ import torch
 
 import structgen
 from structgen.codegen.dest.conformance_suite import SuiteSpec
-from structgen.conformance.checks import _outputs, _skip_unless_cuda_kernel, check
+from structgen.conformance.checks import _autotune, _outputs, _skip_unless_cuda_kernel, check
 from structgen.conformance.emulation import emulated
 from structgen.conformance.samples import samples
 from structgen.conformance.spec import compiled, functional, load_specs, qualified
@@ -662,11 +663,17 @@ def _run(spec: SuiteSpec, device: str, dtype: str, op_spec: SuiteSpec, kernels: 
     known = _known(spec, dtype, kernels)
     failures = []
     total = 0
-    for s in hostile_samples(spec, device, dtype):
-        total += 1
-        problem = _judged(spec, s, functional(op_spec), reference, known)
-        if problem:
-            failures.append(f"{s!r}: {problem}")
+    # Each kernel variant pinned in turn (the autotuner's pick depends on timings): a difference
+    # is needed when some variant shows it. The emulated CUDA path runs what its autotuner picks.
+    variants = dict(spec.kernel_variants).get(device, ()) if kernels == device else ()
+    for variant in variants or (None,):
+        pinned = _autotune().pin(f"{spec.out}@{device}", variant) if variant else contextlib.nullcontext()
+        with pinned:
+            for s in hostile_samples(spec, device, dtype):
+                total += 1
+                problem = _judged(spec, s, functional(op_spec), reference, known)
+                if problem:
+                    failures.append(f"{s!r}{f' (kernel {variant!r})' if variant else ''}: {problem}")
     if not total:
         pytest.skip("no hostile values for this dtype (bool)")
     for k in known:
