@@ -202,7 +202,7 @@ function(add_generated_extension target)
   list(FILTER runtime_cuda_host INCLUDE REGEX "/cuda_host[^/]*\\.cpp$")
   list(FILTER runtime_sources EXCLUDE REGEX "/cuda_host[^/]*\\.cpp$")
   set(autograd_runtime "${_RUNTIME_CSRC}/runtime/autograd.cpp" "${_RUNTIME_CSRC}/runtime/autograd_formulas.cpp"
-      "${_RUNTIME_CSRC}/runtime/autograd_jvp.cpp")
+      "${_RUNTIME_CSRC}/runtime/autograd_jvp.cpp" "${_RUNTIME_CSRC}/runtime/autograd_attention.cpp")
   list(REMOVE_ITEM runtime_sources ${autograd_runtime})
   set(openmp "${_RUNTIME_CSRC}/runtime/openmp/parallel.cpp")
   # at::parallel_for's OpenMP backend runs in parallel only in a unit built with -fopenmp

@@ -1,6 +1,7 @@
-"""Attention: torch's scaled_dot_product_attention against structops.nn.functional's (the math
-path over structops' ops: matmul, softmax, where), forward, side by side in one run (a script,
-not a test).
+"""Attention: torch's scaled_dot_product_attention against structops.nn.functional's (the
+scaled_dot_product_attention op: its tiled or math kernel, as the autotuner picks;
+STRUCTOPS_AUTOTUNE_PIN=scaled_dot_product_attention.out=tiled pins one), forward, side by side
+in one run (a script, not a test).
 
     .venv/bin/python tools/bench_sdpa.py [--quick]
 

@@ -415,6 +415,21 @@ FUNCTIONS: dict[str, Function] = {
                     "self, target (probabilities)",
                     2,
                 ),
+                (
+                    "scaled_dot_product_attention_backward",
+                    ("tensor", "tensor", "tensor", "tensor", "tensor?", "bool", "any", "tensor", "tensor")
+                    + ("mask",),
+                    "tensors",
+                    "query, key, value, attn_mask (a float one's: the scores')",
+                    4,
+                ),
+                (
+                    "scaled_dot_product_attention_jvp",
+                    ("tensor", "tensor", "tensor", "tensor?", "tensor", "tensor", "tensor", "tensor?", "bool")
+                    + ("any", "tensor", "tensor"),
+                    "tensor",
+                    "attention's output's tangent",
+                ),
             )
         ),
         Function(

@@ -70,6 +70,10 @@ GELU_INF = "docs/pointwise.md: gelu(+inf) is +inf by the formula, NaN in torch's
 FUSED_ROUNDING = "docs/pointwise.md: fused formulas round once; float16/bfloat16 may differ by one ulp"
 TRUNC_HALF = "docs/pointwise.md: div(rounding_mode='trunc') on float16/bfloat16 may differ by 1"
 LOGSUMEXP_ALL = "manifest doc of logsumexp: dim=[] reduces every dim (torch 2.13 fails on most inputs)"
+ATTENTION_WITHOUT_KEYS = (
+    "manifest hostile of scaled_dot_product_attention: with no keys torch's math path gives NaN in every "
+    "head once the query holds a NaN or inf; structops gives the empty sum's 0"
+)
 PYTHON_REFERENCE = "the manifest's Python reference covers only the declared dtypes and valid dims"
 # Deliberate: the generated wrappers hold every out= and written argument to PyTorch's overlap rules
 # (docs/design.md, decision 2); some torch kernels (mm, linear, argmin, pooling, batch_norm's
@@ -443,6 +447,17 @@ def tolerance(target: Target, dtype: torch.dtype, args, kwargs, expected: torch.
     return {}
 
 
+def _attention_without_keys(args) -> bool:
+    """No keys (s = 0) and a query that is not all finite: torch's NaN everywhere."""
+    tensors = _tensors(args)
+    return (
+        len(tensors) >= 2
+        and tensors[1].dim() >= 2
+        and tensors[1].size(-2) == 0
+        and not bool(torch.isfinite(tensors[0]).all())
+    )
+
+
 def documented(
     target: Target,
     dtype: torch.dtype,
@@ -473,6 +488,8 @@ def documented(
         return PYTHON_REFERENCE
     if theirs is not None and target.spec.name == "logsumexp" and _dim(target, args, kwargs) == []:
         return LOGSUMEXP_ALL
+    if target.spec.name == "scaled_dot_product_attention" and _attention_without_keys(args):
+        return ATTENTION_WITHOUT_KEYS
     if ours is not None and target.name.startswith("where") and _tensors(args)[0].dtype == torch.uint8:
         return WHERE_UINT8
     zero_dim_weight = (

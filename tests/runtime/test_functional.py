@@ -117,6 +117,8 @@ CALLS = {
         {"attn_mask": _KEEP, "is_causal": True, "scale": 0.2},
     ),
     "sdpa_additive_mask": ("scaled_dot_product_attention", (_Q[:, :2], _KV, _KV), {"attn_mask": _d(6, 9)}),
+    "sdpa_2d": ("scaled_dot_product_attention", (_Q[0, 0], _KV[0, 0], _KV[1, 1]), {"is_causal": True}),
+    "sdpa_batch_broadcast": ("scaled_dot_product_attention", (_Q[:1, :2], _KV, _KV * 2), {}),
 }
 
 

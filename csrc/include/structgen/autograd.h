@@ -213,6 +213,19 @@ std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at:
                                                const at::Tensor& target, const std::optional<at::Tensor>& weight,
                                                int64_t reduction, const c10::SymInt& ignore_index,
                                                double label_smoothing, std::array<bool, 2> mask);
+// Attention (scaled_dot_product_attention): query, key, value and a float attn_mask's gradients,
+// from the probabilities recomputed (out and logsumexp are the forward's, unused: the recomputed
+// softmax is exact in every dtype); forward mode: the output's tangent.
+std::vector<at::Tensor> scaled_dot_product_attention_backward(
+    const at::Tensor& grad, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+    const std::optional<at::Tensor>& attn_mask, bool is_causal, std::optional<double> scale, const at::Tensor& out,
+    const at::Tensor& logsumexp, std::array<bool, 4> mask);
+at::Tensor scaled_dot_product_attention_jvp(const at::Tensor& query_t, const at::Tensor& key_t,
+                                            const at::Tensor& value_t, const std::optional<at::Tensor>& attn_mask_t,
+                                            const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                                            const std::optional<at::Tensor>& attn_mask, bool is_causal,
+                                            std::optional<double> scale, const at::Tensor& out,
+                                            const at::Tensor& logsumexp);
 
 // Arithmetic and comparisons of Scalars, keeping an int an int and a complex complex.
 at::Scalar scalar_add(const at::Scalar& a, const at::Scalar& b);

@@ -26,6 +26,7 @@ from structops._ops import *  # serves the package: its vmap rules and DTensor s
 from structops._ops import __all__ as _op_names
 from structops._patch import Routed, patch
 from structops._torch_level import batch_norm, layer_norm  # torch's; the ATen forms are native_*
+from structops.nn.functional import scaled_dot_product_attention  # F's; the op: *_with_lse
 
 # The shared library that registers every operator, with no Python in it: what a process needs
 # loaded to run code that calls structops ops through torch's dispatcher without this package
@@ -43,5 +44,6 @@ __all__ += [
     "nn",
     "ops_library",
     "patch",
+    "scaled_dot_product_attention",
 ]
 __all__ += ["sharding", "vmap"]

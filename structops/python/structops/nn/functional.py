@@ -346,10 +346,34 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> torch.Tensor:
-    """softmax(q k^T * scale + mask) v, written out over structops' ops (the math path: its
-    memory is L x S per head). A bool mask keeps where True, a float one is added; is_causal
-    keeps the lower triangle, top-left aligned, with attn_mask too as torch's CPU kernels do; a
-    row masked whole gives 0, as torch's; enable_gqa repeats key and value heads."""
+    """softmax(q k^T * scale + mask) v: structops' attention op (its tiled kernels hold one block
+    of scores at a time), the output without the logsumexp beside it. torch's broadcasting of the
+    batch dims and 2-D inputs (no head dim) are taken here; with dropout the weights must exist
+    whole, so dropout_p > 0 runs the math path over structops' ops."""
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if dropout_p > 0.0:
+        return _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if min(query.dim(), key.dim(), value.dim()) < 2:
+        raise RuntimeError(
+            "scaled_dot_product_attention: query, key and value need at least 2 dims, got "
+            f"{query.dim()}, {key.dim()} and {value.dim()}"
+        )
+    flat = query.dim() == 2
+    if flat:
+        query = query.unsqueeze(0)
+    key, value = (t.unsqueeze(0) if t.dim() == 2 else t for t in (key, value))
+    batch = torch.broadcast_shapes(query.shape[:-3], key.shape[:-3], value.shape[:-3])
+    query, key, value = (t.expand(*batch, *t.shape[-3:]) for t in (query, key, value))
+    out = structops.scaled_dot_product_attention_with_lse(
+        query, key, value, attn_mask, is_causal, scale=scale, enable_gqa=enable_gqa
+    )[0]
+    return out.squeeze(0) if flat else out
+
+
+def _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """Attention written out over structops' ops, with dropout on the weights (memory L x S per
+    head). A row masked whole gives 0, as torch's."""
     length, source = query.size(-2), key.size(-2)
     if enable_gqa and key.size(-3) != query.size(-3):
         repeat = query.size(-3) // key.size(-3)
@@ -370,6 +394,4 @@ def scaled_dot_product_attention(
     weights = structops.where(
         masked_rows, 0.0, structops.softmax(structops.where(masked_rows, 0.0, scores), -1)
     )
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
-    return structops.matmul(weights, value)
+    return structops.matmul(dropout(weights, dropout_p), value)
