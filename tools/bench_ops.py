@@ -52,6 +52,10 @@ OPS = {
         lambda x, d: structops.native_layer_norm(x, [x.shape[-1]], *_affine(x))[0],
         lambda x, d: F.layer_norm(x, [x.shape[-1]], *_affine(x)),
     ),
+    "rms_norm": (
+        lambda x, d: structops.rms_norm_with_rstd(x, [x.shape[-1]], _affine(x)[0])[0],
+        lambda x, d: F.rms_norm(x, [x.shape[-1]], _affine(x)[0]),
+    ),
 }
 # The ops of integer and bool inputs (read in their own type: issue 56); the others need floats.
 INTEGER_OPS = {"sum", "amax", "prod", "argmax", "any", "cumsum"}
@@ -128,7 +132,7 @@ def main() -> None:
             if not dtype.is_floating_point and name not in INTEGER_OPS:
                 continue
             for rows, cols, dim in shapes:
-                if name == "layer_norm" and dim == 0:
+                if name in ("layer_norm", "rms_norm") and dim == 0:
                     continue  # normalises the last dim only
                 g = torch.Generator(device).manual_seed(0)  # on the device: 6.4e8 CPU randoms take seconds
                 x = torch.randn(rows, cols, generator=g, device=device)

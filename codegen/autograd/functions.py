@@ -236,6 +236,12 @@ FUNCTIONS: dict[str, Function] = {
                     "layer_norm's output's tangent, from its statistics",
                 ),
                 (
+                    "rms_norm_jvp",
+                    ("tensor", "tensor?", "tensor", "ints", "tensor?", "any", "tensor"),
+                    "tensor",
+                    "rms_norm's output's tangent, from its rstd",
+                ),
+                (
                     "batch_norm_jvp",
                     (
                         "tensor",
@@ -281,6 +287,13 @@ FUNCTIONS: dict[str, Function] = {
                     "tensors",
                     "input, weight, bias (ATen's native_layer_norm_backward)",
                     3,
+                ),
+                (
+                    "rms_norm_backward",
+                    ("tensor", "tensor", "ints", "tensor", "tensor?", "any", "mask"),
+                    "tensors",
+                    "input, weight (differentiable: double backward and hessian hold)",
+                    2,
                 ),
                 (
                     "batch_norm_backward",

@@ -25,7 +25,7 @@ class RuleData:
     # that batches this op, and per argument of it: the argument of this op passed on (a name), it
     # transposed (("mT", name)) or a constant (None, a bool or an int))
     vmap_as: tuple[tuple[tuple[str, ...], str, dict[str, object]], ...] | None
-    affine: tuple[str, str, str] | None  # meta.affine: (output, weight, bias)
+    affine: tuple[str, str, str | None] | None  # meta.affine: (output, weight, bias or None)
     function: str  # the Python source of the index-space function
     index: str  # its name
 

@@ -39,7 +39,7 @@ class Builtin:
 
 EMPTY = Option("empty", ("ALL", "NONE"), "ALL")
 PROMOTIONS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "COMPLEX_TO_FLOAT", "BOOL_TO_LONG")
-REDUCTIONS = ("SUM", "SAME", "FLOAT", "REAL", "BOOL", "LONG")
+REDUCTIONS = ("SUM", "SAME", "FLOAT", "REAL", "BOOL", "LONG", "OPMATH")
 
 BUILTINS = (
     # -- shapes and ints ----------------------------------------------------------------------

@@ -363,20 +363,23 @@ def parse_rule(
         raise fail(e.problem, e.fix, e.line) from None
 
 
-def _affine(raw: LineDict, kinds: dict[str, str], outputs: list[str], fail) -> tuple[str, str, str, int]:
+def _affine(
+    raw: LineDict, kinds: dict[str, str], outputs: list[str], fail
+) -> tuple[str, str, str | None, int]:
     """meta.affine: "out * weight + bias", an output that is the op's with weight and bias None
     times weight plus bias, broadcasting as torch's operators do (layer_norm's elementwise
-    affine over the trailing dims); both optional tensors."""
+    affine over the trailing dims), or "out * weight" (rms_norm: no shift); optional tensors."""
     at = raw.line_of("affine")
     value = raw["affine"]
     fix = "write the output, the scale and the shift, e.g. 'affine: \"out * weight + bias\"'"
-    found = re.fullmatch(r"\s*(\w+)\s*\*\s*(\w+)\s*\+\s*(\w+)\s*", value) if isinstance(value, str) else None
+    pattern = r"\s*(\w+)\s*\*\s*(\w+)\s*(?:\+\s*(\w+)\s*)?"
+    found = re.fullmatch(pattern, value) if isinstance(value, str) else None
     if found is None:
-        raise fail(f"meta.affine must be '<output> * <weight> + <bias>', got {value!r}", fix, at)
+        raise fail(f"meta.affine must be '<output> * <weight> [+ <bias>]', got {value!r}", fix, at)
     out, weight, bias = found.groups()
     if out not in outputs:
         raise fail(f"meta.affine: '{out}' is not an output", f"name one of: {', '.join(outputs)}", at)
-    for name in (weight, bias):
+    for name in (weight, bias) if bias else (weight,):
         if kinds.get(name) != "tensor?":
             raise fail(
                 f"meta.affine: '{name}' is not an optional tensor argument",

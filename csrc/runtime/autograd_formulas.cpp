@@ -53,6 +53,7 @@
 #include <ATen/ops/sum.h>
 #include <ATen/ops/real.h>
 #include <ATen/ops/rsqrt.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/ops/gather.h>
 #include <ATen/ops/isinf.h>
 #include <ATen/ops/where.h>
@@ -251,6 +252,43 @@ std::vector<at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Te
   auto [gi, gw, gb] = at::native_layer_norm_backward_symint(
       grad, input, normalized_shape, stats_for_aten(mean, input), stats_for_aten(rstd, input), weight, bias, mask);
   return {gi, gw, gb};
+}
+
+at::Tensor rms_norm_rstd(const at::Tensor& x, at::IntArrayRef dims, std::optional<double> eps,
+                         const at::Tensor& rstd) {
+  if (!at::GradMode::is_enabled() && !x._fw_grad(/*level=*/0).defined()) return rstd;
+  const double e = eps.has_value() ? *eps
+                                   : (x.scalar_type() == at::kDouble ? std::numeric_limits<double>::epsilon()
+                                                                     : std::numeric_limits<float>::epsilon());
+  return at::rsqrt(at::mean(x * x, dims, /*keepdim=*/true) + e);
+}
+
+std::vector<at::Tensor> rms_norm_backward(const at::Tensor& grad, const at::Tensor& input,
+                                          c10::SymIntArrayRef normalized_shape, const at::Tensor& saved_rstd,
+                                          const std::optional<at::Tensor>& weight,
+                                          std::optional<double> eps, std::array<bool, 2> mask) {
+  // out = x^ w with x^ = x rstd over the trailing dims: grad_input = rstd (gw - x^ mean(x^ gw)) with
+  // gw = grad w, grad_weight = the sum of grad x^ over the batch dims. In rstd's dtype (float for
+  // float16/bfloat16), with ATen ops so that double backward and hessian differentiate it.
+  const int64_t rank = input.dim(), batch = rank - static_cast<int64_t>(normalized_shape.size());
+  std::vector<int64_t> dims, batch_dims;
+  for (int64_t d = 0; d < rank; ++d) (d < batch ? batch_dims : dims).push_back(d);
+  const auto compute = saved_rstd.scalar_type();
+  const bool has_weight = weight.has_value() && weight->defined();
+  const at::Tensor g = grad.to(compute);
+  const at::Tensor x = input.to(compute);
+  const at::Tensor rstd = rms_norm_rstd(x, dims, eps, saved_rstd);
+  const at::Tensor xhat = x * rstd;
+  at::Tensor grad_input, grad_weight;
+  if (mask[0]) {
+    const at::Tensor gw = has_weight ? g * weight->to(compute) : g;
+    grad_input = (rstd * (gw - xhat * at::mean(xhat * gw, dims, /*keepdim=*/true))).to(input.scalar_type());
+  }
+  if (mask[1] && has_weight) {
+    const at::Tensor products = g * xhat;
+    grad_weight = (batch_dims.empty() ? products : products.sum(batch_dims)).to(weight->scalar_type());
+  }
+  return {grad_input, grad_weight};
 }
 
 std::vector<at::Tensor> batch_norm_backward(const at::Tensor& grad, const at::Tensor& input,

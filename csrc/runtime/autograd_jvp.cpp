@@ -156,6 +156,26 @@ at::Tensor layer_norm_jvp(const at::Tensor& input_t, const std::optional<at::Ten
   return affine_jvp(normalized_jvp(input_t, xhat, rstd, dims), xhat, weight, weight_t, bias_t, {});
 }
 
+at::Tensor rms_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t, const at::Tensor& input,
+                        c10::SymIntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
+                        std::optional<double> eps, const at::Tensor& saved_rstd) {
+  // x^ = x rstd with rstd = mean(x^2)^-1/2 over dims: d x^ = rstd (dx - x^ mean(x^ dx)), computed in
+  // rstd's dtype (the opmath of float16/bfloat16 inputs), then out = x^ w as layer_norm's.
+  const int64_t rank = input.dim();
+  std::vector<int64_t> dims;
+  for (int64_t d = rank - static_cast<int64_t>(normalized_shape.size()); d < rank; ++d) dims.push_back(d);
+  const auto compute = saved_rstd.scalar_type();
+  const at::Tensor x = input.to(compute);
+  const at::Tensor rstd = rms_norm_rstd(x, dims, eps, saved_rstd);
+  const at::Tensor xhat = x * rstd;
+  const at::Tensor dx = input_t.to(compute);
+  const at::Tensor d_xhat = rstd * (dx - xhat * at::mean(xhat * dx, dims, /*keepdim=*/true));
+  const auto widened = [&](const std::optional<at::Tensor>& t) -> std::optional<at::Tensor> {
+    return t.has_value() && t->defined() ? std::optional<at::Tensor>(t->to(compute)) : std::nullopt;
+  };
+  return affine_jvp(d_xhat, xhat, widened(weight), widened(weight_t), std::nullopt, {}).to(input.scalar_type());
+}
+
 at::Tensor batch_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t,
                           const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
                           const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& running_mean,

@@ -459,6 +459,9 @@ Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType inpu
       return Dtypes::of(input == at::kByte ? at::kByte : at::kBool);
     case Reduction::LONG:
       return {at::kLong, input, input};
+    case Reduction::OPMATH:
+      TORCH_CHECK(at::isFloatingType(input), op, ": '", name, "' must have a floating point dtype, got ", input);
+      return Dtypes::of(opmath_of(input));
   }
   TORCH_CHECK(false, "unknown reduction kind");
 }

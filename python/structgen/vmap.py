@@ -234,6 +234,7 @@ def _run_affine(p: Plan, rule: dict, op, front: dict, bdim: dict, size: int):
     """The op without its weight and bias (batched as planned, or once), then one addcmul (or
     mul, add) of the output with them, aligned to its axes; the other outputs get the batch."""
     out, *names = rule["affine"]
+    names = [n for n in names if n is not None]  # "out * weight": no bias
     plain = front | dict.fromkeys(names)
     if p.inner is None:
         result = op(**plain)
@@ -244,7 +245,7 @@ def _run_affine(p: Plan, rule: dict, op, front: dict, bdim: dict, size: int):
     for name, shape in p.aligned:
         t = front[name]
         by[name] = t.reshape(size, *shape) if (name, None) in bdim else t.reshape(shape)
-    weight, bias = (by.get(n) for n in names)
+    weight, bias = (by.get(n) for n in rule["affine"][1:])
     at = rule["outputs"].index(out)
     o = outs[at]
     if weight is not None and bias is not None:

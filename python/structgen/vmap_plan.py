@@ -449,6 +449,7 @@ def _affine(op: str, single: rules.Description, values: dict, rule: dict, batche
     if rule.get("affine") is None:
         return None
     out, *names = rule["affine"]
+    names = [n for n in names if n is not None]  # "out * weight": no bias
     given = [n for n in names if values.get(n) is not None]
     if not any((n, None) in batched for n in given):
         return None

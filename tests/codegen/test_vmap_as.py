@@ -84,9 +84,9 @@ CASES = {
 NORM = "mynorm.out(Tensor self, Tensor? weight, Tensor? bias, *, Tensor(a!) out) -> Tensor(a!)"
 AFFINE_CASES = {
     "not_a_formula": (
-        '"weight * out"',
+        '"out + bias"',
         (
-            "meta.affine must be '<output> * <weight> + <bias>', got 'weight * out' — write the output,"
+            "meta.affine must be '<output> * <weight> [+ <bias>]', got 'out + bias' — write the output,"
             " the scale and the shift, e.g. 'affine: \"out * weight + bias\"'"
         ),
     ),

@@ -74,6 +74,10 @@ ATTENTION_WITHOUT_KEYS = (
     "manifest hostile of scaled_dot_product_attention: with no keys torch's math path gives NaN in every "
     "head once the query holds a NaN or inf; structops gives the empty sum's 0"
 )
+RMS_NORM_SHAPE = (
+    "manifest reference of rms_norm: torch's _fused_rms_norm skips the normalized_shape checks its public "
+    "rms_norm makes (an empty one reduces every dim); structops refuses as torch.nn.functional.rms_norm does"
+)
 PYTHON_REFERENCE = "the manifest's Python reference covers only the declared dtypes and valid dims"
 # Deliberate: the generated wrappers hold every out= and written argument to PyTorch's overlap rules
 # (docs/design.md, decision 2); some torch kernels (mm, linear, argmin, pooling, batch_norm's
@@ -488,6 +492,8 @@ def documented(
         return PYTHON_REFERENCE
     if theirs is not None and target.spec.name == "logsumexp" and _dim(target, args, kwargs) == []:
         return LOGSUMEXP_ALL
+    if ours is not None and target.spec.name == "rms_norm" and "normalized_shape" in str(ours):
+        return RMS_NORM_SHAPE
     if target.spec.name == "scaled_dot_product_attention" and _attention_without_keys(args):
         return ATTENTION_WITHOUT_KEYS
     if ours is not None and target.name.startswith("where") and _tensors(args)[0].dtype == torch.uint8:

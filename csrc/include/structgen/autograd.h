@@ -143,6 +143,9 @@ at::Tensor layer_norm_jvp(const at::Tensor& input_t, const std::optional<at::Ten
                           const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
                           c10::SymIntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
                           const at::Tensor& mean, const at::Tensor& rstd);
+at::Tensor rms_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t, const at::Tensor& input,
+                        c10::SymIntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
+                        std::optional<double> eps, const at::Tensor& rstd);
 at::Tensor batch_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t,
                           const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
                           const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& running_mean,
@@ -170,6 +173,15 @@ std::vector<at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Te
                                             c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
                                             const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
                                             const std::optional<at::Tensor>& bias, std::array<bool, 3> mask);
+std::vector<at::Tensor> rms_norm_backward(const at::Tensor& grad, const at::Tensor& input,
+                                          c10::SymIntArrayRef normalized_shape, const at::Tensor& rstd,
+                                          const std::optional<at::Tensor>& weight,
+                                          std::optional<double> eps, std::array<bool, 2> mask);
+// rms_norm's rstd for x (in the compute dtype) over dims: the saved one, or recomputed from x with
+// ATen ops where a derivative of it will be taken (grad mode on: double backward; x has a forward
+// tangent: hessian through jacfwd), since the saved statistic is a constant to autograd.
+at::Tensor rms_norm_rstd(const at::Tensor& x, at::IntArrayRef dims, std::optional<double> eps,
+                         const at::Tensor& rstd);
 std::vector<at::Tensor> batch_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                             const std::optional<at::Tensor>& weight,
                                             const std::optional<at::Tensor>& running_mean,

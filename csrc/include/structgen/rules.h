@@ -39,8 +39,9 @@ struct Dtypes {
 enum class Promotion { DEFAULT, NO_OPMATH, INT_TO_FLOAT, ALWAYS_BOOL, COMPLEX_TO_FLOAT, BOOL_TO_LONG };
 // Result dtypes of reductions: SUM (integers -> int64), SAME, FLOAT (mean: needs a floating input),
 // REAL (var/std: as FLOAT, a complex input gives its real type), BOOL (all/any: bool, uint8 stays
-// uint8), LONG (argmax/argmin).
-enum class Reduction { SUM, SAME, FLOAT, REAL, BOOL, LONG };
+// uint8), LONG (argmax/argmin), OPMATH (a floating input's compute type: float for float16 and
+// bfloat16, as rms_norm's rstd).
+enum class Reduction { SUM, SAME, FLOAT, REAL, BOOL, LONG, OPMATH };
 
 // Where a bound dim came from, for messages: tensors[1].size(-2), self.shape[0:2].
 struct Site {

@@ -26,7 +26,10 @@ from structops._ops import *  # serves the package: its vmap rules and DTensor s
 from structops._ops import __all__ as _op_names
 from structops._patch import Routed, patch
 from structops._torch_level import batch_norm, layer_norm  # torch's; the ATen forms are native_*
-from structops.nn.functional import scaled_dot_product_attention  # F's; the op: *_with_lse
+from structops.nn.functional import (
+    rms_norm,  # F's; the op with rstd: rms_norm_with_rstd
+    scaled_dot_product_attention,  # F's; the op: *_with_lse
+)
 
 # The shared library that registers every operator, with no Python in it: what a process needs
 # loaded to run code that calls structops ops through torch's dispatcher without this package
@@ -44,6 +47,7 @@ __all__ += [
     "nn",
     "ops_library",
     "patch",
+    "rms_norm",
     "scaled_dot_product_attention",
 ]
 __all__ += ["sharding", "vmap"]

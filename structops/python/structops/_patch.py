@@ -33,7 +33,7 @@ TORCH_NAMES = (
     "cumsum", "div", "eq", "erf", "exp", "gather", "ge", "gt", "index_select",
     "layer_norm", "le", "lerp", "log", "log1p", "log_softmax", "logical_and", "logical_not",
     "logical_or", "logsumexp", "lt", "masked_select", "matmul", "maximum", "mean", "minimum", "mm",
-    "mul", "ne", "neg", "pow", "prod", "relu", "rsqrt", "sigmoid", "sin", "softmax",
+    "mul", "ne", "neg", "pow", "prod", "relu", "rms_norm", "rsqrt", "sigmoid", "sin", "softmax",
     "split_with_sizes_copy", "sqrt", "std", "sub", "sum", "take", "tanh", "var", "where",
 )  # fmt: skip
 

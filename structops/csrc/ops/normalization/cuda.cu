@@ -1,4 +1,4 @@
-// Device side of the CUDA row kernels: softmax, log_softmax and layer_norm over contiguous rows,
+// Device side of the CUDA row kernels: softmax, log_softmax, layer_norm and rms_norm over contiguous rows,
 // and the row reductions that share their statistics (logsumexp; var and std from layer_norm's
 // mean and squared deviations) (ops/normalization/launch.h RowLaunch). CUDA and our own headers
 // only, no torch.
@@ -56,7 +56,8 @@ struct WarpGroup {  // one warp; no shared memory, no block barrier (warps take 
   }
 };
 
-// Partial statistics of a chunk: softmax (max, sum of exp(x - max)); layer_norm (count, mean, m2).
+// Partial statistics of a chunk: softmax (max, sum of exp(x - max)); layer_norm (count, mean, m2);
+// rms_norm (0, sum of squares in double, count).
 struct Partial {
   double a = 0, b = 0, c = 0;
 };
@@ -89,11 +90,21 @@ __device__ A finite_or_zero(A x) {
 
 // Statistics of x[lo, hi) by group g: softmax (max, sum exp(x - max)), layer_norm (mean, sum of
 // squared deviations). Every member gets the result.
+// rms_norm: the sum of squares in double (`wide`: the block's double scratch), so that float data
+// up to float's max (or offset by 1e30) never overflows it, where torch's CUDA kernel gives 0.
 template <typename T, typename G>
 __device__ void row_stats(G g, const T* x, int64_t lo, int64_t hi, RowOp op, acc_t<T>& s0, acc_t<T>& s1,
-                          acc_t<T>* shared) {
+                          acc_t<T>* shared, double* wide, double& squares) {
   using A = acc_t<T>;
-  if (moments(op)) {
+  if (op == RowOp::RmsNorm) {
+    double sq = 0;
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) {
+      const double v = load(x, i);
+      sq += v * v;
+    }
+    squares = g.all_reduce(sq, SumOp<double>{}, wide);
+    s0 = s1 = 0;
+  } else if (moments(op)) {
     // The mean of x - x[lo], plus x[lo] (a row around 1e30 sums its small differences; a constant
     // row's mean is exact), then corrected as below.
     const A pivot = finite_or_zero(load(x, lo));
@@ -137,6 +148,12 @@ __device__ A layer_norm_rstd(A m2, const RowLaunch& p) {
   return A(1) / sqrt(m2 / static_cast<A>(p.n) + static_cast<A>(p.eps));
 }
 
+// rms_norm's 1 / sqrt(mean(x^2) + eps), in double from the double sum of squares (0 for a row
+// holding inf, as torch's; float64 data near its max also overflows to 0, as torch's).
+__device__ inline double rms_norm_rstd(double squares, const RowLaunch& p) {
+  return 1.0 / sqrt(squares / static_cast<double>(p.n) + p.eps);
+}
+
 // Writes x[lo, hi) of one row given the row's final statistics (s0, s1).
 template <typename T, typename G>
 __device__ void write_row(G g, const RowLaunch& p, const T* x, T* o, int64_t lo, int64_t hi, acc_t<T> s0,
@@ -149,6 +166,10 @@ __device__ void write_row(G g, const RowLaunch& p, const T* x, T* o, int64_t lo,
     // (x - shift) - log(sum), as torch: shift + log(sum) first loses the log to a shift of -1e9
     const A log_sum = log(s1);
     for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>((load(x, i) - s0) - log_sum);
+  } else if (p.op == RowOp::RmsNorm) {  // s1: rstd
+    const A rstd = s1;
+    const T* w = static_cast<const T*>(p.weight);
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>(load(x, i) * rstd * (w ? load(w, i) : A(1)));
   } else {
     const A rstd = layer_norm_rstd(s1, p);
     const T* w = static_cast<const T*>(p.weight);
@@ -164,8 +185,12 @@ __device__ void write_row(G g, const RowLaunch& p, const T* x, T* o, int64_t lo,
 
 template <typename T, typename G>
 __device__ void write_stats(G g, const RowLaunch& p, int64_t row, acc_t<T> mean, acc_t<T> m2) {
-  if (p.op != RowOp::LayerNorm || g.rank() != 0) return;
+  if ((p.op != RowOp::LayerNorm && p.op != RowOp::RmsNorm) || g.rank() != 0) return;
   using A = acc_t<T>;
+  if (p.op == RowOp::RmsNorm) {  // rstd alone (m2 holds it), in the compute dtype
+    static_cast<A*>(p.rstd)[row] = m2;
+    return;
+  }
   static_cast<T*>(p.mean)[row] = static_cast<T>(mean);
   static_cast<T*>(p.rstd)[row] = static_cast<T>(layer_norm_rstd(m2, p));
 }
@@ -190,6 +215,7 @@ template <typename T, typename G>
 __global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
   using A = acc_t<T>;
   SO_SHARED(A, shared, [kWarp + 1]);
+  SO_SHARED(double, wide, [kWarp + 1]);
   const G g;
   const int64_t per_block = kBlock / g.size();
   const T* in = static_cast<const T*>(p.in);
@@ -197,7 +223,9 @@ __global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
   for (int64_t row = blockIdx.x * per_block + threadIdx.x / g.size(); row < p.rows; row += gridDim.x * per_block) {
     const T* x = in + row * p.n;
     A s0, s1;
-    row_stats(g, x, 0, p.n, p.op, s0, s1, shared);
+    double squares = 0;
+    row_stats(g, x, 0, p.n, p.op, s0, s1, shared, wide, squares);
+    if (p.op == RowOp::RmsNorm) s1 = static_cast<A>(rms_norm_rstd(squares, p));
     if (per_row(p.op)) {
       write_result<T>(g, p, row, s0, s1);
     } else {
@@ -212,13 +240,18 @@ template <typename T>
 __global__ void __launch_bounds__(kBlock) chunk_stats_kernel(RowLaunch p, int chunks) {
   using A = acc_t<T>;
   SO_SHARED(A, shared, [kWarp + 1]);
+  SO_SHARED(double, wide, [kWarp + 1]);
   const int64_t row = blockIdx.y, chunk = (p.n + chunks - 1) / chunks;
   const int64_t lo = blockIdx.x * chunk, hi = min(p.n, lo + chunk);
   A s0 = 0, s1 = 0;
-  if (lo < hi) row_stats(BlockGroup{}, static_cast<const T*>(p.in) + row * p.n, lo, hi, p.op, s0, s1, shared);
+  double squares = 0;
+  if (lo < hi) {
+    row_stats(BlockGroup{}, static_cast<const T*>(p.in) + row * p.n, lo, hi, p.op, s0, s1, shared, wide, squares);
+  }
   if (threadIdx.x == 0) {
+    const double b = p.op == RowOp::RmsNorm ? squares : static_cast<double>(s1);
     static_cast<Partial*>(p.workspace)[row * chunks + blockIdx.x] =
-        Partial{static_cast<double>(s0), static_cast<double>(s1), static_cast<double>(hi > lo ? hi - lo : 0)};
+        Partial{static_cast<double>(s0), b, static_cast<double>(hi > lo ? hi - lo : 0)};
   }
 }
 
@@ -230,7 +263,10 @@ __global__ void __launch_bounds__(kBlock) chunk_write_kernel(RowLaunch p, int ch
   const int64_t lo = blockIdx.x * chunk, hi = min(p.n, lo + chunk);
   const Partial* part = static_cast<const Partial*>(p.workspace) + row * chunks;
   double s0 = 0, s1 = 0;
-  if (moments(p.op)) {  // Chan's merge of (mean, m2, count)
+  if (p.op == RowOp::RmsNorm) {  // the sums of squares added; s1 then holds rstd
+    for (int c = 0; c < chunks; ++c) s1 += part[c].b;
+    s1 = rms_norm_rstd(s1, p);
+  } else if (moments(p.op)) {  // Chan's merge of (mean, m2, count)
     double count = 0;
     for (int c = 0; c < chunks; ++c) {
       if (part[c].c == 0) continue;

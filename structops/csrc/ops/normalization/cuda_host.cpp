@@ -1,4 +1,4 @@
-// CUDA host glue of softmax, log_softmax, layer_norm, logsumexp, var, std and batch_norm: the input brought
+// CUDA host glue of softmax, log_softmax, layer_norm, rms_norm, logsumexp, var, std and batch_norm: the input brought
 // to contiguous rows (batch_norm: to a contiguous [N, C, S], running statistics updated in place)
 // (softmax over another dim than the last is moved last and back: two extra copies, a
 // column kernel would avoid them), then the torch-free kernels of cuda.cu.
@@ -10,6 +10,7 @@
 #include <structops/ops/batch_norm.h>
 #include <structops/ops/layer_norm.h>
 #include <structops/ops/log_softmax_int.h>
+#include <structops/ops/rms_norm.h>
 #include <structops/ops/logsumexp.h>
 #include <structops/ops/softmax_int.h>
 #include <structops/ops/std_correction.h>
@@ -178,6 +179,35 @@ void layer_norm_out_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized
   p.rstd = rstd.data_ptr();
   p.eps = eps;
   launch_rows("layer_norm", p, out);
+}
+
+void rms_norm_out_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
+                       const std::optional<at::Tensor>& weight, std::optional<double> eps,
+                       at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& rstd) {
+  const c10::cuda::CUDAGuard guard(out.device());
+  int64_t n = 1;
+  for (const auto& s : normalized_shape) n *= s.expect_int();
+  if (rstd.numel() == 0) return;
+  if (n == 0) {  // the mean of no squares: NaN, as torch
+    rstd.fill_(std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  const at::Tensor x = input.contiguous();
+  const at::Tensor w = weight.has_value() ? weight->contiguous() : at::Tensor();
+  RowLaunch p;
+  p.dtype = static_cast<Dtype>(out.scalar_type());
+  p.op = RowOp::RmsNorm;
+  p.n = n;
+  p.rows = rstd.numel();
+  p.in = x.const_data_ptr();
+  p.out = out.data_ptr();
+  p.weight = w.defined() ? w.const_data_ptr() : nullptr;
+  p.rstd = rstd.data_ptr();  // the compute dtype (float for float16/bfloat16)
+  // the compute dtype's epsilon by default: float's for float16/bfloat16, as torch
+  p.eps = eps.has_value() ? *eps
+                          : (out.scalar_type() == at::kDouble ? std::numeric_limits<double>::epsilon()
+                                                              : std::numeric_limits<float>::epsilon());
+  launch_rows("rms_norm", p, out);
 }
 
 void batch_norm_out_cuda(const at::Tensor& input, const std::optional<at::Tensor>& weight,

@@ -1,4 +1,4 @@
-// What the CUDA host glue of the row ops (softmax, log_softmax, layer_norm, logsumexp, var, std)
+// What the CUDA host glue of the row ops (softmax, log_softmax, layer_norm, rms_norm, logsumexp, var, std)
 // and batch_norm (cuda_host.cpp) hands to the torch-free device code (cuda.cu): plain data, so
 // nvcc compiles the kernels without torch (ARCHITECTURE decision 6).
 #pragma once
@@ -10,11 +10,12 @@
 
 namespace structops {
 
-enum class RowOp : int8_t { Softmax, LogSoftmax, LayerNorm, LogSumExp, Var, Std };
+enum class RowOp : int8_t { Softmax, LogSoftmax, LayerNorm, LogSumExp, Var, Std, RmsNorm };
 
 // Row-wise work over `rows` contiguous rows of `n` elements: softmax along the last dim and
 // layer_norm over the normalised dims write rows (weight/bias may be null, mean/rstd are per
-// row); logsumexp, var and std write one value per row into `out`.
+// row); rms_norm writes rows and rstd in the compute dtype (float for half/bfloat16; no mean, no
+// bias); logsumexp, var and std write one value per row into `out`.
 struct RowLaunch {
   Dtype dtype;
   RowOp op;

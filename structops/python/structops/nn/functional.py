@@ -321,19 +321,25 @@ def rms_norm(
     weight: torch.Tensor | None = None,
     eps: float | None = None,
 ) -> torch.Tensor:
-    """x / sqrt(mean(x^2) + eps) over the trailing normalized_shape dims, times weight; float16 and
-    bfloat16 computed in float32 (torch's opmath), eps by default that dtype's epsilon."""
-    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    """x / sqrt(mean(x^2) + eps) over the trailing normalized_shape dims, times weight: structops'
+    rms_norm op (one pass per row, float16 and bfloat16 in float, eps by default the compute
+    dtype's epsilon), its output without the rstd. A weight of another dtype than the input's
+    takes torch's composite path (over structops' ops), whose result has the input's dtype."""
     if list(input.shape[input.dim() - len(normalized_shape) :]) != list(normalized_shape):
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{input.size()}"
         )
+    if input.is_floating_point() and (weight is None or weight.dtype == input.dtype):
+        return structops.rms_norm_with_rstd(input, list(normalized_shape), weight, eps)[0]
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
     x = input.float() if input.dtype in (torch.float16, torch.bfloat16) else input
     eps = torch.finfo(x.dtype).eps if eps is None else eps
     mean_square = structops.mean(structops.mul(x, x), dims, keepdim=True)
-    out = structops.mul(x, structops.rsqrt(structops.add(mean_square, eps))).to(input.dtype)
-    return out if weight is None else structops.mul(out, weight)
+    out = structops.mul(x, structops.rsqrt(structops.add(mean_square, eps)))
+    if weight is not None:
+        out = structops.mul(out, weight)
+    return out.to(input.dtype)  # torch's type_as(input) after the weight
 
 
 def scaled_dot_product_attention(
