@@ -470,20 +470,27 @@ Bags bags_of(const at::Tensor& weight, const at::Tensor& indices, const at::Tens
              int64_t mode, bool include_last_offset, const at::TensorOptions& options) {
   const c10::SymInt n = indices.sym_numel();
   at::Tensor off = offsets.to(at::kLong);
-  if (include_last_offset && TORCH_GUARD_SIZE_OBLIVIOUS(off.sym_numel().sym_gt(0))) {
-    off = off.narrow_symint(0, 0, off.sym_numel() - 1);
-  }
   const at::Tensor ix = indices.to(at::kLong).reshape({-1});
   const at::Tensor pos = at::arange(c10::Scalar(n), ix.options());
+  // With include_last_offset the last offset closes the last bag (the forward kernels read it so):
+  // the indices after it are in no bag and take no gradient.
+  at::Tensor in_bag;
+  if (include_last_offset && TORCH_GUARD_SIZE_OBLIVIOUS(off.sym_numel().sym_gt(0))) {
+    in_bag = pos < off.select(0, -1);
+    off = off.narrow_symint(0, 0, off.sym_numel() - 1);
+  }
   const at::Tensor bag = at::searchsorted(off, pos, /*out_int32=*/false, /*right=*/true) - 1;
+  const at::Tensor counted = in_bag.defined() ? in_bag.to(options.dtype()) : at::ones_symint({n}, options);
   at::Tensor scale;
-  if (mode == 1) {
-    const at::Tensor size =
-        at::zeros_symint({off.sym_numel()}, options).index_add(0, bag, at::ones_symint({n}, options));
-    scale = (1 / size.index_select(0, bag)).unsqueeze(1);
+  if (mode == 0 && in_bag.defined()) {
+    scale = counted.unsqueeze(1);
+  } else if (mode == 1) {
+    const at::Tensor size = at::zeros_symint({off.sym_numel()}, options).index_add(0, bag, counted);
+    scale = (counted / size.index_select(0, bag)).unsqueeze(1);
   } else if (mode == 2) {
     const at::Tensor picked = weight.index_select(0, ix);
-    const at::Tensor hit = picked == result.index_select(0, bag);
+    at::Tensor hit = picked == result.index_select(0, bag);
+    if (in_bag.defined()) hit = hit & in_bag.unsqueeze(1);
     const at::Tensor where_hit = at::where(hit, pos.unsqueeze(1).expand_as(hit), c10::Scalar(n));
     const at::Tensor first = at::full_symint({off.sym_numel(), hit.sym_size(1)}, c10::Scalar(n), ix.options())
                                  .scatter_reduce(0, bag.unsqueeze(1).expand_as(hit), where_hit, "amin");

@@ -210,12 +210,12 @@ at::Tensor embedding_bag_jvp(const at::Tensor& weight_t, const std::optional<at:
   // (scale_grad_by_freq scales backward's gradient only, not the function.)
   const Bags b = bags_of(weight, indices, offsets, result, mode, include_last_offset, result.options());
   at::Tensor rows = weight_t.index_select(0, b.ix);
-  if (b.scale.defined()) rows = rows * b.scale;
   const bool weighted = per_sample_weights.has_value() && per_sample_weights->defined();
   if (weighted) {
     rows = rows * per_sample_weights->unsqueeze(1) +
            weight.index_select(0, b.ix) * per_sample_weights_t->unsqueeze(1);
   }
+  if (b.scale.defined()) rows = rows * b.scale;  // the mode's, and 0 after a last offset
   return at::zeros_like(result).index_add(0, b.bag, rows.to(result.scalar_type()));
 }
 

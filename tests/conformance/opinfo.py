@@ -53,8 +53,9 @@ def _first(r):
 # as the OpInfo's op takes them.
 ADAPTERS: dict[str, Callable] = {
     "where": lambda self, condition, other: structops.where(condition, self, other),
-    # OpInfo's embedding takes the weight first (torch.nn.functional's takes the indices first)
+    # OpInfo's embedding and embedding_bag take the weight first (torch.nn.functional's: the indices)
     "nn.functional.embedding": lambda weight, idx, **kw: functional.embedding(idx, weight, **kw),
+    "nn.functional.embedding_bag": lambda weight, idx, **kw: functional.embedding_bag(idx, weight, **kw),
     # the other nn.functional OpInfos call structops.nn.functional's function of the name (below)
 }
 

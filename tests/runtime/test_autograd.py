@@ -359,3 +359,22 @@ def test_a_gradient_scaled_by_a_number_shares_the_kernel():
     assert calls.names.count("structops::_add_relu_backward_self") == 1, calls.names
     mask = (x + 2.5 * y > 0).to(x.dtype)
     torch.testing.assert_close((gx, gy), (mask, 2.5 * mask.sum(0)))
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_embedding_bag_indices_after_the_last_offset_take_no_gradient(mode):
+    """include_last_offset: the last offset closes the last bag in the forward kernels, so the
+    indices after it are in no bag; backward and forward mode agree (gradcheck against finite
+    differences of the forward)."""
+    weight = torch.randn(6, 3, dtype=torch.float64, requires_grad=True)
+    indices, offsets = torch.tensor([1, 2, 4, 3, 0, 5]), torch.tensor([0, 2, 3])
+
+    def bags(w):
+        return structops.embedding_bag(w, indices, offsets, False, mode, False, None, True)
+
+    assert torch.autograd.gradcheck(bags, (weight,))
+    assert torch.autograd.gradcheck(
+        bags, (weight,), check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False
+    )
+    (grad,) = torch.autograd.grad(bags(weight).sum(), weight)
+    assert not grad[[3, 0, 5]].any()  # the indices at positions 3..5

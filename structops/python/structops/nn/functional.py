@@ -24,6 +24,7 @@ __all__ = [
     "cross_entropy",
     "dropout",
     "embedding",
+    "embedding_bag",
     "gelu",
     "layer_norm",
     "linear",
@@ -143,6 +144,131 @@ def embedding(
     if padding_idx is not None:
         out = structops.where(structops.eq(input, padding_idx).unsqueeze(-1), out.detach(), out)
     return out
+
+
+def embedding_bag(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    offsets: torch.Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: torch.Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> torch.Tensor:
+    """Sums, means or maxima of bags of ``weight``'s rows: structops' embedding_bag op, after
+    torch's checks and its reading of the arguments (a 2-D input is bags of its rows' length; the
+    mode by name). padding_idx's entries are left out of their bags (a bag of padding only is
+    zeros, and counts for the mean exclude them, as torch's); sparse=True gives weight a sparse
+    COO gradient, as torch's."""
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+            f"then it must have the same shape as the input ({input.shape})"
+        )
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
+                f"length sequences. However, found offsets of type {type(offsets)}"
+            )
+        offsets = torch.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    modes = {"sum": 0, "mean": 1, "max": 2}
+    if mode not in modes:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        with torch.no_grad():
+            torch.embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for "
+            f"mode='sum' (got mode='{mode}'). Please open a feature request on GitHub."
+        )
+    if include_last_offset:  # torch's last bag runs to the end of the indices whatever that offset says
+        offsets = offsets[:-1]
+    padding = padding_idx is not None
+    if padding:
+        rows = weight.size(0)
+        if not -rows <= padding_idx < rows:
+            raise RuntimeError(
+                f"padding_idx must be within the number of embeddings, -{rows} through {rows - 1}, "
+                f"but got {padding_idx}"
+            )
+        input, offsets, per_sample_weights = _without_padding(
+            input, offsets, per_sample_weights, padding_idx % rows
+        )
+    if sparse:
+        out = _SparseBags.apply(weight, input, offsets, modes[mode], per_sample_weights, scale_grad_by_freq)
+    else:
+        out = structops.embedding_bag(
+            weight, input, offsets, scale_grad_by_freq, modes[mode], False, per_sample_weights
+        )
+    return out[:-1] if padding else out  # the padding entries' bag
+
+
+def _without_padding(indices, offsets, per_sample_weights, padding_idx: int):
+    """The bags (their starts) with padding_idx's entries moved into one more bag after them, the
+    caller drops its row. A stable sort, so no shape depends on the data: meta tensors and
+    compiled graphs take it. Each start moves back by the padding entries before it."""
+    padding = indices == padding_idx
+    order = torch.argsort(padding.to(torch.int8), stable=True)
+    removed = torch.cat([padding.new_zeros(1, dtype=torch.long), padding.long().cumsum(0)])
+    kept = (indices.numel() - removed[-1]).to(offsets.dtype).reshape(1)
+    starts = torch.cat([offsets - removed[offsets.long()].to(offsets.dtype), kept])
+    weights = None if per_sample_weights is None else per_sample_weights[order]
+    return indices[order], starts, weights
+
+
+class _SparseBags(torch.autograd.Function):
+    """structops' embedding_bag whose weight gradient is a sparse COO tensor (torch's sparse=True,
+    modes sum and mean): one row per index, its bag's gradient times the entry's weight (or 1 /
+    the bag's size), uncoalesced as torch's."""
+
+    @staticmethod
+    def forward(ctx, weight, indices, offsets, mode, per_sample_weights, scale):
+        ctx.save_for_backward(weight, indices, offsets, per_sample_weights)
+        ctx.mode, ctx.scale = mode, scale
+        return structops.embedding_bag(weight, indices, offsets, False, mode, False, per_sample_weights)
+
+    @staticmethod
+    def backward(ctx, grad):
+        weight, indices, offsets, per_sample_weights = ctx.saved_tensors
+        if ctx.scale:  # torch's refusal, word for word
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+        starts = offsets.long()
+        positions = torch.arange(indices.numel(), device=indices.device)
+        bag = torch.searchsorted(starts, positions, right=True) - 1
+        rows = grad[bag]
+        if ctx.mode == 1:
+            ends = torch.cat([starts[1:], starts.new_full((1,), indices.numel())])
+            rows = rows / (ends - starts).clamp_min(1)[bag].unsqueeze(1).to(rows.dtype)
+        weights_grad = None
+        if per_sample_weights is not None:
+            if ctx.needs_input_grad[4]:
+                weights_grad = (weight[indices] * rows).sum(1)
+            rows = rows * per_sample_weights.unsqueeze(1)
+        sparse = torch.sparse_coo_tensor(indices.unsqueeze(0), rows, weight.shape, check_invariants=False)
+        return sparse, None, None, None, weights_grad, None
 
 
 class _SparseEmbedding(torch.autograd.Function):
