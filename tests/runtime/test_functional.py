@@ -270,3 +270,30 @@ def test_dropout_keeps_what_torchs_keeps_from_the_same_seed():
     assert set(g.unique().tolist()) <= {0.0, 1 / 0.75}
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
         SF.dropout(x, 1.5)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        # (batch, heads, l, s, e, ev, dtype): query rows across two tasks of 512 and a part block;
+        # a depth past the packed 512 (the products split it); float16 rows widened
+        (1, 2, 1030, 700, 8, 4, torch.float32),
+        (1, 1, 70, 130, 600, 520, torch.float32),
+        (2, 1, 520, 520, 16, 8, torch.float16),
+    ],
+    ids=["two_tasks", "deep", "half"],
+)
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_tiled_attention_matches_float64_beyond_its_tiles(shape, is_causal):
+    """The tiled CPU kernel (pinned) where its task, tile and packing sizes end, against torch's
+    SDPA in float64."""
+    b, h, l, s, e, ev, dtype = shape
+    g = torch.Generator().manual_seed(0)
+    q, k = (torch.randn(b, h, n, e, generator=g).to(dtype) for n in (l, s))
+    v = torch.randn(b, h, s, ev, generator=g).to(dtype)
+    with structops.autotune.pin("scaled_dot_product_attention.out", "tiled"):
+        got, lse = structops.scaled_dot_product_attention_with_lse(q, k, v, None, is_causal)
+    want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=is_causal)
+    tolerance = {"atol": 2e-3, "rtol": 2e-3} if dtype == torch.float16 else {"atol": 2e-5, "rtol": 2e-5}
+    torch.testing.assert_close(got.double(), want, **tolerance)
+    assert lse.shape == (b, h, l) and bool(torch.isfinite(lse).all())
