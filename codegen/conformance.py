@@ -9,6 +9,9 @@ Everything has a default except the reference, so most ops need one line:
     tests:
       reference: torch.add              # a callable, or a lambda over the functional's arguments
       grad_reference: "lambda ..."      # the gradients' reference, where torch's op has wrong ones
+      bits_reference: "lambda result, x, p: ..."  # a random op (tags: [nondeterministic_seeded])
+                                        # whose CUDA kernel draws its own bits: the result
+                                        # expected from the op's own draw (its mask), there
       domain: positive                  # values to sample: any (default), positive, nonzero, unit
       args: {alpha: [1, 2.5]}           # values to try for non-tensor arguments
       dtypes: [float32, int64]          # what to test (default: every dtype the op kind, or
@@ -81,6 +84,7 @@ DOMAINS = ("any", "positive", "nonzero", "unit")
 KEYS = (
     "reference",
     "grad_reference",
+    "bits_reference",
     "domain",
     "args",
     "dtypes",
@@ -156,6 +160,7 @@ class TestSpec:
     errors: tuple[ErrorCase, ...]
     samples: tuple[str, ...] = ()  # Python source of argument lists, with t(*shape) in scope
     grad_reference: str | None = None  # the gradients' reference (default: reference)
+    bits_reference: str | None = None  # (result, *args) -> the result expected from the op's own draw
     # `python -m structgen.codegen new-op`'s scaffold (an identity) under the name of the op it will become:
     # not compared with torch's operator of that name (schema parity, OpInfo samples) until the
     # author removes the key; its own suite runs against `reference` as any op's.
@@ -259,6 +264,13 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
             "'tests.grad_reference' must be a callable's source", "write e.g. grad_reference: torch.add"
         )
 
+    bits_reference = raw.get("bits_reference")
+    if bits_reference is not None and (not isinstance(bits_reference, str) or not bits_reference.strip()):
+        raise fail(
+            "'tests.bits_reference' must be a callable's source, taking the op's result and its arguments",
+            'write e.g. bits_reference: "lambda result, x, p: (x * result[1] / (1 - p), result[1])"',
+        )
+
     scaffold = raw.get("scaffold", False)
     if not isinstance(scaffold, bool):
         raise fail("'tests.scaffold' must be true or false", "remove it once the op is written")
@@ -285,6 +297,7 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         errors=tuple(errors),
         samples=tuple(samples),
         grad_reference=grad_reference.strip() if grad_reference else None,
+        bits_reference=bits_reference.strip() if bits_reference else None,
         scaffold=scaffold,
         hostile=hostile,
         opinfo=opinfo,

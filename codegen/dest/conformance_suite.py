@@ -78,6 +78,9 @@ class SuiteSpec:
         tuple[str, tuple[str, ...], str, str, tuple[float, float] | None, tuple[str, ...], bool], ...
     ] = ()
     vmap_loops: tuple[str, str] | None = None  # tests.vmap_loops: (every | others, why)
+    # tags: [nondeterministic_seeded]: every call the suite compares is made from one seed
+    seeded: bool = False
+    bits_reference: str | None = None  # tests.bits_reference: the result expected from the op's own draw
 
 
 def _kind(group: StructuredGroup) -> str:
@@ -167,6 +170,8 @@ def suite_spec(group: StructuredGroup, namespace: str) -> SuiteSpec:
         if tests
         else (),
         vmap_loops=tests.vmap_loops if tests else None,
+        seeded="nondeterministic_seeded" in group.out.tags,
+        bits_reference=tests.bits_reference if tests else None,
         kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)
         if group.out.kernels
         else (),

@@ -273,7 +273,9 @@ def register(package: packages.Package) -> None:
         op = package.op(qualified)
         if _writes_kwarg_tensor(op):
             continue  # out=: register_vmap refuses kwarg-only tensors
-        if qualified == rule["functional"]:
+        if qualified == rule["functional"] and torch.Tag.nondeterministic_seeded in op.tags:
+            torch.library.register_vmap(op, functools.partial(_vmap_random, op))
+        elif qualified == rule["functional"]:
             torch.library.register_vmap(op, functools.partial(_vmap_rule, rule))
         elif qualified.split(".")[0].endswith("_"):
             torch.library.register_vmap(op, functools.partial(_vmap_inplace_rule, rule, op))
@@ -284,6 +286,33 @@ def register(package: packages.Package) -> None:
 
 def _writes_kwarg_tensor(op) -> bool:
     return any(a.kwarg_only and a.type.isSubtypeOf(torch._C.TensorType.get()) for a in op._schema.arguments)
+
+
+# torch's refusal of a random op under vmap's default randomness="error" (its batching rules'
+RANDOMNESS_ERROR = (
+    "vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+    "'different' randomness flags on vmap or perform the randomness operation out of vmap"
+)
+
+
+def _vmap_random(op, info, in_dims, *args, **kwargs):
+    """A random op (tags: [nondeterministic_seeded]) under vmap, with torch's randomness modes:
+    "error" refuses as torch does; "different" calls the op per element in turn, so each draws its
+    own bits from the advancing generator; "same" calls it per element from one generator state,
+    so every element draws the same bits, and leaves the generator where one call leaves it."""
+    if info.randomness == "error":
+        raise RuntimeError(RANDOMNESS_ERROR)
+    if info.randomness != "same":
+        return _vmap_loop(op, info, in_dims, *args, **kwargs)
+    device = next(a.device for a in args if isinstance(a, torch.Tensor))
+    cuda = device.type == "cuda"
+    start = torch.cuda.get_rng_state(device) if cuda else torch.get_rng_state()
+
+    def from_start(*element_args, **element_kwargs):
+        (torch.cuda.set_rng_state(start, device) if cuda else torch.set_rng_state(start))
+        return op(*element_args, **element_kwargs)
+
+    return _vmap_loop(from_start, info, in_dims, *args, **kwargs)
 
 
 def _vmap_loop(op, info, in_dims, *args, **kwargs):

@@ -426,8 +426,8 @@ CASES = {
         ),
         (
             "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown tests key 'sample' — use only:"
-            " reference, grad_reference, domain, args, dtypes, skip, cuda_skip, tolerance, extremes, errors,"
-            " samples, scaffold, hostile, opinfo, vmap_loops"
+            " reference, grad_reference, bits_reference, domain, args, dtypes, skip, cuda_skip, tolerance,"
+            " extremes, errors, samples, scaffold, hostile, opinfo, vmap_loops"
         ),
     ),
     "tests_scaffold_not_a_bool": (

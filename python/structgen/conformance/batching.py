@@ -11,10 +11,10 @@ import torch
 
 from structgen import vmap as batching_rules
 from structgen.codegen.dest.conformance_suite import SuiteSpec
-from structgen.conformance.checks import assert_matches, check
+from structgen.conformance.checks import _outputs, assert_matches, check
 from structgen.conformance.samples import samples
 from structgen.conformance.spec import functional, overload, qualified
-from structgen.conformance.tensors import Sample
+from structgen.conformance.tensors import Sample, seed_call
 
 
 def _spread(found: list, want: int = 6) -> list:
@@ -46,6 +46,9 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
     (tests.vmap_loops); a batch of no elements gives empty results."""
     if spec.dynamic_output_shape:
         pytest.skip("the output size depends on the data: vmap cannot stack elements of different sizes")
+    if spec.seeded:
+        _check_vmap_random(spec, device, dtype)
+        return
     size = 3
     fn = functional(spec)
     looped = looped_others = False
@@ -89,6 +92,37 @@ def check_vmap(spec: SuiteSpec, device: str, dtype: str) -> None:
         assert looped_others, (
             f"{spec.name}: tests.vmap_loops says calls batching others loop, but they ran batched"
         )
+
+
+def _check_vmap_random(spec: SuiteSpec, device: str, dtype: str) -> None:
+    """A random op under vmap, batched at dim 0 (structgen.vmap's randomness modes): refused by
+    name under randomness="error", as torch refuses its own; with "same" every element draws what
+    one call from the same seed draws; with "different" the elements draw in turn from it."""
+    fn = functional(spec)
+    for s in _spread(samples(spec, device, dtype)):
+        tensors = [i for i, a in enumerate(s.args) if isinstance(a, torch.Tensor)]
+        if not tensors:
+            continue
+        examples = _examples(s, 3, fn)
+        in_dims = tuple(0 if i in tensors else None for i in range(len(s.args)))
+        stacked = [
+            torch.stack([e.args[i] for e in examples]) if i in tensors else a for i, a in enumerate(s.args)
+        ]
+        call = functools.partial(fn, **s.kwargs)
+        with pytest.raises(RuntimeError, match="randomness error mode"):
+            torch.func.vmap(call, in_dims)(*stacked)
+        for randomness in ("same", "different"):
+            vmapped = torch.func.vmap(call, in_dims, randomness=randomness)
+            got = _outputs(Sample(stacked, {}, s.desc).call(vmapped))
+            seed_call()  # "different": the elements in turn from one seed; "same": each from it (Sample.call)
+            looped = [
+                _outputs(e.call(fn) if randomness == "same" else fn(*e.args, **e.kwargs)) for e in examples
+            ]
+            for k, out in enumerate(got):
+                want = torch.stack([r[k] for r in looped])
+                assert_matches(
+                    out, want, spec, s, f"vmap(randomness={randomness!r}) output {k}", check_strides=False
+                )
 
 
 def _check_empty_batch(spec: SuiteSpec, s: Sample, fn) -> None:

@@ -31,7 +31,7 @@ from structgen.conformance.samples import (
     with_tensors,
 )
 from structgen.conformance.spec import compiled, functional, on_cpu, overload, qualified, under_test
-from structgen.conformance.tensors import Sample, dtype_of, is_integral, values
+from structgen.conformance.tensors import Sample, dtype_of, is_integral, seed_call, values
 
 RESIZE_WARNING = "An output with one or more elements was resized"
 
@@ -291,6 +291,7 @@ def check_sharding(spec: SuiteSpec, device: str, dtype: str) -> None:
         splits = [{}] + [{i.name: n} for i in free for n in (2, 3)]
         splits.append({i.name: int(torch.randint(1, 5, (), generator=rng)) for i in free})
         for split in splits:
+            seed_call()
             got = _outputs(sharding.run_sharded(qualified(spec), *s.args, splits=split, **s.kwargs))
             merged = [i.size for i in d.index_space if i.kind != "parallel" and split.get(i.name, 1) > 1]
             names = spec.outs if not spec.list_out else [f"{spec.outs[0]}[{i}]" for i in range(len(expected))]
@@ -692,6 +693,8 @@ def check_compile(spec: SuiteSpec, device: str, dtype: str) -> None:
                     n: torch.empty(r.shape, dtype=r.dtype, device=r.device)
                     for n, r in zip(spec.outs, _outputs(rs))
                 }
+                if spec.seeded:  # returned, so the compiled graph keeps both draws, in order
+                    return (*_outputs(_op(*args, **kwargs, **outs)), *_outputs(rs))
                 return _op(*args, **kwargs, **outs)
             if _name == spec.inplace:
                 return _op(args[0].clone(), *args[1:], **kwargs)
@@ -781,6 +784,13 @@ def _skip_unless_cuda_kernel(spec: SuiteSpec, device: str, dtype: str) -> None:
         pytest.skip(dict(spec.cuda_skips)[dtype])
 
 
+def own_bits_expected(spec: SuiteSpec, s: Sample, result):
+    """What a random op whose CUDA kernels draw their own bits should give from its own draw
+    (tests.bits_reference: its result from its mask); the seeded call repeats that draw."""
+    bits = compiled(spec).bits_reference
+    return s.call(lambda *args, **kwargs: bits(result, *args, **kwargs))
+
+
 @check()
 def check_cuda_matches_cpu(spec: SuiteSpec, device: str, dtype: str) -> None:
     """CPU and CUDA agree on every sample (runs where a GPU is present)."""
@@ -789,7 +799,10 @@ def check_cuda_matches_cpu(spec: SuiteSpec, device: str, dtype: str) -> None:
     _skip_unless_cuda_kernel(spec, device, dtype)
     for s in samples(spec, "cpu", dtype):
         cpu = s.call(functional(spec))
-        cuda = s.map_tensors(lambda t: t.cuda()).call(functional(spec))
+        on_gpu = s.map_tensors(lambda t: t.cuda())
+        cuda = on_gpu.call(functional(spec))
+        if compiled(spec).bits_reference is not None:  # its own bits: checked against its own draw
+            cpu = own_bits_expected(spec, on_gpu, cuda)
         assert_matches(cuda, cpu, spec, s, "cuda vs cpu")
 
 
@@ -815,6 +828,8 @@ def check_emulated_cuda(spec: SuiteSpec, device: str, dtype: str) -> None:
                     continue
                 run = lambda s=s: s.clone().call(functional(emu))
                 result = poison_checked(run, f"{spec.name} {dtype}, {what} on {s!r}")
+                if compiled(spec).bits_reference is not None:  # its own bits: checked against its own draw
+                    expected = own_bits_expected(spec, s, result)
                 assert_matches(result, expected, spec, s, what)
                 if spec.out is not None and not spec.dynamic_output_shape:
                     outs = _outs(spec, expected, "cpu")

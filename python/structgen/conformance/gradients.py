@@ -216,8 +216,12 @@ def check_forward_ad(spec: SuiteSpec, device: str, dtype: str) -> None:
             def squares(f, call=call, rest=tuple(leaves[1:])):
                 return lambda first: sum((o * o).sum() for o in call(f)(first, *rest))
 
-            hessian = torch.func.hessian(squares(fn))(leaves[0])
-            theirs = _unless_refused(torch.func.hessian(squares(reference)), leaves[0]) if reference else None
+            # hessian is jacfwd(jacrev): a random op draws one mask for every tangent ("same")
+            def hessian_of(f, spec=spec):
+                return torch.func.jacfwd(torch.func.jacrev(f), randomness="same" if spec.seeded else "error")
+
+            hessian = hessian_of(squares(fn))(leaves[0])
+            theirs = _unless_refused(hessian_of(squares(reference)), leaves[0]) if reference else None
             if theirs is None:
                 theirs = torch.func.jacrev(torch.func.jacrev(squares(fn)))(leaves[0])
             torch.testing.assert_close(

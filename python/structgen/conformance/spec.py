@@ -147,6 +147,7 @@ class Compiled:
 
     reference: Callable | None
     grad_reference: Callable | None  # the reference of gradients (default: reference)
+    bits_reference: Callable | None  # (result, *args) -> what the op's own draw should give
     defaults: dict[str, Any]
     arg_values: dict[str, tuple]
     # Each takes t(*shape) -> tensor of the tested dtype and device, and returns (args, kwargs).
@@ -175,6 +176,7 @@ def compiled(spec: SuiteSpec) -> Compiled:
         grad_reference=value(spec.grad_reference or spec.reference)
         if (spec.grad_reference or spec.reference)
         else None,
+        bits_reference=None if spec.bits_reference is None else value(spec.bits_reference),
         defaults={name: value(source) for name, source in spec.defaults},
         arg_values={name: value(source) for name, source in spec.arg_values},
         samples=tuple(value(f"lambda t: arguments({source})") for source in spec.samples),

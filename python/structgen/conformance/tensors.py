@@ -3,13 +3,37 @@ layouts, and arguments placed as the functional takes them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from structgen.codegen.dest.conformance_suite import SuiteSpec
+
+# A random op's calls (tags: [nondeterministic_seeded]) are compared from one generator state:
+# while seeded_calls() is on, Sample.call seeds torch's generators before each call, so the op,
+# its other overloads and its reference draw the same bits (torch's OpInfo tests wrap such ops in
+# a seed setter alike).
+_SEEDED = contextvars.ContextVar("seeded", default=False)
+CALL_SEED = 20261207
+
+
+@contextlib.contextmanager
+def seeded_calls(on: bool = True) -> Iterator[None]:
+    token = _SEEDED.set(on)
+    try:
+        yield
+    finally:
+        _SEEDED.reset(token)
+
+
+def seed_call() -> None:
+    """Seeds torch's generators where the calls of the op under test are seeded."""
+    if _SEEDED.get():
+        torch.manual_seed(CALL_SEED)
 
 
 @dataclass
@@ -36,6 +60,7 @@ class Sample:
         return self.map_tensors(lambda t: t.clone())
 
     def call(self, fn, **extra):
+        seed_call()
         return fn(*self.args, **self.kwargs, **extra)
 
     @property

@@ -11,8 +11,10 @@ import pytest
 
 from structgen.conformance.checks import cases
 from structgen.conformance.spec import load_specs
+from structgen.conformance.tensors import seeded_calls
 
 
 @pytest.mark.parametrize("check, spec, device, dtype", cases(load_specs()))
 def test_conformance(check, spec, device, dtype):
-    check.run(spec, device, dtype)
+    with seeded_calls(spec.seeded):
+        check.run(spec, device, dtype)
