@@ -236,6 +236,12 @@ FUNCTIONS: dict[str, Function] = {
                     "layer_norm's output's tangent, from its statistics",
                 ),
                 (
+                    "dropout_backward",
+                    ("tensor", "tensor", "any", "any"),
+                    "tensor",
+                    "dropout's gradient and tangent: t * mask / (1 - p) (0 for p = 1; t * mask untrained)",
+                ),
+                (
                     "rms_norm_jvp",
                     ("tensor", "tensor?", "tensor", "ints", "tensor?", "any", "tensor"),
                     "tensor",

@@ -263,6 +263,12 @@ at::Tensor rms_norm_rstd(const at::Tensor& x, at::IntArrayRef dims, std::optiona
   return at::rsqrt(at::mean(x * x, dims, /*keepdim=*/true) + e);
 }
 
+at::Tensor dropout_backward(const at::Tensor& t, const at::Tensor& mask, double p, std::optional<bool> train) {
+  const bool training = !train.has_value() || *train;
+  const double scale = !training ? 1.0 : (p == 1.0 ? 0.0 : 1.0 / (1.0 - p));
+  return t * mask * scale;  // torch's native_dropout_backward: the mask, then the scale in opmath
+}
+
 std::vector<at::Tensor> rms_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                           c10::SymIntArrayRef normalized_shape, const at::Tensor& saved_rstd,
                                           const std::optional<at::Tensor>& weight,

@@ -641,3 +641,28 @@ def test_wide_indices_switch_takes_the_64_bit_kernels(tmp_path):
     ):
         assert kernel in ran, f"{kernel} did not run; the trace holds:\n{ran}"
     assert "uint32_t>" not in ran, ran
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_dropout_draws_its_own_bits_with_the_right_rate(p):
+    """The CUDA dropout's philox draw: over 1M elements (a grid-stride loop on 2 SMs) the kept share
+    is 1 - p within 5 standard deviations, each kept element is x / (1 - p) and each dropped one 0,
+    the same seed repeats the draw, another seed draws another mask, and the bits do not repeat
+    with the element's group of 4 (a counter reuse would)."""
+    emulated_library()
+    op = ops("structops_emu", "dropout")
+    x = torch.rand(1 << 20) + 0.5
+    torch.manual_seed(1)
+    out, mask = op(x, p, True)
+    n = x.numel()
+    sd = math.sqrt(n * p * (1 - p))
+    assert abs(int(mask.sum()) - n * (1 - p)) < 5 * sd
+    torch.testing.assert_close(out, torch.where(mask, x * (1 / (1 - p)), torch.zeros(())), rtol=0, atol=0)
+    torch.manual_seed(1)
+    assert torch.equal(op(x, p, True)[1], mask)
+    torch.manual_seed(2)
+    assert not torch.equal(op(x, p, True)[1], mask)
+    groups = mask.view(-1, 4)
+    assert not torch.equal(groups[0::2], groups[1::2])  # neighbouring groups draw apart
+    for j in range(4):  # each lane of a group is kept at the same rate
+        assert abs(int(groups[:, j].sum()) - n / 4 * (1 - p)) < 5 * sd / 2

@@ -257,14 +257,27 @@ def test_implicit_softmax_dim_warns_as_torchs():
     torch.testing.assert_close(got, want)
 
 
-def test_dropout_keeps_what_torchs_keeps_from_the_same_seed():
-    x = _d(64, 32).requires_grad_()
-    for p, inplace in ((0.3, False), (0.9, False), (1.0, False), (0.5, True)):
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_dropout_keeps_what_torchs_keeps_from_the_same_seed(dtype):
+    """The dropout op on the CPU draws torch's bits and rounds as torch does: bitwise torch's
+    F.dropout from the same seed (float16's scale 1 / 0.9 is 1.1113), leaving the generator where
+    torch's leaves it; a transposed input draws in its memory order, as torch's empty_like."""
+    x = (_d(64, 32) * 100).to(dtype).requires_grad_()
+    for p, inplace, t in (
+        (0.3, False, x),
+        (0.9, False, x.mT),
+        (0.1, False, x),
+        (1.0, False, x),
+        (0.5, True, x),
+    ):
         torch.manual_seed(7)
-        got = SF.dropout(x.detach().clone() if inplace else x, p, inplace=inplace)
+        got = SF.dropout(t.detach().clone() if inplace else t, p, inplace=inplace)
+        after = torch.rand(2)
         torch.manual_seed(7)
-        want = F.dropout(x.detach().clone() if inplace else x, p, inplace=inplace)
-        torch.testing.assert_close(got, want)
+        want = F.dropout(t.detach().clone() if inplace else t, p, inplace=inplace)
+        assert torch.equal(got, want), (p, inplace)
+        assert torch.equal(after, torch.rand(2))
+    x = x.detach().double().requires_grad_()
     assert SF.dropout(x, 0.5, training=False) is x
     (g,) = torch.autograd.grad(SF.dropout(x, 0.25).sum(), x)  # 0 where dropped, 1 / 0.75 where kept
     assert set(g.unique().tolist()) <= {0.0, 1 / 0.75}

@@ -115,6 +115,9 @@ at::Tensor logsumexp_backward(const at::Tensor& grad, const at::Tensor& self, co
                               at::IntArrayRef dim, bool keepdim);
 at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const std::optional<at::Scalar>& p,
                          const at::Tensor& result, at::IntArrayRef dim, bool keepdim);
+// dropout's gradient, and its tangent (the op is linear given its mask): t * mask * scale with
+// torch's scale, 1 / (1 - p) (0 for p = 1) in training and 1 out of it. ATen ops: differentiable.
+at::Tensor dropout_backward(const at::Tensor& t, const at::Tensor& mask, double p, std::optional<bool> train);
 at::Tensor cumsum_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim);
 at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self);
 at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self);

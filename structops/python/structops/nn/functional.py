@@ -426,19 +426,21 @@ def max_pool2d_with_indices(
 def dropout(
     input: torch.Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> torch.Tensor:
-    """torch's dropout: each element kept with probability 1 - p and scaled by 1 / (1 - p). The
-    mask is drawn as torch's CPU dropout draws it (bernoulli_ of a tensor like the input, from
-    the default generator), so a seeded CPU run keeps the same elements as torch's; on CUDA,
-    torch's fused kernel draws its own way."""
+    """torch's dropout: each element kept with probability 1 - p and scaled by 1 / (1 - p), by
+    structops' dropout op (one pass; torch.native_dropout's semantics). On the CPU its mask is
+    torch's own draw from the default generator, so a seeded run keeps what torch's keeps; on
+    CUDA the op draws its own bits. p = 1 draws nothing, as torch's."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if p == 0.0 or not training or input.numel() == 0:
         return input  # torch's: the input itself
     if p == 1.0:
-        keep = torch.zeros((), dtype=input.dtype, device=input.device)
-    else:
-        keep = structops.div_(torch.empty_like(input).bernoulli_(1 - p), 1 - p)
-    return structops.mul_(input, keep) if inplace else structops.mul(input, keep)
+        zero = torch.zeros((), dtype=input.dtype, device=input.device)
+        return structops.mul_(input, zero) if inplace else structops.mul(input, zero)
+    if not input.is_floating_point():  # torch's message (its noise cannot be cast to an integer input)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {input.dtype}")
+    out = structops.native_dropout(input, p, True)[0]
+    return input.copy_(out) if inplace else out
 
 
 def rms_norm(
