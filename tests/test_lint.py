@@ -18,7 +18,10 @@ LARGER = {
         950,
         "the call fuzzer's generators and its table of classified differences",
     ),
-    "python/structgen/conformance/checks.py": (870, "every conformance check, one function each"),
+    "python/structgen/conformance/checks.py": (
+        885,
+        "every conformance check, one function each (random ops: their own-bits CUDA comparisons)",
+    ),
     "python/structgen/conformance/hostile.py": (720, "hostile samples, their judge, a run per variant"),
     "codegen/entry.py": (910, "one check per manifest key of an entry (18 keys), each with its message"),
     "codegen/autograd/formulas.py": (760, "the derivatives key: parsed, checked per mode's scope, resolved"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import random
@@ -26,7 +27,7 @@ import torch
 import torch.distributed as dist
 from structgen.conformance.checks import _merged_tolerance, _outputs, _tolerance
 from structgen.conformance.samples import samples
-from structgen.conformance.spec import functional, load_specs, overload
+from structgen.conformance.spec import compiled, functional, load_specs, overload
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor, init_device_mesh
 from torch.distributed.tensor.debug import CommDebugMode
 
@@ -78,16 +79,20 @@ def _full(result) -> list[torch.Tensor]:
     return [r.full_tensor() if isinstance(r, DTensor) else r for r in _outputs(result)]
 
 
-def _compare(spec, got: list[torch.Tensor], expected: tuple, what: str) -> None:
-    for g, e in zip(got, expected, strict=True):
+def _compare(spec, got: list[torch.Tensor], expected, what: str) -> None:
+    """got against expected: the outputs, or for a random op a function of got (its own draw)."""
+    for g, e in zip(got, expected(got) if callable(expected) else expected, strict=True):
         tol = _merged_tolerance(e, 16) if e.is_floating_point() else _tolerance(spec, e.dtype)
         torch.testing.assert_close(g, e, equal_nan=True, msg=lambda m: f"{what}: {m}", **tol)
 
 
 def _attempt(op, /, *args, **kwargs):
-    """(what op returns, None), or (None, the exception it raised)."""
+    """(what op returns, None), or (None, the exception it raised). From one seed on every rank, so
+    a random op (dropout) draws the same bits in each call and on each rank."""
     try:
-        return op(*args, **kwargs), None
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            return op(*args, **kwargs), None
     except Exception as e:  # noqa: BLE001 - every rank records it and goes on in step
         return None, e
 
@@ -114,6 +119,11 @@ def _matches(failures: list[str], ctx: str, spec, got: list[torch.Tensor], expec
     except Exception:  # noqa: BLE001 - a mismatch is recorded; the ranks go on in step
         failures.append(f"{ctx}:\n{traceback.format_exc()}")
         return 0
+
+
+def _own_draw(bits, sample, got: list[torch.Tensor]) -> tuple:
+    """What a random op's outputs should be from the mask it drew (tests.bits_reference)."""
+    return _outputs(sample.call(lambda *args, **kwargs: bits(tuple(got), *args, **kwargs)))
 
 
 def _inplace_expected(spec, sample) -> torch.Tensor | None:
@@ -157,7 +167,13 @@ def check_op(spec, mesh, rng: random.Random, failures: list[str], strategy_check
     written = _written(spec)
     for n, sample in enumerate(spread(samples(spec, "cpu", dtype))):
         what = f"{spec.name} sample {n} ({sample!r})"
-        expected = _outputs(sample.call(functional(spec)))
+        expected, error = _attempt(sample.call, functional(spec))  # from the seed every call takes
+        if error is not None:
+            raise error
+        expected = _outputs(expected)
+        if spec.seeded:  # its bits follow the local tensors' layouts (torch's empty_like): its own draw
+            bits = compiled(spec).bits_reference
+            expected = functools.partial(_own_draw, bits, sample)
         desc = structops.describe(spec.functional, *sample.args, **sample.kwargs) if spec.described else None
         options = structops.dtensor.strategies(desc, tuple(mesh.shape)) if desc is not None else []
         sizes = {d.name: d.size for d in desc.index_space} if spec.described else {}

@@ -30,7 +30,15 @@ from structgen.conformance.samples import (
     samples,
     with_tensors,
 )
-from structgen.conformance.spec import compiled, functional, on_cpu, overload, qualified, under_test
+from structgen.conformance.spec import (
+    compiled,
+    functional,
+    on_cpu,
+    overload,
+    own_bits_expected,
+    qualified,
+    under_test,
+)
 from structgen.conformance.tensors import Sample, dtype_of, is_integral, seed_call, values
 
 RESIZE_WARNING = "An output with one or more elements was resized"
@@ -784,13 +792,6 @@ def _skip_unless_cuda_kernel(spec: SuiteSpec, device: str, dtype: str) -> None:
         pytest.skip(dict(spec.cuda_skips)[dtype])
 
 
-def own_bits_expected(spec: SuiteSpec, s: Sample, result):
-    """What a random op whose CUDA kernels draw their own bits should give from its own draw
-    (tests.bits_reference: its result from its mask); the seeded call repeats that draw."""
-    bits = compiled(spec).bits_reference
-    return s.call(lambda *args, **kwargs: bits(result, *args, **kwargs))
-
-
 @check()
 def check_cuda_matches_cpu(spec: SuiteSpec, device: str, dtype: str) -> None:
     """CPU and CUDA agree on every sample (runs where a GPU is present)."""
@@ -798,12 +799,10 @@ def check_cuda_matches_cpu(spec: SuiteSpec, device: str, dtype: str) -> None:
         pytest.skip("no CUDA device")
     _skip_unless_cuda_kernel(spec, device, dtype)
     for s in samples(spec, "cpu", dtype):
-        cpu = s.call(functional(spec))
-        on_gpu = s.map_tensors(lambda t: t.cuda())
-        cuda = on_gpu.call(functional(spec))
-        if compiled(spec).bits_reference is not None:  # its own bits: checked against its own draw
-            cpu = own_bits_expected(spec, on_gpu, cuda)
-        assert_matches(cuda, cpu, spec, s, "cuda vs cpu")
+        cuda = (on_gpu := s.map_tensors(lambda t: t.cuda())).call(functional(spec))
+        own_bits = compiled(spec).bits_reference is not None  # then checked against its own draw
+        expected = own_bits_expected(spec, on_gpu, cuda) if own_bits else s.call(functional(spec))
+        assert_matches(cuda, expected, spec, s, "cuda vs cpu")
 
 
 @check(applies=lambda spec: "cuda" in spec.devices)

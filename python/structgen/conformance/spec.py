@@ -185,3 +185,10 @@ def compiled(spec: SuiteSpec) -> Compiled:
             for source, match, data in spec.errors
         ),
     )
+
+
+def own_bits_expected(spec: SuiteSpec, sample, result):
+    """What a random op whose CUDA kernels draw their own bits should give from its own draw
+    (tests.bits_reference: its result from its mask), for the Sample it ran on."""
+    bits = compiled(spec).bits_reference
+    return sample.call(lambda *args, **kwargs: bits(result, *args, **kwargs))
