@@ -111,3 +111,46 @@ def test_the_patch_leaves_torchs_forms_it_does_not_mirror():
         else:
             assert got == want
     assert routed.structops == {"torch.where": 1}
+
+
+def test_dropout_in_training_keeps_what_torchs_keeps_eager_and_compiled():
+    """Dropout active (p = 0.2, twice per step): under structops.patch() the dropout op draws
+    torch's CPU bits in torch's order, so eager and compiled training (the op an extern kernel
+    reading the default generator, never recomputed in backward: it is tagged
+    nondeterministic_seeded) take torch's eager losses and gradients from the same seed."""
+
+    def mlp() -> torch.nn.Module:
+        torch.manual_seed(0)
+        return torch.nn.Sequential(
+            torch.nn.Linear(16, 32),
+            torch.nn.ReLU(),
+            torch.nn.Dropout(0.2),
+            torch.nn.Linear(32, 32),
+            torch.nn.Dropout(0.2),
+            torch.nn.Linear(32, 1),
+        )
+
+    def train(model) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = torch.Generator().manual_seed(1)
+        x, y = torch.randn(64, 16, generator=data), torch.randn(64, 1, generator=data)
+        torch.manual_seed(5)
+        losses = []
+        for _ in range(STEPS):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            losses.append(loss.detach())
+            optimizer.step()
+        return losses, [p.grad for p in model.parameters()]
+
+    want_losses, want_grads = train(mlp())
+    for compiled in (False, True):
+        torch._dynamo.reset()
+        with structops.patch() as routed:
+            model = mlp()
+            got_losses, got_grads = train(torch.compile(model) if compiled else model)
+        assert routed.structops["F.dropout"] > 0, routed
+        torch.testing.assert_close(torch.stack(got_losses), torch.stack(want_losses), rtol=1e-5, atol=1e-6)
+        for got, want in zip(got_grads, want_grads, strict=True):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
