@@ -288,7 +288,7 @@ def _writes_kwarg_tensor(op) -> bool:
     return any(a.kwarg_only and a.type.isSubtypeOf(torch._C.TensorType.get()) for a in op._schema.arguments)
 
 
-# torch's refusal of a random op under vmap's default randomness="error" (its batching rules'
+# torch's refusal of a random op under vmap's default randomness="error", word for word
 RANDOMNESS_ERROR = (
     "vmap: called random operation while in randomness error mode. Please either use the 'same' or "
     "'different' randomness flags on vmap or perform the randomness operation out of vmap"
@@ -309,7 +309,10 @@ def _vmap_random(op, info, in_dims, *args, **kwargs):
     start = torch.cuda.get_rng_state(device) if cuda else torch.get_rng_state()
 
     def from_start(*element_args, **element_kwargs):
-        (torch.cuda.set_rng_state(start, device) if cuda else torch.set_rng_state(start))
+        if cuda:
+            torch.cuda.set_rng_state(start, device)
+        else:
+            torch.set_rng_state(start)
         return op(*element_args, **element_kwargs)
 
     return _vmap_loop(from_start, info, in_dims, *args, **kwargs)
