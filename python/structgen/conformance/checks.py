@@ -37,6 +37,7 @@ from structgen.conformance.spec import (
     overload,
     own_bits_expected,
     qualified,
+    reference_on,
     under_test,
 )
 from structgen.conformance.tensors import Sample, dtype_of, is_integral, seed_call, values
@@ -182,7 +183,7 @@ def _first_sample(spec: SuiteSpec, device: str, dtype: str, min_numel: int = 2) 
 @check()
 def check_reference(spec: SuiteSpec, device: str, dtype: str) -> None:
     """Values, dtype, shape and strides equal the torch reference."""
-    reference = compiled(spec).reference
+    reference = reference_on(spec, device)
     if reference is None:
         pytest.skip("no tests.reference in the manifest")
     for s in samples(spec, device, dtype):
@@ -754,7 +755,7 @@ def check_property(spec: SuiteSpec, device: str, dtype: str) -> None:
     if spec.samples:
         pytest.skip("the manifest gives this op's samples (tests.samples): random tensors would not fit it")
     d = dtype_of(dtype)
-    reference = compiled(spec).reference
+    reference = reference_on(spec, device)
 
     def from_rule(draw, spec: SuiteSpec, dtype: torch.dtype, device: str) -> Sample:
         s = drawn_sample(HypothesisPick(draw), spec, dtype, device, draw(st.integers(0, 2**16)))
@@ -847,7 +848,7 @@ def check_emulated_cuda(spec: SuiteSpec, device: str, dtype: str) -> None:
 def check_kernel_variants(spec: SuiteSpec, device: str, dtype: str) -> None:
     """Every kernel variant (pinned in turn, where it is eligible) matches the reference, through
     the functional and the out= overload."""
-    reference = compiled(spec).reference
+    reference = reference_on(spec, device)
     assert reference is not None and spec.out is not None
     out_op = overload(spec, spec.out)
     for variant in dict(spec.kernel_variants).get(device, ()):

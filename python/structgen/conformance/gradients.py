@@ -15,7 +15,7 @@ import structgen
 from structgen.codegen.dest.conformance_suite import SuiteSpec
 from structgen.conformance.checks import _first, _outputs, _tolerance, _written_inputs, check, opcheck
 from structgen.conformance.samples import samples
-from structgen.conformance.spec import compiled, functional, on_cpu, qualified
+from structgen.conformance.spec import functional, on_cpu, qualified, reference_on
 from structgen.conformance.tensors import Sample, dtype_of
 
 
@@ -112,7 +112,7 @@ def check_gradients(spec: SuiteSpec, device: str, dtype: str) -> None:
                     gradcheck(call, tuple(w_leaves), raise_exception=True)
                 except GradcheckError as e:
                     raise AssertionError(f"{ctx}: {name}: {e}") from None
-        reference = compiled(spec).grad_reference
+        reference = reference_on(spec, device, grads=True)
         if reference is not None:
             _compare_gradients(spec, s, g, leaves, outputs, reference, ctx)
 
@@ -179,7 +179,7 @@ def check_forward_ad(spec: SuiteSpec, device: str, dtype: str) -> None:
     torch by check_gradients), and the Hessian against reverse over reverse."""
     if not dtype_of(dtype).is_floating_point:
         pytest.skip("torch has no tangents for integer or bool tensors (forward AD refuses them)")
-    fn, reference = functional(spec), compiled(spec).grad_reference
+    fn, reference = functional(spec), reference_on(spec, device, grads=True)
     for s in _gradcheck_samples(spec, device, "float64")[:2]:
         g, leaves = _with_grad(s, spec)
         leaves = [t.detach() for t in leaves]

@@ -192,3 +192,16 @@ def own_bits_expected(spec: SuiteSpec, sample, result):
     (tests.bits_reference: its result from its mask), for the Sample it ran on."""
     bits = compiled(spec).bits_reference
     return sample.call(lambda *args, **kwargs: bits(result, *args, **kwargs))
+
+
+def reference_on(spec: SuiteSpec, device: str, grads: bool = False) -> Callable | None:
+    """The reference (of gradients, with ``grads``) on ``device``: torch's op, or for a random op
+    whose CUDA kernels draw their own bits (tests.bits_reference), on CUDA its own draw with the
+    values recomputed by torch from it (the caller seeds each call, so the draw is the one the
+    op's own call makes). Gradients then flow through torch's formula of the draw."""
+    c = compiled(spec)
+    reference = c.grad_reference if grads else c.reference
+    if device != "cuda" or c.bits_reference is None or reference is None:
+        return reference
+    op, bits = functional(spec), c.bits_reference
+    return lambda *args, **kwargs: bits(op(*args, **kwargs), *args, **kwargs)
