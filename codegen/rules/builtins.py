@@ -163,6 +163,25 @@ BUILTINS = (
         "`n` dims of size 1 (layer_norm's statistics: `[*batch, *ones(len(normalized_shape))]`)",
     ),
     Builtin(
+        "int",
+        "shape",
+        ("scalar",),
+        "int",
+        "int(x)",
+        "a Scalar as an int, truncated toward zero as torch's integral paths read a bound "
+        "(Scalar.toLong(): hardtanh's `int(min_val) >= 0`); a Scalar also compares with ints and "
+        "Scalars as it is, exactly as Python compares numbers",
+    ),
+    Builtin(
+        "dtype",
+        "shape",
+        ("tensor",),
+        "dtype",
+        "dtype(t)",
+        "`t`'s dtype, compared with `==`/`!=` to a dtype name or a ScalarType argument, in `checks:` "
+        "only (`dtype(self) != uint8 or int(min_val) >= 0`)",
+    ),
+    Builtin(
         "given",
         "shape",
         ("tensor?|int?|ints?|scalar?|dtype?|str?",),
@@ -210,7 +229,7 @@ BUILTINS = (
     Builtin(
         "fits_check",
         "check",
-        ("scalar", "output"),
+        ("scalar|scalar?", "output"),
         "check",
         "fits_check(min, out, dtypes=D)",
         "the number converts to the output's dtype without overflow, or raises (torch.clamp_min); "
@@ -318,4 +337,5 @@ _KINDS = {
     "dtypes": "a dtype rule",
     "check": "a check",
     "strides": "a layout",
+    "dtype": "a dtype",
 }

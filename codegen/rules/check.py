@@ -38,6 +38,8 @@ class RuleError(Exception):  # not frozen: raising sets __traceback__
     line: int | None = None
 
 
+# What a failed condition prints of the values it names.
+_SHOWN = ("int", "tensor", "scalar", "float", "dtype")
 OPTIONAL_KINDS = ("tensor?", "int?", "ints?", "scalar?", "dtype?", "str?")
 # The kinds of the op's arguments that expressions can use (rules/model.py arg_kind).
 USABLE_KINDS = (
@@ -252,7 +254,9 @@ class Checker:
     # -- expressions -----------------------------------------------------------------------------
 
     def int_expr(self, e: Expr, what: str) -> ir.Expr:
-        v = self.expr(e)
+        return self.int_value(self.expr(e), e, what)
+
+    def int_value(self, v: ir.Expr, e: Expr, what: str) -> ir.Expr:
         if v.kind != "int":
             raise self.fail(
                 f"{what} must be an int, got {show(v.kind)} '{e}'",
@@ -322,16 +326,52 @@ class Checker:
                         "use 'or' between dtypes only in meta.dtype",
                     )
                 return ir.Binary(e.op, a, b, "bool")
-            if e.op in ("==", "!="):  # two shapes compare as lists (addmm: self expands to [n, m])
-                lv, rv = self.expr(e.lhs), self.expr(e.rhs)
-                if lv.kind == "ints" and rv.kind == "ints":
-                    return ir.Binary(e.op, lv, rv, "bool", shapes=True)
-            a = self.int_expr(e.lhs, f"the left side of '{e.op}'")
-            b = self.int_expr(e.rhs, f"the right side of '{e.op}'")
             comparison = e.op in ("==", "!=", "<", "<=", ">", ">=")
+            if comparison and (dtypes_compared := self.dtype_comparison(e)) is not None:
+                return dtypes_compared
+            lv, rv = self.expr(e.lhs), self.expr(e.rhs)
+            if e.op in ("==", "!=") and lv.kind == "ints" and rv.kind == "ints":
+                return ir.Binary(e.op, lv, rv, "bool", shapes=True)  # lists (addmm: self expands to [n, m])
+            numbers = {lv.kind, rv.kind}
+            if comparison and numbers & {"scalar", "float"}:
+                if not numbers <= {"scalar", "float", "int"}:
+                    raise self.fail(
+                        f"'{e}' compares {show(lv.kind)} with {show(rv.kind)}",
+                        "compare a Scalar or float with a number, an int or another Scalar: 'p >= 0'",
+                    )
+                return ir.Compare(e.op, lv, rv, "numbers")
+            a = self.int_value(lv, e.lhs, f"the left side of '{e.op}'")
+            b = self.int_value(rv, e.rhs, f"the right side of '{e.op}'")
             return ir.Binary(e.op, a, b, "bool" if comparison else "int")
         assert isinstance(e, Call)
         return self.call(e)
+
+    def dtype_comparison(self, e: BinOp) -> ir.Compare | None:
+        """``dtype(t) == uint8``, ``dtype != float32`` (a ScalarType argument): a comparison of
+        dtypes, or None where neither side is one. Only in meta.checks: describe() has no dtypes."""
+        lhs, rhs = self.dtype_side(e.lhs), self.dtype_side(e.rhs)
+        if lhs is None and rhs is None:
+            return None
+        if lhs is None or rhs is None or e.op not in ("==", "!="):
+            raise self.fail(
+                f"'{e}' compares a dtype with something else, or orders dtypes",
+                "compare two dtypes with == or !=: 'dtype(self) != uint8'",
+            )
+        if not self.in_check:
+            raise self.fail(f"'{e}' compares dtypes outside meta.checks", "move the condition to meta.checks")
+        return ir.Compare(e.op, lhs, rhs, "dtypes")
+
+    def dtype_side(self, e: Expr) -> ir.Expr | None:
+        """A dtype an expression names: dtype(t), a ScalarType argument or a dtype name; else None."""
+        if isinstance(e, Call) and e.fn == "dtype":
+            return self.expr(e)
+        if isinstance(e, Name):
+            v = self.env.get(e.id)
+            if v is not None:
+                return v if v.kind == "dtype" else None
+            if e.id in dtypes.RULE_NAMES:
+                return ir.DtypeName(e.id)
+        return None
 
     def condition(self, e: Expr) -> ir.Expr:
         v = self.expr(e)
@@ -342,14 +382,25 @@ class Checker:
             )
         return v
 
-    def want(self, e: Call, args: list[ir.Expr], expected: tuple[str, ...]) -> None:
+    def want(self, e: Call, args: list[ir.Expr], expected: tuple[str, ...], fix: str = "") -> None:
         kinds = [a.kind for a in args]
         ok = len(expected) == len(kinds) and all(k in x.split("|") for k, x in zip(kinds, expected))
         if not ok:
             raise self.fail(
                 f"{e.fn}() takes ({', '.join(show(x) for x in expected)}), "
                 f"got ({', '.join(show(k) for k in kinds)})",
-                f"see {e.fn}() in docs/rules.md",
+                fix or f"see {e.fn}() in docs/rules.md",
+            )
+
+    def want_same_dtype(self, args: list[ir.Expr]) -> None:
+        if (
+            len(args) < 2
+            or args[0].kind != "tensor"
+            or any(a.kind not in ("tensor", "tensor?") for a in args)
+        ):
+            raise self.fail(
+                "same_dtype() takes two or more tensors, the first one required (not Tensor?)",
+                "write e.g. 'same_dtype(self, other)' or 'same_dtype(input, weight)'",
             )
 
     def call(self, e: Call) -> ir.Expr:
@@ -495,72 +546,27 @@ class Checker:
         return v.id
 
     def check(self, e: Expr) -> None:
-        labels = tuple(str(a) for a in e.args) if isinstance(e, Call) else ()
-        if isinstance(e, Call) and e.fn in ("alpha_check", "integer_power_check", "fits_check"):
+        own = builtins.builtin(e.fn, "check") if isinstance(e, Call) else None
+        if own is not None:
+            assert isinstance(e, Call)
             args = [self.expr(a) for a in e.args]
-            kinds = [a.kind for a in args]
-            name = {"alpha_check": "alpha", "integer_power_check": "exponent", "fits_check": "value"}[e.fn]
-            if kinds != ["scalar", "output"] and not (
-                e.fn == "fits_check" and kinds == ["scalar?", "output"]
-            ):
-                raise self.fail(f"{e.fn}() takes (Scalar {name}, output)", f"write '{e.fn}({name}, out)'")
-            options: tuple[tuple[str, str], ...] = ()
-            if e.fn == "fits_check":
-                options = (("dtypes", self.kwarg(e, "dtypes", ("ALL", "INTEGRAL"), "ALL")),)
-            elif e.kwargs:
-                raise self.fail(f"{e.fn}() takes no keyword arguments", f"write '{e.fn}({name}, out)'")
-            call = ir.Call(e.fn, tuple(args), labels, "check", options, context="check")
-            self.statements.append(ir.Check(call, str(e)))
-            return
-        if isinstance(e, Call) and e.fn == "same_dtype":
-            args = [self.expr(a) for a in e.args]
-            if (
-                len(args) < 2
-                or args[0].kind != "tensor"
-                or any(a.kind not in ("tensor", "tensor?") for a in args)
-            ):
-                raise self.fail(
-                    "same_dtype() takes two or more tensors, the first one required (not Tensor?)",
-                    "write e.g. 'same_dtype(self, other)' or 'same_dtype(input, weight)'",
-                )
-            options = (("zero_dim", self.kwarg(e, "zero_dim", ("EXACT", "PROMOTE"), "EXACT")),)
-            call = ir.Call(e.fn, tuple(args), labels, "check", options, context="check")
-            self.statements.append(ir.Check(call, str(e)))
-            return
-        if isinstance(e, Call) and e.fn == "nonempty":
-            args = [self.expr(a) for a in e.args]
-            if (
-                len(args) != 2
-                or args[0].kind != "tensor"
-                or args[1].kind not in ("ints?", "ints", "int", "int?")
-            ):
-                raise self.fail("nonempty() takes (Tensor, dim list)", "write 'nonempty(self, dim)'")
+            if e.fn == "same_dtype":
+                self.want_same_dtype(args)
+            else:
+                assert own.params is not None
+                self.want(e, args, own.params, fix=f"write '{own.usage}'")
+            if e.kwargs and not own.options:
+                raise self.fail(f"{e.fn}() takes no keyword arguments", f"write '{own.usage}'")
+            options = tuple((o.key, self.kwarg(e, o.key, o.values, o.default)) for o in own.options)
+            labels = tuple(str(a) for a in e.args)
             self.statements.append(
-                ir.Check(ir.Call(e.fn, tuple(args), labels, "check", context="check"), str(e))
-            )
-            return
-        if isinstance(e, Call) and e.fn == "norm_nonempty":
-            args = [self.expr(a) for a in e.args]
-            if (
-                len(args) != 3
-                or args[0].kind not in ("scalar", "scalar?")
-                or args[1].kind != "tensor"
-                or args[2].kind not in ("ints?", "ints", "int", "int?")
-            ):
-                raise self.fail(
-                    "norm_nonempty() takes (Scalar? p, Tensor, dim list)",
-                    "write 'norm_nonempty(p, self, dim)'",
-                )
-            self.statements.append(
-                ir.Check(ir.Call(e.fn, tuple(args), labels, "check", context="check"), str(e))
+                ir.Check(ir.Call(e.fn, tuple(args), labels, "check", options, "check"), str(e))
             )
             return
         v = self.expr(e)
         if v.kind != "bool":
             raise self.fail(f"a check must be a condition, got {show(v.kind)} '{e}'", "write e.g. 'n > 0'")
-        shown = tuple(
-            dict.fromkeys(n for n in _names(e) if self.env.get(n) and self.env[n].kind in ("int", "tensor"))
-        )
+        shown = tuple(dict.fromkeys(n for n in _names(e) if self.env.get(n) and self.env[n].kind in _SHOWN))
         self.statements.append(ir.Check(v, str(e), tuple((n, self.env[n]) for n in shown)))
 
     def layout(self, out) -> tuple[tuple[str, ir.Expr], ...]:

@@ -45,6 +45,11 @@ def code(e: ir.Expr) -> str:
         if e.op in ("//", "%"):  # Python's floor semantics; division by zero raises, never traps
             return f"rules::{'floordiv' if e.op == '//' else 'mod'}(op, {a}, {b})"
         return f"({a} {e.op} {b})"
+    if isinstance(e, ir.Compare):
+        a, b = _compared(e.lhs), _compared(e.rhs)
+        if e.of == "dtypes":
+            return f"({a} {e.op} {b})"
+        return f'rules::compare(op, {a}, "{e.op}", {b})'
     if isinstance(e, ir.Select):
         test, a, b = code(e.test), code(e.then), code(e.otherwise)
         if e.kind == "dtypes":
@@ -75,6 +80,16 @@ def code(e: ir.Expr) -> str:
         return f"({a}.has_value() ? rules::Dtypes::of(*{a}) : {code(e.otherwise)})"
     assert isinstance(e, ir.Call), e
     return _call(e)
+
+
+def _compared(e: ir.Expr) -> str:
+    """One side of an ir.Compare as C++: an at::Scalar (of a Scalar, float or int), or an
+    at::ScalarType."""
+    if e.kind == "int":
+        return f"rules::number({code(e)})"
+    if e.kind == "float":
+        return f"at::Scalar({code(e)})"
+    return code(e)
 
 
 def _raw(e: ir.Expr) -> str | None:
@@ -168,6 +183,10 @@ def _call(e: ir.Call) -> str:
         return f"rules::item(op, {q[0]}, {a[0]}, {a[1]})"
     if fn == "sum":
         return f"rules::sum({a[0]})"
+    if fn == "int":
+        return f"c10::SymInt({a[0]}.toLong())"
+    if fn == "dtype":
+        return f"{a[0]}.scalar_type()"
     assert fn in ("max", "min"), fn
     return f"rules::{fn}({a[0]}, {a[1]})"
 
@@ -330,8 +349,10 @@ def _bindings(p: ir.MatchPattern) -> list[str]:
 
 
 def _shown(v: ir.Expr) -> str:
-    """A value a failed condition prints: an int, or a tensor's sizes."""
-    return f"{cpp_name(v.name)}.sym_sizes()" if isinstance(v, ir.Arg) and v.kind == "tensor" else code(v)
+    """A value a failed condition prints: an int, a number, or a tensor's sizes."""
+    if isinstance(v, ir.Arg) and v.kind == "tensor":
+        return f"{cpp_name(v.name)}.sym_sizes()"
+    return f"rules::show({code(v)})" if v.kind == "scalar" else code(v)
 
 
 def _check(s: ir.Check) -> list[str]:

@@ -74,6 +74,20 @@ class Binary:
 
 
 @dataclass(frozen=True)
+class Compare:
+    """A comparison of values that are not shape ints: ``numbers`` (a Scalar or float with a
+    Scalar, float or int, compared exactly as Python compares numbers: cdist's ``p >= 0``) or
+    ``dtypes`` (a tensor's or ScalarType argument's dtype with another or a named one, == and !=
+    only: ``dtype(self) != uint8``)."""
+
+    op: str
+    lhs: Expr
+    rhs: Expr
+    of: str  # "numbers" | "dtypes"
+    kind: str = "bool"
+
+
+@dataclass(frozen=True)
 class Select:
     """``then if test else otherwise``, for ints, shapes, bools and dtype rules alike."""
 
@@ -163,6 +177,7 @@ Expr = (
     | BoolLit
     | Unary
     | Binary
+    | Compare
     | Select
     | SizesOf
     | ShapeLiteral

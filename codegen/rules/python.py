@@ -35,6 +35,9 @@ def expr(e: ir.Expr) -> str:
         if e.op in ("//", "%"):
             return f"so.{'floordiv' if e.op == '//' else 'mod'}(so.int({a}), so.int({b}))"
         return f"(so.int({a}) {e.op} so.int({b}))"
+    if isinstance(e, ir.Compare):  # numbers only: dtypes are compared in checks, which C++ runs
+        a, b = (f"so.int({expr(x)})" if x.kind == "int" else expr(x) for x in (e.lhs, e.rhs))
+        return f"({a} {e.op} {b})"
     if isinstance(e, ir.Select):
         return f"({expr(e.then)} if {expr(e.test)} else {expr(e.otherwise)})"
     if isinstance(e, ir.SizesOf):
@@ -48,6 +51,8 @@ def expr(e: ir.Expr) -> str:
     if isinstance(e, ir.Given):
         return f"({expr(e.arg)} is not None)"
     assert isinstance(e, ir.Call), e
+    if e.fn == "int":  # Python's int() truncates toward zero, as Scalar.toLong()
+        return f"int({expr(e.args[0])})"
     args = "".join(f", {expr(a)}" for a in e.args)
     options = "".join(f", {k}={v!r}" for k, v in e.options)
     if e.fn == "broadcast":

@@ -24,6 +24,12 @@ std::string element_name(std::string_view name, int64_t element) {
 
 }  // namespace
 
+std::string show(const at::Scalar& value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
 std::string show(c10::SymIntArrayRef dims) {
   std::ostringstream s;
   s << "[";
@@ -388,6 +394,54 @@ c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymIn
 c10::SymInt mod(std::string_view op, const c10::SymInt& a, const c10::SymInt& b) {
   TORCH_CHECK(b != 0, op, ": division by zero in a shape rule (", a, " % ", b, ")");
   return a - floordiv(op, a, b) * b;
+}
+
+namespace {
+constexpr int kUnordered = 2;
+
+// -1, 0 or 1 as i is below, equal to or above d, exactly (no rounding of i to double).
+int order(int64_t i, double d) {
+  if (std::isnan(d)) return kUnordered;
+  constexpr double two_to_63 = 9223372036854775808.0;
+  if (d >= two_to_63) return -1;
+  if (d < -two_to_63) return 1;
+  const double whole = std::floor(d);
+  const auto floor_d = static_cast<int64_t>(whole);
+  if (i != floor_d) return i < floor_d ? -1 : 1;
+  return whole == d ? 0 : -1;
+}
+
+int order(const at::Scalar& a, const at::Scalar& b) {
+  const bool a_int = a.isIntegral(/*includeBool=*/true), b_int = b.isIntegral(/*includeBool=*/true);
+  if (a_int && b_int) {
+    const int64_t x = a.toLong(), y = b.toLong();
+    return (x > y) - (x < y);
+  }
+  if (a_int) return order(a.toLong(), b.toDouble());
+  if (b_int) {
+    const int o = order(b.toLong(), a.toDouble());
+    return o == kUnordered ? o : -o;
+  }
+  const double x = a.toDouble(), y = b.toDouble();
+  if (std::isnan(x) || std::isnan(y)) return kUnordered;
+  return (x > y) - (x < y);
+}
+}  // namespace
+
+bool compare(std::string_view op, const at::Scalar& a, std::string_view relation, const at::Scalar& b) {
+  if (a.isComplex() || b.isComplex()) {
+    TORCH_CHECK(relation == "==" || relation == "!=", op, ": a rule orders complex numbers (", a, " ",
+                relation, " ", b, "); complex numbers compare by == and != only");
+    return (a.toComplexDouble() == b.toComplexDouble()) == (relation == "==");
+  }
+  const int o = order(a, b);
+  if (relation == "==") return o == 0;
+  if (relation == "!=") return o != 0;
+  if (relation == "<") return o == -1;
+  if (relation == "<=") return o == -1 || o == 0;
+  if (relation == ">") return o == 1;
+  TORCH_CHECK(relation == ">=", op, ": unknown comparison ", relation);
+  return o == 1 || o == 0;
 }
 
 namespace {

@@ -201,7 +201,8 @@ CASES = {
         at(
             6,
             "unknown builtin 'broadcat' — use one of: broadcast, reduce, reduce_all, dims, matmul, cat, "
-            "stack, split, index, gather, window, len, ndim, numel, sum, max, min, item, ones, given",
+            "stack, split, index, gather, window, len, ndim, numel, sum, max, min, item, ones, int, dtype, "
+            "given",
         ),
     ),
     "reduce_wrong_argument_kinds": (
@@ -374,11 +375,19 @@ CASES = {
     ),
     "alpha_check_arguments_swapped": (
         entry('shape:\n  out: "[*self]"\nchecks: ["alpha_check(out, alpha)"]\n'),
-        at(7, "alpha_check() takes (Scalar alpha, output) — write 'alpha_check(alpha, out)'"),
+        at(
+            7,
+            "alpha_check() takes (a Scalar, an output), got (an output, a Scalar) — write "
+            "'alpha_check(alpha, out)'",
+        ),
     ),
     "alpha_check_of_an_int": (
         entry('shape:\n  out: "[*self]"\nchecks: ["alpha_check(dim, out)"]\n'),
-        at(7, "alpha_check() takes (Scalar alpha, output) — write 'alpha_check(alpha, out)'"),
+        at(
+            7,
+            "alpha_check() takes (a Scalar, an output), got (an int, an output) — write "
+            "'alpha_check(alpha, out)'",
+        ),
     ),
     "fits_check_unknown_dtypes": (
         entry('shape:\n  out: "[*self]"\nchecks: ["fits_check(alpha, out, dtypes=FLOATING)"]\n'),

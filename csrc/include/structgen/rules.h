@@ -115,12 +115,17 @@ inline c10::SymInt max(const c10::SymInt& a, const c10::SymInt& b) { return a.ma
 // Tuning keys (an op's `kernels:`): the smallest power of two >= x (0 for x <= 0), and whether
 // t's innermost dim (smallest stride among dims of size > 1) is one of `dims`.
 c10::SymInt bucket_pow2(const c10::SymInt& x);
-// "[2, 3]": a shape in error messages.
+// "[2, 3]": a shape in error messages; "-1.5": a Scalar (without the header that streams one).
 std::string show(c10::SymIntArrayRef dims);
+std::string show(const at::Scalar& value);
 bool innermost(const at::Tensor& t, at::IntArrayRef dims);
 inline c10::SymInt min(const c10::SymInt& a, const c10::SymInt& b) { return a.min(b); }
 c10::SymInt floordiv(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);
 c10::SymInt mod(std::string_view op, const c10::SymInt& a, const c10::SymInt& b);
+// A check's comparison of numbers ('int(min_val) >= 0', 'p > 1'), as Python compares them: exactly,
+// an int with a float too; NaN is unordered; complex numbers by == and != only (else raises).
+bool compare(std::string_view op, const at::Scalar& a, std::string_view relation, const at::Scalar& b);
+inline at::Scalar number(const c10::SymInt& x) { return at::Scalar(x.guard_int(__FILE__, __LINE__)); }
 
 // Dtype builtins and checks.
 Dtypes promote(std::string_view op, std::initializer_list<NamedTensor> tensors,

@@ -20,11 +20,10 @@ struct CdistOperands {
   bool mm_mode;  // torch's choice of the mm form for p = 2 (compute_mode, or r1 or r2 > 25)
 };
 
-// Checks what the rule cannot (p and compute_mode are a float and an int?); nullopt when nothing is
-// left to compute: out is empty, or the vectors are (every distance is 0).
+// Checks what the rule cannot (compute_mode is an int?); nullopt when nothing is left to compute:
+// out is empty, or the vectors are (every distance is 0).
 inline std::optional<CdistOperands> cdist_operands(const at::Tensor& x1, const at::Tensor& x2, double p,
                                                    std::optional<int64_t> compute_mode, const at::Tensor& out) {
-  TORCH_CHECK(p >= 0, "cdist: p must be non-negative, got p=", p);
   TORCH_CHECK(!compute_mode.has_value() || (*compute_mode >= 0 && *compute_mode <= 2),
               "cdist: compute_mode must be None, 0, 1 or 2, got ", *compute_mode);
   if (out.numel() == 0) return std::nullopt;
