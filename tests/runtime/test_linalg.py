@@ -169,6 +169,8 @@ def test_cdist_bfloat16_against_float64(p):
 def test_cdist_rejects_negative_p_and_bad_mode():
     with pytest.raises(RuntimeError, match=r"cdist: rule 'p >= 0' does not hold p=-1"):
         structops.cdist(torch.ones(2, 3), torch.ones(2, 3), -1.0)
+    with pytest.raises(RuntimeError, match=r"cdist: rule 'p >= 0' does not hold p=nan"):  # as torch's
+        structops.cdist(torch.ones(2, 3), torch.ones(2, 3), float("nan"))
     with pytest.raises(RuntimeError, match=r"cdist: compute_mode must be None, 0, 1 or 2, got 3"):
         structops.cdist(torch.ones(2, 3), torch.ones(2, 3), 2.0, 3)
 
