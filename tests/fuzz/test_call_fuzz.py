@@ -762,6 +762,14 @@ KNOWN_DEFECTS = [
         ("layer_norm", 1567956486),
     ),
     (
+        r"structops raises .*rms_norm: 'weight' has dtype \w+ but 'input' has \w+",
+        (
+            "rms_norm with a weight of another dtype is refused (torch multiplies by it and casts the result"
+            " to the input's dtype)"
+        ),
+        ("rms_norm", 1564617126),
+    ),
+    (
         r"structops raises .*div: .*(has dtype|promote to) Complex\w+, which div does not support",
         (
             "div with an explicit rounding_mode=None refuses complex operands (div without the argument takes"

@@ -76,6 +76,10 @@ CALLS = {
     "linear": ("linear", (_d(2, 3, 4), _d(5, 4), _d(5)), {}),
     "relu": ("relu", (_d(3, 4),), {}),
     "silu": ("silu", (_d(3, 4, scale=6.0),), {}),
+    "hardtanh": ("hardtanh", (_d(3, 4, scale=2.0),), {}),
+    "hardtanh_relu6": ("hardtanh", (_d(3, 4, scale=5.0), 0.0, 6.0), {}),
+    # at a bound torch's gradient is 0 (its hardtanh_backward is strict), clamp's would be 1
+    "hardtanh_at_its_bounds": ("hardtanh", (torch.tensor([-1.0, 1.0, 0.5, -3.0, 2.0]).double(),), {}),
     "gelu_tanh": ("gelu", (_d(3, 4, scale=4.0),), {"approximate": "tanh"}),
     "softmax_masked": ("softmax", (_LOGITS,), {"dim": -1}),
     "log_softmax_masked": ("log_softmax", (_LOGITS,), {"dim": 1}),
@@ -168,7 +172,7 @@ def test_functional_gives_torchs_result_and_gradients(case):
 
 
 def test_inplace_activations_write_their_input():
-    for name in ("relu", "silu"):
+    for name in ("relu", "silu", "hardtanh"):
         x = _d(3, 4)
         expected = getattr(F, name)(x.clone())
         out = getattr(SF, name)(x, inplace=True)
@@ -229,6 +233,7 @@ def _sparse_and_scaled_backward(F):
         lambda F: F.embedding_bag(_IDS, _d(10, 4), mode="max", sparse=True),
         lambda F: F.embedding_bag(_IDS, _d(10, 4), per_sample_weights=_d(2, 4)),
         lambda F: F.embedding_bag(_IDS, _d(10, 4), padding_idx=-11),
+        lambda F: F.hardtanh(_d(3), 1.0, -1.0),
     ],
     ids=[
         "bad_reduction",
@@ -242,6 +247,7 @@ def _sparse_and_scaled_backward(F):
         "bags_max_sparse",
         "bags_weights_not_sum",
         "bags_padding_out_of_range",
+        "hardtanh_min_above_max",
     ],
 )
 def test_bad_calls_raise_torchs_exception(call):
@@ -255,6 +261,29 @@ def test_implicit_softmax_dim_warns_as_torchs():
     with pytest.warns(UserWarning):
         want = F.softmax(x)
     torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize(
+    "kind", [torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float32]
+)
+@pytest.mark.parametrize("bounds", [(-1.5, 2.7), (-2, 3), (-1.0, 1.0)])
+def test_hardtanh_takes_torchs_bounds_in_every_dtype(kind, bounds):
+    """Negative bounds (which the conformance samples cannot hold: uint8 refuses them): an
+    integral tensor's bounds are truncated, its result keeps its dtype."""
+    x = _d(4, 5, scale=4.0) if kind.is_floating_point else torch.arange(-10, 10).reshape(4, 5)
+    x = x.to(kind)
+    got, want = SF.hardtanh(x, *bounds), F.hardtanh(x, *bounds)
+    assert got.dtype == want.dtype == kind
+    torch.testing.assert_close(got, want, atol=0, rtol=0)
+
+
+def test_hardtanh_refuses_negative_bounds_on_uint8_as_torch():
+    x = torch.arange(4, dtype=torch.uint8)
+    with pytest.raises(RuntimeError, match="hardtanh: rule .*uint8.* does not hold self=\\[4\\] min_val=-1"):
+        SF.hardtanh(x)
+    with pytest.raises(RuntimeError, match="unsigned type with negative limits"):
+        F.hardtanh(x)
+    torch.testing.assert_close(SF.hardtanh(x, 0, 2), F.hardtanh(x, 0, 2), atol=0, rtol=0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])

@@ -26,6 +26,7 @@ __all__ = [
     "embedding",
     "embedding_bag",
     "gelu",
+    "hardtanh",
     "layer_norm",
     "linear",
     "log_softmax",
@@ -55,6 +56,16 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None 
 
 def relu(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
     return structops.relu_(input) if inplace else structops.relu(input)
+
+
+def hardtanh(
+    input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> torch.Tensor:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return structops.hardtanh_(input, min_val, max_val)
+    return structops.hardtanh(input, min_val, max_val)
 
 
 def silu(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
