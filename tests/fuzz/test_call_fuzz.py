@@ -764,8 +764,8 @@ KNOWN_DEFECTS = [
     (
         r"structops raises .*rms_norm: 'weight' has dtype \w+ but 'input' has \w+",
         (
-            "rms_norm with a weight of another dtype is refused (torch multiplies by it and casts the result"
-            " to the input's dtype)"
+            "the rms_norm op refuses a weight of another dtype, which torch's multiplies and casts back to the"
+            " input's dtype (structops.rms_norm takes a composite of structops' ops there)"
         ),
         ("rms_norm", 1564617126),
     ),
