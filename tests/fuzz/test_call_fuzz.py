@@ -764,8 +764,8 @@ KNOWN_DEFECTS = [
     (
         r"structops raises .*rms_norm: 'weight' has dtype \w+ but 'input' has \w+",
         (
-            "the rms_norm op refuses a weight of another dtype, which torch's multiplies and casts back to the"
-            " input's dtype (structops.rms_norm takes a composite of structops' ops there)"
+            "the rms_norm op refuses a weight of another dtype, which torch's multiplies and casts back to"
+            " the input's dtype (structops.rms_norm takes a composite of structops' ops there)"
         ),
         ("rms_norm", 1564617126),
     ),
