@@ -1,8 +1,10 @@
 """The house rules the suite enforces: ruff (lint, 110 columns) and its formatter over every
-Python file, and a line budget per source file, so that no module quietly becomes the place
-everything goes. A file over its budget is split, or its budget raised here with the reason."""
+Python file, clang-format (.clang-format: 110 columns) over every hand-written C++ and CUDA file,
+and a line budget per source file, so that no module quietly becomes the place everything goes.
+A file over its budget is split, or its budget raised here with the reason."""
 
 import importlib.util
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +48,18 @@ def test_ruff_check():
 def test_ruff_format():
     result = _ruff("format", "--check", ".")
     assert result.returncode == 0, "run `ruff format .`:\n" + result.stdout + result.stderr
+
+
+def test_clang_format():
+    """Generated C++ (the goldens) is the templates' layout, not formatted."""
+    clang_format = shutil.which("clang-format", path=str(Path(sys.executable).parent))
+    if clang_format is None:  # a preinstalled Python (STRUCTOPS_PYTHON), no network
+        pytest.skip("clang-format is not installed beside this Python; tools/setup.sh installs it")
+    cpp = [f for f in _tracked_sources() if not f.endswith((".py", ".j2"))]
+    result = subprocess.run(
+        [clang_format, "--dry-run", "--Werror", *cpp], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, "run `.venv/bin/clang-format -i FILE`:\n" + result.stderr[-4000:]
 
 
 def _tracked_sources() -> list[str]:

@@ -18,7 +18,7 @@ else
   # Exactly 2.13.0: a bare "torch" would pull a multi-GB CUDA build.
   "$py" -m pip install --quiet torch==2.13.0
   "$py" -m pip install --quiet "scikit-build-core>=0.10" "pybind11>=2.12" pyyaml jinja2 ninja "cmake>=3.25" \
-    pytest hypothesis expecttest numpy "ruff==0.17.6" "mypy==1.19.1"
+    pytest hypothesis expecttest numpy "ruff==0.17.6" "mypy==1.19.1" "clang-format==23.1.5"
 fi
 
 # The CUDA kernels are compile-checked with nvcc (sm_75, the oldest GPU built for) even when torch has no

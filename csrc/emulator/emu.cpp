@@ -76,7 +76,9 @@ void* enter(const void* stack, std::size_t size) {
   __sanitizer_start_switch_fiber(&fake, stack, size);
   return fake;
 }
-void entered(void* fake) { __sanitizer_finish_switch_fiber(fake, &g_scheduler_stack, &g_scheduler_stack_size); }
+void entered(void* fake) {
+  __sanitizer_finish_switch_fiber(fake, &g_scheduler_stack, &g_scheduler_stack_size);
+}
 void* leave() { return enter(g_scheduler_stack, g_scheduler_stack_size); }
 void left(void* fake) { __sanitizer_finish_switch_fiber(fake, nullptr, nullptr); }
 void leave_for_good() { __sanitizer_start_switch_fiber(nullptr, g_scheduler_stack, g_scheduler_stack_size); }
@@ -116,7 +118,8 @@ struct Stacks {
 void* stack_for(std::size_t i) {
   thread_local Stacks pool;
   while (pool.stacks.size() <= i) {
-    void* s = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* s = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
     if (s == MAP_FAILED) throw std::runtime_error("cuda emulator: cannot map a fiber stack");
     pool.stacks.push_back(s);
   }
@@ -154,10 +157,14 @@ std::string where(const Grid& g, const Fiber& f) { return block_name(g) + ", " +
 
 const char* state_name(State s) {
   switch (s) {
-    case State::Ready: return "running";
-    case State::AtBarrier: return "waiting at __syncthreads";
-    case State::AtWarp: return "waiting at a warp shuffle/ballot";
-    case State::Done: return "exited";
+    case State::Ready:
+      return "running";
+    case State::AtBarrier:
+      return "waiting at __syncthreads";
+    case State::AtWarp:
+      return "waiting at a warp shuffle/ballot";
+    case State::Done:
+      return "exited";
   }
   return "?";
 }
@@ -182,7 +189,9 @@ bool exchange(Grid& g, std::size_t warp_begin, std::size_t warp_end) {
   for (std::size_t lane = 0; lane < 32; ++lane) {
     const bool named = (mask >> lane) & 1;
     if (lane >= lanes) {
-      if (named) fault(g, where(g, *first) + ": the shuffle's mask names lane " + std::to_string(lane) + ", which this block's last warp does not have");
+      if (named)
+        fault(g, where(g, *first) + ": the shuffle's mask names lane " + std::to_string(lane) +
+                     ", which this block's last warp does not have");
       continue;
     }
     Fiber& f = g.fibers[warp_begin + lane];
@@ -190,13 +199,14 @@ bool exchange(Grid& g, std::size_t warp_begin, std::size_t warp_end) {
       fault(g, where(g, f) + ": lanes of one warp wait at different shuffles/ballots (divergent warp op)");
     }
     if (!named) {
-      if (f.state == State::AtWarp) fault(g, where(g, f) + ": a lane calls a warp op whose mask does not name it");
+      if (f.state == State::AtWarp)
+        fault(g, where(g, f) + ": a lane calls a warp op whose mask does not name it");
       continue;
     }
     if (f.state == State::Ready) return false;
     if (f.state != State::AtWarp) {
-      fault(g, where(g, *first) + ": lane " + std::to_string(lane) + " of the mask is " + state_name(f.state) +
-                   " instead of reaching the same warp op (divergent warp op)");
+      fault(g, where(g, *first) + ": lane " + std::to_string(lane) + " of the mask is " +
+                   state_name(f.state) + " instead of reaching the same warp op (divergent warp op)");
     }
   }
   const uint64_t ballot = [&] {
@@ -210,21 +220,32 @@ bool exchange(Grid& g, std::size_t warp_begin, std::size_t warp_end) {
     if (!((mask >> lane) & 1)) continue;
     Fiber& f = g.fibers[warp_begin + lane];
     const int width = f.width, l = static_cast<int>(lane);
-    if (width <= 0 || width > 32 || (width & (width - 1)) != 0) fault(g, where(g, f) + ": a shuffle width must be a power of 2 up to 32");
+    if (width <= 0 || width > 32 || (width & (width - 1)) != 0)
+      fault(g, where(g, f) + ": a shuffle width must be a power of 2 up to 32");
     const int base = l & ~(width - 1);
     int src = l;
     switch (f.op) {
-      case WarpOp::ShflIdx: src = base + (f.arg & (width - 1)); break;
-      case WarpOp::ShflUp: src = l - f.arg >= base ? l - f.arg : l; break;
-      case WarpOp::ShflDown: src = l + f.arg < base + width ? l + f.arg : l; break;
-      case WarpOp::ShflXor: src = (l ^ f.arg) < base + width ? l ^ f.arg : l; break;
-      case WarpOp::Ballot: break;
+      case WarpOp::ShflIdx:
+        src = base + (f.arg & (width - 1));
+        break;
+      case WarpOp::ShflUp:
+        src = l - f.arg >= base ? l - f.arg : l;
+        break;
+      case WarpOp::ShflDown:
+        src = l + f.arg < base + width ? l + f.arg : l;
+        break;
+      case WarpOp::ShflXor:
+        src = (l ^ f.arg) < base + width ? l ^ f.arg : l;
+        break;
+      case WarpOp::Ballot:
+        break;
     }
     if (f.op == WarpOp::Ballot) {
       f.result = ballot;
     } else {
       if (!((mask >> src) & 1) || static_cast<std::size_t>(src) >= lanes) {
-        fault(g, where(g, f) + ": reads lane " + std::to_string(src) + ", which is not in the shuffle's mask");
+        fault(g,
+              where(g, f) + ": reads lane " + std::to_string(src) + ", which is not in the shuffle's mask");
       }
       f.result = g.fibers[warp_begin + src].bits;
     }
@@ -240,7 +261,8 @@ std::string site(const Fiber& f) {
   const std::string file = f.barrier_file;
   const auto last = file.rfind('/');
   const auto parent = last == std::string::npos || last == 0 ? std::string::npos : file.rfind('/', last - 1);
-  return (parent == std::string::npos ? file : file.substr(parent + 1)) + ":" + std::to_string(f.barrier_line);
+  return (parent == std::string::npos ? file : file.substr(parent + 1)) + ":" +
+         std::to_string(f.barrier_line);
 }
 
 // Every thread of the block waits at a barrier: it must be the same __syncthreads. On a GPU,
@@ -249,8 +271,8 @@ void check_one_barrier(const Grid& g) {
   const Fiber& first = g.fibers.front();
   for (const Fiber& f : g.fibers) {
     if (f.barrier_line != first.barrier_line || std::strcmp(f.barrier_file, first.barrier_file) != 0) {
-      fault(g, block_name(g) + ": threads wait at different __syncthreads (divergent barrier): " + thread_name(first) +
-                   " at " + site(first) + ", " + thread_name(f) + " at " + site(f));
+      fault(g, block_name(g) + ": threads wait at different __syncthreads (divergent barrier): " +
+                   thread_name(first) + " at " + site(first) + ", " + thread_name(f) + " at " + site(f));
     }
   }
 }
@@ -295,7 +317,10 @@ void run_block(Grid& g) {
     if (at_barrier + done == n) {
       if (done > 0) {
         for (const Fiber& f : g.fibers) {
-          if (f.state == State::Done) fault(g, where(g, f) + ": exited while other threads wait at __syncthreads (a barrier not every thread reaches)");
+          if (f.state == State::Done)
+            fault(g, where(g, f) +
+                         ": exited while other threads wait at __syncthreads (a barrier not every thread "
+                         "reaches)");
         }
       }
       check_one_barrier(g);
@@ -303,7 +328,10 @@ void run_block(Grid& g) {
       continue;
     }
     for (const Fiber& f : g.fibers) {
-      if (f.state == State::AtWarp) fault(g, where(g, f) + ": deadlock: waits at a warp op while its warp's other lanes wait at __syncthreads or exited");
+      if (f.state == State::AtWarp)
+        fault(g, where(g, f) +
+                     ": deadlock: waits at a warp op while its warp's other lanes wait at __syncthreads or "
+                     "exited");
     }
     fault(g, "deadlock");
   }
@@ -323,8 +351,8 @@ void block_current(State state) {
 // (block.z <= 64); no dynamic shared memory, which the emulator does not have (SO_SHARED only).
 bool launchable(dim3 grid, dim3 block, std::size_t dynamic_shared) {
   const uint64_t threads = static_cast<uint64_t>(block.x) * block.y * block.z;
-  return grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.x <= 2147483647u && grid.y <= 65535 && grid.z <= 65535 &&
-         threads > 0 && threads <= kMaxThreads && block.z <= 64 && dynamic_shared == 0;
+  return grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.x <= 2147483647u && grid.y <= 65535 &&
+         grid.z <= 65535 && threads > 0 && threads <= kMaxThreads && block.z <= 64 && dynamic_shared == 0;
 }
 
 }  // namespace
@@ -354,7 +382,8 @@ void* shared(const void* site, std::size_t bytes, std::size_t align) {
   }
   const std::size_t offset = (g.shared_used + align - 1) / align * align;
   if (offset + bytes > kSharedLimit) {  // thrown in the fiber: the scheduler reports it with the thread
-    throw std::runtime_error("more than 48 KiB of shared memory in one block (" + std::to_string(offset + bytes) + " bytes)");
+    throw std::runtime_error("more than 48 KiB of shared memory in one block (" +
+                             std::to_string(offset + bytes) + " bytes)");
   }
   std::memset(g.shared + offset, g.poison, bytes);  // a read before any write gives the poison
   g.used_shared = true;
@@ -372,7 +401,8 @@ void trace(const char* kernel, const char* parameters) {
   static std::mutex mutex;
   static std::set<std::string> seen;
   std::string types = parameters;
-  if (const auto at = types.find("P = {"); at != std::string::npos) types = types.substr(at + 5, types.rfind('}') - at - 5);
+  if (const auto at = types.find("P = {"); at != std::string::npos)
+    types = types.substr(at + 5, types.rfind('}') - at - 5);
   const std::lock_guard lock(mutex);
   if (!seen.insert(std::string(kernel) + "\t" + types).second) return;
   if (std::FILE* f = std::fopen(path, "a")) {
@@ -389,9 +419,12 @@ void run_grid(const char* kernel, const char* parameters, dim3 grid, dim3 block,
   if (stream != current_stream()) {
     std::ostringstream s;
     s << "cuda emulator: " << kernel << ": launched on ";
-    if (stream == nullptr) s << "the default stream";
-    else s << "stream " << static_cast<const void*>(stream);
-    s << ", not on the current stream (c10::cuda::getCurrentCUDAStream()): on a GPU it would run unordered with the "
+    if (stream == nullptr)
+      s << "the default stream";
+    else
+      s << "stream " << static_cast<const void*>(stream);
+    s << ", not on the current stream (c10::cuda::getCurrentCUDAStream()): on a GPU it would run unordered "
+         "with the "
          "work around it";
     throw std::runtime_error(s.str());
   }
@@ -466,11 +499,16 @@ cudaError_t cudaGetLastError() {
 
 const char* cudaGetErrorString(cudaError_t error) {
   switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
-    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorLaunchOutOfResources:
+      return "too many resources requested for launch";
+    case cudaErrorStreamCaptureUnsupported:
+      return "operation not permitted when stream is capturing";
   }
   return "unknown error";
 }
@@ -491,12 +529,14 @@ cudaError_t cudaStreamSynchronize(cudaStream_t) { return structgen::emu::unless_
 cudaError_t cudaDeviceSynchronize() { return structgen::emu::unless_capturing(); }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind) {
-  if (const cudaError_t e = structgen::emu::unless_capturing(); e != cudaSuccess) return e;  // it synchronises
+  if (const cudaError_t e = structgen::emu::unless_capturing(); e != cudaSuccess)
+    return e;  // it synchronises
   std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t) {
   if (kind != cudaMemcpyDeviceToDevice) {  // a graph captures only copies between device buffers here
     if (const cudaError_t e = structgen::emu::unless_capturing(); e != cudaSuccess) return e;
   }

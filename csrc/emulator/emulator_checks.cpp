@@ -30,11 +30,15 @@ std::string run_case(const std::string& name, const at::Tensor& buffer) {
 }
 
 at::Tensor bits(const at::Tensor& x, bool bfloat16) {
-  TORCH_CHECK(x.is_contiguous() && (x.scalar_type() == at::kFloat || (x.scalar_type() == at::kDouble && !bfloat16)));
+  TORCH_CHECK(x.is_contiguous() &&
+              (x.scalar_type() == at::kFloat || (x.scalar_type() == at::kDouble && !bfloat16)));
   at::Tensor out = at::empty(x.sizes(), x.options().dtype(at::kShort));
-  if (x.scalar_type() == at::kDouble) half_bits_from_double(x.const_data_ptr<double>(), out.data_ptr<int16_t>(), x.numel());
-  else if (bfloat16) bfloat16_bits(x.const_data_ptr<float>(), out.data_ptr<int16_t>(), x.numel());
-  else half_bits(x.const_data_ptr<float>(), out.data_ptr<int16_t>(), x.numel());
+  if (x.scalar_type() == at::kDouble)
+    half_bits_from_double(x.const_data_ptr<double>(), out.data_ptr<int16_t>(), x.numel());
+  else if (bfloat16)
+    bfloat16_bits(x.const_data_ptr<float>(), out.data_ptr<int16_t>(), x.numel());
+  else
+    half_bits(x.const_data_ptr<float>(), out.data_ptr<int16_t>(), x.numel());
   return out;
 }
 
@@ -46,7 +50,8 @@ at::Tensor values(const at::Tensor& b, bool bfloat16) {
 }
 
 void set_shared_poison(int64_t byte, const std::string& kernel) {
-  TORCH_CHECK_VALUE(byte >= 0 && byte <= 255, "set_shared_poison: the poison is a byte (0 to 255), got ", byte);
+  TORCH_CHECK_VALUE(byte >= 0 && byte <= 255, "set_shared_poison: the poison is a byte (0 to 255), got ",
+                    byte);
   ::structgen::emu::set_shared_poison(static_cast<unsigned char>(byte), kernel);
 }
 

@@ -59,9 +59,7 @@ __global__ void shuffle_beyond_block(int* out) {  // a 48-thread block: the seco
   out[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1, 1);
 }
 
-__global__ void read_outside_mask(int* out) {
-  out[threadIdx.x] = __shfl_sync(0x0000ffffu, 1, 20);
-}
+__global__ void read_outside_mask(int* out) { out[threadIdx.x] = __shfl_sync(0x0000ffffu, 1, 20); }
 
 __global__ void too_much_shared(float* out) {
   SO_SHARED(float, big, [49 * 1024 / 4]);
@@ -92,12 +90,14 @@ __global__ void collectives(long long* out) {
     const int u = __shfl_up_sync(0xffffffffu, v, d);
     if (lane >= d) v += u;
   }
-  if (threadIdx.x == 31) out[1] = v;                                            // 0 + ... + 31 = 496
-  if (threadIdx.x == 5) out[2] = __shfl_xor_sync(0xffffffffu, lane, 16, 32);    // lane 21
-  else __shfl_xor_sync(0xffffffffu, lane, 16, 32);
-  const int broadcast = __shfl_sync(0xffffffffu, lane * 10, 7, 8);              // lane 7 of each group of 8
-  if (threadIdx.x == 12) out[3] = broadcast;                                   // lane 15: 150
-  atomicAdd(reinterpret_cast<unsigned long long*>(out + 4), 1ull);             // 256 per block
+  if (threadIdx.x == 31) out[1] = v;  // 0 + ... + 31 = 496
+  if (threadIdx.x == 5)
+    out[2] = __shfl_xor_sync(0xffffffffu, lane, 16, 32);  // lane 21
+  else
+    __shfl_xor_sync(0xffffffffu, lane, 16, 32);
+  const int broadcast = __shfl_sync(0xffffffffu, lane * 10, 7, 8);  // lane 7 of each group of 8
+  if (threadIdx.x == 12) out[3] = broadcast;                        // lane 15: 150
+  atomicAdd(reinterpret_cast<unsigned long long*>(out + 4), 1ull);  // 256 per block
   atomicMin(out + 5, static_cast<long long>(1000 - threadIdx.x - blockIdx.x));
 }
 
@@ -114,8 +114,10 @@ std::string synchronise(const std::string& name, char* buffer, cudaStream_t stre
   if (name == "stream_synchronize") return text(cudaStreamSynchronize(stream));
   if (name == "device_synchronize") return text(cudaDeviceSynchronize());
   if (name == "memcpy_to_host") return text(cudaMemcpy(buffer, buffer + 64, 64, cudaMemcpyDeviceToHost));
-  if (name == "memcpy_async_to_host") return text(cudaMemcpyAsync(buffer, buffer + 64, 64, cudaMemcpyDeviceToHost, stream));
-  if (name == "memcpy_async_on_device") return text(cudaMemcpyAsync(buffer, buffer + 64, 64, cudaMemcpyDeviceToDevice, stream));
+  if (name == "memcpy_async_to_host")
+    return text(cudaMemcpyAsync(buffer, buffer + 64, 64, cudaMemcpyDeviceToHost, stream));
+  if (name == "memcpy_async_on_device")
+    return text(cudaMemcpyAsync(buffer, buffer + 64, 64, cudaMemcpyDeviceToDevice, stream));
   return "unknown case " + name;
 }
 
@@ -126,24 +128,42 @@ std::string synchronise(const std::string& name, char* buffer, cudaStream_t stre
 std::string run(const std::string& name, void* buffer, cudaStream_t stream) {
   auto* ints = static_cast<int*>(buffer);
   auto* floats = static_cast<float*>(buffer);
-  if (name == "divergent_shuffle") SO_LAUNCH(1, 32, 0, stream, divergent_shuffle)(ints);
-  else if (name == "barrier_skipped") SO_LAUNCH(1, 64, 0, stream, barrier_skipped)(ints);
-  else if (name == "barrier_vs_shuffle") SO_LAUNCH(1, 32, 0, stream, barrier_vs_shuffle)(ints);
-  else if (name == "shuffle_beyond_block") SO_LAUNCH(1, 48, 0, stream, shuffle_beyond_block)(ints);
-  else if (name == "read_outside_mask") SO_LAUNCH(1, 16, 0, stream, read_outside_mask)(ints);
-  else if (name == "too_much_shared") SO_LAUNCH(1, 32, 0, stream, too_much_shared)(floats);
-  else if (name == "unwritten_shared") SO_LAUNCH(1, 64, 0, stream, unwritten_shared)(floats);
-  else if (name == "grid_y_65536") SO_LAUNCH(dim3(1, 65536), 32, 0, stream, unwritten_shared)(floats);
-  else if (name == "grid_z_65536") SO_LAUNCH(dim3(1, 1, 65536), 32, 0, stream, unwritten_shared)(floats);
-  else if (name == "block_1025") SO_LAUNCH(1, 1025, 0, stream, unwritten_shared)(floats);
-  else if (name == "block_z_65") SO_LAUNCH(1, dim3(1, 1, 65), 0, stream, unwritten_shared)(floats);
-  else if (name == "empty_grid") SO_LAUNCH(0, 32, 0, stream, unwritten_shared)(floats);
-  else if (name == "last_block_wins") SO_LAUNCH(3, 32, 0, stream, last_block_wins)(ints);
-  else if (name == "collectives") SO_LAUNCH(3, 256, 0, stream, collectives)(static_cast<long long*>(buffer));
-  else if (name == "divergent_barrier") SO_LAUNCH(1, 32, 0, stream, divergent_barrier)(ints);
-  else if (name == "barrier_in_uneven_loop") SO_LAUNCH(1, 32, 0, stream, barrier_in_uneven_loop)(ints);
-  else if (name == "on_default_stream") SO_LAUNCH(1, 32, 0, nullptr, on_default_stream)(ints);  // not `stream`
-  else return synchronise(name, static_cast<char*>(buffer), stream);
+  if (name == "divergent_shuffle")
+    SO_LAUNCH(1, 32, 0, stream, divergent_shuffle)(ints);
+  else if (name == "barrier_skipped")
+    SO_LAUNCH(1, 64, 0, stream, barrier_skipped)(ints);
+  else if (name == "barrier_vs_shuffle")
+    SO_LAUNCH(1, 32, 0, stream, barrier_vs_shuffle)(ints);
+  else if (name == "shuffle_beyond_block")
+    SO_LAUNCH(1, 48, 0, stream, shuffle_beyond_block)(ints);
+  else if (name == "read_outside_mask")
+    SO_LAUNCH(1, 16, 0, stream, read_outside_mask)(ints);
+  else if (name == "too_much_shared")
+    SO_LAUNCH(1, 32, 0, stream, too_much_shared)(floats);
+  else if (name == "unwritten_shared")
+    SO_LAUNCH(1, 64, 0, stream, unwritten_shared)(floats);
+  else if (name == "grid_y_65536")
+    SO_LAUNCH(dim3(1, 65536), 32, 0, stream, unwritten_shared)(floats);
+  else if (name == "grid_z_65536")
+    SO_LAUNCH(dim3(1, 1, 65536), 32, 0, stream, unwritten_shared)(floats);
+  else if (name == "block_1025")
+    SO_LAUNCH(1, 1025, 0, stream, unwritten_shared)(floats);
+  else if (name == "block_z_65")
+    SO_LAUNCH(1, dim3(1, 1, 65), 0, stream, unwritten_shared)(floats);
+  else if (name == "empty_grid")
+    SO_LAUNCH(0, 32, 0, stream, unwritten_shared)(floats);
+  else if (name == "last_block_wins")
+    SO_LAUNCH(3, 32, 0, stream, last_block_wins)(ints);
+  else if (name == "collectives")
+    SO_LAUNCH(3, 256, 0, stream, collectives)(static_cast<long long*>(buffer));
+  else if (name == "divergent_barrier")
+    SO_LAUNCH(1, 32, 0, stream, divergent_barrier)(ints);
+  else if (name == "barrier_in_uneven_loop")
+    SO_LAUNCH(1, 32, 0, stream, barrier_in_uneven_loop)(ints);
+  else if (name == "on_default_stream")
+    SO_LAUNCH(1, 32, 0, nullptr, on_default_stream)(ints);  // not `stream`
+  else
+    return synchronise(name, static_cast<char*>(buffer), stream);
   return result();
 }
 

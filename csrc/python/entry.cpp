@@ -32,8 +32,8 @@ enum class Kind { Tensor, Number, Bool, Int, Float, Ints, Ints1, Dtype, Str, Ten
 
 Kind kind_named(const std::string& name) {
   static const std::pair<const char*, Kind> kinds[] = {
-      {"Tensor", Kind::Tensor}, {"number", Kind::Number}, {"bool", Kind::Bool},   {"int", Kind::Int},
-      {"float", Kind::Float},   {"ints", Kind::Ints},     {"ints1", Kind::Ints1}, {"dtype", Kind::Dtype},
+      {"Tensor", Kind::Tensor}, {"number", Kind::Number},  {"bool", Kind::Bool},   {"int", Kind::Int},
+      {"float", Kind::Float},   {"ints", Kind::Ints},      {"ints1", Kind::Ints1}, {"dtype", Kind::Dtype},
       {"str", Kind::Str},       {"tensors", Kind::Tensors}};
   for (const auto& [text, kind] : kinds) {
     if (name == text) return kind;
@@ -102,7 +102,8 @@ Fit fits(const Param& p, PyObject* v) {
       if (plain_tensor(v)) return Fit::Yes;
       return THPVariable_Check(v) ? Fit::Undecided : Fit::No;  // a subclass: __torch_function__
     case Kind::Number:
-      return PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v) || PyComplex_Check(v) ? Fit::Yes : Fit::No;
+      return PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v) || PyComplex_Check(v) ? Fit::Yes
+                                                                                          : Fit::No;
     case Kind::Bool:
       return PyBool_Check(v) ? Fit::Yes : Fit::No;
     case Kind::Int:
@@ -133,7 +134,8 @@ struct Call {
   PyObject* kwnames;  // a tuple, or nullptr
   Py_ssize_t nkw() const { return kwnames ? PyTuple_GET_SIZE(kwnames) : 0; }
   bool given(Py_ssize_t k) const {
-    return args[nargs + k] != Py_None || PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "out") != 0;
+    return args[nargs + k] != Py_None ||
+           PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "out") != 0;
   }
   // The keyword value named `name`, or nullptr when not given.
   PyObject* keyword(PyObject* name) const {
@@ -285,8 +287,7 @@ PyObject* results(torch::jit::Stack& stack) {
 // The function's `self`: owns the Entry. Pickling a builtin function pickles getattr(self, name),
 // so self pickles as its package's module: myops.add pickles by its name, as torch.add does.
 struct EntryObject {
-  PyObject_HEAD
-  Entry* entry;
+  PyObject_HEAD Entry* entry;
 };
 
 Entry* entry_of(PyObject* self) { return reinterpret_cast<EntryObject*>(self)->entry; }
@@ -314,10 +315,10 @@ PyObject* reduce_entry(PyObject* self, PyObject* /*unused*/) {
   return Py_BuildValue("(N(s))", import_module, entry_of(self)->package.c_str());
 }
 
-PyMethodDef entry_methods[] = {{"__reduce__", reduce_entry, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
-PyType_Slot entry_slots[] = {{Py_tp_dealloc, reinterpret_cast<void*>(&free_entry)},
-                             {Py_tp_methods, entry_methods},
-                             {0, nullptr}};
+PyMethodDef entry_methods[] = {{"__reduce__", reduce_entry, METH_NOARGS, nullptr},
+                               {nullptr, nullptr, 0, nullptr}};
+PyType_Slot entry_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(&free_entry)}, {Py_tp_methods, entry_methods}, {0, nullptr}};
 PyType_Spec entry_spec{"structgen._C.Entry", sizeof(EntryObject), 0, Py_TPFLAGS_DEFAULT, entry_slots};
 PyObject* entry_type = nullptr;
 
@@ -364,7 +365,8 @@ std::string text(PyObject* v) {
 // the module the function is an attribute of (its __module__, and what it pickles by).
 PyObject* make_entry(PyObject* /*module*/, PyObject* const* argv, Py_ssize_t argc) {
   if (argc != 6 || !PyTuple_Check(argv[3]) || !PyTuple_Check(argv[4]) || PyTuple_GET_SIZE(argv[4]) != 2) {
-    PyErr_SetString(PyExc_TypeError, "entry(name, doc, fallback, overloads: tuple, (Tensor, Parameter), package)");
+    PyErr_SetString(PyExc_TypeError,
+                    "entry(name, doc, fallback, overloads: tuple, (Tensor, Parameter), package)");
     return nullptr;
   }
   HANDLE_TH_ERRORS
@@ -377,9 +379,10 @@ PyObject* make_entry(PyObject* /*module*/, PyObject* const* argv, Py_ssize_t arg
   entry->package = text(argv[5]);
   for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(argv[3]); ++k) {
     PyObject* spec = PyTuple_GET_ITEM(argv[3], k);
-    TORCH_CHECK_TYPE(PyTuple_Check(spec) && PyTuple_GET_SIZE(spec) == 3, "entry: an overload is (name, overload, params)");
+    TORCH_CHECK_TYPE(PyTuple_Check(spec) && PyTuple_GET_SIZE(spec) == 3,
+                     "entry: an overload is (name, overload, params)");
     const auto op = c10::Dispatcher::singleton().findSchemaOrThrow(text(PyTuple_GET_ITEM(spec, 0)).c_str(),
-                                                                    text(PyTuple_GET_ITEM(spec, 1)).c_str());
+                                                                   text(PyTuple_GET_ITEM(spec, 1)).c_str());
     Overload o{op, {}, 0};
     PyObject* params = PyTuple_GET_ITEM(spec, 2);
     const auto& arguments = op.schema().arguments();
@@ -390,16 +393,17 @@ PyObject* make_entry(PyObject* /*module*/, PyObject* const* argv, Py_ssize_t arg
       const std::string name = text(PyTuple_GET_ITEM(p, 0));
       TORCH_CHECK(name == arguments[i].name(), "entry: ", op.schema(), ": argument ", i, " is not ", name);
       PyObject* interned = PyUnicode_InternFromString(name.c_str());
-      o.params.push_back({interned, kind_named(text(PyTuple_GET_ITEM(p, 1))), PyObject_IsTrue(PyTuple_GET_ITEM(p, 2)) == 1,
-                          PyObject_IsTrue(PyTuple_GET_ITEM(p, 3)) == 1, PyObject_IsTrue(PyTuple_GET_ITEM(p, 4)) == 1});
-      TORCH_CHECK(!o.params.back().has_default || arguments[i].default_value(), "entry: ", name, " has no default");
+      o.params.push_back(
+          {interned, kind_named(text(PyTuple_GET_ITEM(p, 1))), PyObject_IsTrue(PyTuple_GET_ITEM(p, 2)) == 1,
+           PyObject_IsTrue(PyTuple_GET_ITEM(p, 3)) == 1, PyObject_IsTrue(PyTuple_GET_ITEM(p, 4)) == 1});
+      TORCH_CHECK(!o.params.back().has_default || arguments[i].default_value(), "entry: ", name,
+                  " has no default");
       if (!o.params.back().kwarg_only) ++o.positional;
     }
     entry->overloads.push_back(std::move(o));
   }
   entry->fallback = Py_NewRef(argv[2]);
-  entry->def = {entry->name.c_str(),
-                reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_entry)),
+  entry->def = {entry->name.c_str(), reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_entry)),
                 METH_FASTCALL | METH_KEYWORDS, entry->doc.c_str()};
   PyMethodDef* def = &entry->def;
   if (entry_type == nullptr && (entry_type = PyType_FromSpec(&entry_spec)) == nullptr) return nullptr;

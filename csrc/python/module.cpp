@@ -26,9 +26,8 @@ class CollectWarnings final : public c10::WarningHandler {
 // Python error set when a warning became an error (-W error).
 bool emit(const std::vector<c10::Warning>& warnings) {
   for (const auto& w : warnings) {
-    PyObject* category = std::holds_alternative<c10::DeprecationWarning>(w.type())
-                             ? PyExc_DeprecationWarning
-                             : PyExc_UserWarning;
+    PyObject* category = std::holds_alternative<c10::DeprecationWarning>(w.type()) ? PyExc_DeprecationWarning
+                                                                                   : PyExc_UserWarning;
     if (PyErr_WarnEx(category, w.msg().c_str(), 2) < 0) return false;
   }
   return true;
@@ -79,7 +78,7 @@ extern PyMethodDef entry_def;  // entry.cpp
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "the runtime of generated operator packages: C entries and the warning bridge";
-  m.add_object("call_with_warnings",
-               py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call_with_warnings_def, nullptr, nullptr)));
+  m.add_object("call_with_warnings", py::reinterpret_steal<py::object>(
+                                         PyCFunction_NewEx(&call_with_warnings_def, nullptr, nullptr)));
   m.add_object("entry", py::reinterpret_steal<py::object>(PyCFunction_NewEx(&entry_def, nullptr, nullptr)));
 }

@@ -30,7 +30,8 @@ at::Tensor group_heads(const at::Tensor& t, const c10::SymInt& group) {
 }
 
 Attention attention_of(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                       const std::optional<at::Tensor>& attn_mask, bool is_causal, std::optional<double> scale) {
+                       const std::optional<at::Tensor>& attn_mask, bool is_causal,
+                       std::optional<double> scale) {
   const at::ScalarType ct = at::toOpMathType(query.scalar_type());
   Attention a;
   const c10::SymInt heads = key.sym_size(-3);
@@ -39,7 +40,9 @@ Attention attention_of(const at::Tensor& query, const at::Tensor& key, const at:
   a.key = group_heads(as_dtype(key, ct), a.group);
   a.value = group_heads(as_dtype(value, ct), a.group);
   // The head size is a model's constant: reading it specialises nothing a batch changes.
-  a.scale = scale.has_value() ? *scale : 1.0 / std::sqrt(static_cast<double>(query.sym_size(-1).guard_int(__FILE__, __LINE__)));
+  a.scale = scale.has_value()
+                ? *scale
+                : 1.0 / std::sqrt(static_cast<double>(query.sym_size(-1).guard_int(__FILE__, __LINE__)));
   constexpr double inf = std::numeric_limits<double>::infinity();
   at::Tensor scores = at::matmul(a.query, a.key.mT()) * a.scale;
   if (attn_mask.has_value() && attn_mask->defined()) {
@@ -47,7 +50,8 @@ Attention attention_of(const at::Tensor& query, const at::Tensor& key, const at:
                                                    : scores + as_dtype(*attn_mask, ct);
   }
   if (is_causal) {  // key j <= query i, top-left aligned
-    const at::Tensor keep = at::ones_symint({query.sym_size(-2), key.sym_size(-2)}, query.options().dtype(at::kBool));
+    const at::Tensor keep =
+        at::ones_symint({query.sym_size(-2), key.sym_size(-2)}, query.options().dtype(at::kBool));
     scores = scores.masked_fill(keep.tril().logical_not(), -inf);
   }
   a.probs = at::_safe_softmax(scores, -1, std::nullopt);  // a row masked whole: 0, not NaN
@@ -91,21 +95,22 @@ std::vector<at::Tensor> scaled_dot_product_attention_backward(
   return out;
 }
 
-at::Tensor scaled_dot_product_attention_jvp(const at::Tensor& query_t, const at::Tensor& key_t,
-                                            const at::Tensor& value_t, const std::optional<at::Tensor>& attn_mask_t,
-                                            const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                                            const std::optional<at::Tensor>& attn_mask, bool is_causal,
-                                            std::optional<double> scale, const at::Tensor& out,
-                                            const at::Tensor& /*logsumexp*/) {
+at::Tensor scaled_dot_product_attention_jvp(
+    const at::Tensor& query_t, const at::Tensor& key_t, const at::Tensor& value_t,
+    const std::optional<at::Tensor>& attn_mask_t, const at::Tensor& query, const at::Tensor& key,
+    const at::Tensor& value, const std::optional<at::Tensor>& attn_mask, bool is_causal,
+    std::optional<double> scale, const at::Tensor& out, const at::Tensor& /*logsumexp*/) {
   // dS = (dQ K^T + Q dK^T) * scale + dmask, dP = P * (dS - rowsum(P * dS)), dO = dP V + P dV.
   const Attention a = attention_of(query, key, value, attn_mask, is_causal, scale);
   const at::ScalarType ct = a.probs.scalar_type();
   at::Tensor ds = (at::matmul(as_dtype(query_t, ct), a.key.mT()) +
                    at::matmul(a.query, group_heads(as_dtype(key_t, ct), a.group).mT())) *
                   a.scale;
-  if (float_mask(attn_mask) && attn_mask_t.has_value() && attn_mask_t->defined()) ds = ds + as_dtype(*attn_mask_t, ct);
+  if (float_mask(attn_mask) && attn_mask_t.has_value() && attn_mask_t->defined())
+    ds = ds + as_dtype(*attn_mask_t, ct);
   const at::Tensor dp = a.probs * (ds - at::sum(a.probs * ds, {-1}, /*keepdim=*/true));
-  const at::Tensor dout = at::matmul(dp, a.value) + at::matmul(a.probs, group_heads(as_dtype(value_t, ct), a.group));
+  const at::Tensor dout =
+      at::matmul(dp, a.value) + at::matmul(a.probs, group_heads(as_dtype(value_t, ct), a.group));
   return as_dtype(dout, out.scalar_type());
 }
 

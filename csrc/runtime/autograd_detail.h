@@ -27,8 +27,9 @@ struct Bags {
   at::Tensor bag;    // [n] the bag of each
   at::Tensor scale;  // [n, 1] or [n, d], or undefined
 };
-Bags bags_of(const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets, const at::Tensor& result,
-             int64_t mode, bool include_last_offset, const at::TensorOptions& options);
+Bags bags_of(const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets,
+             const at::Tensor& result, int64_t mode, bool include_last_offset,
+             const at::TensorOptions& options);
 
 // Attention's probabilities recomputed for its backward and forward mode, in the compute dtype
 // (float for float16/bfloat16): key and value with one head per query head (a group of query
@@ -40,7 +41,8 @@ struct Attention {
   c10::SymInt group = 1;  // query heads per key/value head
 };
 Attention attention_of(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                       const std::optional<at::Tensor>& attn_mask, bool is_causal, std::optional<double> scale);
+                       const std::optional<at::Tensor>& attn_mask, bool is_causal,
+                       std::optional<double> scale);
 // [*batch, hk, s, e] -> [*batch, hk * group, s, e], each head repeated `group` times in a row.
 at::Tensor group_heads(const at::Tensor& t, const c10::SymInt& group);
 

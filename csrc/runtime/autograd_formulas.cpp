@@ -99,7 +99,8 @@ c10::SymInt reduced_count(const TensorMeta& like, at::OptionalIntArrayRef dim) {
 
 // -- reductions ----------------------------------------------------------------------------------
 
-at::Tensor unreduce(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim, bool keepdim) {
+at::Tensor unreduce(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim,
+                    bool keepdim) {
   const auto rank = static_cast<int64_t>(self.sizes.size());
   return as_dtype(keep_dims(grad, rank, dim, keepdim).expand_symint(self.sizes), self.dtype);
 }
@@ -137,17 +138,24 @@ at::Tensor prod_backward(const at::Tensor& grad, const at::Tensor& self, const a
   std::vector<c10::SymInt> flat(x.sym_sizes().begin(), x.sym_sizes().begin() + kept);
   flat.push_back(-1);
   const at::Tensor rows = x.reshape_symint(flat);
-  const at::Tensor one = at::ones_symint({1}, rows.options()).expand_symint(
-      [&] { auto s = rows.sym_sizes().vec(); s.back() = 1; return s; }());
+  const at::Tensor one = at::ones_symint({1}, rows.options()).expand_symint([&] {
+    auto s = rows.sym_sizes().vec();
+    s.back() = 1;
+    return s;
+  }());
   const int64_t last = rows.dim() - 1;
   const auto n = rows.sym_size(last);
   const at::Tensor left = at::cumprod(at::cat({one, rows.narrow_symint(last, 0, n - 1)}, last), last);
-  const at::Tensor right =
-      at::flip(at::cumprod(at::flip(at::cat({rows.narrow_symint(last, 1, n - 1), one}, last), {last}), last), {last});
-  const at::Tensor g = keep_dims(grad, rank, dim, keepdim).permute(order).reshape_symint(
-      [&] { auto s = std::vector<c10::SymInt>(flat.begin(), flat.end() - 1); s.push_back(1); return s; }());
+  const at::Tensor right = at::flip(
+      at::cumprod(at::flip(at::cat({rows.narrow_symint(last, 1, n - 1), one}, last), {last}), last), {last});
+  const at::Tensor g = keep_dims(grad, rank, dim, keepdim).permute(order).reshape_symint([&] {
+    auto s = std::vector<c10::SymInt>(flat.begin(), flat.end() - 1);
+    s.push_back(1);
+    return s;
+  }());
   const at::Tensor others = left * right;  // complex: torch's convention takes its conjugate
-  const at::Tensor per_row = (g * (others.is_complex() ? others.conj() : others)).reshape_symint(x.sym_sizes());
+  const at::Tensor per_row =
+      (g * (others.is_complex() ? others.conj() : others)).reshape_symint(x.sym_sizes());
   std::vector<int64_t> inverse(rank);
   for (int64_t i = 0; i < rank; ++i) inverse[order[i]] = i;
   return as_dtype(per_row.permute(inverse), self.scalar_type());
@@ -178,12 +186,14 @@ at::Tensor var_backward(const at::Tensor& grad, const at::Tensor& self, at::Opti
 }
 
 at::Tensor std_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
-                        at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction, bool keepdim) {
+                        at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
+                        bool keepdim) {
   // d std = d var / (2 std); where std is 0, the gradient is 0 (as torch's).
   // The division by a safe denominator: where's other branch must not be inf (its gradient
   // would be 0 * inf = NaN in double backward).
   const at::Tensor zero = result == 0;
-  const at::Tensor g = at::where(zero, at::zeros_like(result), grad / (2 * at::where(zero, at::ones_like(result), result)));
+  const at::Tensor g =
+      at::where(zero, at::zeros_like(result), grad / (2 * at::where(zero, at::ones_like(result), result)));
   return var_backward(g, self, dim, correction, keepdim);
 }
 
@@ -225,7 +235,8 @@ at::Tensor cumsum_backward(const at::Tensor& grad, const TensorMeta& self, int64
 
 // -- normalisation ---------------------------------------------------------------------------------
 
-at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self) {
+at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim,
+                            const TensorMeta& self) {
   if (result.dim() == 0) return as_dtype(at::zeros_like(grad), self.dtype);
   return as_dtype(result * (grad - at::sum(grad * result, {dim}, /*keepdim=*/true)), self.dtype);
 }
@@ -249,8 +260,9 @@ std::vector<at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Te
                                             c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
                                             const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
                                             const std::optional<at::Tensor>& bias, std::array<bool, 3> mask) {
-  auto [gi, gw, gb] = at::native_layer_norm_backward_symint(
-      grad, input, normalized_shape, stats_for_aten(mean, input), stats_for_aten(rstd, input), weight, bias, mask);
+  auto [gi, gw, gb] =
+      at::native_layer_norm_backward_symint(grad, input, normalized_shape, stats_for_aten(mean, input),
+                                            stats_for_aten(rstd, input), weight, bias, mask);
   return {gi, gw, gb};
 }
 
@@ -263,7 +275,8 @@ at::Tensor rms_norm_rstd(const at::Tensor& x, at::IntArrayRef dims, std::optiona
   return at::rsqrt(at::mean(x * x, dims, /*keepdim=*/true) + e);
 }
 
-at::Tensor dropout_backward(const at::Tensor& t, const at::Tensor& mask, double p, std::optional<bool> train) {
+at::Tensor dropout_backward(const at::Tensor& t, const at::Tensor& mask, double p,
+                            std::optional<bool> train) {
   const bool training = !train.has_value() || *train;
   const double scale = !training ? 1.0 : (p == 1.0 ? 0.0 : 1.0 / (1.0 - p));
   return t * mask * scale;  // torch's native_dropout_backward: the mask, then the scale in opmath
@@ -271,8 +284,8 @@ at::Tensor dropout_backward(const at::Tensor& t, const at::Tensor& mask, double 
 
 std::vector<at::Tensor> rms_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                           c10::SymIntArrayRef normalized_shape, const at::Tensor& saved_rstd,
-                                          const std::optional<at::Tensor>& weight,
-                                          std::optional<double> eps, std::array<bool, 2> mask) {
+                                          const std::optional<at::Tensor>& weight, std::optional<double> eps,
+                                          std::array<bool, 2> mask) {
   // out = x^ w with x^ = x rstd over the trailing dims: grad_input = rstd (gw - x^ mean(x^ gw)) with
   // gw = grad w, grad_weight = the sum of grad x^ over the batch dims. In rstd's dtype (float for
   // float16/bfloat16), with ATen ops so that double backward and hessian differentiate it.
@@ -300,19 +313,19 @@ std::vector<at::Tensor> rms_norm_backward(const at::Tensor& grad, const at::Tens
 std::vector<at::Tensor> batch_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                             const std::optional<at::Tensor>& weight,
                                             const std::optional<at::Tensor>& running_mean,
-                                            const std::optional<at::Tensor>& running_var, const at::Tensor& save_mean,
-                                            const at::Tensor& save_invstd, bool training, double eps,
-                                            std::array<bool, 3> mask) {
-  auto [gi, gw, gb] =
-      at::native_batch_norm_backward(grad, input, weight, running_mean, running_var, stats_for_aten(save_mean, input),
-                                     stats_for_aten(save_invstd, input), training, eps, mask);
+                                            const std::optional<at::Tensor>& running_var,
+                                            const at::Tensor& save_mean, const at::Tensor& save_invstd,
+                                            bool training, double eps, std::array<bool, 3> mask) {
+  auto [gi, gw, gb] = at::native_batch_norm_backward(grad, input, weight, running_mean, running_var,
+                                                     stats_for_aten(save_mean, input),
+                                                     stats_for_aten(save_invstd, input), training, eps, mask);
   return {gi, gw, gb};
 }
 
 // -- linear algebra --------------------------------------------------------------------------------
 
-std::vector<at::Tensor> matmul_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& other,
-                                        std::array<bool, 2> mask) {
+std::vector<at::Tensor> matmul_backward(const at::Tensor& grad, const at::Tensor& self,
+                                        const at::Tensor& other, std::array<bool, 2> mask) {
   // torch.matmul's cases: a 1-D operand gets the size-1 dim matmul gives it, batch dims broadcast.
   const at::Tensor a = self.dim() == 1 ? self.unsqueeze(0) : self;
   const at::Tensor b = other.dim() == 1 ? other.unsqueeze(-1) : other;
@@ -345,8 +358,8 @@ at::Tensor linear_weight_backward(const at::Tensor& grad, const at::Tensor& inpu
   return as_dtype(at::sum_to(at::mm(g.mT(), x.conj()), c10::SymIntArrayRef(weight.sizes)), weight.dtype);
 }
 
-std::vector<at::Tensor> cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2, double p,
-                                       const at::Tensor& result, std::array<bool, 2> mask) {
+std::vector<at::Tensor> cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2,
+                                       double p, const at::Tensor& result, std::array<bool, 2> mask) {
   // d r_ij / d x1_ik = sign(x1_ik - x2_jk) |x1_ik - x2_jk|^(p-1) / r_ij^(p-1); p = inf: the
   // largest |difference| only (shared among ties); p = 0: none. 0 where r_ij is 0.
   const at::Tensor diff = x1.unsqueeze(-2) - x2.unsqueeze(-3);  // [..., n, m, d]
@@ -376,7 +389,8 @@ std::vector<at::Tensor> cdist_backward(const at::Tensor& grad, const at::Tensor&
 
 // -- shape ops -----------------------------------------------------------------------------------
 
-std::vector<at::Tensor> cat_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim) {
+std::vector<at::Tensor> cat_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors,
+                                     int64_t dim) {
   std::vector<at::Tensor> out;
   out.reserve(tensors.size());
   const TensorMeta* first = nullptr;
@@ -403,7 +417,8 @@ std::vector<at::Tensor> cat_backward(const at::Tensor& grad, const std::vector<T
   return out;
 }
 
-std::vector<at::Tensor> stack_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim) {
+std::vector<at::Tensor> stack_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors,
+                                       int64_t dim) {
   const int64_t d = rules::wrap_dim("stack", "tensors", dim, grad.dim());
   std::vector<at::Tensor> out;
   out.reserve(tensors.size());
@@ -415,7 +430,8 @@ std::vector<at::Tensor> stack_backward(const at::Tensor& grad, const std::vector
 
 at::Tensor split_backward(const std::vector<at::Tensor>& grads, const TensorMeta& self,
                           c10::SymIntArrayRef split_sizes, int64_t dim) {
-  const int64_t d = rules::wrap_dim("split_with_sizes_copy", "self", dim, static_cast<int64_t>(self.sizes.size()));
+  const int64_t d =
+      rules::wrap_dim("split_with_sizes_copy", "self", dim, static_cast<int64_t>(self.sizes.size()));
   const at::Tensor* like = nullptr;
   for (const auto& g : grads) {
     if (g.defined()) {
@@ -439,13 +455,16 @@ at::Tensor split_backward(const std::vector<at::Tensor>& grads, const TensorMeta
 
 // -- indexing --------------------------------------------------------------------------------------
 
-at::Tensor index_select_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index) {
+at::Tensor index_select_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim,
+                                 const at::Tensor& index) {
   if (self.sizes.empty()) return as_dtype(grad.reshape({}), self.dtype);
   const int64_t d = rules::wrap_dim("index_select", "self", dim, static_cast<int64_t>(self.sizes.size()));
-  return as_dtype(at::index_add(zeros_of(self, grad).to(grad.scalar_type()), d, index.reshape({-1}), grad), self.dtype);
+  return as_dtype(at::index_add(zeros_of(self, grad).to(grad.scalar_type()), d, index.reshape({-1}), grad),
+                  self.dtype);
 }
 
-at::Tensor gather_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index) {
+at::Tensor gather_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim,
+                           const at::Tensor& index) {
   const int64_t rank = static_cast<int64_t>(self.sizes.size());
   const at::Tensor zeros = zeros_of(self, grad).to(grad.scalar_type());
   if (rank == 0) return as_dtype(grad.sum().reshape({}), self.dtype);
@@ -454,14 +473,16 @@ at::Tensor gather_backward(const at::Tensor& grad, const TensorMeta& self, int64
 }
 
 at::Tensor take_backward(const at::Tensor& grad, const TensorMeta& self, const at::Tensor& index) {
-  return as_dtype(at::put(zeros_of(self, grad).to(grad.scalar_type()), index, grad, /*accumulate=*/true), self.dtype);
+  return as_dtype(at::put(zeros_of(self, grad).to(grad.scalar_type()), index, grad, /*accumulate=*/true),
+                  self.dtype);
 }
 
 at::Tensor embedding_backward(const at::Tensor& grad, const at::Tensor& indices, const TensorMeta& weight) {
   if (TORCH_GUARD_SIZE_OBLIVIOUS(indices.sym_numel().sym_eq(0))) return zeros_of(weight, grad);
-  return as_dtype(at::embedding_backward_symint(grad, indices.to(at::kLong), weight.sizes[0], /*padding_idx=*/-1,
-                                                /*scale_grad_by_freq=*/false, /*sparse=*/false),
-                  weight.dtype);
+  return as_dtype(
+      at::embedding_backward_symint(grad, indices.to(at::kLong), weight.sizes[0], /*padding_idx=*/-1,
+                                    /*scale_grad_by_freq=*/false, /*sparse=*/false),
+      weight.dtype);
 }
 
 at::Tensor masked_select_backward(const at::Tensor& grad, const TensorMeta& self, const at::Tensor& mask) {
@@ -472,8 +493,9 @@ at::Tensor masked_select_backward(const at::Tensor& grad, const TensorMeta& self
 }
 
 namespace detail {
-Bags bags_of(const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets, const at::Tensor& result,
-             int64_t mode, bool include_last_offset, const at::TensorOptions& options) {
+Bags bags_of(const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets,
+             const at::Tensor& result, int64_t mode, bool include_last_offset,
+             const at::TensorOptions& options) {
   const c10::SymInt n = indices.sym_numel();
   at::Tensor off = offsets.to(at::kLong);
   const at::Tensor ix = indices.to(at::kLong).reshape({-1});
@@ -508,7 +530,8 @@ Bags bags_of(const at::Tensor& weight, const at::Tensor& indices, const at::Tens
 
 std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at::Tensor& weight,
                                                const at::Tensor& indices, const at::Tensor& offsets,
-                                               const at::Tensor& result, bool scale_grad_by_freq, int64_t mode,
+                                               const at::Tensor& result, bool scale_grad_by_freq,
+                                               int64_t mode,
                                                const std::optional<at::Tensor>& per_sample_weights,
                                                bool include_last_offset, std::array<bool, 2> mask) {
   // Each index's bag's row of grad, scaled as the mode does, added to its weight row.
@@ -536,13 +559,15 @@ std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at:
 at::Tensor max_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
                                at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                                bool ceil_mode, const at::Tensor& indices) {
-  return at::max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+  return at::max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                              indices);
 }
 
 at::Tensor max_pool3d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
                                at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                                bool ceil_mode, const at::Tensor& indices) {
-  return at::max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+  return at::max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                              indices);
 }
 
 at::Tensor avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
@@ -554,8 +579,9 @@ at::Tensor avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, a
 
 // -- losses ----------------------------------------------------------------------------------------
 
-std::vector<at::Tensor> mse_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                          int64_t reduction, std::array<bool, 2> mask) {
+std::vector<at::Tensor> mse_loss_backward(const at::Tensor& grad, const at::Tensor& self,
+                                          const at::Tensor& target, int64_t reduction,
+                                          std::array<bool, 2> mask) {
   // self and target broadcast (as torch's mse_loss): the gradient of the broadcast pair, then
   // each input's form.
   const std::vector<c10::SymInt> shape = at::infer_size_symint(self.sym_sizes(), target.sym_sizes());
@@ -568,7 +594,8 @@ std::vector<at::Tensor> mse_loss_backward(const at::Tensor& grad, const at::Tens
 }
 
 std::vector<at::Tensor> binary_cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self,
-                                                      const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                                                      const at::Tensor& target,
+                                                      const std::optional<at::Tensor>& weight,
                                                       int64_t reduction, std::array<bool, 2> mask) {
   at::Tensor gs, gt;
   if (mask[0]) gs = at::binary_cross_entropy_backward(grad, self, target, weight, reduction);
@@ -585,9 +612,10 @@ std::vector<at::Tensor> binary_cross_entropy_backward(const at::Tensor& grad, co
 }
 
 std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self,
-                                               const at::Tensor& target, const std::optional<at::Tensor>& weight,
-                                               int64_t reduction, const c10::SymInt& ignore_index,
-                                               double label_smoothing, std::array<bool, 2> mask) {
+                                               const at::Tensor& target,
+                                               const std::optional<at::Tensor>& weight, int64_t reduction,
+                                               const c10::SymInt& ignore_index, double label_smoothing,
+                                               std::array<bool, 2> mask) {
   // The loss per sample is -sum_c w_c q_c log_softmax(x)_c, q the target distribution: one-hot
   // (class indices), smoothed by label_smoothing, or the given probabilities. Its gradient for x
   // is softmax(x) * sum_c(w_c q_c) - w q; for the probabilities -w log_softmax(x).
@@ -605,7 +633,9 @@ std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at:
   auto counted = [&](const at::Tensor& keep) {
     const at::Tensor safe = at::where(keep, target, at::zeros_like(target));
     at::Tensor n = keep.to(self.scalar_type());
-    if (weighted) n = n * weight->to(self.scalar_type()).index_select(0, safe.reshape({-1})).reshape_symint(keep.sym_sizes());
+    if (weighted)
+      n = n *
+          weight->to(self.scalar_type()).index_select(0, safe.reshape({-1})).reshape_symint(keep.sym_sizes());
     return at::sum(n);
   };
   if (!target.is_floating_point() && label_smoothing == 0 && self.dim() <= 2) {
@@ -618,8 +648,8 @@ std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at:
       std::optional<at::Tensor> wt;
       if (weighted) wt = weight->to(self.scalar_type());
       gs = at::_log_softmax_backward_data(
-          at::nll_loss_backward_symint(grad, logp, target, wt, reduction, ignore_index, total), logp, class_dim,
-          self.scalar_type());
+          at::nll_loss_backward_symint(grad, logp, target, wt, reduction, ignore_index, total), logp,
+          class_dim, self.scalar_type());
     }
     return {gs, at::Tensor()};
   }

@@ -38,7 +38,8 @@ at::Tensor std_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::T
   // d std = d var / (2 std), 0 where std is 0 (as std_backward).
   const at::Tensor zero = result == 0;
   const at::Tensor safe = at::where(zero, at::ones_like(result), result);
-  return at::where(zero, at::zeros_like(result), var_jvp(self_t, self, dim, correction, keepdim) / (2 * safe));
+  return at::where(zero, at::zeros_like(result),
+                   var_jvp(self_t, self, dim, correction, keepdim) / (2 * safe));
 }
 
 at::Tensor logsumexp_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
@@ -63,8 +64,9 @@ at::Tensor extremum_jvp(const at::Tensor& self_t, const at::Tensor& self, const 
   return at::sum(self_t * hit, dims, keepdim) / at::sum(hit, dims, keepdim);
 }
 
-at::Tensor linear_jvp(const at::Tensor& input_t, const at::Tensor& weight_t, const std::optional<at::Tensor>& bias_t,
-                      const at::Tensor& input, const at::Tensor& weight) {
+at::Tensor linear_jvp(const at::Tensor& input_t, const at::Tensor& weight_t,
+                      const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
+                      const at::Tensor& weight) {
   // d (x W^T + b) = dx W^T + x dW^T + db.
   const at::Tensor out = at::linear(input_t, weight) + at::linear(input, weight_t);
   return bias_t.has_value() && bias_t->defined() ? out + *bias_t : out;
@@ -111,8 +113,8 @@ at::Tensor norm_jvp(const at::Tensor& self_t, const at::Tensor& self, const std:
   return self.dim() == 0 ? per : at::sum(per, dims_of(self.dim(), dim), keepdim);
 }
 
-at::Tensor cdist_jvp(const at::Tensor& x1_t, const at::Tensor& x2_t, const at::Tensor& x1, const at::Tensor& x2,
-                     double p, const at::Tensor& result) {
+at::Tensor cdist_jvp(const at::Tensor& x1_t, const at::Tensor& x2_t, const at::Tensor& x1,
+                     const at::Tensor& x2, double p, const at::Tensor& result) {
   // Each distance is the p-norm of a difference x1_i - x2_j: norm's tangent over the last dim of
   // the pairwise differences (P x R x M elements, as torch's cdist backward holds).
   const at::Tensor diff = x1.unsqueeze(-2) - x2.unsqueeze(-3);
@@ -156,9 +158,10 @@ at::Tensor layer_norm_jvp(const at::Tensor& input_t, const std::optional<at::Ten
   return affine_jvp(normalized_jvp(input_t, xhat, rstd, dims), xhat, weight, weight_t, bias_t, {});
 }
 
-at::Tensor rms_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t, const at::Tensor& input,
-                        c10::SymIntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
-                        std::optional<double> eps, const at::Tensor& saved_rstd) {
+at::Tensor rms_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t,
+                        const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
+                        const std::optional<at::Tensor>& weight, std::optional<double> eps,
+                        const at::Tensor& saved_rstd) {
   // x^ = x rstd with rstd = mean(x^2)^-1/2 over dims: d x^ = rstd (dx - x^ mean(x^ dx)), computed in
   // rstd's dtype (the opmath of float16/bfloat16 inputs), then out = x^ w as layer_norm's.
   const int64_t rank = input.dim();
@@ -173,12 +176,14 @@ at::Tensor rms_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tenso
   const auto widened = [&](const std::optional<at::Tensor>& t) -> std::optional<at::Tensor> {
     return t.has_value() && t->defined() ? std::optional<at::Tensor>(t->to(compute)) : std::nullopt;
   };
-  return affine_jvp(d_xhat, xhat, widened(weight), widened(weight_t), std::nullopt, {}).to(input.scalar_type());
+  return affine_jvp(d_xhat, xhat, widened(weight), widened(weight_t), std::nullopt, {})
+      .to(input.scalar_type());
 }
 
 at::Tensor batch_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t,
                           const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
-                          const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& running_mean,
+                          const std::optional<at::Tensor>& weight,
+                          const std::optional<at::Tensor>& running_mean,
                           const std::optional<at::Tensor>& running_var, const at::Tensor& save_mean,
                           const at::Tensor& save_invstd, bool training, double eps) {
   // Per channel (dim 1): training normalises by the batch's statistics (whose tangents enter),
@@ -200,11 +205,11 @@ at::Tensor batch_norm_jvp(const at::Tensor& input_t, const std::optional<at::Ten
   return affine_jvp(out_t, xhat, weight, weight_t, bias_t, shape);
 }
 
-
-at::Tensor embedding_bag_jvp(const at::Tensor& weight_t, const std::optional<at::Tensor>& per_sample_weights_t,
-                             const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets,
-                             const at::Tensor& result, int64_t mode,
-                             const std::optional<at::Tensor>& per_sample_weights, bool include_last_offset) {
+at::Tensor embedding_bag_jvp(const at::Tensor& weight_t,
+                             const std::optional<at::Tensor>& per_sample_weights_t, const at::Tensor& weight,
+                             const at::Tensor& indices, const at::Tensor& offsets, const at::Tensor& result,
+                             int64_t mode, const std::optional<at::Tensor>& per_sample_weights,
+                             bool include_last_offset) {
   // Each bag's output is linear in its rows of weight (the maximum's row, for max) and in the
   // per-sample weights: their tangents' rows, scaled as the mode does, summed into the bag.
   // (scale_grad_by_freq scales backward's gradient only, not the function.)
@@ -219,13 +224,11 @@ at::Tensor embedding_bag_jvp(const at::Tensor& weight_t, const std::optional<at:
   return at::zeros_like(result).index_add(0, b.bag, rows.to(result.scalar_type()));
 }
 
-
 at::Tensor max_pool_jvp(const at::Tensor& self_t, const at::Tensor& indices, int64_t spatial) {
   // Each output is the input element its index names within its plane: the tangent's, gathered.
   const at::Tensor flat = self_t.flatten(-spatial).gather(-1, indices.flatten(-spatial));
   return flat.view_as(indices);
 }
-
 
 namespace {
 // A loss whose output elements each read their own sample (none), or one loss of all (sum,
@@ -245,17 +248,19 @@ at::Tensor separable_loss_jvp(const std::vector<at::Tensor>& grads, const std::v
 }
 }  // namespace
 
-at::Tensor binary_cross_entropy_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
-                                    const at::Tensor& target, const std::optional<at::Tensor>& weight,
-                                    int64_t reduction, const at::Tensor& result) {
+at::Tensor binary_cross_entropy_jvp(const at::Tensor& self_t, const at::Tensor& target_t,
+                                    const at::Tensor& self, const at::Tensor& target,
+                                    const std::optional<at::Tensor>& weight, int64_t reduction,
+                                    const at::Tensor& result) {
   const auto g =
       binary_cross_entropy_backward(at::ones_like(result), self, target, weight, reduction, {true, true});
   return separable_loss_jvp(g, {self_t, target_t}, result, std::nullopt);
 }
 
 at::Tensor cross_entropy_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
-                             const at::Tensor& target, const std::optional<at::Tensor>& weight, int64_t reduction,
-                             const c10::SymInt& ignore_index, double label_smoothing, const at::Tensor& result) {
+                             const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                             int64_t reduction, const c10::SymInt& ignore_index, double label_smoothing,
+                             const at::Tensor& result) {
   const auto g = cross_entropy_backward(at::ones_like(result), self, target, weight, reduction, ignore_index,
                                         label_smoothing, {true, target.is_floating_point()});
   return separable_loss_jvp(g, {self_t, target.is_floating_point() ? target_t : at::Tensor()}, result,

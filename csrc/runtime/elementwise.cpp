@@ -27,8 +27,7 @@ c10::SymDimVector broadcast_strides(c10::SymIntArrayRef shape, const at::Tensor&
 
 }  // namespace
 
-c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape,
-                                      std::initializer_list<NamedTensor> inputs) {
+c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape, std::initializer_list<NamedTensor> inputs) {
   const size_t ndim = shape.size();
   if (ndim == 0) return {};
 

@@ -59,8 +59,7 @@ at::Tensor as_meta(const at::Tensor& t) {
 
 class FunctionalizeAs final : public c10::OperatorKernel {
  public:
-  FunctionalizeAs(std::string functional, bool dtype_from_written)
-      : dtype_from_written_(dtype_from_written) {
+  FunctionalizeAs(std::string functional, bool dtype_from_written) : dtype_from_written_(dtype_from_written) {
     const auto dot = functional.find('.');
     name_ = functional.substr(0, dot);  // in the written op's namespace: qualified at the first call
     overload_ = dot == std::string::npos ? "" : functional.substr(dot + 1);
@@ -82,7 +81,8 @@ class FunctionalizeAs final : public c10::OperatorKernel {
     if (!writes_functional) {
       // Nothing being traced is written (e.g. an out= tensor made outside the compiled region
       // is not functional): run the op itself, as torchgen's kernels do.
-      TORCH_CHECK(!reads_functional, op.schema().name(), ": mutating a non-functional tensor with a "
+      TORCH_CHECK(!reads_functional, op.schema().name(),
+                  ": mutating a non-functional tensor with a "
                   "functional tensor is not allowed; wrap every input in the functionalize() call");
       for (auto& a : args) stack->push_back(std::move(a));
       at::AutoDispatchSkipFunctionalize skip;
@@ -127,9 +127,10 @@ class FunctionalizeAs final : public c10::OperatorKernel {
                                               c10::DispatchKey::PythonTLSSnapshot});
     c10::impl::ExcludeDispatchKeyGuard guard(exclude);
     torch::jit::Stack meta;
-    for (const auto& a : args) meta.push_back(map_tensors(a, [](const at::Tensor& t) {
-      return as_meta(fimpl::isFunctionalTensor(t) ? fimpl::from_functional_tensor(t) : t);
-    }));
+    for (const auto& a : args)
+      meta.push_back(map_tensors(a, [](const at::Tensor& t) {
+        return as_meta(fimpl::isFunctionalTensor(t) ? fimpl::from_functional_tensor(t) : t);
+      }));
     op.callBoxed(meta);
   }
 

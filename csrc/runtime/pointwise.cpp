@@ -193,11 +193,12 @@ PointwiseLaunch make_launch(const at::Tensor& out, c10::ArrayRef<at::Tensor> inp
     // Converted unchecked to the input's opmath type (float for half and bfloat16), as torch's
     // CUDA kernels read a CPU scalar (fetch_and_cast<opmath_t>): the kernel reads it so.
     AT_DISPATCH_V2(dtypes[k], "pointwise value", AT_WRAP([&] {
-      using value_t = at::opmath_type<scalar_t>;
-      const value_t v = c10::fetch_and_cast<value_t>(t.scalar_type(), t.const_data_ptr());
-      static_assert(sizeof(v) <= sizeof(p.values[0]));
-      std::memcpy(p.values[k + 1], &v, sizeof(v));
-    }), AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), at::kHalf, at::kBFloat16, at::kBool);
+                     using value_t = at::opmath_type<scalar_t>;
+                     const value_t v = c10::fetch_and_cast<value_t>(t.scalar_type(), t.const_data_ptr());
+                     static_assert(sizeof(v) <= sizeof(p.values[0]));
+                     std::memcpy(p.values[k + 1], &v, sizeof(v));
+                   }),
+                   AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), at::kHalf, at::kBFloat16, at::kBool);
     p.is_value[k + 1] = true;
     p.data[k + 1] = nullptr;
   }
@@ -217,17 +218,38 @@ pw::ScalarArg scalar_arg(const at::Scalar& s, at::ScalarType dtype) {
   switch (dtype) {
     case at::kHalf:
     case at::kBFloat16:
-    case at::kFloat: (void)s.to<float>(); break;
-    case at::kDouble: (void)s.to<double>(); break;
-    case at::kComplexFloat: (void)s.to<c10::complex<float>>(); break;
-    case at::kComplexDouble: (void)s.to<c10::complex<double>>(); break;
-    case at::kByte: (void)s.to<uint8_t>(); break;
-    case at::kChar: (void)s.to<int8_t>(); break;
-    case at::kShort: (void)s.to<int16_t>(); break;
-    case at::kInt: (void)s.to<int32_t>(); break;
-    case at::kLong: (void)s.to<int64_t>(); break;
-    case at::kBool: (void)s.to<bool>(); break;
-    default: break;
+    case at::kFloat:
+      (void)s.to<float>();
+      break;
+    case at::kDouble:
+      (void)s.to<double>();
+      break;
+    case at::kComplexFloat:
+      (void)s.to<c10::complex<float>>();
+      break;
+    case at::kComplexDouble:
+      (void)s.to<c10::complex<double>>();
+      break;
+    case at::kByte:
+      (void)s.to<uint8_t>();
+      break;
+    case at::kChar:
+      (void)s.to<int8_t>();
+      break;
+    case at::kShort:
+      (void)s.to<int16_t>();
+      break;
+    case at::kInt:
+      (void)s.to<int32_t>();
+      break;
+    case at::kLong:
+      (void)s.to<int64_t>();
+      break;
+    case at::kBool:
+      (void)s.to<bool>();
+      break;
+    default:
+      break;
   }
   return scalar_arg(s);
 }

@@ -21,7 +21,6 @@ std::string element_name(std::string_view name, int64_t element) {
   return s.str();
 }
 
-
 }  // namespace
 
 std::string show(const at::Scalar& value) {
@@ -162,10 +161,12 @@ Dims broadcast(std::string_view op, std::initializer_list<NamedSizes> inputs) {
           }
         }
         std::ostringstream shapes;
-        for (const auto& t : inputs) shapes << (&t == inputs.begin() ? "" : ", ") << t.name << "=" << show(t.sizes);
+        for (const auto& t : inputs)
+          shapes << (&t == inputs.begin() ? "" : ", ") << t.name << "=" << show(t.sizes);
         TORCH_CHECK(false, op, ": the size of '", in.name, "' (", size, ") must match the size of '", owner,
                     "' (", out, ") at non-singleton dimension ",
-                    static_cast<int64_t>(offset + i) - static_cast<int64_t>(ndim), "; shapes: ", shapes.str());
+                    static_cast<int64_t>(offset + i) - static_cast<int64_t>(ndim),
+                    "; shapes: ", shapes.str());
       }
     }
   }
@@ -191,8 +192,8 @@ std::vector<int64_t> reduced_dims(std::string_view op, std::string_view name, in
   return out;
 }
 
-Dims reduce(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes, at::OptionalIntArrayRef dim,
-            bool keepdim, bool empty_reduces_all) {
+Dims reduce(std::string_view op, std::string_view name, c10::SymIntArrayRef sizes,
+            at::OptionalIntArrayRef dim, bool keepdim, bool empty_reduces_all) {
   const auto reduced = reduced_dims(op, name, sizes.size(), dim, empty_reduces_all);
   Dims out;
   for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
@@ -237,7 +238,8 @@ Dims cat(std::string_view op, std::string_view name, at::TensorList tensors, con
   }
   if (ref < 0) return sizes(tensors[0]);
   const auto& first = tensors[ref];
-  TORCH_CHECK(first.dim() > 0, op, ": zero-dimensional tensor (", element_name(name, ref), ") cannot be concatenated");
+  TORCH_CHECK(first.dim() > 0, op, ": zero-dimensional tensor (", element_name(name, ref),
+              ") cannot be concatenated");
   const int64_t d = wrap_dim(op, element_name(name, ref), dim.guard_int(__FILE__, __LINE__), first.dim());
   Dims out = sizes(first);
   out[d] = 0;
@@ -248,8 +250,8 @@ Dims cat(std::string_view op, std::string_view name, at::TensorList tensors, con
                 " dims like ", element_name(name, ref), ", got ", t.dim());
     for (int64_t j = 0; j < t.dim(); ++j) {
       if (j == d) continue;
-      check_same(op, Site{name, ref, j}, first.sym_size(j), Site{name, static_cast<int64_t>(i), j}, t.sym_size(j),
-                 "that is not the cat dim");
+      check_same(op, Site{name, ref, j}, first.sym_size(j), Site{name, static_cast<int64_t>(i), j},
+                 t.sym_size(j), "that is not the cat dim");
     }
     out[d] = out[d] + t.sym_size(d);
   }
@@ -279,11 +281,12 @@ std::vector<Dims> split(std::string_view op, std::string_view src_name, c10::Sym
   const int64_t d = wrap_dim(op, src_name, dim.guard_int(__FILE__, __LINE__), src.size());
   c10::SymInt total = 0;
   for (const auto& s : sizes) {
-    TORCH_CHECK(s >= 0, op, ": '", sizes_name, "' must have only non-negative entries, got ", sizes_name, "=", show(sizes));
+    TORCH_CHECK(s >= 0, op, ": '", sizes_name, "' must have only non-negative entries, got ", sizes_name, "=",
+                show(sizes));
     total = total + s;
   }
-  TORCH_CHECK(total == src[d], op, ": '", sizes_name, "' must sum to ", src_name, ".size(", d, ")=", src[d], ", got ",
-              sizes_name, "=", show(sizes), " (sum ", total, ")");
+  TORCH_CHECK(total == src[d], op, ": '", sizes_name, "' must sum to ", src_name, ".size(", d, ")=", src[d],
+              ", got ", sizes_name, "=", show(sizes), " (sum ", total, ")");
   std::vector<Dims> out;
   out.reserve(sizes.size());
   for (const auto& s : sizes) {
@@ -316,16 +319,16 @@ Dims gather(std::string_view op, std::string_view src_name, c10::SymIntArrayRef 
             std::string_view index_name, c10::SymIntArrayRef index) {
   const int64_t rank = std::max<int64_t>(src.size(), 1);
   const int64_t d = wrap_dim(op, src_name, dim.guard_int(__FILE__, __LINE__), src.size());
-  TORCH_CHECK(std::max<int64_t>(index.size(), 1) == rank, op, ": '", index_name, "' must have as many dims as '",
-              src_name, "' (", src.size(), "), got ", index.size());
+  TORCH_CHECK(std::max<int64_t>(index.size(), 1) == rank, op, ": '", index_name,
+              "' must have as many dims as '", src_name, "' (", src.size(), "), got ", index.size());
   c10::SymInt numel = 1;
   for (const auto& s : index) numel = numel * s;
   if (numel != 0 && !src.empty() && !index.empty()) {
     for (int64_t k = 0; k < rank; ++k) {
       if (k == d) continue;
       TORCH_CHECK(index[k] <= src[k], op, ": ", index_name, ".size(", k, ")=", index[k], " must be at most ",
-                  src_name, ".size(", k, ")=", src[k], " (every dim but dim ", d, "); shapes: ", src_name, "=",
-                  show(src), ", ", index_name, "=", show(index));
+                  src_name, ".size(", k, ")=", src[k], " (every dim but dim ", d, "); shapes: ", src_name,
+                  "=", show(src), ", ", index_name, "=", show(index));
     }
   }
   return Dims(index.begin(), index.end());
@@ -333,8 +336,9 @@ Dims gather(std::string_view op, std::string_view src_name, c10::SymIntArrayRef 
 
 c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt& k, const c10::SymInt& s,
                    const c10::SymInt& p, const c10::SymInt& d, bool ceil_mode) {
-  TORCH_CHECK(k > 0 && s > 0 && d > 0 && p >= 0, op, ": window needs kernel, stride and dilation > 0 and padding >= 0, got kernel=",
-              k, ", stride=", s, ", dilation=", d, ", padding=", p);
+  TORCH_CHECK(k > 0 && s > 0 && d > 0 && p >= 0, op,
+              ": window needs kernel, stride and dilation > 0 and padding >= 0, got kernel=", k,
+              ", stride=", s, ", dilation=", d, ", padding=", p);
   // torch's pooling_output_shape: the quotient rounds down (the numerator is negative when the
   // window is larger than the padded input), and with ceil_mode the last window must start
   // inside the input or the left padding; a kernel larger than the input then still gives 1.
@@ -349,7 +353,8 @@ c10::SymInt window(std::string_view op, const c10::SymInt& n, const c10::SymInt&
 c10::SymInt item(std::string_view op, std::string_view name, const Dims& values, const c10::SymInt& i) {
   const int64_t n = static_cast<int64_t>(values.size());
   const int64_t at = i.guard_int(__FILE__, __LINE__);
-  TORCH_CHECK_INDEX(-n <= at && at < n, op, ": index ", at, " is out of range for '", name, "' with ", n, " elements");
+  TORCH_CHECK_INDEX(-n <= at && at < n, op, ": index ", at, " is out of range for '", name, "' with ", n,
+                    " elements");
   return values[at < 0 ? at + n : at];
 }
 
@@ -504,17 +509,19 @@ Dtypes reduction(std::string_view op, std::string_view name, at::ScalarType inpu
       return Dtypes::of(input);
     case Reduction::FLOAT:
     case Reduction::REAL:
-      TORCH_CHECK(at::isFloatingType(input) || at::isComplexType(input), op,
-                  ": could not infer the output dtype: '", name,
-                  "' must have a floating point or complex dtype, got ", input, "; pass dtype= to choose one");
-      if (kind == Reduction::REAL && at::isComplexType(input)) return {c10::toRealValueType(input), input, input};
+      TORCH_CHECK(
+          at::isFloatingType(input) || at::isComplexType(input), op, ": could not infer the output dtype: '",
+          name, "' must have a floating point or complex dtype, got ", input, "; pass dtype= to choose one");
+      if (kind == Reduction::REAL && at::isComplexType(input))
+        return {c10::toRealValueType(input), input, input};
       return Dtypes::of(input);
     case Reduction::BOOL:
       return Dtypes::of(input == at::kByte ? at::kByte : at::kBool);
     case Reduction::LONG:
       return {at::kLong, input, input};
     case Reduction::OPMATH:
-      TORCH_CHECK(at::isFloatingType(input), op, ": '", name, "' must have a floating point dtype, got ", input);
+      TORCH_CHECK(at::isFloatingType(input), op, ": '", name, "' must have a floating point dtype, got ",
+                  input);
       return Dtypes::of(opmath_of(input));
   }
   TORCH_CHECK(false, "unknown reduction kind");
@@ -530,15 +537,16 @@ void check_allowed_promoted(std::string_view op, std::initializer_list<NamedTens
                             at::ScalarType promoted, uint64_t mask, std::string_view allowed) {
   if (mask & bit(promoted)) return;
   for (const auto& t : tensors) {  // an argument of that dtype: named, as check_allowed does
-    TORCH_CHECK(t.tensor.scalar_type() != promoted, op, ": '", t.name, "' has dtype ", promoted, ", which ", op,
-                " does not support (supported: ", allowed, ")");
+    TORCH_CHECK(t.tensor.scalar_type() != promoted, op, ": '", t.name, "' has dtype ", promoted, ", which ",
+                op, " does not support (supported: ", allowed, ")");
   }
   std::string inputs;
   for (const auto& t : tensors) {
-    inputs += (inputs.empty() ? "'" : ", '") + std::string(t.name) + "' (" + c10::toString(t.tensor.scalar_type()) + ")";
+    inputs += (inputs.empty() ? "'" : ", '") + std::string(t.name) + "' (" +
+              c10::toString(t.tensor.scalar_type()) + ")";
   }
-  TORCH_CHECK(false, op, ": ", inputs, " promote to ", promoted, ", which ", op, " does not support (supported: ",
-              allowed, ")");
+  TORCH_CHECK(false, op, ": ", inputs, " promote to ", promoted, ", which ", op,
+              " does not support (supported: ", allowed, ")");
 }
 
 void check_alpha(std::string_view op, at::ScalarType dtype, const at::Scalar& alpha) {
@@ -585,7 +593,7 @@ void check_nonempty(std::string_view op, std::string_view name, c10::SymIntArray
                     const std::vector<int64_t>& reduced) {
   for (int64_t d : reduced) {
     TORCH_CHECK_INDEX(sizes[d] != 0, op, ": cannot reduce over dim ", d, " of '", name,
-                "', which has size 0: ", op, " of no elements is undefined");
+                      "', which has size 0: ", op, " of no elements is undefined");
   }
 }
 

@@ -139,13 +139,15 @@ at::Device device_of(c10::ArrayRef<NamedTensor> tensors, at::Device otherwise) {
   return first != nullptr ? first->device() : otherwise;
 }
 
-void check_devices(std::string_view op, at::Device device, c10::ArrayRef<NamedTensor> tensors, bool cpu_scalars) {
+void check_devices(std::string_view op, at::Device device, c10::ArrayRef<NamedTensor> tensors,
+                   bool cpu_scalars) {
   private_outputs.count = 0;  // a new call: the previous one's outputs are no longer its own
   for (const auto& t : tensors) {
     if (!t.tensor.defined() || t.tensor.device() == device) continue;
     const bool cpu_scalar = t.tensor.device().is_cpu() && t.tensor.dim() == 0;
-    TORCH_CHECK(cpu_scalar && cpu_scalars, op, ": expected all tensors on ", device, ", but '", t.name, "' is on ",
-                t.tensor.device(), cpu_scalar ? " (only pointwise ops take a 0-dim CPU tensor as a scalar)" : "");
+    TORCH_CHECK(cpu_scalar && cpu_scalars, op, ": expected all tensors on ", device, ", but '", t.name,
+                "' is on ", t.tensor.device(),
+                cpu_scalar ? " (only pointwise ops take a 0-dim CPU tensor as a scalar)" : "");
   }
 }
 
@@ -154,12 +156,10 @@ namespace {
 // Overlap checks read storage geometry; fake tensors with symbolic sizes have none worth
 // checking (and numel() would throw on them), so those are left to the real run.
 bool checkable(const at::Tensor& t) {
-  return t.defined() && !t.unsafeGetTensorImpl()->has_symbolic_sizes_strides() &&
-         !t.is_meta();
+  return t.defined() && !t.unsafeGetTensorImpl()->has_symbolic_sizes_strides() && !t.is_meta();
 }
 
-void check_overlaps(const at::Tensor& written, c10::ArrayRef<NamedTensor> inputs,
-                    bool allow_full_overlap) {
+void check_overlaps(const at::Tensor& written, c10::ArrayRef<NamedTensor> inputs, bool allow_full_overlap) {
   if (!checkable(written)) return;
   at::assert_no_internal_overlap(written);
   for (const auto& in : inputs) {
@@ -176,15 +176,16 @@ void check_overlaps(const at::Tensor& written, c10::ArrayRef<NamedTensor> inputs
 void mark_if_apart(const at::Tensor& out, c10::ArrayRef<NamedTensor> inputs) {
   if (!checkable(out)) return;
   for (const auto& in : inputs) {
-    const bool apart = !in.tensor.defined() ||
-                       (checkable(in.tensor) && at::get_overlap_status(out, in.tensor) == at::MemOverlapStatus::No);
+    const bool apart =
+        !in.tensor.defined() ||
+        (checkable(in.tensor) && at::get_overlap_status(out, in.tensor) == at::MemOverlapStatus::No);
     if (!apart) return;
   }
   mark_private(out);
 }
 
-void check_dtype(std::string_view op, std::string_view name, at::ScalarType written,
-                 at::ScalarType result, OutDtype out_dtype) {
+void check_dtype(std::string_view op, std::string_view name, at::ScalarType written, at::ScalarType result,
+                 OutDtype out_dtype) {
   if (out_dtype == OutDtype::exact) {
     TORCH_CHECK(written == result, op, ": expected '", name, "' to have the result dtype ", result,
                 ", but got ", written, " (", op, " does not cast its result)");
@@ -196,13 +197,14 @@ void check_dtype(std::string_view op, std::string_view name, at::ScalarType writ
 
 }  // namespace
 
-void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
-                 const TensorSpec& spec, at::Device device, bool allow_full_overlap,
-                 OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs) {
+void prepare_out(std::string_view op, std::string_view name, at::Tensor& out, const TensorSpec& spec,
+                 at::Device device, bool allow_full_overlap, OutDtype out_dtype,
+                 c10::ArrayRef<NamedTensor> inputs) {
   if (at::GradMode::is_enabled() && !device.is_meta()) {
     bool any_grad = out.requires_grad();
     for (const auto& in : inputs) any_grad = any_grad || (in.tensor.defined() && in.tensor.requires_grad());
-    TORCH_CHECK(!any_grad, op, ": the out=... arguments don't support automatic differentiation, "
+    TORCH_CHECK(!any_grad, op,
+                ": the out=... arguments don't support automatic differentiation, "
                 "but one of the arguments requires grad");
   }
   TORCH_CHECK(out.device() == device, op, ": expected '", name, "' on ", device,
@@ -224,9 +226,9 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
     }
   }
   if (out.sym_numel() != 0) {
-    TORCH_WARN("An output with one or more elements was resized since it had shape ",
-               out.sym_sizes(), ", which does not match the required output shape ",
-               c10::SymIntArrayRef(spec.sizes), ". This behavior is deprecated, and in a future "
+    TORCH_WARN("An output with one or more elements was resized since it had shape ", out.sym_sizes(),
+               ", which does not match the required output shape ", c10::SymIntArrayRef(spec.sizes),
+               ". This behavior is deprecated, and in a future "
                "PyTorch release outputs will not be resized unless they have zero elements. You "
                "can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
                "with t.resize_(0).");
@@ -237,13 +239,12 @@ void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
   mark_if_apart(out, inputs);
 }
 
-void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,
-                   OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs) {
+void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec, OutDtype out_dtype,
+                   c10::ArrayRef<NamedTensor> inputs) {
   // TensorIterator's order: memory overlap, then shape, then castability.
   check_overlaps(self, inputs, /*allow_full_overlap=*/true);
-  TORCH_CHECK(same_sizes(self.sym_sizes(), spec.sizes), op, ": output with shape ",
-              self.sym_sizes(), " doesn't match the broadcast shape ",
-              c10::SymIntArrayRef(spec.sizes));
+  TORCH_CHECK(same_sizes(self.sym_sizes(), spec.sizes), op, ": output with shape ", self.sym_sizes(),
+              " doesn't match the broadcast shape ", c10::SymIntArrayRef(spec.sizes));
   check_dtype(op, "self", self.scalar_type(), spec.dtype, out_dtype);
 }
 

@@ -84,7 +84,9 @@ at::Tensor minimum(const at::Scalar& a, const at::Tensor& b);
 at::Tensor trunc_div(const at::Tensor& a, const at::Tensor& b);
 at::Tensor trunc_div(const at::Tensor& a, const at::Scalar& b);
 // a * b + c (a formula's fma, in a condition or a tangent: one rounding is the kernels' business)
-inline at::Tensor fma(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) { return a.mul(b).add(c); }
+inline at::Tensor fma(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
+  return a.mul(b).add(c);
+}
 // select(mode, "trunc", ...): whether the str? argument holds `value`.
 inline bool is(const std::optional<std::string>& mode, std::string_view value) {
   return mode.has_value() && *mode == value;
@@ -101,8 +103,10 @@ at::Tensor not_implemented(std::string_view op, std::string_view input);
 
 // Backward helpers of the non-pointwise ops (csrc/runtime/autograd_formulas.cpp); their rows in
 // codegen/autograd/functions.py say what each computes.
-at::Tensor unreduce(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim, bool keepdim);
-at::Tensor mean_backward(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim, bool keepdim);
+at::Tensor unreduce(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim,
+                    bool keepdim);
+at::Tensor mean_backward(const at::Tensor& grad, const TensorMeta& self, at::OptionalIntArrayRef dim,
+                         bool keepdim);
 at::Tensor extremum_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
                              at::OptionalIntArrayRef dim, bool keepdim);
 at::Tensor prod_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
@@ -110,7 +114,8 @@ at::Tensor prod_backward(const at::Tensor& grad, const at::Tensor& self, const a
 at::Tensor var_backward(const at::Tensor& grad, const at::Tensor& self, at::OptionalIntArrayRef dim,
                         const std::optional<at::Scalar>& correction, bool keepdim);
 at::Tensor std_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
-                        at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction, bool keepdim);
+                        at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction,
+                        bool keepdim);
 at::Tensor logsumexp_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& result,
                               at::IntArrayRef dim, bool keepdim);
 at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const std::optional<at::Scalar>& p,
@@ -119,8 +124,10 @@ at::Tensor norm_backward(const at::Tensor& grad, const at::Tensor& self, const s
 // torch's scale, 1 / (1 - p) (0 for p = 1) in training and 1 out of it. ATen ops: differentiable.
 at::Tensor dropout_backward(const at::Tensor& t, const at::Tensor& mask, double p, std::optional<bool> train);
 at::Tensor cumsum_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim);
-at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self);
-at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim, const TensorMeta& self);
+at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim,
+                            const TensorMeta& self);
+at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& result, int64_t dim,
+                                const TensorMeta& self);
 // Forward-mode helpers (the 'result:' formulas): an output's tangent from the inputs'.
 at::Tensor var_jvp(const at::Tensor& self_t, const at::Tensor& self, at::OptionalIntArrayRef dim,
                    const std::optional<at::Scalar>& correction, bool keepdim);
@@ -130,8 +137,9 @@ at::Tensor logsumexp_jvp(const at::Tensor& self_t, const at::Tensor& self, const
                          at::IntArrayRef dim, bool keepdim);
 at::Tensor extremum_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::Tensor& result,
                         at::OptionalIntArrayRef dim, bool keepdim);
-at::Tensor linear_jvp(const at::Tensor& input_t, const at::Tensor& weight_t, const std::optional<at::Tensor>& bias_t,
-                      const at::Tensor& input, const at::Tensor& weight);
+at::Tensor linear_jvp(const at::Tensor& input_t, const at::Tensor& weight_t,
+                      const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
+                      const at::Tensor& weight);
 at::Tensor softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64_t dim);
 at::Tensor log_softmax_jvp(const at::Tensor& self_t, const at::Tensor& result, int64_t dim);
 at::Tensor mse_loss_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
@@ -140,24 +148,27 @@ at::Tensor prod_jvp(const at::Tensor& self_t, const at::Tensor& self, const at::
                     at::OptionalIntArrayRef dim, bool keepdim);
 at::Tensor norm_jvp(const at::Tensor& self_t, const at::Tensor& self, const std::optional<at::Scalar>& p,
                     const at::Tensor& result, at::IntArrayRef dim, bool keepdim);
-at::Tensor cdist_jvp(const at::Tensor& x1_t, const at::Tensor& x2_t, const at::Tensor& x1, const at::Tensor& x2,
-                     double p, const at::Tensor& result);
+at::Tensor cdist_jvp(const at::Tensor& x1_t, const at::Tensor& x2_t, const at::Tensor& x1,
+                     const at::Tensor& x2, double p, const at::Tensor& result);
 at::Tensor layer_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t,
                           const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
                           c10::SymIntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
                           const at::Tensor& mean, const at::Tensor& rstd);
-at::Tensor rms_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t, const at::Tensor& input,
-                        c10::SymIntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
-                        std::optional<double> eps, const at::Tensor& rstd);
+at::Tensor rms_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t,
+                        const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
+                        const std::optional<at::Tensor>& weight, std::optional<double> eps,
+                        const at::Tensor& rstd);
 at::Tensor batch_norm_jvp(const at::Tensor& input_t, const std::optional<at::Tensor>& weight_t,
                           const std::optional<at::Tensor>& bias_t, const at::Tensor& input,
-                          const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& running_mean,
+                          const std::optional<at::Tensor>& weight,
+                          const std::optional<at::Tensor>& running_mean,
                           const std::optional<at::Tensor>& running_var, const at::Tensor& save_mean,
                           const at::Tensor& save_invstd, bool training, double eps);
-at::Tensor embedding_bag_jvp(const at::Tensor& weight_t, const std::optional<at::Tensor>& per_sample_weights_t,
-                             const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets,
-                             const at::Tensor& result, int64_t mode,
-                             const std::optional<at::Tensor>& per_sample_weights, bool include_last_offset);
+at::Tensor embedding_bag_jvp(const at::Tensor& weight_t,
+                             const std::optional<at::Tensor>& per_sample_weights_t, const at::Tensor& weight,
+                             const at::Tensor& indices, const at::Tensor& offsets, const at::Tensor& result,
+                             int64_t mode, const std::optional<at::Tensor>& per_sample_weights,
+                             bool include_last_offset);
 // max_pool2d/3d: each output is the element its index names in its plane (spatial dims flattened).
 at::Tensor max_pool_jvp(const at::Tensor& self_t, const at::Tensor& indices, int64_t spatial);
 inline at::Tensor max_pool2d_jvp(const at::Tensor& self_t, const at::Tensor& indices) {
@@ -166,20 +177,22 @@ inline at::Tensor max_pool2d_jvp(const at::Tensor& self_t, const at::Tensor& ind
 inline at::Tensor max_pool3d_jvp(const at::Tensor& self_t, const at::Tensor& indices) {
   return max_pool_jvp(self_t, indices, 3);
 }
-at::Tensor binary_cross_entropy_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
-                                    const at::Tensor& target, const std::optional<at::Tensor>& weight,
-                                    int64_t reduction, const at::Tensor& result);
+at::Tensor binary_cross_entropy_jvp(const at::Tensor& self_t, const at::Tensor& target_t,
+                                    const at::Tensor& self, const at::Tensor& target,
+                                    const std::optional<at::Tensor>& weight, int64_t reduction,
+                                    const at::Tensor& result);
 at::Tensor cross_entropy_jvp(const at::Tensor& self_t, const at::Tensor& target_t, const at::Tensor& self,
-                             const at::Tensor& target, const std::optional<at::Tensor>& weight, int64_t reduction,
-                             const c10::SymInt& ignore_index, double label_smoothing, const at::Tensor& result);
+                             const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                             int64_t reduction, const c10::SymInt& ignore_index, double label_smoothing,
+                             const at::Tensor& result);
 std::vector<at::Tensor> layer_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                             c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
                                             const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
                                             const std::optional<at::Tensor>& bias, std::array<bool, 3> mask);
 std::vector<at::Tensor> rms_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                           c10::SymIntArrayRef normalized_shape, const at::Tensor& rstd,
-                                          const std::optional<at::Tensor>& weight,
-                                          std::optional<double> eps, std::array<bool, 2> mask);
+                                          const std::optional<at::Tensor>& weight, std::optional<double> eps,
+                                          std::array<bool, 2> mask);
 // rms_norm's rstd for x (in the compute dtype) over dims: the saved one, or recomputed from x with
 // ATen ops where a derivative of it will be taken (grad mode on: double backward; x has a forward
 // tangent: hessian through jacfwd), since the saved statistic is a constant to autograd.
@@ -188,25 +201,30 @@ at::Tensor rms_norm_rstd(const at::Tensor& x, at::IntArrayRef dims, std::optiona
 std::vector<at::Tensor> batch_norm_backward(const at::Tensor& grad, const at::Tensor& input,
                                             const std::optional<at::Tensor>& weight,
                                             const std::optional<at::Tensor>& running_mean,
-                                            const std::optional<at::Tensor>& running_var, const at::Tensor& save_mean,
-                                            const at::Tensor& save_invstd, bool training, double eps,
-                                            std::array<bool, 3> mask);
-std::vector<at::Tensor> matmul_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& other,
-                                        std::array<bool, 2> mask);
+                                            const std::optional<at::Tensor>& running_var,
+                                            const at::Tensor& save_mean, const at::Tensor& save_invstd,
+                                            bool training, double eps, std::array<bool, 3> mask);
+std::vector<at::Tensor> matmul_backward(const at::Tensor& grad, const at::Tensor& self,
+                                        const at::Tensor& other, std::array<bool, 2> mask);
 at::Tensor linear_weight_backward(const at::Tensor& grad, const at::Tensor& input, const TensorMeta& weight);
-std::vector<at::Tensor> cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2, double p,
-                                       const at::Tensor& result, std::array<bool, 2> mask);
-std::vector<at::Tensor> cat_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim);
-std::vector<at::Tensor> stack_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors, int64_t dim);
+std::vector<at::Tensor> cdist_backward(const at::Tensor& grad, const at::Tensor& x1, const at::Tensor& x2,
+                                       double p, const at::Tensor& result, std::array<bool, 2> mask);
+std::vector<at::Tensor> cat_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors,
+                                     int64_t dim);
+std::vector<at::Tensor> stack_backward(const at::Tensor& grad, const std::vector<TensorMeta>& tensors,
+                                       int64_t dim);
 at::Tensor split_backward(const std::vector<at::Tensor>& grads, const TensorMeta& self,
                           c10::SymIntArrayRef split_sizes, int64_t dim);
 std::vector<at::Tensor> embedding_bag_backward(const at::Tensor& grad, const at::Tensor& weight,
                                                const at::Tensor& indices, const at::Tensor& offsets,
-                                               const at::Tensor& result, bool scale_grad_by_freq, int64_t mode,
+                                               const at::Tensor& result, bool scale_grad_by_freq,
+                                               int64_t mode,
                                                const std::optional<at::Tensor>& per_sample_weights,
                                                bool include_last_offset, std::array<bool, 2> mask);
-at::Tensor index_select_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index);
-at::Tensor gather_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim, const at::Tensor& index);
+at::Tensor index_select_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim,
+                                 const at::Tensor& index);
+at::Tensor gather_backward(const at::Tensor& grad, const TensorMeta& self, int64_t dim,
+                           const at::Tensor& index);
 at::Tensor take_backward(const at::Tensor& grad, const TensorMeta& self, const at::Tensor& index);
 at::Tensor embedding_backward(const at::Tensor& grad, const at::Tensor& indices, const TensorMeta& weight);
 at::Tensor masked_select_backward(const at::Tensor& grad, const TensorMeta& self, const at::Tensor& mask);
@@ -219,28 +237,30 @@ at::Tensor max_pool3d_backward(const at::Tensor& grad, const at::Tensor& self, a
 at::Tensor avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef kernel_size,
                                at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
                                bool count_include_pad, std::optional<int64_t> divisor_override);
-std::vector<at::Tensor> mse_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                          int64_t reduction, std::array<bool, 2> mask);
+std::vector<at::Tensor> mse_loss_backward(const at::Tensor& grad, const at::Tensor& self,
+                                          const at::Tensor& target, int64_t reduction,
+                                          std::array<bool, 2> mask);
 std::vector<at::Tensor> binary_cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self,
-                                                      const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                                                      const at::Tensor& target,
+                                                      const std::optional<at::Tensor>& weight,
                                                       int64_t reduction, std::array<bool, 2> mask);
 std::vector<at::Tensor> cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self,
-                                               const at::Tensor& target, const std::optional<at::Tensor>& weight,
-                                               int64_t reduction, const c10::SymInt& ignore_index,
-                                               double label_smoothing, std::array<bool, 2> mask);
+                                               const at::Tensor& target,
+                                               const std::optional<at::Tensor>& weight, int64_t reduction,
+                                               const c10::SymInt& ignore_index, double label_smoothing,
+                                               std::array<bool, 2> mask);
 // Attention (scaled_dot_product_attention): query, key, value and a float attn_mask's gradients,
 // from the probabilities recomputed (out and logsumexp are the forward's, unused: the recomputed
 // softmax is exact in every dtype); forward mode: the output's tangent.
 std::vector<at::Tensor> scaled_dot_product_attention_backward(
     const at::Tensor& grad, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-    const std::optional<at::Tensor>& attn_mask, bool is_causal, std::optional<double> scale, const at::Tensor& out,
-    const at::Tensor& logsumexp, std::array<bool, 4> mask);
-at::Tensor scaled_dot_product_attention_jvp(const at::Tensor& query_t, const at::Tensor& key_t,
-                                            const at::Tensor& value_t, const std::optional<at::Tensor>& attn_mask_t,
-                                            const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                                            const std::optional<at::Tensor>& attn_mask, bool is_causal,
-                                            std::optional<double> scale, const at::Tensor& out,
-                                            const at::Tensor& logsumexp);
+    const std::optional<at::Tensor>& attn_mask, bool is_causal, std::optional<double> scale,
+    const at::Tensor& out, const at::Tensor& logsumexp, std::array<bool, 4> mask);
+at::Tensor scaled_dot_product_attention_jvp(
+    const at::Tensor& query_t, const at::Tensor& key_t, const at::Tensor& value_t,
+    const std::optional<at::Tensor>& attn_mask_t, const at::Tensor& query, const at::Tensor& key,
+    const at::Tensor& value, const std::optional<at::Tensor>& attn_mask, bool is_causal,
+    std::optional<double> scale, const at::Tensor& out, const at::Tensor& logsumexp);
 
 // Arithmetic and comparisons of Scalars, keeping an int an int and a complex complex.
 at::Scalar scalar_add(const at::Scalar& a, const at::Scalar& b);

@@ -14,7 +14,6 @@ namespace structgen {
 // contiguous -> contiguous; all channels_last -> channels_last; all dense with equal strides ->
 // those strides; otherwise the inputs' stride order (broadcast dims ignored), ties kept in
 // dimension order. Returns empty strides for "contiguous" (see TensorSpec).
-c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape,
-                                      std::initializer_list<NamedTensor> inputs);
+c10::SymDimVector elementwise_strides(c10::SymIntArrayRef shape, std::initializer_list<NamedTensor> inputs);
 
 }  // namespace structgen

@@ -3,8 +3,8 @@
 // With torch's OpenMP backend (the default wheels), at::parallel_for is a header template whose
 // `#pragma omp parallel` only takes effect in a translation unit compiled with -fopenmp; in any
 // other TU it silently runs serially. Kernels call this out-of-line wrapper instead: its one TU
-// (csrc/runtime/openmp/parallel.cpp) is built with -fopenmp but links no OpenMP runtime of its own, so it runs on
-// torch's (libtorch_cpu's libgomp) and torch.set_num_threads governs it.
+// (csrc/runtime/openmp/parallel.cpp) is built with -fopenmp but links no OpenMP runtime of its own, so it
+// runs on torch's (libtorch_cpu's libgomp) and torch.set_num_threads governs it.
 #pragma once
 
 #include <c10/util/FunctionRef.h>

@@ -1,5 +1,5 @@
-// The second precompiled header (cmake/generated_extension.cmake: <target>_glue), next to precompiled.h: the torch
-// headers the generated glue and the autograd runtime include, which the kernel files do not. As
+// The second precompiled header (cmake/generated_extension.cmake: <target>_glue), next to precompiled.h: the
+// torch headers the generated glue and the autograd runtime include, which the kernel files do not. As
 // precompiled.h: torch's headers only, and an optimisation, never a dependency.
 #pragma once
 

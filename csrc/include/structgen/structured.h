@@ -77,19 +77,20 @@ at::Device device_of(c10::ArrayRef<NamedTensor> tensors, at::Device otherwise);
 // All defined tensor arguments must live on `device` ("expected all tensors on cpu, but ...").
 // `cpu_scalars`: 0-dim CPU tensors are accepted with any device, as TensorIterator (torch's
 // pointwise ops) takes them; other ops reject them, as torch's do.
-void check_devices(std::string_view op, at::Device device, c10::ArrayRef<NamedTensor> tensors, bool cpu_scalars);
+void check_devices(std::string_view op, at::Device device, c10::ArrayRef<NamedTensor> tensors,
+                   bool cpu_scalars);
 
 // out=: PyTorch's rules, in PyTorch's order: no grad through out=, device, dtype (OutDtype),
 // internal overlap and overlap with inputs (full overlap, out=self, only where the op allows
 // it: pointwise ops), then resize (with PyTorch's warning when `out` had elements).
-void prepare_out(std::string_view op, std::string_view name, at::Tensor& out,
-                 const TensorSpec& spec, at::Device device, bool allow_full_overlap,
-                 OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs);
+void prepare_out(std::string_view op, std::string_view name, at::Tensor& out, const TensorSpec& spec,
+                 at::Device device, bool allow_full_overlap, OutDtype out_dtype,
+                 c10::ArrayRef<NamedTensor> inputs);
 
 // inplace: the result must have self's shape and a dtype self takes (OutDtype); self must not
 // overlap itself or partially overlap another input.
-void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec,
-                   OutDtype out_dtype, c10::ArrayRef<NamedTensor> inputs);
+void check_inplace(std::string_view op, const at::Tensor& self, const TensorSpec& spec, OutDtype out_dtype,
+                   c10::ArrayRef<NamedTensor> inputs);
 
 // The impl contract: the tensor an impl writes has exactly the spec's sizes, strides and
 // dtype. When the user's out (or self) does not, the impl writes a temporary that commit()

@@ -66,22 +66,23 @@ std::optional<int> pinned(const OpKernels& op, c10::ArrayRef<bool> eligible) {
   std::string known;
   for (const auto& v : op.variants) known += (known.empty() ? "" : ", ") + v.name;
   TORCH_CHECK(false, project_package(), ".autotune: ", op.op, " has no variant '", name, "' on ",
-              c10::DeviceTypeName(op.device_type), " (pinned by ", project_env_prefix(), "_AUTOTUNE_PIN or autotune.pin()); its variants: ",
-              known);
+              c10::DeviceTypeName(op.device_type), " (pinned by ", project_env_prefix(),
+              "_AUTOTUNE_PIN or autotune.pin()); its variants: ", known);
 }
 
 int first_eligible(const OpKernels& op, c10::ArrayRef<bool> eligible) {
   for (size_t i = 0; i < eligible.size(); ++i) {
     if (eligible[i]) return static_cast<int>(i);
   }
-  TORCH_CHECK(false, project_package(), ".autotune: none of ", op.op, "'s ", c10::DeviceTypeName(op.device_type),
-              " kernel variants is eligible for this call (see the manifest's `kernels:` conditions and dtypes)");
+  TORCH_CHECK(
+      false, project_package(), ".autotune: none of ", op.op, "'s ", c10::DeviceTypeName(op.device_type),
+      " kernel variants is eligible for this call (see the manifest's `kernels:` conditions and dtypes)");
 }
 
 void log_decision(const Decision& d) {
   if (!config().log) return;
-  std::string line = std::string(project_package()) + ".autotune: " + d.op + " " + d.device + " " + d.dtype + " key=" + key_json(d.key) +
-                     " -> " + d.pick + " (" + d.source;
+  std::string line = std::string(project_package()) + ".autotune: " + d.op + " " + d.device + " " + d.dtype +
+                     " key=" + key_json(d.key) + " -> " + d.pick + " (" + d.source;
   for (const Timing& t : d.timings) {
     line += "; " + t.variant + " " + (t.us >= 0 ? json::number(t.us) + " us" : t.error);
   }
@@ -208,8 +209,15 @@ int choose(const OpKernels& op, at::Device device, at::ScalarType dtype, const K
       } catch (const NotTimed& e) {
         // An inplace call (or an out= that is an input) too large to copy its output for timing:
         // it runs untimed and decides nothing, so a later call with an output of its own tunes.
-        log_decision({op.op, device.str(), c10::toString(dtype), key, op.key_text, op.variants[pick].name,
-                      std::string("not timed: ") + e.what(), 0, {}});
+        log_decision({op.op,
+                      device.str(),
+                      c10::toString(dtype),
+                      key,
+                      op.key_text,
+                      op.variants[pick].name,
+                      std::string("not timed: ") + e.what(),
+                      0,
+                      {}});
         return pick;
       }
       if (!fastest) {

@@ -28,7 +28,9 @@ std::map<std::string, std::vector<double>> parse_fake_us(std::string_view text) 
     const std::string_view entry = text.substr(begin, end - begin);
     begin = end + 1;
     if (entry.empty()) continue;  // "...;" or ";;"
-    const auto where = [&] { return c10::str(project_env_prefix(), "_AUTOTUNE_FAKE_US: entry ", number + 1, " '", entry, "'"); };
+    const auto where = [&] {
+      return c10::str(project_env_prefix(), "_AUTOTUNE_FAKE_US: entry ", number + 1, " '", entry, "'");
+    };
     const size_t eq = entry.find('=');
     TORCH_CHECK(eq != std::string_view::npos, where(), " has no '='; ", kFormat);
     const std::string name(entry.substr(0, eq));
@@ -42,8 +44,9 @@ std::map<std::string, std::vector<double>> parse_fake_us(std::string_view text) 
       const std::string_view value = entry.substr(lo, hi - lo);
       double us = -1;
       const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), us);
-      TORCH_CHECK(ec == std::errc() && ptr == value.data() + value.size() && std::isfinite(us) && us >= 0, where(),
-                  ": time ", times.size() + 1, " '", value, "' is not a number of microseconds >= 0; ", kFormat);
+      TORCH_CHECK(ec == std::errc() && ptr == value.data() + value.size() && std::isfinite(us) && us >= 0,
+                  where(), ": time ", times.size() + 1, " '", value,
+                  "' is not a number of microseconds >= 0; ", kFormat);
       times.push_back(us);
       lo = hi + 1;
     }
@@ -52,7 +55,9 @@ std::map<std::string, std::vector<double>> parse_fake_us(std::string_view text) 
 }
 
 // The project's variable <PREFIX>_<name>: MYOPS_AUTOTUNE_PIN for the project named myops.
-const char* env(const char* name) { return std::getenv((std::string(project_env_prefix()) + "_" + name).c_str()); }
+const char* env(const char* name) {
+  return std::getenv((std::string(project_env_prefix()) + "_" + name).c_str());
+}
 
 }  // namespace
 
@@ -78,7 +83,9 @@ const Config& config() {
     } else if (const char* h = std::getenv("HOME"); h && *h) {
       c.cache_dir = std::string(h) + "/.cache/" + project_cache_name() + "/autotune";
     } else {
-      c.cache_dir = (std::filesystem::temp_directory_path() / (std::string(project_cache_name()) + "-autotune")).string();
+      c.cache_dir =
+          (std::filesystem::temp_directory_path() / (std::string(project_cache_name()) + "-autotune"))
+              .string();
     }
     return c;
   }();

@@ -23,7 +23,8 @@ bool capturing(at::Device device) {
 
 std::string device_name(at::Device device) {
   cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, device.index() < 0 ? 0 : device.index()) != cudaSuccess) return device.str();
+  if (cudaGetDeviceProperties(&prop, device.index() < 0 ? 0 : device.index()) != cudaSuccess)
+    return device.str();
   return prop.name;
 }
 

@@ -39,7 +39,8 @@ std::string hex16(uint64_t h) {
 
 // `<op>-<device>-<dtype>-`: what every decision file of one op, device type and dtype starts with.
 std::string decision_prefix(const OpKernels& op, at::Device device, at::ScalarType dtype) {
-  std::string name = op.op + "-" + c10::DeviceTypeName(device.type(), true) + "-" + c10::toString(dtype) + "-";
+  std::string name =
+      op.op + "-" + c10::DeviceTypeName(device.type(), true) + "-" + c10::toString(dtype) + "-";
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
   }
@@ -61,8 +62,8 @@ Fingerprint Fingerprint::of(const OpKernels& op, at::Device device, at::ScalarTy
   for (size_t i = 0; i < op.variants.size(); ++i) {
     if (!eligible[i]) continue;
     if (variants.size() > 1) variants += ", ";
-    variants += "{\"name\": " + quoted(op.variants[i].name) + ", \"source_hash\": " +
-                quoted(op.variants[i].source_hash) + "}";
+    variants += "{\"name\": " + quoted(op.variants[i].name) +
+                ", \"source_hash\": " + quoted(op.variants[i].source_hash) + "}";
   }
   variants += "]";
   const auto& hooks = cuda_hooks();
@@ -88,7 +89,8 @@ std::string Fingerprint::text(bool with_key) const {
   return s;
 }
 
-DecisionName decision_name(const OpKernels& op, at::Device device, at::ScalarType dtype, const Fingerprint& fp) {
+DecisionName decision_name(const OpKernels& op, at::Device device, at::ScalarType dtype,
+                           const Fingerprint& fp) {
   return {decision_prefix(op, device, dtype), hex16(fnv1a(fp.text(false))), hex16(fnv1a(fp.text()))};
 }
 
@@ -109,7 +111,8 @@ void remove_stale(const fs::path& dir, const DecisionName& current) {
     const bool same_op = name.size() == length && name.rfind(current.prefix, 0) == 0;
     if (!same_op || name.compare(current.prefix.size(), 16, current.build) == 0) continue;
     std::error_code e;
-    if (it->is_regular_file(e) && fs::last_write_time(it->path(), e) < cutoff && !e) fs::remove(it->path(), e);
+    if (it->is_regular_file(e) && fs::last_write_time(it->path(), e) < cutoff && !e)
+      fs::remove(it->path(), e);
   }
 }
 
@@ -123,7 +126,8 @@ std::optional<int> read_decision(const fs::path& path, const OpKernels& op, cons
   if (ec || !fs::exists(st)) return std::nullopt;
   const bool regular = fs::is_regular_file(st);
   if (!regular || fs::file_size(path, ec) > kMaxBytes || ec) {
-    TORCH_WARN(project_package(), ".autotune: ", path.string(), regular ? " is larger than a decision file" : " is not a regular file",
+    TORCH_WARN(project_package(), ".autotune: ", path.string(),
+               regular ? " is larger than a decision file" : " is not a regular file",
                "; ignoring it and re-tuning ", op.op);
     return std::nullopt;
   }
@@ -167,11 +171,12 @@ void write_decision(const fs::path& path, const Fingerprint& fp, const Decision&
   using json::quoted;
   std::string text = "{\n  \"format\": " + std::to_string(kFormat) + ",\n";
   for (const auto& [k, v] : fp.fields) text += "  " + quoted(k) + ": " + v + ",\n";
-  text += "  \"pick\": " + quoted(d.pick) + ",\n  \"tuning_ms\": " + number(d.tuning_ms) + ",\n  \"timings\": [";
+  text +=
+      "  \"pick\": " + quoted(d.pick) + ",\n  \"tuning_ms\": " + number(d.tuning_ms) + ",\n  \"timings\": [";
   for (size_t i = 0; i < d.timings.size(); ++i) {
     const Timing& t = d.timings[i];
-    text += std::string(i ? ",\n" : "\n") + "    {\"variant\": " + quoted(t.variant) + ", \"us\": " + number(t.us) +
-            ", \"error\": " + quoted(t.error) + "}";
+    text += std::string(i ? ",\n" : "\n") + "    {\"variant\": " + quoted(t.variant) +
+            ", \"us\": " + number(t.us) + ", \"error\": " + quoted(t.error) + "}";
   }
   text += "\n  ]\n}\n";
   std::error_code ec;
@@ -196,7 +201,8 @@ void write_decision(const fs::path& path, const Fingerprint& fp, const Decision&
     static std::once_flag unwritable_warned;
     std::call_once(unwritable_warned, [&] {
       TORCH_WARN(project_package(), ".autotune: cannot write the cache dir ", config().cache_dir,
-                 "; kernel choices are kept in memory only (set ", project_env_prefix(), "_AUTOTUNE_CACHE_DIR to a writable dir)");
+                 "; kernel choices are kept in memory only (set ", project_env_prefix(),
+                 "_AUTOTUNE_CACHE_DIR to a writable dir)");
     });
   }
 }

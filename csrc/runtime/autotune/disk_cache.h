@@ -28,7 +28,8 @@ struct DecisionName {
   std::string prefix, build, decision;
   std::string file() const { return prefix + build + "-" + decision + ".json"; }
 };
-DecisionName decision_name(const OpKernels& op, at::Device device, at::ScalarType dtype, const Fingerprint& fp);
+DecisionName decision_name(const OpKernels& op, at::Device device, at::ScalarType dtype,
+                           const Fingerprint& fp);
 
 // Removes decision files of the same op, device type and dtype from other builds that no process
 // has read or written for kStaleDays; once per process and op.
@@ -36,8 +37,9 @@ void remove_stale(const std::filesystem::path& dir, const DecisionName& current)
 
 // The picked variant's index; nullopt when absent or for other code (a fingerprint mismatch:
 // re-tuned and overwritten). A corrupt file warns and counts as absent. Fills `timings` from it.
-std::optional<int> read_decision(const std::filesystem::path& path, const OpKernels& op, const Fingerprint& fp,
-                                 c10::ArrayRef<bool> eligible, std::vector<Timing>& timings);
+std::optional<int> read_decision(const std::filesystem::path& path, const OpKernels& op,
+                                 const Fingerprint& fp, c10::ArrayRef<bool> eligible,
+                                 std::vector<Timing>& timings);
 
 // Written to a private temporary file and renamed; an unwritable dir warns once.
 void write_decision(const std::filesystem::path& path, const Fingerprint& fp, const Decision& d);

@@ -41,10 +41,14 @@ class Parser {
       if (c == '\\') {
         if (i_ >= s_.size()) return std::nullopt;
         const char e = s_[i_++];
-        if (e == 'n') c = '\n';
-        else if (e == 't') c = '\t';
-        else if (e == '"' || e == '\\' || e == '/') c = e;
-        else return std::nullopt;  // we never write \u escapes
+        if (e == 'n')
+          c = '\n';
+        else if (e == 't')
+          c = '\t';
+        else if (e == '"' || e == '\\' || e == '/')
+          c = e;
+        else
+          return std::nullopt;  // we never write \u escapes
       }
       out += c;
     }
@@ -141,11 +145,16 @@ bool equal(const Value& a, const Value& b) {
 std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
-    else out += c;
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += ' ';
+    else
+      out += c;
   }
   return out + "\"";
 }

@@ -55,8 +55,8 @@ at::Tensor scratch_like(const at::Tensor& t) {
   if (is_private_output(t)) return t;
   const auto bytes = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.itemsize());
   if (bytes > static_cast<size_t>(kMaxScratchBytes)) {
-    throw NotTimed("timing would need a scratch copy of an output the call also reads (" + std::to_string(bytes >> 20) +
-                   " MiB)");
+    throw NotTimed("timing would need a scratch copy of an output the call also reads (" +
+                   std::to_string(bytes >> 20) + " MiB)");
   }
   return t.new_empty_strided(t.sizes(), t.strides());
 }

@@ -18,7 +18,7 @@ struct MemoryKeyHash {
 };
 
 struct Memory {
-  std::shared_mutex mutex;  // guards picks and log
+  std::shared_mutex mutex;                                  // guards picks and log
   std::unordered_map<MemoryKey, int, MemoryKeyHash> picks;  // -> variant index
   std::vector<Decision> log;
 };

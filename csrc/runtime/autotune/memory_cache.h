@@ -16,7 +16,8 @@ struct MemoryKey {
   uint64_t eligible;  // bit i: variant i is eligible
   Key key;
   bool operator==(const MemoryKey& o) const {
-    return op == o.op && device_index == o.device_index && dtype == o.dtype && eligible == o.eligible && key == o.key;
+    return op == o.op && device_index == o.device_index && dtype == o.dtype && eligible == o.eligible &&
+           key == o.key;
   }
 };
 

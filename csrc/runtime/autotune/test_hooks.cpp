@@ -18,7 +18,8 @@ int64_t timed_count() { return timed.load(); }
 int64_t disk_hits() { return disk.load(); }
 
 void raise_if_injected(const OpKernels& op, size_t variant) {
-  TORCH_CHECK(config().fail != op.op + ":" + op.variants[variant].name, "injected failure (", project_env_prefix(), "_AUTOTUNE_FAIL)");
+  TORCH_CHECK(config().fail != op.op + ":" + op.variants[variant].name, "injected failure (",
+              project_env_prefix(), "_AUTOTUNE_FAIL)");
 }
 
 std::optional<double> injected_time(const OpKernels& op, size_t variant, int round) {

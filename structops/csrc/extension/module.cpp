@@ -42,14 +42,16 @@ PYBIND11_MODULE(_C, m) {
     for (const at_::Decision& d : at_::decisions()) {
       py::list timings;
       for (const at_::Timing& t : d.timings) {
-        timings.append(py::dict(py::arg("variant") = t.variant,
-                                py::arg("us") = t.us >= 0 ? py::object(py::float_(t.us)) : py::object(py::none()),
-                                py::arg("error") = t.error));
+        timings.append(
+            py::dict(py::arg("variant") = t.variant,
+                     py::arg("us") = t.us >= 0 ? py::object(py::float_(t.us)) : py::object(py::none()),
+                     py::arg("error") = t.error));
       }
       out.append(py::dict(py::arg("op") = d.op, py::arg("device") = d.device, py::arg("dtype") = d.dtype,
                           py::arg("key") = std::vector<int64_t>(d.key.begin(), d.key.end()),
-                          py::arg("key_text") = d.key_text, py::arg("pick") = d.pick, py::arg("source") = d.source,
-                          py::arg("tuning_ms") = d.tuning_ms, py::arg("timings") = timings));
+                          py::arg("key_text") = d.key_text, py::arg("pick") = d.pick,
+                          py::arg("source") = d.source, py::arg("tuning_ms") = d.tuning_ms,
+                          py::arg("timings") = timings));
     }
     return out;
   });

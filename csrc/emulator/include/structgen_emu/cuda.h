@@ -1,5 +1,5 @@
-// The CUDA device API that generated and hand-written kernels use, for a host C++ build of the same .cu files:
-// the CPU emulator that runs every CUDA kernel in CI, where no GPU is (docs/cuda_emulation.md).
+// The CUDA device API that generated and hand-written kernels use, for a host C++ build of the same .cu
+// files: the CPU emulator that runs every CUDA kernel in CI, where no GPU is (docs/cuda_emulation.md).
 //
 // Each CUDA thread is a fiber; a block's fibers run on one OS thread, so __syncthreads is a real
 // barrier and warp shuffles/ballots exchange values only when every lane of their mask arrived.
@@ -159,8 +159,8 @@ class Launch {
   auto kernel(Body body) const {
     return [self = *this, body](auto&&... args) {
       std::tuple<std::decay_t<decltype(args)>...> params(std::forward<decltype(args)>(args)...);
-      run_grid(self.kernel_, parameter_types<std::decay_t<decltype(args)>...>(), self.grid_, self.block_, self.shared_,
-               self.stream_, [&] { std::apply(body, params); });
+      run_grid(self.kernel_, parameter_types<std::decay_t<decltype(args)>...>(), self.grid_, self.block_,
+               self.shared_, self.stream_, [&] { std::apply(body, params); });
     };
   }
 
@@ -173,7 +173,8 @@ class Launch {
 
 template <typename T>
 uint64_t to_bits(T v) {
-  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "warp shuffles move values of at most 8 bytes");
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8,
+                "warp shuffles move values of at most 8 bytes");
   uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
   return bits;
@@ -198,7 +199,7 @@ uint16_t encode(double v) {
   if (std::isinf(a)) return static_cast<uint16_t>(sign | inf);
   int e = 0;
   std::frexp(a, &e);
-  e = std::max(e - 1, 1 - bias);  // a = 1.f * 2^e, or a subnormal's scale
+  e = std::max(e - 1, 1 - bias);                    // a = 1.f * 2^e, or a subnormal's scale
   double q = std::nearbyint(std::ldexp(a, M - e));  // the significand, rounded to nearest even
   if (q >= static_cast<double>(2u << M)) q /= 2, e += 1;
   if (e > bias) return static_cast<uint16_t>(sign | inf);
@@ -300,27 +301,47 @@ T so_atomic_update(T* address, F f) {
   *address = f(old);
   return old;
 }
-#define SO_EMU_ATOMICS(T)                                                                                  \
-  inline T atomicAdd(T* a, T v) { return so_atomic_update(a, [&](T o) { return static_cast<T>(o + v); }); } \
-  inline T atomicMin(T* a, T v) { return so_atomic_update(a, [&](T o) { return v < o ? v : o; }); }         \
-  inline T atomicMax(T* a, T v) { return so_atomic_update(a, [&](T o) { return v > o ? v : o; }); }         \
-  inline T atomicExch(T* a, T v) { return so_atomic_update(a, [&](T) { return v; }); }                      \
-  inline T atomicCAS(T* a, T compare, T v) { return so_atomic_update(a, [&](T o) { return o == compare ? v : o; }); }
+#define SO_EMU_ATOMICS(T)                                                   \
+  inline T atomicAdd(T* a, T v) {                                           \
+    return so_atomic_update(a, [&](T o) { return static_cast<T>(o + v); }); \
+  }                                                                         \
+  inline T atomicMin(T* a, T v) {                                           \
+    return so_atomic_update(a, [&](T o) { return v < o ? v : o; });         \
+  }                                                                         \
+  inline T atomicMax(T* a, T v) {                                           \
+    return so_atomic_update(a, [&](T o) { return v > o ? v : o; });         \
+  }                                                                         \
+  inline T atomicExch(T* a, T v) {                                          \
+    return so_atomic_update(a, [&](T) { return v; });                       \
+  }                                                                         \
+  inline T atomicCAS(T* a, T compare, T v) {                                \
+    return so_atomic_update(a, [&](T o) { return o == compare ? v : o; });  \
+  }
 SO_EMU_ATOMICS(int)
 SO_EMU_ATOMICS(unsigned)
 SO_EMU_ATOMICS(long long)
 SO_EMU_ATOMICS(unsigned long long)
 #undef SO_EMU_ATOMICS
-#define SO_EMU_BITWISE_ATOMICS(T)                                                                  \
-  inline T atomicOr(T* a, T v) { return so_atomic_update(a, [&](T o) { return o | v; }); }         \
-  inline T atomicAnd(T* a, T v) { return so_atomic_update(a, [&](T o) { return o & v; }); }        \
-  inline T atomicXor(T* a, T v) { return so_atomic_update(a, [&](T o) { return o ^ v; }); }
+#define SO_EMU_BITWISE_ATOMICS(T)                           \
+  inline T atomicOr(T* a, T v) {                            \
+    return so_atomic_update(a, [&](T o) { return o | v; }); \
+  }                                                         \
+  inline T atomicAnd(T* a, T v) {                           \
+    return so_atomic_update(a, [&](T o) { return o & v; }); \
+  }                                                         \
+  inline T atomicXor(T* a, T v) {                           \
+    return so_atomic_update(a, [&](T o) { return o ^ v; }); \
+  }
 SO_EMU_BITWISE_ATOMICS(int)
 SO_EMU_BITWISE_ATOMICS(unsigned)
 SO_EMU_BITWISE_ATOMICS(unsigned long long)
 #undef SO_EMU_BITWISE_ATOMICS
-inline float atomicAdd(float* a, float v) { return so_atomic_update(a, [&](float o) { return o + v; }); }
-inline double atomicAdd(double* a, double v) { return so_atomic_update(a, [&](double o) { return o + v; }); }
+inline float atomicAdd(float* a, float v) {
+  return so_atomic_update(a, [&](float o) { return o + v; });
+}
+inline double atomicAdd(double* a, double v) {
+  return so_atomic_update(a, [&](double o) { return o + v; });
+}
 
 // --- CUDA's min/max overloads, in the global namespace as in device code ---------------------
 template <typename A, typename B>

@@ -34,7 +34,7 @@ namespace structgen::cpu {
 // times 2^-24.
 inline float float16_to_float(uint16_t h) {
   const uint32_t magnitude = h & 0x7fffu;
-  uint32_t bits = (magnitude << 13) + (112u << 23);  // rebias the exponent: 127 - 15
+  uint32_t bits = (magnitude << 13) + (112u << 23);          // rebias the exponent: 127 - 15
   bits = magnitude >= 0x7c00u ? bits + (112u << 23) : bits;  // inf and NaN: exponent 255
   float value = std::bit_cast<float>(bits);
   value = magnitude < 0x0400u ? static_cast<float>(magnitude) * 5.9604644775390625e-8f : value;
@@ -69,7 +69,8 @@ inline void widen(const c10::Half* x, float* o, int64_t n) {
   }
   if (i < n) {
     const __mmask16 lanes = __mmask16((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(o + i, lanes, _mm512_maskz_cvtph_ps(lanes, _mm256_maskz_loadu_epi16(lanes, &x[i].x)));
+    _mm512_mask_storeu_ps(o + i, lanes,
+                          _mm512_maskz_cvtph_ps(lanes, _mm256_maskz_loadu_epi16(lanes, &x[i].x)));
   }
 #else
   for (int64_t i = 0; i < n; ++i) o[i] = float16_to_float(x[i].x);

@@ -87,11 +87,11 @@ class Cascade {
 // and folded by R's `fold` (a step over a widened value): the conversion inside `step` costs a
 // dozen instructions per vector (float16 sums ran at 0.38x torch with it).
 template <typename R, typename in_t>
-concept FoldsWidenedFloat16 = bool(SO_F16_CONVERT_BY_INSTRUCTION) && std::is_same_v<in_t, c10::Half> &&
-                              requires(const R& r, float v) {
-                                { r.identity() } -> std::same_as<float>;
-                                r.fold(r.identity(), v);
-                              };
+concept FoldsWidenedFloat16 =
+    bool(SO_F16_CONVERT_BY_INSTRUCTION) && std::is_same_v<in_t, c10::Half> && requires(const R& r, float v) {
+      { r.identity() } -> std::same_as<float>;
+      r.fold(r.identity(), v);
+    };
 
 // One first-level partial: n <= kCascade elements folded by kLanes lanes, then a fixed tree.
 // Always inlined, so each clone of reduce_row compiles it for its own target.
@@ -160,7 +160,8 @@ SO_CPU_CLONES auto reduce_row(const R& r, const in_t* __restrict x, int64_t n) {
   }
   if (n <= kCascade) return reduce_block(r, x, n);  // one block: no cascade state to set up per row
   Cascade<R, acc_t> blocks(r);
-  for (int64_t lo = 0; lo < n; lo += kCascade) blocks.push(reduce_one_block(r, x + lo, std::min(kCascade, n - lo)));
+  for (int64_t lo = 0; lo < n; lo += kCascade)
+    blocks.push(reduce_one_block(r, x + lo, std::min(kCascade, n - lo)));
   return blocks.total();
 }
 
@@ -181,12 +182,14 @@ SO_CPU_CLONES void reduce_columns(const R& r, const in_t* __restrict x, const in
         for (; k + 64 <= width; k += 64) {
           for (int q = 0; q < 4; ++q) widen(xs[q] + k, wide[q], 64);
           for (int64_t c = 0; c < 64; ++c) {
-            const acc_t v = r.fold(r.fold(r.fold(r.fold(r.identity(), wide[0][c]), wide[1][c]), wide[2][c]), wide[3][c]);
+            const acc_t v =
+                r.fold(r.fold(r.fold(r.fold(r.identity(), wide[0][c]), wide[1][c]), wide[2][c]), wide[3][c]);
             acc[k + c] = r.merge(acc[k + c], v);
           }
         }
         for (; k < width; ++k) {
-          acc[k] = r.merge(acc[k], r.step(r.step(r.step(r.step(r.identity(), xs[0][k]), xs[1][k]), xs[2][k]), xs[3][k]));
+          acc[k] = r.merge(
+              acc[k], r.step(r.step(r.step(r.step(r.identity(), xs[0][k]), xs[1][k]), xs[2][k]), xs[3][k]));
         }
       }
     }
@@ -279,7 +282,9 @@ class Walk {
     if (sizes_.empty()) sizes_.push_back(1), strides_.push_back(1);
   }
   // Whether the elements are consecutive `stride` apart.
-  bool is_dense(int64_t stride) const { return sizes_.size() == 1 && (strides_[0] == stride || sizes_[0] == 1); }
+  bool is_dense(int64_t stride) const {
+    return sizes_.size() == 1 && (strides_[0] == stride || sizes_[0] == 1);
+  }
   // The stride of a walk along one dim, or -1 when it has several.
   int64_t single_stride() const { return sizes_.size() == 1 ? strides_[0] : -1; }
   // The last (innermost) dim of the walk, merged: its size and stride.
@@ -319,9 +324,12 @@ class Walk {
     while (count > 0) {
       const int64_t run = std::min(count, sizes_[inner] - index[inner]);
       const T* src = x + at;
-      if (step == 1) std::copy_n(src, run, dst);
-      else if (step == 0) std::fill_n(dst, run, *src);
-      else gather_strided(dst, src, step, run);
+      if (step == 1)
+        std::copy_n(src, run, dst);
+      else if (step == 0)
+        std::fill_n(dst, run, *src);
+      else
+        gather_strided(dst, src, step, run);
       dst += run, count -= run, index[inner] += run, at += run * step;
       for (size_t d = inner; d > 0 && index[d] == sizes_[d]; --d) {  // carry into the outer dims
         at += strides_[d - 1] - sizes_[d] * strides_[d];
@@ -420,7 +428,8 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
   const detail::Walk elements(self, reduced, /*memory_order=*/true);  // one output's elements
 
   const int64_t out_stride = outputs.single_stride(), inner = elements.innermost_stride();
-  const bool columns_layout = out_stride == 1 && elements.is_dense(n_out);  // [reduced..., kept...] contiguous
+  const bool columns_layout =
+      out_stride == 1 && elements.is_dense(n_out);  // [reduced..., kept...] contiguous
   // Columns run along the outputs' innermost dim (all of them when they lie along one dim; else
   // per row of it: a middle dim of [outer, reduced, inner] reduced, inner the columns).
   const int64_t n_cols = outputs.last_size(), col_stride = outputs.last_stride();
@@ -436,14 +445,17 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
   const int64_t n_outer = n_cols > 0 ? n_out / n_cols : 0;
   const bool narrow = n_cols > 1 && n_cols < detail::kLanes;
   if (layout != ReduceLayout::rows && n_outer > 1 && narrow && col_stride == 1 && elements.is_dense(n_cols)) {
-    structgen::parallel_for(0, n_outer, std::max<int64_t>(1, kGrainSize / (n_red * n_cols)), [&](int64_t b, int64_t e) {
-      std::array<acc_t, detail::kLanes> acc;
-      for (int64_t q = b; q < e; ++q) {
-        std::fill(acc.begin(), acc.begin() + n_cols, r.identity());
-        detail::reduce_narrow_columns(r, x + outputs.offset(q * n_cols), n_red * n_cols, n_cols, acc.data());
-        for (int64_t c = 0; c < n_cols; ++c) o[q * n_cols + c] = r.finish(acc[c], n_red);
-      }
-    });
+    structgen::parallel_for(0, n_outer, std::max<int64_t>(1, kGrainSize / (n_red * n_cols)),
+                            [&](int64_t b, int64_t e) {
+                              std::array<acc_t, detail::kLanes> acc;
+                              for (int64_t q = b; q < e; ++q) {
+                                std::fill(acc.begin(), acc.begin() + n_cols, r.identity());
+                                detail::reduce_narrow_columns(r, x + outputs.offset(q * n_cols),
+                                                              n_red * n_cols, n_cols, acc.data());
+                                for (int64_t c = 0; c < n_cols; ++c)
+                                  o[q * n_cols + c] = r.finish(acc[c], n_red);
+                              }
+                            });
     return;
   }
   if (columns) {
@@ -456,7 +468,8 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
       structgen::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t c = begin; c < end; ++c) {
           const int64_t lo = c * per, hi = std::min(n_red, lo + per);
-          if (lo < hi) detail::reduce_narrow_columns(r, x + lo * n_out, (hi - lo) * n_out, n_out, &partial[c * n_out]);
+          if (lo < hi)
+            detail::reduce_narrow_columns(r, x + lo * n_out, (hi - lo) * n_out, n_out, &partial[c * n_out]);
         }
       });
       for (int64_t k = 0; k < n_out; ++k) {
@@ -469,29 +482,30 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
     // Tiles of kColumnTile outputs, whose accumulators stay in L1 while every reduced row passes;
     // a cascade along the reduced rows too: blocks of detail::kCascadeRows rows, then their partials.
     constexpr int64_t kColumnTile = std::max<int64_t>(64, 16384 / sizeof(acc_t));  // 16 KiB of accumulators
-    structgen::parallel_for(0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
-      std::array<acc_t, kColumnTile> acc, block;
-      std::array<int64_t, detail::kCascadeRows> row;  // where each reduced row of the block starts
-      for (int64_t t0 = begin; t0 < end;) {
-        const int64_t c0 = t0 % n_cols;  // a tile stays within one row of columns
-        const int64_t w = std::min({kColumnTile, end - t0, n_cols - c0});
-        const int64_t first = outputs.offset(t0 - c0) + c0 * col_stride;
-        std::fill(acc.begin(), acc.begin() + w, r.identity());
-        for (int64_t j = 0; j < n_red; j += detail::kCascadeRows) {
-          const int64_t rows = std::min(detail::kCascadeRows, n_red - j);
-          for (int64_t i = 0; i < rows; ++i) row[i] = elements.offset(j + i) + first;
-          if (j == 0) {  // the first block folds straight into acc
-            detail::reduce_columns(r, x, row.data(), rows, w, col_stride, acc.data());
-            continue;
+    structgen::parallel_for(
+        0, n_out, std::max<int64_t>(16, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
+          std::array<acc_t, kColumnTile> acc, block;
+          std::array<int64_t, detail::kCascadeRows> row;  // where each reduced row of the block starts
+          for (int64_t t0 = begin; t0 < end;) {
+            const int64_t c0 = t0 % n_cols;  // a tile stays within one row of columns
+            const int64_t w = std::min({kColumnTile, end - t0, n_cols - c0});
+            const int64_t first = outputs.offset(t0 - c0) + c0 * col_stride;
+            std::fill(acc.begin(), acc.begin() + w, r.identity());
+            for (int64_t j = 0; j < n_red; j += detail::kCascadeRows) {
+              const int64_t rows = std::min(detail::kCascadeRows, n_red - j);
+              for (int64_t i = 0; i < rows; ++i) row[i] = elements.offset(j + i) + first;
+              if (j == 0) {  // the first block folds straight into acc
+                detail::reduce_columns(r, x, row.data(), rows, w, col_stride, acc.data());
+                continue;
+              }
+              std::fill(block.begin(), block.begin() + w, r.identity());
+              detail::reduce_columns(r, x, row.data(), rows, w, col_stride, block.data());
+              for (int64_t k = 0; k < w; ++k) acc[k] = r.merge(acc[k], block[k]);
+            }
+            for (int64_t k = 0; k < w; ++k) o[t0 + k] = r.finish(acc[k], n_red);
+            t0 += w;
           }
-          std::fill(block.begin(), block.begin() + w, r.identity());
-          detail::reduce_columns(r, x, row.data(), rows, w, col_stride, block.data());
-          for (int64_t k = 0; k < w; ++k) acc[k] = r.merge(acc[k], block[k]);
-        }
-        for (int64_t k = 0; k < w; ++k) o[t0 + k] = r.finish(acc[k], n_red);
-        t0 += w;
-      }
-    });
+        });
     return;
   }
 
@@ -517,15 +531,16 @@ void reduce_storage(const R& r, const at::Tensor& self, at::IntArrayRef reduced_
     o[0] = r.finish(merged.total(), n_red);
     return;
   }
-  structgen::parallel_for(0, n_out, std::max<int64_t>(1, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
-    const auto buf = detail::gather_buffer<in_t>(!dense);
-    for (int64_t k = begin; k < end; ++k) {
-      const in_t* const first = x + outputs.offset(k);
-      o[k] = r.finish(dense ? detail::reduce_row(r, first, n_red)
-                            : detail::reduce_gathered(r, first, elements, 0, n_red, buf.get()),
-                      n_red);
-    }
-  });
+  structgen::parallel_for(
+      0, n_out, std::max<int64_t>(1, kGrainSize / n_red), [&](int64_t begin, int64_t end) {
+        const auto buf = detail::gather_buffer<in_t>(!dense);
+        for (int64_t k = begin; k < end; ++k) {
+          const in_t* const first = x + outputs.offset(k);
+          o[k] = r.finish(dense ? detail::reduce_row(r, first, n_red)
+                                : detail::reduce_gathered(r, first, elements, 0, n_red, buf.get()),
+                          n_red);
+        }
+      });
 }
 
 // out[kept] = finish(reduce over reduced_dims of self), out contiguous with numel = prod(kept).

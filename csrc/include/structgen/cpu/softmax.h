@@ -106,7 +106,6 @@ acc_t total(const Lanes<acc_t>& s) {
   return r;
 }
 
-
 // e[i] = exp(x[i] - shift); returns their sum. Two plain loops: fused into the lanes loop, gcc
 // vectorised the exp across interleaved lanes with permutes.
 template <typename acc_t, typename scalar_t>
@@ -195,7 +194,8 @@ SO_CPU_CLONES void column_log_sum_exp(const scalar_t* __restrict x, int64_t n, i
   using acc_t = at::opmath_type<scalar_t>;
   std::array<acc_t, kColumnBlock> m, s;
   column_max_exp_sum<false, kShift>(x, n, inner, width, m.data(), s.data(), static_cast<acc_t*>(nullptr));
-  for (int64_t k = 0; k < width; ++k) shift[k] = static_cast<out_t>(m[k]), log_sum[k] = static_cast<out_t>(std::log(s[k]));
+  for (int64_t k = 0; k < width; ++k)
+    shift[k] = static_cast<out_t>(m[k]), log_sum[k] = static_cast<out_t>(std::log(s[k]));
 }
 
 }  // namespace structgen::cpu::softmax

@@ -91,7 +91,8 @@ inline int sm_count() {
 }
 
 inline int grid_for(int64_t tasks, int per_sm) {
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tasks, static_cast<int64_t>(sm_count()) * per_sm)));
+  return static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(tasks, static_cast<int64_t>(sm_count()) * per_sm)));
 }
 
 // Calls launch(T{}) with T the device type of `dtype` (float, double, __half, __nv_bfloat16, and

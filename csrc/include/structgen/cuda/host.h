@@ -7,6 +7,8 @@
 #include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/util/Exception.h>
 
+#include <string_view>
+
 namespace structgen::cuda_host {
 
 // True while the current stream records a CUDA graph (torch.cuda.graph, torch.compile's
@@ -21,20 +23,21 @@ inline bool capturing() {
 // The glue reads only through to_host() and item() (tests/cuda_emu/test_graph_capture.py lints it),
 // which raise then with the op's name: in the emulated build device memory is CPU tensors, whose
 // reads nothing else would stop, and on a GPU the message names the op instead of a CUDA error.
-inline void check_host_read(const char* op) {
-  TORCH_CHECK(!capturing(), op, ": reads device memory on the host while a CUDA graph is captured (operation ",
+inline void check_host_read(std::string_view op) {
+  TORCH_CHECK(!capturing(), op,
+              ": reads device memory on the host while a CUDA graph is captured (operation ",
               "not permitted when stream is capturing)");
 }
 
 // `t` copied to the host (synchronises).
-inline at::Tensor to_host(const at::Tensor& t, const char* op) {
+inline at::Tensor to_host(const at::Tensor& t, std::string_view op) {
   check_host_read(op);
   return t.to(at::kCPU);
 }
 
 // The one value of `t` (synchronises).
 template <typename T>
-T item(const at::Tensor& t, const char* op) {
+T item(const at::Tensor& t, std::string_view op) {
   check_host_read(op);
   return t.item<T>();
 }

@@ -28,12 +28,13 @@ inline bool index_fits(int64_t largest, int64_t limit) {
 #define SO_LAUNCH(grid, block, shared_bytes, stream, ...) __VA_ARGS__<<<grid, block, shared_bytes, stream>>>
 #define SO_SHARED(type, name, dims) __shared__ type name dims
 #else
-#define SO_LAUNCH(grid, block, shared_bytes, stream, ...)                          \
-  ::structgen::emu::Launch(grid, block, shared_bytes, stream, #__VA_ARGS__)      \
-      .kernel([&](auto&... so_params) { __VA_ARGS__(so_params...); })
-#define SO_SHARED(type, name, dims)                                                \
-  using so_shared_##name##_t = type dims;                                          \
-  static char so_shared_##name##_site; /* identifies the declaration */            \
-  auto& name = *static_cast<so_shared_##name##_t*>(::structgen::emu::shared(       \
+#define SO_LAUNCH(grid, block, shared_bytes, stream, ...)                                                    \
+  ::structgen::emu::Launch(grid, block, shared_bytes, stream, #__VA_ARGS__).kernel([&](auto&... so_params) { \
+    __VA_ARGS__(so_params...);                                                                               \
+  })
+#define SO_SHARED(type, name, dims)                                          \
+  using so_shared_##name##_t = type dims;                                    \
+  static char so_shared_##name##_site; /* identifies the declaration */      \
+  auto& name = *static_cast<so_shared_##name##_t*>(::structgen::emu::shared( \
       &so_shared_##name##_site, sizeof(so_shared_##name##_t), alignof(so_shared_##name##_t)))
 #endif

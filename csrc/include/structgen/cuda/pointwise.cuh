@@ -3,8 +3,8 @@
 //
 // Two kernels per (op, dtype, index width):
 //   contiguous: every operand dense and aligned; each thread moves VEC elements per step with
-//     16-byte vector loads and stores, in a grid-stride loop unrolled Unroll times (Threads and Unroll: template parameters, so
-//     an op's kernel variants can differ in them);
+//     16-byte vector loads and stores, in a grid-stride loop unrolled Unroll times (Threads and Unroll:
+//     template parameters, so an op's kernel variants can differ in them);
 //   strided: any strides (broadcast, transposed, channels_last, sliced), up to 25 dims, through
 //     an offset calculator over the merged geometry (divisions by the dims' sizes as multiplies),
 //     kStridedPerThread elements per thread with their loads issued together.
@@ -157,8 +157,8 @@ struct Lanes {
 
 template <int Threads, typename index_t, typename F, typename out_t, typename... in_t>
 __global__ void __launch_bounds__(Threads)
-    strided_kernel(F f, index_t n, OffsetCalculator<sizeof...(in_t), index_t> calc, Values<sizeof...(in_t)> values,
-                   out_t* out, const in_t*... in) {
+    strided_kernel(F f, index_t n, OffsetCalculator<sizeof...(in_t), index_t> calc,
+                   Values<sizeof...(in_t)> values, out_t* out, const in_t*... in) {
   constexpr int N = sizeof...(in_t);
   constexpr int K = kStridedPerThread;
   const index_t step = static_cast<index_t>(gridDim.x) * Threads * K;

@@ -22,12 +22,13 @@ namespace structgen::cuda_host {
 inline cuda_kernels::PhiloxSeed philox_seed(uint64_t increment) {
   cuda_kernels::PhiloxSeed s;
 #ifdef STRUCTGEN_CUDA_EMULATION
-  auto* gen = at::get_generator_or_default<at::CPUGeneratorImpl>(std::nullopt, at::detail::getDefaultCPUGenerator());
+  auto* gen =
+      at::get_generator_or_default<at::CPUGeneratorImpl>(std::nullopt, at::detail::getDefaultCPUGenerator());
   std::lock_guard<std::mutex> lock(gen->mutex_);
   s.seed = gen->random64();
 #else
-  auto* gen = at::get_generator_or_default<at::CUDAGeneratorImpl>(std::nullopt,
-                                                                  at::cuda::detail::getDefaultCUDAGenerator());
+  auto* gen = at::get_generator_or_default<at::CUDAGeneratorImpl>(
+      std::nullopt, at::cuda::detail::getDefaultCUDAGenerator());
   std::lock_guard<std::mutex> lock(gen->mutex_);
   const at::PhiloxCudaState state = gen->philox_cuda_state(increment);
   if (state.captured_) {

@@ -13,8 +13,18 @@ constexpr int kPointwiseMaxOperands = 4;  // out + three inputs
 
 // at::ScalarType's numbering, which is part of torch's stable ABI.
 enum class Dtype : int8_t {
-  UInt8 = 0, Int8 = 1, Int16 = 2, Int32 = 3, Int64 = 4, Float16 = 5, Float32 = 6, Float64 = 7,
-  ComplexFloat = 9, ComplexDouble = 10, Bool = 11, BFloat16 = 15,
+  UInt8 = 0,
+  Int8 = 1,
+  Int16 = 2,
+  Int32 = 3,
+  Int64 = 4,
+  Float16 = 5,
+  Float32 = 6,
+  Float64 = 7,
+  ComplexFloat = 9,
+  ComplexDouble = 10,
+  Bool = 11,
+  BFloat16 = 15,
 };
 
 struct PointwiseLaunch {

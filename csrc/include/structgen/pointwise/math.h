@@ -47,7 +47,9 @@ SO_HD T zero_division() {
 }
 
 template <typename T>
-SO_HD bool truth(T x) { return x != T(0); }
+SO_HD bool truth(T x) {
+  return x != T(0);
+}
 
 // The complex conjugate; a real value as it is (derived gradients: grad * conj(f'(z))).
 template <typename T>
@@ -71,14 +73,18 @@ SO_HD bool nonneg_real(T x) {
 
 template <typename T>
 SO_HD bool isnan_(T x) {
-  if constexpr (is_float_v<T>) return x != x;
-  else return false;
+  if constexpr (is_float_v<T>)
+    return x != x;
+  else
+    return false;
 }
 
 template <typename T>
 SO_HD bool isinf_(T x) {
-  if constexpr (is_float_v<T>) return x == std::numeric_limits<T>::infinity() || x == -std::numeric_limits<T>::infinity();
-  else return false;
+  if constexpr (is_float_v<T>)
+    return x == std::numeric_limits<T>::infinity() || x == -std::numeric_limits<T>::infinity();
+  else
+    return false;
 }
 
 // NaN-propagating max / min, as torch.maximum / torch.minimum (and clamp). Where a and b are equal
@@ -86,13 +92,17 @@ SO_HD bool isinf_(T x) {
 // and +0.0 gives either zero, by its loop).
 template <typename T>
 SO_HD T maximum(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a || b;
-  else return (a < b || b != b) ? b : a;
+  if constexpr (std::is_same_v<T, bool>)
+    return a || b;
+  else
+    return (a < b || b != b) ? b : a;
 }
 template <typename T>
 SO_HD T minimum(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a && b;
-  else return (a > b || b != b) ? b : a;
+  if constexpr (std::is_same_v<T, bool>)
+    return a && b;
+  else
+    return (a > b || b != b) ? b : a;
 }
 
 // torch.clamp: NaN in x stays NaN; a bound given as NaN makes the result NaN.
@@ -213,8 +223,10 @@ SO_HD T int_pow(T base, T exp) {
 
 template <typename T>
 SO_HD T pow(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a || !b;
-  else if constexpr (is_int_v<T>) return int_pow(a, b);
+  if constexpr (std::is_same_v<T, bool>)
+    return a || !b;
+  else if constexpr (is_int_v<T>)
+    return int_pow(a, b);
   else {
     using std::pow;
     return pow(a, b);
@@ -258,15 +270,20 @@ SO_HD T with_sign_bits(T x, uint16_t flip, uint16_t keep) {
 // -x, wrapping at T's width for integers (T(-x): int8 -128 stays -128, as torch).
 template <typename T>
 SO_HD T neg(T x) {
-  if constexpr (is_float16_storage_v<T>) return with_sign_bits(x, 0x8000, 0xFFFF);
-  else return T(-x);
+  if constexpr (is_float16_storage_v<T>)
+    return with_sign_bits(x, 0x8000, 0xFFFF);
+  else
+    return T(-x);
 }
 
 template <typename T>
 SO_HD T abs(T x) {
-  if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return x;
-  else if constexpr (is_int_v<T>) return x < 0 ? T(-x) : x;
-  else if constexpr (is_float16_storage_v<T>) return with_sign_bits(x, 0, 0x7FFF);
+  if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>)
+    return x;
+  else if constexpr (is_int_v<T>)
+    return x < 0 ? T(-x) : x;
+  else if constexpr (is_float16_storage_v<T>)
+    return with_sign_bits(x, 0, 0x7FFF);
   else {
     using std::fabs;
     return fabs(x);
@@ -275,21 +292,24 @@ SO_HD T abs(T x) {
 
 template <typename T>
 SO_HD T sign(T x) {
-  if constexpr (std::is_same_v<T, bool>) return x;
-  else if constexpr (std::is_unsigned_v<T>) return T(x > 0);
-  else return T((T(0) < x) - (x < T(0)));
+  if constexpr (std::is_same_v<T, bool>)
+    return x;
+  else if constexpr (std::is_unsigned_v<T>)
+    return T(x > 0);
+  else
+    return T((T(0) < x) - (x < T(0)));
 }
 
 // Rounding: identities on integers (torch.floor of an int tensor returns it unchanged).
-#define SO_ROUNDING(name, fn)            \
-  template <typename T>                  \
-  SO_HD T name(T x) {                    \
-    if constexpr (!is_float_v<T>) {      \
-      return x;                          \
-    } else {                             \
-      using std::fn;                     \
-      return fn(x);                      \
-    }                                    \
+#define SO_ROUNDING(name, fn)       \
+  template <typename T>             \
+  SO_HD T name(T x) {               \
+    if constexpr (!is_float_v<T>) { \
+      return x;                     \
+    } else {                        \
+      using std::fn;                \
+      return fn(x);                 \
+    }                               \
   }
 SO_ROUNDING(floor, floor)
 SO_ROUNDING(ceil, ceil)
@@ -367,11 +387,11 @@ namespace detail {
 
 // Float functions: the formula checker admits them on floating (and, where listed in
 // codegen/pointwise/lower.py, complex) compute types only.
-#define SO_UNARY(name, fn, expr)            \
-  template <typename T>                     \
-  SO_HD T name(T x) {                       \
-    using std::fn;                          \
-    return expr;                            \
+#define SO_UNARY(name, fn, expr) \
+  template <typename T>          \
+  SO_HD T name(T x) {            \
+    using std::fn;               \
+    return expr;                 \
   }
 
 template <typename T>

@@ -56,7 +56,8 @@ struct MaskView {
     const int64_t base = offsets[h] + qi * stride_l + k0 * stride_s;
     if (kind == MaskKind::Keep) {
       const bool* keep = static_cast<const bool*>(data) + base;
-      for (int64_t j = 0; j < cols; ++j) row[j] = keep[j * stride_s] ? row[j] : -std::numeric_limits<A>::infinity();
+      for (int64_t j = 0; j < cols; ++j)
+        row[j] = keep[j * stride_s] ? row[j] : -std::numeric_limits<A>::infinity();
     } else {
       const A* add = static_cast<const A*>(data) + base;
       for (int64_t j = 0; j < cols; ++j) row[j] += add[j * stride_s];
@@ -68,7 +69,8 @@ struct MaskView {
 // in the dtype the kernels read, viewed per head without copying the broadcast.
 class Mask {
  public:
-  Mask(const std::optional<at::Tensor>& attn_mask, const at::Tensor& logsumexp, int64_t s, at::ScalarType ct) {
+  Mask(const std::optional<at::Tensor>& attn_mask, const at::Tensor& logsumexp, int64_t s,
+       at::ScalarType ct) {
     if (!attn_mask.has_value()) return;
     kind_ = attn_mask->scalar_type() == at::kBool ? MaskKind::Keep : MaskKind::Add;
     std::vector<int64_t> shape(logsumexp.sizes().begin(), logsumexp.sizes().end());

@@ -30,9 +30,9 @@
 namespace structops::impl {
 namespace {
 
-constexpr int64_t kRows = 64;   // query rows per block
-constexpr int64_t kKeys = 64;   // keys per block
-constexpr int64_t kChunk = 8;   // blocks of query rows per task, which share each key block's transposition
+constexpr int64_t kRows = 64;  // query rows per block
+constexpr int64_t kKeys = 64;  // keys per block
+constexpr int64_t kChunk = 8;  // blocks of query rows per task, which share each key block's transposition
 
 // 32 bytes of A as one GCC vector: a ymm (AVX2, AVX-512) or two xmm. A 64-byte vector type is
 // split through the stack by gcc's AVX2 code, so a tile's row is two of these.
@@ -63,8 +63,9 @@ constexpr int64_t kPackedDepth = 512;
 // loaded and MR of a's values broadcast, from a's rows packed side by side first (one pointer, no
 // strides to keep in registers). k <= kPackedDepth.
 template <int64_t MR, typename A>
-[[gnu::always_inline]] inline void gemm_rows(int64_t i0, int64_t n, int64_t k, const A* __restrict a, int64_t lda,
-                                             const A* __restrict b, int64_t ldb, A* __restrict c, int64_t ldc) {
+[[gnu::always_inline]] inline void gemm_rows(int64_t i0, int64_t n, int64_t k, const A* __restrict a,
+                                             int64_t lda, const A* __restrict b, int64_t ldb, A* __restrict c,
+                                             int64_t ldc) {
   constexpr int64_t W = sizeof(Run<A>) / sizeof(A), NR = 2 * W;
   alignas(64) A packed[MR * kPackedDepth];
   for (int64_t p = 0; p < k; ++p)
@@ -102,8 +103,9 @@ template <int64_t MR, typename A>
 // c[m x n] += a[m x k] b[k x n], row-major with leading dims: rows in sixes (12 accumulators, the
 // most AVX2's 16 registers hold beside two runs of b and a broadcast), then fours.
 template <typename A>
-[[gnu::always_inline]] inline void gemm_acc(int64_t m, int64_t n, int64_t k, const A* __restrict a, int64_t lda,
-                                            const A* __restrict b, int64_t ldb, A* __restrict c, int64_t ldc) {
+[[gnu::always_inline]] inline void gemm_acc(int64_t m, int64_t n, int64_t k, const A* __restrict a,
+                                            int64_t lda, const A* __restrict b, int64_t ldb, A* __restrict c,
+                                            int64_t ldc) {
   for (int64_t p0 = 0; p0 < k; p0 += kPackedDepth) {  // c += a[:, p0:] b[p0:, :] a depth at a time
     const int64_t depth = std::min(kPackedDepth, k - p0);
     const A* ap = a + p0;
@@ -153,15 +155,16 @@ struct Scratch {
   std::vector<A> data;
   A *qs, *kt, *vb, *sc, *pb, *o, *m, *sum;
   std::vector<char> failed;
-  Scratch(int64_t e, int64_t ev) : data(kChunk * kRows * (e + ev + 2) + kKeys * (e + ev) + 2 * kRows * kKeys) {
-    qs = data.data();                // [chunk rows, e], scaled
-    o = qs + kChunk * kRows * e;     // [chunk rows, ev]
-    m = o + kChunk * kRows * ev;     // [chunk rows]
-    sum = m + kChunk * kRows;        // [chunk rows]
-    kt = sum + kChunk * kRows;       // [e, kKeys]
-    vb = kt + e * kKeys;             // [kKeys, ev]
-    sc = vb + kKeys * ev;            // [kRows, kKeys]
-    pb = sc + kRows * kKeys;         // [kRows, kKeys]: exp(scores - max)
+  Scratch(int64_t e, int64_t ev)
+      : data(kChunk * kRows * (e + ev + 2) + kKeys * (e + ev) + 2 * kRows * kKeys) {
+    qs = data.data();             // [chunk rows, e], scaled
+    o = qs + kChunk * kRows * e;  // [chunk rows, ev]
+    m = o + kChunk * kRows * ev;  // [chunk rows]
+    sum = m + kChunk * kRows;     // [chunk rows]
+    kt = sum + kChunk * kRows;    // [e, kKeys]
+    vb = kt + e * kKeys;          // [kKeys, ev]
+    sc = vb + kKeys * ev;         // [kRows, kKeys]
+    pb = sc + kRows * kKeys;      // [kRows, kKeys]: exp(scores - max)
     failed.resize(kChunk * kRows);
   }
 };
@@ -170,8 +173,9 @@ struct Scratch {
 // and the causal cut, then each row's running max and sum and its output rescaled, and the
 // exponentials times the values added to the outputs.
 template <typename A>
-[[gnu::always_inline]] inline void attend_rows(const Problem& p, int64_t h, int64_t q0, int64_t r0, int64_t rows,
-                                               int64_t k0, int64_t cols, const A* vblock, Scratch<A>& w) {
+[[gnu::always_inline]] inline void attend_rows(const Problem& p, int64_t h, int64_t q0, int64_t r0,
+                                               int64_t rows, int64_t k0, int64_t cols, const A* vblock,
+                                               Scratch<A>& w) {
   constexpr A inf = std::numeric_limits<A>::infinity();
   const int64_t e = p.e, ev = p.ev;
   std::fill(w.sc, w.sc + rows * kKeys, A(0));
@@ -255,10 +259,11 @@ SO_CPU_CLONES void attend_chunk(const Problem& p, int64_t h, int64_t q0, const T
 }  // namespace
 
 void scaled_dot_product_attention_out_cpu_tiled(const at::Tensor& query, const at::Tensor& key,
-                                                 const at::Tensor& value, const std::optional<at::Tensor>& attn_mask,
-                                                 bool is_causal, std::optional<double> scale, bool /*enable_gqa*/,
-                                                 at::ScalarType /*compute_dtype*/, const at::Tensor& out,
-                                                 const at::Tensor& logsumexp) {
+                                                const at::Tensor& value,
+                                                const std::optional<at::Tensor>& attn_mask, bool is_causal,
+                                                std::optional<double> scale, bool /*enable_gqa*/,
+                                                at::ScalarType /*compute_dtype*/, const at::Tensor& out,
+                                                const at::Tensor& logsumexp) {
   if (out.numel() == 0 && logsumexp.numel() == 0) return;
   const at::ScalarType ct = at::toOpMathType(query.scalar_type());
   const attention::Mask mask(attn_mask, logsumexp, key.size(-2), ct);
@@ -274,25 +279,28 @@ void scaled_dot_product_attention_out_cpu_tiled(const at::Tensor& query, const a
   if (p.l == 0) return;
   const at::Tensor q = query.contiguous(), k = key.contiguous(), v = value.contiguous();
   const int64_t chunks = (p.l + kChunk * kRows - 1) / (kChunk * kRows);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, query.scalar_type(), "scaled_dot_product_attention", [&] {
-    using acc_t = at::opmath_type<scalar_t>;
-    const scalar_t* qp = q.const_data_ptr<scalar_t>();
-    const scalar_t* kp = k.const_data_ptr<scalar_t>();
-    const scalar_t* vp = v.const_data_ptr<scalar_t>();
-    scalar_t* op = out.data_ptr<scalar_t>();
-    scalar_t* lp = logsumexp.data_ptr<scalar_t>();
-    structgen::parallel_for(0, p.heads * chunks, 1, [&](int64_t begin, int64_t end) {
-      Scratch<acc_t> scratch(p.e, p.ev);
-      for (int64_t t = begin; t < end; ++t) {
-        attend_chunk<scalar_t, acc_t>(p, t / chunks, t % chunks * kChunk * kRows, qp, kp, vp, op, lp, scratch);
-      }
-    });
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, query.scalar_type(), "scaled_dot_product_attention", [&] {
+        using acc_t = at::opmath_type<scalar_t>;
+        const scalar_t* qp = q.const_data_ptr<scalar_t>();
+        const scalar_t* kp = k.const_data_ptr<scalar_t>();
+        const scalar_t* vp = v.const_data_ptr<scalar_t>();
+        scalar_t* op = out.data_ptr<scalar_t>();
+        scalar_t* lp = logsumexp.data_ptr<scalar_t>();
+        structgen::parallel_for(0, p.heads * chunks, 1, [&](int64_t begin, int64_t end) {
+          Scratch<acc_t> scratch(p.e, p.ev);
+          for (int64_t t = begin; t < end; ++t) {
+            attend_chunk<scalar_t, acc_t>(p, t / chunks, t % chunks * kChunk * kRows, qp, kp, vp, op, lp,
+                                          scratch);
+          }
+        });
+      });
 }
 
 void scaled_dot_product_attention_out_cpu_math(const at::Tensor& query, const at::Tensor& key,
-                                               const at::Tensor& value, const std::optional<at::Tensor>& attn_mask,
-                                               bool is_causal, std::optional<double> scale, bool /*enable_gqa*/,
+                                               const at::Tensor& value,
+                                               const std::optional<at::Tensor>& attn_mask, bool is_causal,
+                                               std::optional<double> scale, bool /*enable_gqa*/,
                                                at::ScalarType /*compute_dtype*/, const at::Tensor& out,
                                                const at::Tensor& logsumexp) {
   attention::math(query, key, value, attn_mask, is_causal, scale, out, logsumexp);

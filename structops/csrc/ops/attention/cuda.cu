@@ -50,7 +50,8 @@ __global__ void __launch_bounds__(kBlock) attention_kernel(AttentionLaunch p) {
     const int64_t keys = p.causal ? (i + 1 < p.s ? i + 1 : p.s) : p.s;
     for (int64_t j = 0; j < keys; ++j) {
       A dot = 0;
-      for (int64_t d = lane; d < p.e; d += kWarp) dot += static_cast<A>(q[d]) * static_cast<A>(k[j * p.e + d]);
+      for (int64_t d = lane; d < p.e; d += kWarp)
+        dot += static_cast<A>(q[d]) * static_cast<A>(k[j * p.e + d]);
       dot = warp_reduce(dot, SumOp<A>{});
       const A score = masked<A>(p, h, i, j, __shfl_sync(0xffffffffu, dot, 0) * static_cast<A>(p.scale));
       failed |= score != score;
@@ -59,7 +60,8 @@ __global__ void __launch_bounds__(kBlock) attention_kernel(AttentionLaunch p) {
       const A keep = exp(top - next), weight = exp(score - next);
       sum = sum * keep + weight;
       top = next;
-      for (int64_t x = lane; x < p.ev; x += kWarp) o[x] = o[x] * keep + weight * static_cast<A>(v[j * p.ev + x]);
+      for (int64_t x = lane; x < p.ev; x += kWarp)
+        o[x] = o[x] * keep + weight * static_cast<A>(v[j * p.ev + x]);
     }
     // A row masked whole: 0 (and -inf). A +inf score (an overflowed product) makes the sum NaN
     // (inf - inf), as torch's softmax, but the log-sum-exp +inf.

@@ -15,10 +15,11 @@
 namespace structops::impl {
 
 void scaled_dot_product_attention_out_cuda_tiled(const at::Tensor& query, const at::Tensor& key,
-                                                  const at::Tensor& value, const std::optional<at::Tensor>& attn_mask,
-                                                  bool is_causal, std::optional<double> scale, bool /*enable_gqa*/,
-                                                  at::ScalarType /*compute_dtype*/, const at::Tensor& out,
-                                                  const at::Tensor& logsumexp) {
+                                                 const at::Tensor& value,
+                                                 const std::optional<at::Tensor>& attn_mask, bool is_causal,
+                                                 std::optional<double> scale, bool /*enable_gqa*/,
+                                                 at::ScalarType /*compute_dtype*/, const at::Tensor& out,
+                                                 const at::Tensor& logsumexp) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (logsumexp.numel() == 0) return;
   const at::ScalarType ct = at::toOpMathType(query.scalar_type());
@@ -46,18 +47,19 @@ void scaled_dot_product_attention_out_cuda_tiled(const at::Tensor& query, const 
   p.scale = attention::scale_of(query, scale);
   p.out = out.data_ptr();
   p.logsumexp = logsumexp.data_ptr();
-  const at::Tensor workspace =
-      at::empty({std::max<int64_t>(1, cuda_kernels::attention_workspace_bytes(p))}, out.options().dtype(at::kByte));
+  const at::Tensor workspace = at::empty({std::max<int64_t>(1, cuda_kernels::attention_workspace_bytes(p))},
+                                         out.options().dtype(at::kByte));
   p.workspace = workspace.data_ptr();
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::attention(p);
-  TORCH_CHECK(error == nullptr, "scaled_dot_product_attention: CUDA kernel failed for dtype ", query.scalar_type(),
-              ": ", error);
+  TORCH_CHECK(error == nullptr, "scaled_dot_product_attention: CUDA kernel failed for dtype ",
+              query.scalar_type(), ": ", error);
 }
 
 void scaled_dot_product_attention_out_cuda_math(const at::Tensor& query, const at::Tensor& key,
-                                                const at::Tensor& value, const std::optional<at::Tensor>& attn_mask,
-                                                bool is_causal, std::optional<double> scale, bool /*enable_gqa*/,
+                                                const at::Tensor& value,
+                                                const std::optional<at::Tensor>& attn_mask, bool is_causal,
+                                                std::optional<double> scale, bool /*enable_gqa*/,
                                                 at::ScalarType /*compute_dtype*/, const at::Tensor& out,
                                                 const at::Tensor& logsumexp) {
   const c10::cuda::CUDAGuard guard(out.device());

@@ -23,7 +23,8 @@ struct CdistOperands {
 // Checks what the rule cannot (compute_mode is an int?); nullopt when nothing is left to compute:
 // out is empty, or the vectors are (every distance is 0).
 inline std::optional<CdistOperands> cdist_operands(const at::Tensor& x1, const at::Tensor& x2, double p,
-                                                   std::optional<int64_t> compute_mode, const at::Tensor& out) {
+                                                   std::optional<int64_t> compute_mode,
+                                                   const at::Tensor& out) {
   TORCH_CHECK(!compute_mode.has_value() || (*compute_mode >= 0 && *compute_mode <= 2),
               "cdist: compute_mode must be None, 0, 1 or 2, got ", *compute_mode);
   if (out.numel() == 0) return std::nullopt;
@@ -42,8 +43,9 @@ inline std::optional<CdistOperands> cdist_operands(const at::Tensor& x1, const a
     return std::nullopt;
   }
   const int64_t mode = compute_mode.value_or(0);
-  return CdistOperands{flat(x1, r1), flat(x2, r2), out.view({batches, r1, r2}), batches, r1, r2, m,
-                       mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25))};
+  const bool mm_mode = mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25));
+  at::Tensor batched_out = out.view({batches, r1, r2});
+  return CdistOperands{flat(x1, r1), flat(x2, r2), batched_out, batches, r1, r2, m, mm_mode};
 }
 
 }  // namespace structops::linalg

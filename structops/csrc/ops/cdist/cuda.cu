@@ -27,18 +27,26 @@ enum class Norm { Zero, One, Two, Inf, General };
 
 template <Norm K, typename A>
 __device__ A fold(A acc, A d, A p) {
-  if constexpr (K == Norm::Zero) return acc + (d != d ? d : (d != A(0) ? A(1) : A(0)));  // NaN propagates, as the CPU
-  else if constexpr (K == Norm::One) return acc + d;
-  else if constexpr (K == Norm::Two) return acc + d * d;
-  else if constexpr (K == Norm::Inf) return d > acc || d != d ? d : acc;  // NaN propagates
-  else return acc + pow(d, p);
+  if constexpr (K == Norm::Zero)
+    return acc + (d != d ? d : (d != A(0) ? A(1) : A(0)));  // NaN propagates, as the CPU
+  else if constexpr (K == Norm::One)
+    return acc + d;
+  else if constexpr (K == Norm::Two)
+    return acc + d * d;
+  else if constexpr (K == Norm::Inf)
+    return d > acc || d != d ? d : acc;  // NaN propagates
+  else
+    return acc + pow(d, p);
 }
 
 template <Norm K, typename A>
 __device__ A finish(A acc, A p) {
-  if constexpr (K == Norm::Two) return sqrt(acc);
-  else if constexpr (K == Norm::General) return pow(acc, A(1) / p);
-  else return acc;
+  if constexpr (K == Norm::Two)
+    return sqrt(acc);
+  else if constexpr (K == Norm::General)
+    return pow(acc, A(1) / p);
+  else
+    return acc;
 }
 
 template <typename T, Norm K>
@@ -79,11 +87,13 @@ __global__ void __launch_bounds__(kTile* kTile) direct_kernel(CdistLaunch p) {
 
 // norms[r] = sum_k x[r, k]^2 over `rows` rows of m: a warp per row.
 template <typename T>
-__global__ void __launch_bounds__(kBlock) row_norms_kernel(const T* x, int64_t rows, int64_t m, acc_t<T>* norms) {
+__global__ void __launch_bounds__(kBlock)
+    row_norms_kernel(const T* x, int64_t rows, int64_t m, acc_t<T>* norms) {
   using A = acc_t<T>;
   const int lane = threadIdx.x % kWarp;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; r < rows; r += warps) {
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; r < rows;
+       r += warps) {
     A s = A(0);
     for (int64_t k = lane; k < m; k += kWarp) {
       const A v = static_cast<A>(x[r * m + k]);
@@ -95,7 +105,8 @@ __global__ void __launch_bounds__(kBlock) row_norms_kernel(const T* x, int64_t r
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kBlock) mm_finish_kernel(CdistLaunch p, const acc_t<T>* n1, const acc_t<T>* n2) {
+__global__ void __launch_bounds__(kBlock)
+    mm_finish_kernel(CdistLaunch p, const acc_t<T>* n1, const acc_t<T>* n2) {
   using A = acc_t<T>;
   T* out = static_cast<T*>(p.out);
   const int64_t numel = p.batches * p.r1 * p.r2;
@@ -108,7 +119,8 @@ __global__ void __launch_bounds__(kBlock) mm_finish_kernel(CdistLaunch p, const 
       const T* x = static_cast<const T*>(p.x1) + row * p.m;
       const T* y = static_cast<const T*>(p.x2) + (b * p.r2 + j) * p.m;
       d2 = A(0);
-      for (int64_t k = 0; k < p.m; ++k) d2 = fold<Norm::Two, A>(d2, static_cast<A>(x[k]) - static_cast<A>(y[k]), A(2));
+      for (int64_t k = 0; k < p.m; ++k)
+        d2 = fold<Norm::Two, A>(d2, static_cast<A>(x[k]) - static_cast<A>(y[k]), A(2));
     }
     out[e] = static_cast<T>(sqrt(d2 < A(0) ? A(0) : d2));  // NaN stays NaN (as torch's clamp_min)
   }
@@ -121,11 +133,16 @@ void launch_direct(const CdistLaunch& p) {
                   static_cast<unsigned>(std::min<int64_t>(p.batches, 65535)));
   auto stream = static_cast<cudaStream_t>(p.stream);
   constexpr int threads = kTile * kTile;
-  if (p.p == 0) SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::Zero>)(p);
-  else if (p.p == 1) SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::One>)(p);
-  else if (p.p == 2) SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::Two>)(p);
-  else if (std::isinf(p.p)) SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::Inf>)(p);
-  else SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::General>)(p);
+  if (p.p == 0)
+    SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::Zero>)(p);
+  else if (p.p == 1)
+    SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::One>)(p);
+  else if (p.p == 2)
+    SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::Two>)(p);
+  else if (std::isinf(p.p))
+    SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::Inf>)(p);
+  else
+    SO_LAUNCH(grid, threads, 0, stream, direct_kernel<T, Norm::General>)(p);
 }
 
 template <typename T>
@@ -135,10 +152,10 @@ void launch_mm_finish(const CdistLaunch& p) {
   A* n1 = static_cast<A*>(p.workspace);
   A* n2 = n1 + p.batches * p.r1;
   constexpr int kRowsPerBlock = kBlock / kWarp;
-  SO_LAUNCH(grid_for((p.batches * p.r1 + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream, row_norms_kernel<T>)(
-      static_cast<const T*>(p.x1), p.batches * p.r1, p.m, n1);
-  SO_LAUNCH(grid_for((p.batches * p.r2 + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream, row_norms_kernel<T>)(
-      static_cast<const T*>(p.x2), p.batches * p.r2, p.m, n2);
+  SO_LAUNCH(grid_for((p.batches * p.r1 + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream,
+            row_norms_kernel<T>)(static_cast<const T*>(p.x1), p.batches * p.r1, p.m, n1);
+  SO_LAUNCH(grid_for((p.batches * p.r2 + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream,
+            row_norms_kernel<T>)(static_cast<const T*>(p.x2), p.batches * p.r2, p.m, n2);
   const int64_t numel = p.batches * p.r1 * p.r2;
   SO_LAUNCH(grid_for((numel + kBlock - 1) / kBlock, 8), kBlock, 0, stream, mm_finish_kernel<T>)(p, n1, n2);
 }

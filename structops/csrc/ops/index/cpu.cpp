@@ -43,12 +43,18 @@ struct alignas(8) Bytes16 {
 template <typename F>
 void by_element_size(const at::Tensor& t, F&& f) {
   switch (t.element_size()) {
-    case 1: return f(uint8_t{});
-    case 2: return f(uint16_t{});
-    case 4: return f(uint32_t{});
-    case 8: return f(uint64_t{});
-    case 16: return f(Bytes16{});
-    default: TORCH_INTERNAL_ASSERT(false, "unexpected element size ", t.element_size());
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    case 8:
+      return f(uint64_t{});
+    case 16:
+      return f(Bytes16{});
+    default:
+      TORCH_INTERNAL_ASSERT(false, "unexpected element size ", t.element_size());
   }
 }
 
@@ -127,7 +133,9 @@ struct StridedRuns {
 // Grain for loops whose iterations copy `bytes` each: about 128 KiB per chunk (torch's grain of
 // 32,768 float elements). A second thread costs about as much as copying 32 KiB: at that grain an
 // index_select of 64 KiB took 3.0 us on two threads against 2.6 on one (torch: 2.25).
-int64_t grain_for(int64_t bytes) { return std::max<int64_t>(1, 4 * cpu::kGrainSize / std::max<int64_t>(bytes, 1)); }
+int64_t grain_for(int64_t bytes) {
+  return std::max<int64_t>(1, 4 * cpu::kGrainSize / std::max<int64_t>(bytes, 1));
+}
 
 // Index checks. Kernels skip a bad index and raise a flag instead of throwing inside the parallel
 // loop; afterwards the first bad index in index order is reported, so the message is deterministic.
@@ -146,9 +154,12 @@ bool in_range(I v, int64_t size) {
     if (p[i] >= lo && p[i] < size) continue;
     std::ostringstream msg;
     msg << op << ": index " << p[i] << " is out of range for ";
-    if (dim >= 0) msg << "dim " << dim << " of '" << src << "' with size " << size;
-    else msg << "'" << src << "' with " << size << " " << what;
-    msg << " (at position " << i << " of '" << index_name << "'; expected " << lo << " <= index < " << size << ")";
+    if (dim >= 0)
+      msg << "dim " << dim << " of '" << src << "' with size " << size;
+    else
+      msg << "'" << src << "' with " << size << " " << what;
+    msg << " (at position " << i << " of '" << index_name << "'; expected " << lo << " <= index < " << size
+        << ")";
     if (index_error) TORCH_CHECK_INDEX(false, msg.str());
     TORCH_CHECK(false, msg.str());
   }
@@ -229,8 +240,9 @@ bool gather_rows(const at::Tensor& self, const at::Tensor& index, const at::Tens
 constexpr int64_t kAhead = 16;
 
 template <typename scalar_t, typename acc_t, typename I>
-SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, const I* ix, int64_t n, const I* off,
-                                  int64_t noff, const scalar_t* ps, int64_t mode, scalar_t* dst, int64_t b0, int64_t b1) {
+SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, const I* ix, int64_t n,
+                                  const I* off, int64_t noff, const scalar_t* ps, int64_t mode, scalar_t* dst,
+                                  int64_t b0, int64_t b1) {
   std::vector<acc_t> buf(d);
   acc_t* __restrict acc = buf.data();
   bool bad = false;
@@ -238,14 +250,15 @@ SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, 
   // (one load per element, not acc's load and store too: 0.55x torch before). Rows narrower
   // than kNarrow, and max, go through acc.
   constexpr int64_t kWide = 512 / sizeof(acc_t), kNarrow = kWide / 2;  // floats: 8 and 4 512-bit vectors
-  constexpr int64_t kLine = 64 / sizeof(scalar_t);  // elements per cache line
+  constexpr int64_t kLine = 64 / sizeof(scalar_t);                     // elements per cache line
   const int64_t wide = mode == 2 ? 0 : d / kWide * kWide;
   const int64_t blocked = mode == 2 ? 0 : wide + (d - wide) / kNarrow * kNarrow;
   for (int64_t b = b0; b < b1; ++b) {
     const int64_t begin = off[b], end = b + 1 < noff ? static_cast<int64_t>(off[b + 1]) : n;
     const acc_t count = static_cast<acc_t>(end > begin ? end - begin : 1);
     // Inlined, so that it compiles for the ISA of the clone it is in.
-    const auto columns = [&]<int64_t B>(std::integral_constant<int64_t, B>, int64_t j0) __attribute__((always_inline)) {
+    const auto columns = [&]<int64_t B>(std::integral_constant<int64_t, B>,
+                                        int64_t j0) __attribute__((always_inline)) {
       acc_t block[B] = {};
       for (int64_t k = begin; k < end; ++k) {
         const I v = ix[k];
@@ -308,8 +321,8 @@ SO_CPU_CLONES bool embedding_bags(const scalar_t* src, int64_t d, int64_t rows, 
 
 }  // namespace
 
-void index_select_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::ScalarType /*compute_dtype*/,
-                          const at::Tensor& out) {
+void index_select_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                          at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const int64_t d = self.dim() ? (dim < 0 ? dim + self.dim() : dim) : 0;
   const int64_t size = self.dim() ? self.size(d) : 1, n = index.numel();
   const at::Tensor idx = index.reshape({-1});
@@ -380,7 +393,9 @@ void index_select_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor&
       }
       ok = !bad;
     });
-    if (!ok) raise_bad_index("index_select", "self", "index", idx, size, /*index_error=*/true, d, /*negative_ok=*/false, "");
+    if (!ok)
+      raise_bad_index("index_select", "self", "index", idx, size, /*index_error=*/true, d,
+                      /*negative_ok=*/false, "");
   });
 }
 
@@ -402,7 +417,9 @@ void gather_out_cpu(const at::Tensor& self, int64_t dim, const at::Tensor& index
       using T = decltype(t_tag);
       ok = rows ? gather_rows<T, I>(s, ix, o) : gather_strided<T, I>(s, d, ix, o);
     });
-    if (!ok) raise_bad_index("gather", "self", "index", index, size, /*index_error=*/false, d, /*negative_ok=*/false, "");
+    if (!ok)
+      raise_bad_index("gather", "self", "index", index, size, /*index_error=*/false, d, /*negative_ok=*/false,
+                      "");
   });
 }
 
@@ -439,14 +456,16 @@ void take_out_cpu(const at::Tensor& self, const at::Tensor& index, at::ScalarTyp
       if (local_bad) bad = true;
     });
   });
-  if (bad) raise_bad_index("take", "self", "index", index, numel, /*index_error=*/true, -1, /*negative_ok=*/true, "elements");
+  if (bad)
+    raise_bad_index("take", "self", "index", index, numel, /*index_error=*/true, -1, /*negative_ok=*/true,
+                    "elements");
 }
 
 void masked_select_out_cpu(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& out) {
   const int64_t count = out.numel();
   if (count == 0) return;
-  const std::vector<int64_t> shape =
-      rules::concrete(rules::broadcast("masked_select", {{"self", rules::sizes(self)}, {"mask", rules::sizes(mask)}}));
+  const std::vector<int64_t> shape = rules::concrete(
+      rules::broadcast("masked_select", {{"self", rules::sizes(self)}, {"mask", rules::sizes(mask)}}));
   const at::Tensor s = self.expand(shape), m = mask.expand(shape);
   const StridedRuns<2> runs(shape, {s.strides(), m.strides()});
   int64_t total = 1;
@@ -461,15 +480,17 @@ void masked_select_out_cpu(const at::Tensor& self, const at::Tensor& mask, const
   structgen::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       int64_t k = 0;
-      runs.for_each_run(c * per, std::min(total, (c + 1) * per), [&](const std::array<int64_t, 2>& off, int64_t, int64_t len) {
-        const bool* p = mp + off[1];
-        for (int64_t j = 0; j < len; ++j) k += p[j * ms];
-      });
+      runs.for_each_run(c * per, std::min(total, (c + 1) * per),
+                        [&](const std::array<int64_t, 2>& off, int64_t, int64_t len) {
+                          const bool* p = mp + off[1];
+                          for (int64_t j = 0; j < len; ++j) k += p[j * ms];
+                        });
       start[c + 1] = k;
     }
   });
   for (int64_t c = 0; c < chunks; ++c) start[c + 1] += start[c];
-  TORCH_INTERNAL_ASSERT(start[chunks] == count, "masked_select: counted ", start[chunks], " true elements, meta said ", count);
+  TORCH_INTERNAL_ASSERT(start[chunks] == count, "masked_select: counted ", start[chunks],
+                        " true elements, meta said ", count);
   by_element_size(self, [&](auto t_tag) {
     using T = decltype(t_tag);
     const T* src = static_cast<const T*>(s.const_data_ptr());
@@ -477,13 +498,14 @@ void masked_select_out_cpu(const at::Tensor& self, const at::Tensor& mask, const
     structgen::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c) {
         T* w = dst + start[c];
-        runs.for_each_run(c * per, std::min(total, (c + 1) * per), [&](const std::array<int64_t, 2>& off, int64_t, int64_t len) {
-          const bool* p = mp + off[1];
-          const T* x = src + off[0];
-          for (int64_t j = 0; j < len; ++j) {
-            if (p[j * ms]) *w++ = x[j * ss];
-          }
-        });
+        runs.for_each_run(c * per, std::min(total, (c + 1) * per),
+                          [&](const std::array<int64_t, 2>& off, int64_t, int64_t len) {
+                            const bool* p = mp + off[1];
+                            const T* x = src + off[0];
+                            for (int64_t j = 0; j < len; ++j) {
+                              if (p[j * ms]) *w++ = x[j * ss];
+                            }
+                          });
       }
     });
   });
@@ -497,18 +519,22 @@ void embedding_out_cpu(const at::Tensor& weight, const at::Tensor& indices, at::
   const at::Tensor idx = indices.to(at::kLong).contiguous();
   const int64_t* ix = idx.const_data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
-    TORCH_CHECK_INDEX(0 <= ix[i] && ix[i] < rows, "embedding: index ", ix[i], " is out of range for 'weight' with ",
-                      rows, " rows (at position ", i, " of 'indices')");
+    TORCH_CHECK_INDEX(0 <= ix[i] && ix[i] < rows, "embedding: index ", ix[i],
+                      " is out of range for 'weight' with ", rows, " rows (at position ", i,
+                      " of 'indices')");
   }
-  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "embedding", [&] {
-    const scalar_t* src = w.const_data_ptr<scalar_t>();
-    scalar_t* dst = out.data_ptr<scalar_t>();  // contiguous: the meta layout
-    structgen::parallel_for(0, n, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(width, 1)), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        std::memcpy(dst + i * width, src + ix[i] * width, width * sizeof(scalar_t));
-      }
-    });
-  });
+  AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(
+      at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), "embedding", [&] {
+        const scalar_t* src = w.const_data_ptr<scalar_t>();
+        scalar_t* dst = out.data_ptr<scalar_t>();  // contiguous: the meta layout
+        structgen::parallel_for(0, n, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(width, 1)),
+                                [&](int64_t begin, int64_t end) {
+                                  for (int64_t i = begin; i < end; ++i) {
+                                    std::memcpy(dst + i * width, src + ix[i] * width,
+                                                width * sizeof(scalar_t));
+                                  }
+                                });
+      });
 }
 
 void embedding_bag_out_cpu(const at::Tensor& weight, const at::Tensor& indices, const at::Tensor& offsets,
@@ -530,12 +556,14 @@ void embedding_bag_out_cpu(const at::Tensor& weight, const at::Tensor& indices, 
     // Offsets are data the shapes cannot check: bag i is indices[off[i] : off[i+1]] (the last one
     // ends at n, or at the extra offset with include_last_offset).
     if (noff > 0) {
-      TORCH_CHECK(off[0] == 0, "embedding_bag: offsets[0] must be 0 (the first bag starts at the first index), got ",
+      TORCH_CHECK(off[0] == 0,
+                  "embedding_bag: offsets[0] must be 0 (the first bag starts at the first index), got ",
                   static_cast<int64_t>(off[0]));
     }
     for (int64_t i = 1; i < noff; ++i) {
-      TORCH_CHECK(off[i] >= off[i - 1] && off[i] <= n, "embedding_bag: 'offsets' must be non-decreasing and at most ",
-                  n, " (the number of indices), got offsets[", i, "]=", static_cast<int64_t>(off[i]), " after ",
+      TORCH_CHECK(off[i] >= off[i - 1] && off[i] <= n,
+                  "embedding_bag: 'offsets' must be non-decreasing and at most ", n,
+                  " (the number of indices), got offsets[", i, "]=", static_cast<int64_t>(off[i]), " after ",
                   static_cast<int64_t>(off[i - 1]));
     }
     if (bags == 0 || d == 0) return;
@@ -547,10 +575,13 @@ void embedding_bag_out_cpu(const at::Tensor& weight, const at::Tensor& indices, 
       scalar_t* dst = out.data_ptr<scalar_t>();
       const int64_t per_bag = std::max<int64_t>(1, n / bags) * d;
       structgen::parallel_for(0, bags, std::max<int64_t>(1, 16384 / per_bag), [&](int64_t b0, int64_t b1) {
-        if (embedding_bags<scalar_t, acc_t, I>(src, d, rows, ix, n, off, noff, ps, mode, dst, b0, b1)) bad = true;
+        if (embedding_bags<scalar_t, acc_t, I>(src, d, rows, ix, n, off, noff, ps, mode, dst, b0, b1))
+          bad = true;
       });
     });
-    if (bad) raise_bad_index("embedding_bag", "weight", "indices", indices, rows, /*index_error=*/true, -1, /*negative_ok=*/false, "rows");
+    if (bad)
+      raise_bad_index("embedding_bag", "weight", "indices", indices, rows, /*index_error=*/true, -1,
+                      /*negative_ok=*/false, "rows");
   });
 }
 

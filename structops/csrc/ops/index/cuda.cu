@@ -32,8 +32,9 @@ __device__ N grid_stride() {
 }
 
 template <typename T, typename I, typename N>
-__global__ void __launch_bounds__(kBlock) select_kernel(const T* __restrict__ self, const I* __restrict__ index,
-                                                        T* __restrict__ out, N numel, int64_t size, N n, N inner) {
+__global__ void __launch_bounds__(kBlock)
+    select_kernel(const T* __restrict__ self, const I* __restrict__ index, T* __restrict__ out, N numel,
+                  int64_t size, N n, N inner) {
   for (N e = first_index<N>(); e < numel; e += grid_stride<N>()) {
     const N row = e / inner, k = e - row * inner;
     const N o = row / n, i = row - o * n;
@@ -44,8 +45,9 @@ __global__ void __launch_bounds__(kBlock) select_kernel(const T* __restrict__ se
 }
 
 template <typename T, typename N>
-__global__ void __launch_bounds__(kBlock) take_kernel(const T* __restrict__ self, const int64_t* __restrict__ index,
-                                                      T* __restrict__ out, N numel, int64_t size) {
+__global__ void __launch_bounds__(kBlock)
+    take_kernel(const T* __restrict__ self, const int64_t* __restrict__ index, T* __restrict__ out, N numel,
+                int64_t size) {
   for (N e = first_index<N>(); e < numel; e += grid_stride<N>()) {
     const int64_t v = index[e];
     if (v < -size || v >= size) __trap();  // checked by the host glue, except while capturing a graph
@@ -81,13 +83,13 @@ void launch_typed(const IndexLaunch& p) {
   T* out = static_cast<T*>(p.out);
   switch (p.op) {
     case IndexOp::Select:
-      SO_LAUNCH(grid, kBlock, 0, stream, select_kernel<T, I, N>)(self, static_cast<const I*>(p.index), out,
-                                                          static_cast<N>(p.numel), p.size, static_cast<N>(p.n),
-                                                          static_cast<N>(p.inner));
+      SO_LAUNCH(grid, kBlock, 0, stream, select_kernel<T, I, N>)(
+          self, static_cast<const I*>(p.index), out, static_cast<N>(p.numel), p.size, static_cast<N>(p.n),
+          static_cast<N>(p.inner));
       break;
     case IndexOp::Take:
       SO_LAUNCH(grid, kBlock, 0, stream, take_kernel<T, N>)(self, static_cast<const int64_t*>(p.index), out,
-                                                     static_cast<N>(p.numel), p.size);
+                                                            static_cast<N>(p.numel), p.size);
       break;
     case IndexOp::Gather:
       SO_LAUNCH(grid, kBlock, 0, stream, gather_kernel<T, I, N>)(p);
@@ -117,7 +119,8 @@ __global__ void __launch_bounds__(kBlock) embedding_bag_kernel(EmbeddingBagLaunc
   T* out = static_cast<T*>(p.out);
   const int lane = threadIdx.x % kWarp;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
-  for (int64_t b = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; b < p.bags; b += warps) {
+  for (int64_t b = static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp; b < p.bags;
+       b += warps) {
     const int64_t begin = offsets[b], end = b + 1 < p.noff ? static_cast<int64_t>(offsets[b + 1]) : p.n;
     // the host checks these, except while capturing a graph: offsets[0] == 0, in order, in range
     if ((b == 0 && begin != 0) || begin < 0 || begin > end || end > p.n) __trap();
@@ -127,8 +130,10 @@ __global__ void __launch_bounds__(kBlock) embedding_bag_kernel(EmbeddingBagLaunc
         const int64_t row = indices[k];
         if (row < 0 || row >= p.rows) __trap();
         const A x = static_cast<A>(weight[row * p.d + j]);
-        if (p.mode == 2) acc = k == begin || x > acc ? x : acc;  // max as torch: NaN never replaces, and stays
-        else acc += scale ? x * static_cast<A>(scale[k]) : x;
+        if (p.mode == 2)
+          acc = k == begin || x > acc ? x : acc;  // max as torch: NaN never replaces, and stays
+        else
+          acc += scale ? x * static_cast<A>(scale[k]) : x;
       }
       if (p.mode == 1 && end > begin) acc /= static_cast<A>(end - begin);
       out[b * p.d + j] = static_cast<T>(acc);
@@ -141,11 +146,15 @@ void launch_embedding_bag(const EmbeddingBagLaunch& p) {
   constexpr int kBagsPerBlock = kBlock / kWarp;
   const int grid = grid_for((p.bags + kBagsPerBlock - 1) / kBagsPerBlock, 8);
   auto stream = static_cast<cudaStream_t>(p.stream);
-  if (p.index_int32) SO_LAUNCH(grid, kBlock, 0, stream, embedding_bag_kernel<T, int32_t>)(p);
-  else SO_LAUNCH(grid, kBlock, 0, stream, embedding_bag_kernel<T, int64_t>)(p);
+  if (p.index_int32)
+    SO_LAUNCH(grid, kBlock, 0, stream, embedding_bag_kernel<T, int32_t>)(p);
+  else
+    SO_LAUNCH(grid, kBlock, 0, stream, embedding_bag_kernel<T, int64_t>)(p);
 }
 
-__host__ __device__ inline int64_t masked_select_chunks(int64_t numel) { return (numel + kMaskedSelectChunk - 1) / kMaskedSelectChunk; }
+__host__ __device__ inline int64_t masked_select_chunks(int64_t numel) {
+  return (numel + kMaskedSelectChunk - 1) / kMaskedSelectChunk;
+}
 
 __global__ void __launch_bounds__(kBlock) masked_count_kernel(MaskedSelectLaunch p) {
   SO_SHARED(int64_t, shared, [kWarp]);
@@ -192,7 +201,8 @@ __global__ void __launch_bounds__(kBlock) masked_write_kernel(MaskedSelectLaunch
 
 const char* masked_select_count(const MaskedSelectLaunch& p) {
   if (p.numel == 0) return nullptr;
-  SO_LAUNCH(grid_for(masked_select_chunks(p.numel), 8), kBlock, 0, static_cast<cudaStream_t>(p.stream), masked_count_kernel)(p);
+  SO_LAUNCH(grid_for(masked_select_chunks(p.numel), 8), kBlock, 0, static_cast<cudaStream_t>(p.stream),
+            masked_count_kernel)(p);
   const cudaError_t error = cudaGetLastError();
   return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
 }
@@ -202,12 +212,23 @@ const char* masked_select_write(const MaskedSelectLaunch& p) {
   const int grid = grid_for(masked_select_chunks(p.numel), 8);
   auto stream = static_cast<cudaStream_t>(p.stream);
   switch (p.element_size) {
-    case 1: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint8_t>)(p); break;
-    case 2: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint16_t>)(p); break;
-    case 4: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint32_t>)(p); break;
-    case 8: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint64_t>)(p); break;
-    case 16: SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<Bytes16>)(p); break;
-    default: return "element size not supported by the CUDA masked_select kernel";
+    case 1:
+      SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint8_t>)(p);
+      break;
+    case 2:
+      SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint16_t>)(p);
+      break;
+    case 4:
+      SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint32_t>)(p);
+      break;
+    case 8:
+      SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<uint64_t>)(p);
+      break;
+    case 16:
+      SO_LAUNCH(grid, kBlock, 0, stream, masked_write_kernel<Bytes16>)(p);
+      break;
+    default:
+      return "element size not supported by the CUDA masked_select kernel";
   }
   const cudaError_t error = cudaGetLastError();
   return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
@@ -222,12 +243,23 @@ const char* embedding_bag(const EmbeddingBagLaunch& p) {
 const char* index(const IndexLaunch& p) {
   if (p.numel == 0) return nullptr;
   switch (p.element_size) {
-    case 1: launch<uint8_t>(p); break;
-    case 2: launch<uint16_t>(p); break;
-    case 4: launch<uint32_t>(p); break;
-    case 8: launch<uint64_t>(p); break;
-    case 16: launch<Bytes16>(p); break;
-    default: return "element size not supported by the CUDA indexing kernels";
+    case 1:
+      launch<uint8_t>(p);
+      break;
+    case 2:
+      launch<uint16_t>(p);
+      break;
+    case 4:
+      launch<uint32_t>(p);
+      break;
+    case 8:
+      launch<uint64_t>(p);
+      break;
+    case 16:
+      launch<Bytes16>(p);
+      break;
+    default:
+      return "element size not supported by the CUDA indexing kernels";
   }
   const cudaError_t error = cudaGetLastError();
   return error == cudaSuccess ? nullptr : cudaGetErrorString(error);

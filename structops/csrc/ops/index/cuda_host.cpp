@@ -39,33 +39,38 @@ namespace {
 
 // The first value of `index` (in row-major order) outside [lo, size), with its position; nullopt
 // when all are in range (the common case: no copy of the index to the host).
-std::optional<std::pair<int64_t, int64_t>> first_bad_index(const at::Tensor& index, int64_t lo, int64_t size) {
+std::optional<std::pair<int64_t, int64_t>> first_bad_index(std::string_view op, const at::Tensor& index,
+                                                           int64_t lo, int64_t size) {
   if (index.numel() == 0 || cuda_host::capturing()) return std::nullopt;  // capturing: the kernels trap
   const auto [min, max] = at::aminmax(index);
-  const at::Tensor bounds = at::stack({min.to(at::kLong), max.to(at::kLong)}).to(at::kCPU);
+  const at::Tensor bounds = cuda_host::to_host(at::stack({min.to(at::kLong), max.to(at::kLong)}), op);
   const int64_t* b = bounds.const_data_ptr<int64_t>();
   if (b[0] >= lo && b[1] < size) return std::nullopt;
-  const at::Tensor flat = index.reshape({-1}).to(at::kCPU, at::kLong).contiguous();
+  const at::Tensor flat = cuda_host::to_host(index.reshape({-1}).to(at::kLong), op).contiguous();
   const int64_t* p = flat.const_data_ptr<int64_t>();
   for (int64_t i = 0; i < flat.numel(); ++i) {
     if (p[i] < lo || p[i] >= size) return std::pair{p[i], i};
   }
-  TORCH_INTERNAL_ASSERT(false, "aminmax found an index outside [", lo, ", ", size, ") but the host copy has none");
+  TORCH_INTERNAL_ASSERT(false, "aminmax found an index outside [", lo, ", ", size,
+                        ") but the host copy has none");
 }
 
 // The CPU impls' message (cpu.cpp raise_bad_index): `dim` >= 0 names a dim of `src`,
 // otherwise its `size` counts `what`.
-void check_indices(std::string_view op, std::string_view src, std::string_view index_name, const at::Tensor& index,
-                   int64_t size, bool index_error, int64_t dim, bool negative_ok, std::string_view what) {
+void check_indices(std::string_view op, std::string_view src, std::string_view index_name,
+                   const at::Tensor& index, int64_t size, bool index_error, int64_t dim, bool negative_ok,
+                   std::string_view what) {
   const int64_t lo = negative_ok ? -size : 0;
-  const auto bad = first_bad_index(index, lo, size);
+  const auto bad = first_bad_index(op, index, lo, size);
   if (!bad) return;
   std::ostringstream msg;
   msg << op << ": index " << bad->first << " is out of range for ";
-  if (dim >= 0) msg << "dim " << dim << " of '" << src << "' with size " << size;
-  else msg << "'" << src << "' with " << size << " " << what;
-  msg << " (at position " << bad->second << " of '" << index_name << "'; expected " << lo << " <= index < " << size
-      << ")";
+  if (dim >= 0)
+    msg << "dim " << dim << " of '" << src << "' with size " << size;
+  else
+    msg << "'" << src << "' with " << size << " " << what;
+  msg << " (at position " << bad->second << " of '" << index_name << "'; expected " << lo << " <= index < "
+      << size << ")";
   if (index_error) TORCH_CHECK_INDEX(false, msg.str());
   TORCH_CHECK(false, msg.str());
 }
@@ -83,7 +88,8 @@ void launch(const char* name, IndexLaunch& p, const at::Tensor& out) {
 }
 
 // index_select and embedding: a contiguous self as [outer, size, inner], rows picked along size.
-void select(const char* name, const at::Tensor& self, int64_t d, const at::Tensor& index, const at::Tensor& out) {
+void select(const char* name, const at::Tensor& self, int64_t d, const at::Tensor& index,
+            const at::Tensor& out) {
   const at::Tensor s = self.contiguous(), idx = index.reshape({-1}).contiguous();
   IndexLaunch p;
   p.op = IndexOp::Select;
@@ -105,7 +111,8 @@ void index_select_out_cuda(const at::Tensor& self, int64_t dim, const at::Tensor
   const int64_t d = self.dim() ? (dim < 0 ? dim + self.dim() : dim) : 0;
   const int64_t size = self.dim() ? self.size(d) : 1;
   // Checked even when out is empty (an empty self dim), as on the CPU.
-  check_indices("index_select", "self", "index", index, size, /*index_error=*/true, d, /*negative_ok=*/false, "");
+  check_indices("index_select", "self", "index", index, size, /*index_error=*/true, d, /*negative_ok=*/false,
+                "");
   if (out.numel() == 0) return;
   select("index_select", self, d, index, out);
 }
@@ -114,7 +121,7 @@ void embedding_out_cuda(const at::Tensor& weight, const at::Tensor& indices, at:
                         const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   const int64_t rows = weight.size(0);
-  if (const auto bad = first_bad_index(indices, 0, rows)) {
+  if (const auto bad = first_bad_index("embedding", indices, 0, rows)) {
     TORCH_CHECK_INDEX(false, "embedding: index ", bad->first, " is out of range for 'weight' with ", rows,
                       " rows (at position ", bad->second, " of 'indices')");
   }
@@ -127,7 +134,8 @@ void take_out_cuda(const at::Tensor& self, const at::Tensor& index, at::ScalarTy
   const c10::cuda::CUDAGuard guard(out.device());
   if (index.numel() == 0) return;
   const int64_t numel = self.numel();
-  check_indices("take", "self", "index", index, numel, /*index_error=*/true, -1, /*negative_ok=*/true, "elements");
+  check_indices("take", "self", "index", index, numel, /*index_error=*/true, -1, /*negative_ok=*/true,
+                "elements");
   // The linear positions address self's row-major order: a contiguous copy where it is not.
   const at::Tensor s = self.contiguous(), idx = index.contiguous();
   IndexLaunch p;
@@ -175,20 +183,25 @@ void embedding_bag_out_cuda(const at::Tensor& weight, const at::Tensor& indices,
   const int64_t noff = offsets.numel();
   // The CPU impl's offset checks, on a host copy of the offsets (they are data the shapes cannot check).
   // Capturing a graph: no host copy; the kernel traps on offsets out of order or beyond the indices.
-  const at::Tensor off_host = cuda_host::capturing() ? at::Tensor() : offsets.to(at::kCPU, at::kLong).contiguous();
+  const at::Tensor off_host = cuda_host::capturing()
+                                  ? at::Tensor()
+                                  : cuda_host::to_host(offsets.to(at::kLong), "embedding_bag").contiguous();
   const int64_t* off = off_host.defined() ? off_host.const_data_ptr<int64_t>() : nullptr;
   if (off != nullptr && noff > 0) {
-    TORCH_CHECK(off[0] == 0, "embedding_bag: offsets[0] must be 0 (the first bag starts at the first index), got ",
+    TORCH_CHECK(off[0] == 0,
+                "embedding_bag: offsets[0] must be 0 (the first bag starts at the first index), got ",
                 off[0]);
   }
   for (int64_t i = 1; off != nullptr && i < noff; ++i) {
-    TORCH_CHECK(off[i] >= off[i - 1] && off[i] <= n, "embedding_bag: 'offsets' must be non-decreasing and at most ",
-                n, " (the number of indices), got offsets[", i, "]=", off[i], " after ", off[i - 1]);
+    TORCH_CHECK(off[i] >= off[i - 1] && off[i] <= n,
+                "embedding_bag: 'offsets' must be non-decreasing and at most ", n,
+                " (the number of indices), got offsets[", i, "]=", off[i], " after ", off[i - 1]);
   }
   if (bags == 0 || d == 0) return;
   // The indices some bag reads (with include_last_offset, those after the last offset are in none).
   const int64_t used = off != nullptr && include_last_offset && noff > 0 ? off[noff - 1] : n;
-  check_indices("embedding_bag", "weight", "indices", indices.narrow(0, 0, used), rows, /*index_error=*/true, -1,
+  check_indices("embedding_bag", "weight", "indices", indices.narrow(0, 0, used), rows, /*index_error=*/true,
+                -1,
                 /*negative_ok=*/false, "rows");
   // Mixed int32/int64 indices and offsets are both read as int64 (torch promotes them too).
   const at::ScalarType index_type = at::promoteTypes(indices.scalar_type(), offsets.scalar_type());
@@ -208,7 +221,8 @@ void embedding_bag_out_cuda(const at::Tensor& weight, const at::Tensor& indices,
   p.out = out.data_ptr();  // contiguous: the meta layout
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::embedding_bag(p);
-  TORCH_CHECK(error == nullptr, "embedding_bag: CUDA kernel failed for dtype ", weight.scalar_type(), ": ", error);
+  TORCH_CHECK(error == nullptr, "embedding_bag: CUDA kernel failed for dtype ", weight.scalar_type(), ": ",
+              error);
 }
 
 void masked_select_out_cuda(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& out) {
@@ -243,7 +257,8 @@ void masked_select_out_cuda(const at::Tensor& self, const at::Tensor& mask, cons
     error = cuda_kernels::cumsum(scan);
   }
   if (error == nullptr) error = cuda_kernels::masked_select_write(p);
-  TORCH_CHECK(error == nullptr, "masked_select: CUDA kernel failed for dtype ", out.scalar_type(), ": ", error);
+  TORCH_CHECK(error == nullptr, "masked_select: CUDA kernel failed for dtype ", out.scalar_type(), ": ",
+              error);
   if (!dense.is_same(out)) out.copy_(dense);
 }
 

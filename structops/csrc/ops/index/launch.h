@@ -1,8 +1,8 @@
 // What the CUDA host glue of index_select, gather, take, embedding, embedding_bag and
-// masked_select (cuda_host.cpp) hands to the torch-free device code (cuda.cu): plain data, so nvcc compiles the
-// kernels without torch (ARCHITECTURE decision 6). The kernels move elements and never compute
-// with them, so they see an element size, not a dtype: one instantiation serves float, int32 and
-// complex32 alike. Index values have been checked by the host glue before the launch.
+// masked_select (cuda_host.cpp) hands to the torch-free device code (cuda.cu): plain data, so nvcc compiles
+// the kernels without torch (ARCHITECTURE decision 6). The kernels move elements and never compute with them,
+// so they see an element size, not a dtype: one instantiation serves float, int32 and complex32 alike. Index
+// values have been checked by the host glue before the launch.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +25,9 @@ enum class IndexOp : int8_t {
 
 struct IndexLaunch {
   IndexOp op;
-  int element_size = 4;  // bytes of one element of self and out: 1, 2, 4, 8 or 16
-  bool index_int32 = false;  // the index holds int32 (else int64)
-  int64_t numel = 0;         // elements of out
+  int element_size = 4;                           // bytes of one element of self and out: 1, 2, 4, 8 or 16
+  bool index_int32 = false;                       // the index holds int32 (else int64)
+  int64_t numel = 0;                              // elements of out
   int64_t outer = 1, size = 0, n = 0, inner = 1;  // Select, Take; Gather: size = self's size along dim
   int ndim = 0, dim = 0;                          // Gather
   int64_t sizes[kPointwiseMaxDims] = {};

@@ -12,7 +12,6 @@
 
 namespace structops::meta {
 
-
 rules::Dims masked_select_shape(const at::Tensor& self, const at::Tensor& mask) {
   static constexpr std::string_view op = "masked_select";
   rules::check_allowed(op, "mask", mask.scalar_type(), rules::bit(at::kBool), "bool");
@@ -24,16 +23,18 @@ rules::Dims masked_select_shape(const at::Tensor& self, const at::Tensor& mask) 
 masked_select_meta masked_select(const at::Tensor& self, const at::Tensor& mask) {
   static constexpr std::string_view op = "masked_select";
   const rules::Dims shape = masked_select_shape(self, mask);
-  TORCH_CHECK(!mask.is_meta() && !self.is_meta(), op,
-              ": the output size is the number of true elements of 'mask', which a meta tensor does not have; "
-              "use FakeTensorMode with a ShapeEnv for a symbolic size");
+  TORCH_CHECK(
+      !mask.is_meta() && !self.is_meta(), op,
+      ": the output size is the number of true elements of 'mask', which a meta tensor does not have; "
+      "use FakeTensorMode with a ShapeEnv for a symbolic size");
   int64_t total = 1;
   for (const auto& s : shape) total *= s.expect_int();
   const int64_t n = mask.numel();
   if (total == 0 || n == 0) return {TensorSpec{{c10::SymInt(0)}, {}, self.scalar_type()}};
   // Broadcasting repeats every mask element total / n times, so the count scales.
   if (!mask.is_cpu()) {  // device memory: counted there (one synchronisation, as torch's)
-    return {TensorSpec{{c10::SymInt(mask.count_nonzero().item<int64_t>() * (total / n))}, {}, self.scalar_type()}};
+    return {TensorSpec{
+        {c10::SymInt(mask.count_nonzero().item<int64_t>() * (total / n))}, {}, self.scalar_type()}};
   }
   const at::Tensor m = mask.contiguous();
   const bool* p = m.const_data_ptr<bool>();

@@ -54,18 +54,21 @@ void addmm_out_cpu_blocked(const at::Tensor& self, const at::Tensor& mat1, const
   cpu::addmm_with(cpu::mm_blocked, self, mat1, mat2, beta, alpha, out);
 }
 
-void addmm_out_cpu_aten(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
-                        const at::Scalar& alpha, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void addmm_out_cpu_aten(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                        const at::Scalar& beta, const at::Scalar& alpha, at::ScalarType /*compute_dtype*/,
+                        const at::Tensor& out) {
   cpu::addmm_with(cpu::mm_aten, self, mat1, mat2, beta, alpha, out);
 }
 
-void linear_out_cpu_blocked(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                            at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void linear_out_cpu_blocked(const at::Tensor& input, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& bias, at::ScalarType /*compute_dtype*/,
+                            const at::Tensor& out) {
   cpu::linear_with(cpu::mm_blocked, input, weight, bias, out);
 }
 
-void linear_out_cpu_aten(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                         at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void linear_out_cpu_aten(const at::Tensor& input, const at::Tensor& weight,
+                         const std::optional<at::Tensor>& bias, at::ScalarType /*compute_dtype*/,
+                         const at::Tensor& out) {
   cpu::linear_with(cpu::mm_aten, input, weight, bias, out);
 }
 

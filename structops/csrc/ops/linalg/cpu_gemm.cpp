@@ -67,23 +67,23 @@ constexpr int64_t kKC = 256;  // depth of a packed block: an MR x KC A micro-pan
 // One tile of C computed from packed panels.
 template <typename T>
 struct Tile {
-  int64_t mc, nc, kc;  // real sizes (the packed panels are padded to MR / NR)
-  const T* ap;         // ceil(mc / MR) panels of MR x kc
-  const T* bp;         // ceil(nc / NR) panels of kc x NR: panel j at bp + j * b_step, rows ldb apart
+  int64_t mc, nc, kc;   // real sizes (the packed panels are padded to MR / NR)
+  const T* ap;          // ceil(mc / MR) panels of MR x kc
+  const T* bp;          // ceil(nc / NR) panels of kc x NR: panel j at bp + j * b_step, rows ldb apart
   int64_t b_step, ldb;  // packed: NR * kc, NR; B read in place (unit column stride): NR, its row stride
   const T* btail;       // in place: the last, partial panel packed (kc x NR, zero-padded); else null
-  T* c;                // top-left element; columns have stride 1
+  T* c;                 // top-left element; columns have stride 1
   int64_t ldc;
-  T alpha, beta;       // C = alpha * acc + beta * C, with C not read when !read_c
+  T alpha, beta;  // C = alpha * acc + beta * C, with C not read when !read_c
   bool read_c;
 };
 
 // GCC vector types of L lanes (an alias template would drop the attribute on a dependent type).
 template <typename T, int L>
 struct Vec;
-#define SO_VEC(T, L) \
-  template <>        \
-  struct Vec<T, L> { \
+#define SO_VEC(T, L)                                            \
+  template <>                                                   \
+  struct Vec<T, L> {                                            \
     typedef T type __attribute__((vector_size(L * sizeof(T)))); \
   };
 SO_VEC(float, 16)
@@ -97,9 +97,9 @@ template <typename T, int L>
 using vec_t = typename Vec<T, L>::type;
 
 template <typename T, int MR, int NV, int L>
-[[gnu::always_inline]] inline void micro(int64_t kc, const T* __restrict a, const T* __restrict b, int64_t ldb,
-                                         T* __restrict c, int64_t ldc, int64_t mr, int64_t nr, T alpha, T beta,
-                                         bool read_c) {
+[[gnu::always_inline]] inline void micro(int64_t kc, const T* __restrict a, const T* __restrict b,
+                                         int64_t ldb, T* __restrict c, int64_t ldc, int64_t mr, int64_t nr,
+                                         T alpha, T beta, bool read_c) {
   using V = vec_t<T, L>;
   constexpr int NR = NV * L;
   V acc[MR][NV];
@@ -191,20 +191,26 @@ Kernel<T> pick_kernel() {
 #if SO_MM_V4
   if (v4) {
     // A task's NC x KC block of B stays in L2 (480 KB); MC rows of A are 8 micro-panels.
-    if constexpr (f32) return {12, 32, 96, 480, macro_f32_v4};
-    else return {12, 16, 96, 240, macro_f64_v4};
+    if constexpr (f32)
+      return {12, 32, 96, 480, macro_f32_v4};
+    else
+      return {12, 16, 96, 240, macro_f64_v4};
   }
 #endif
 #if SO_MM_V3
   if (v3) {
-    if constexpr (f32) return {6, 16, 96, 384, macro_f32_v3};
-    else return {6, 8, 96, 192, macro_f64_v3};
+    if constexpr (f32)
+      return {6, 16, 96, 384, macro_f32_v3};
+    else
+      return {6, 8, 96, 192, macro_f64_v3};
   }
 #endif
   (void)v4;
   (void)v3;
-  if constexpr (f32) return {6, 8, 96, 256, macro_f32_base};
-  else return {6, 4, 96, 128, macro_f64_base};
+  if constexpr (f32)
+    return {6, 8, 96, 256, macro_f32_base};
+  else
+    return {6, 4, 96, 128, macro_f64_base};
 }
 
 template <typename T>
@@ -235,7 +241,8 @@ void pack_a(const S* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, int64_t 
 
 // B[k0:k0+kc, cols] into NR-wide micro-panels: dst[panel][p][j]; panels [pb, pe).
 template <typename S, typename T>
-void pack_b(const S* b, int64_t rs, int64_t cs, int64_t nc, int64_t kc, int64_t NR, int64_t pb, int64_t pe, T* dst) {
+void pack_b(const S* b, int64_t rs, int64_t cs, int64_t nc, int64_t kc, int64_t NR, int64_t pb, int64_t pe,
+            T* dst) {
   for (int64_t panel = pb; panel < pe; ++panel) {
     const int64_t j0 = panel * NR, nr = std::min(NR, nc - j0);
     T* d = dst + j0 * kc;
@@ -296,7 +303,8 @@ void gemm(int64_t m, int64_t n, int64_t k, const S* a, int64_t rsa, int64_t csa,
   auto tasks_of = [&](int64_t mc, int64_t nc) { return ((m + mc - 1) / mc) * ((n + nc - 1) / nc); };
   while (tasks_of(MC, NC) < 2 * threads && NC > 4 * NR) NC = round_up(NC / 2, NR);
   while (tasks_of(MC, NC) < 2 * threads && MC > 2 * MR) MC = round_up(MC / 2, MR);
-  const int64_t row_blocks = (m + MC - 1) / MC, col_blocks = (n + NC - 1) / NC, tasks = row_blocks * col_blocks;
+  const int64_t row_blocks = (m + MC - 1) / MC, col_blocks = (n + NC - 1) / NC,
+                tasks = row_blocks * col_blocks;
   const int64_t kc_max = std::min(kKC, k), panels_b = (n + NR - 1) / NR;
   // B in place: with few rows of A, each element of B is used only m / MR times, so packing all
   // of B would cost about as much as the products; read its rows directly (unit column stride,
@@ -332,9 +340,19 @@ void gemm(int64_t m, int64_t n, int64_t k, const S* a, int64_t rsa, int64_t csa,
           pack_a(a + i0 * rsa + pc * csa, rsa, csa, mc, kc, MR, ap);
           packed_row_block = rb;
         }
-        const Tile<T> tile{mc, nc, kc, ap, b_panels + (j0 / NR) * b_step, b_step, ldb,
-                           j0 + nc == n ? btail : nullptr, c + i0 * ldc + j0, ldc,
-                           alpha, first ? beta : T(1), !first || beta != T(0)};
+        const Tile<T> tile{mc,
+                           nc,
+                           kc,
+                           ap,
+                           b_panels + (j0 / NR) * b_step,
+                           b_step,
+                           ldb,
+                           j0 + nc == n ? btail : nullptr,
+                           c + i0 * ldc + j0,
+                           ldc,
+                           alpha,
+                           first ? beta : T(1),
+                           !first || beta != T(0)};
         kern.run(tile);
       }
     };
@@ -352,8 +370,8 @@ void gemm(int64_t m, int64_t n, int64_t k, const S* a, int64_t rsa, int64_t csa,
 // parallel, each a sum of rows of B scaled by A's entries (the inner loop vectorises), with K and
 // N blocked so the rows of B in use stay in cache. B must have contiguous rows.
 template <typename T>
-void gemm_integral(int64_t m, int64_t n, int64_t k, const T* a, int64_t rsa, int64_t csa, const T* b, int64_t rsb,
-                   T* c, int64_t ldc, T alpha, T beta) {
+void gemm_integral(int64_t m, int64_t n, int64_t k, const T* a, int64_t rsa, int64_t csa, const T* b,
+                   int64_t rsb, T* c, int64_t ldc, T alpha, T beta) {
   constexpr int64_t kRows = 4, kCols = 1024, kDepth = 128;
   const int64_t grain = std::max<int64_t>(1, kParallelMacs / std::max<int64_t>(1, n * k));
   structgen::parallel_for(0, (m + kRows - 1) / kRows, grain, [&](int64_t rb, int64_t re) {
@@ -414,12 +432,14 @@ void mm_blocked(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, c
       return;
     }
     if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
-      gemm<scalar_t, scalar_t>(m, n, k, ap, a.stride(0), a.stride(1), bp, b.stride(0), b.stride(1), cp, ldc, al, be);
+      gemm<scalar_t, scalar_t>(m, n, k, ap, a.stride(0), a.stride(1), bp, b.stride(0), b.stride(1), cp, ldc,
+                               al, be);
     } else if constexpr (std::is_same_v<opmath_t, float>) {
       // float16 / bfloat16: accumulate all of K in float, round once.
       at::Tensor acc = c.new_empty({m, n}, c.options().dtype(at::kFloat));
       float* accp = acc.data_ptr<float>();
-      gemm<scalar_t, float>(m, n, k, ap, a.stride(0), a.stride(1), bp, b.stride(0), b.stride(1), accp, n, 1.0f, 0.0f);
+      gemm<scalar_t, float>(m, n, k, ap, a.stride(0), a.stride(1), bp, b.stride(0), b.stride(1), accp, n,
+                            1.0f, 0.0f);
       structgen::parallel_for(0, m, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t ib, int64_t ie) {
         for (int64_t i = ib; i < ie; ++i)
           for (int64_t j = 0; j < n; ++j) {
@@ -430,8 +450,8 @@ void mm_blocked(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, c
       });
     } else {
       const at::Tensor bc = b.stride(1) == 1 ? b : b.contiguous();
-      gemm_integral<scalar_t>(m, n, k, ap, a.stride(0), a.stride(1), bc.const_data_ptr<scalar_t>(), bc.stride(0),
-                              cp, ldc, al, be);
+      gemm_integral<scalar_t>(m, n, k, ap, a.stride(0), a.stride(1), bc.const_data_ptr<scalar_t>(),
+                              bc.stride(0), cp, ldc, al, be);
     }
   });
 }
@@ -453,7 +473,8 @@ MmKernel mm_choose(int64_t m, int64_t n, int64_t k, at::ScalarType dtype) {
     const char* env = std::getenv("STRUCTOPS_MM_KERNEL");
     if (env == nullptr || *env == '\0') return -1;
     const std::string_view v(env);
-    TORCH_CHECK(v == "blocked" || v == "aten", "STRUCTOPS_MM_KERNEL must be 'blocked' or 'aten', got '", v, "'");
+    TORCH_CHECK(v == "blocked" || v == "aten", "STRUCTOPS_MM_KERNEL must be 'blocked' or 'aten', got '", v,
+                "'");
     return v == "blocked" ? 0 : 1;
   }();
   if (at::isComplexType(dtype) || dtype == at::kBool) return MmKernel::aten;

@@ -20,8 +20,8 @@ namespace {
 constexpr int kTile = 64, kDepth = 16, kMicro = 4;  // 64x64 tile of c, k in steps of 16, 4x4 per thread
 
 template <typename T>
-__global__ void __launch_bounds__(256) mm_kernel(const T* a, const T* b, T* c,
-                                                 int64_t m, int64_t n, int64_t k, acc_t<T> alpha, acc_t<T> beta) {
+__global__ void __launch_bounds__(256)
+    mm_kernel(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, acc_t<T> alpha, acc_t<T> beta) {
   using A = acc_t<T>;
   SO_SHARED(A, as, [kDepth][kTile + 1]);  // a's panel, transposed: as[kk][row]
   SO_SHARED(A, bs, [kDepth][kTile + 1]);  // b's panel: bs[kk][col]

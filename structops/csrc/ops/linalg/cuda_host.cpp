@@ -103,13 +103,15 @@ void addmm_out_cuda_tiled(const at::Tensor& self, const at::Tensor& mat1, const 
   cpu::addmm_with(gemm_tiled, self, mat1, mat2, beta, alpha, out);
 }
 
-void linear_out_cuda_cublas(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                            at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void linear_out_cuda_cublas(const at::Tensor& input, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& bias, at::ScalarType /*compute_dtype*/,
+                            const at::Tensor& out) {
   cpu::linear_with(gemm_cublas, input, weight, bias, out);
 }
 
-void linear_out_cuda_tiled(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
-                           at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void linear_out_cuda_tiled(const at::Tensor& input, const at::Tensor& weight,
+                           const std::optional<at::Tensor>& bias, at::ScalarType /*compute_dtype*/,
+                           const at::Tensor& out) {
   cpu::linear_with(gemm_tiled, input, weight, bias, out);
 }
 

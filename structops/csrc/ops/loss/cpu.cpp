@@ -93,7 +93,8 @@ void finish(const at::Tensor& out, double total, int64_t n, int64_t reduction) {
 // flag stored inside the element loop had kept it scalar (0.82x torch at 1M elements).
 template <bool kWeighted, typename scalar_t>
 SO_CPU_CLONES unsigned bce_chunk(const scalar_t* __restrict x, const scalar_t* __restrict t,
-                                 const scalar_t* __restrict w, int64_t n, scalar_t* __restrict o, double& sum) {
+                                 const scalar_t* __restrict w, int64_t n, scalar_t* __restrict o,
+                                 double& sum) {
   using acc_t = at::opmath_type<scalar_t>;
   constexpr int64_t kBlock = 64, kLanes = 16;
   alignas(64) acc_t terms[kBlock];
@@ -106,7 +107,8 @@ SO_CPU_CLONES unsigned bce_chunk(const scalar_t* __restrict x, const scalar_t* _
       const acc_t xi = cpu::to_acc<acc_t>(x[b + i]), ti = cpu::to_acc<acc_t>(t[b + i]);
       bad |= static_cast<unsigned>(!(xi >= acc_t(0) && xi <= acc_t(1))) |
              static_cast<unsigned>(!(ti >= acc_t(0) && ti <= acc_t(1))) << 1;
-      const acc_t log_x = std::max(std::log(xi), acc_t(-100)), log_1mx = std::max(std::log1p(-xi), acc_t(-100));
+      const acc_t log_x = std::max(std::log(xi), acc_t(-100)),
+                  log_1mx = std::max(std::log1p(-xi), acc_t(-100));
       terms[i] = (ti - acc_t(1)) * log_1mx - ti * log_x;
       if constexpr (kWeighted) terms[i] *= cpu::to_acc<acc_t>(w[b + i]);
     }
@@ -133,8 +135,8 @@ SO_CPU_CLONES unsigned bce_chunk(const scalar_t* __restrict x, const scalar_t* _
 
 void mse_loss_out_cpu(const at::Tensor& self, const at::Tensor& target, int64_t reduction,
                       at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const std::vector<int64_t> shape =
-      rules::concrete(rules::broadcast("mse_loss", {{"self", rules::sizes(self)}, {"target", rules::sizes(target)}}));
+  const std::vector<int64_t> shape = rules::concrete(
+      rules::broadcast("mse_loss", {{"self", rules::sizes(self)}, {"target", rules::sizes(target)}}));
   const at::Tensor a = operand(self, shape, out.scalar_type()), b = operand(target, shape, out.scalar_type());
   const int64_t n = a.numel();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "mse_loss", [&] {
@@ -142,18 +144,20 @@ void mse_loss_out_cpu(const at::Tensor& self, const at::Tensor& target, int64_t 
     const scalar_t* bp = b.const_data_ptr<scalar_t>();
     if (reduction == kNone) {
       scalar_t* op = out.mutable_data_ptr<scalar_t>();
-      structgen::parallel_for(0, n, kGrain, [&](int64_t i0, int64_t i1) { mse_row(ap + i0, bp + i0, i1 - i0, op + i0); });
+      structgen::parallel_for(0, n, kGrain,
+                              [&](int64_t i0, int64_t i1) { mse_row(ap + i0, bp + i0, i1 - i0, op + i0); });
       return;
     }
-    finish(out, chunked_sum(n, [&](int64_t i0, int64_t i1) { return mse_sum(ap + i0, bp + i0, i1 - i0); }), n, reduction);
+    finish(out, chunked_sum(n, [&](int64_t i0, int64_t i1) { return mse_sum(ap + i0, bp + i0, i1 - i0); }), n,
+           reduction);
   });
 }
 
 void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& target,
                                   const std::optional<at::Tensor>& weight, int64_t reduction,
                                   at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  const std::vector<int64_t> shape =
-      rules::concrete(rules::broadcast("binary_cross_entropy", {{"self", rules::sizes(self)}, {"target", rules::sizes(target)}}));
+  const std::vector<int64_t> shape = rules::concrete(rules::broadcast(
+      "binary_cross_entropy", {{"self", rules::sizes(self)}, {"target", rules::sizes(target)}}));
   const at::ScalarType dtype = self.scalar_type();
   const at::Tensor x = operand(self, shape, dtype), t = operand(target, shape, dtype);
   const bool weighted = weight.has_value() && weight->defined();
@@ -168,8 +172,9 @@ void binary_cross_entropy_out_cpu(const at::Tensor& self, const at::Tensor& targ
     std::atomic<unsigned> bad{0};
     const auto chunk = [&](int64_t i0, int64_t i1) {
       double sum = 0;
-      const unsigned b = weighted ? bce_chunk<true>(xp + i0, tp + i0, wp + i0, i1 - i0, op ? op + i0 : nullptr, sum)
-                                  : bce_chunk<false>(xp + i0, tp + i0, wp, i1 - i0, op ? op + i0 : nullptr, sum);
+      const unsigned b =
+          weighted ? bce_chunk<true>(xp + i0, tp + i0, wp + i0, i1 - i0, op ? op + i0 : nullptr, sum)
+                   : bce_chunk<false>(xp + i0, tp + i0, wp, i1 - i0, op ? op + i0 : nullptr, sum);
       if (b) bad.fetch_or(b, std::memory_order_relaxed);
       return sum;
     };
@@ -212,37 +217,38 @@ void log_sum_exps(const scalar_t* x, int64_t N, int64_t C, int64_t S, double* sh
   if (S == 1) {
     structgen::parallel_for(0, N, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
                             [&](int64_t begin, int64_t end) {
-      // 16-bit rows widened once, as log_softmax's (each of the two passes widening costs more)
-      std::vector<acc_t> staged(std::is_same_v<scalar_t, acc_t> ? 0 : C);
-      for (int64_t n = begin; n < end; ++n) {
-        sm::ShiftedLogSum<acc_t> lse;
-        if constexpr (std::is_same_v<scalar_t, acc_t>) {
-          lse = sm::row_log_sum_exp<sm::Shift::kMax, acc_t>(x + n * C, C);
-        } else {
-          cpu::widen(x + n * C, staged.data(), C);
-          lse = sm::row_log_sum_exp<sm::Shift::kMax, acc_t>(staged.data(), C);
-        }
-        shift[n] = lse.shift, log_sum[n] = lse.log_sum;
-      }
-    });
+                              // 16-bit rows widened once, as log_softmax's (each of the two passes widening
+                              // costs more)
+                              std::vector<acc_t> staged(std::is_same_v<scalar_t, acc_t> ? 0 : C);
+                              for (int64_t n = begin; n < end; ++n) {
+                                sm::ShiftedLogSum<acc_t> lse;
+                                if constexpr (std::is_same_v<scalar_t, acc_t>) {
+                                  lse = sm::row_log_sum_exp<sm::Shift::kMax, acc_t>(x + n * C, C);
+                                } else {
+                                  cpu::widen(x + n * C, staged.data(), C);
+                                  lse = sm::row_log_sum_exp<sm::Shift::kMax, acc_t>(staged.data(), C);
+                                }
+                                shift[n] = lse.shift, log_sum[n] = lse.log_sum;
+                              }
+                            });
     return;
   }
   const int64_t blocks = (S + sm::kColumnBlock - 1) / sm::kColumnBlock;
-  structgen::parallel_for(0, N * blocks,
-                          std::max<int64_t>(1, cpu::kGrainSize / (std::max<int64_t>(C, 1) * sm::kColumnBlock)),
-                          [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t n = b / blocks, s0 = (b % blocks) * sm::kColumnBlock;
-      const int64_t width = std::min(sm::kColumnBlock, S - s0);
-      sm::column_log_sum_exp<sm::Shift::kMax>(x + n * C * S + s0, C, S, width, shift + n * S + s0,
-                                              log_sum + n * S + s0);
-    }
-  });
+  structgen::parallel_for(
+      0, N * blocks, std::max<int64_t>(1, cpu::kGrainSize / (std::max<int64_t>(C, 1) * sm::kColumnBlock)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          const int64_t n = b / blocks, s0 = (b % blocks) * sm::kColumnBlock;
+          const int64_t width = std::min(sm::kColumnBlock, S - s0);
+          sm::column_log_sum_exp<sm::Shift::kMax>(x + n * C * S + s0, C, S, width, shift + n * S + s0,
+                                                  log_sum + n * S + s0);
+        }
+      });
 }
 
 void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target,
-                                const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
-                                double label_smoothing, const at::Tensor& out) {
+                                const std::optional<at::Tensor>& weight, int64_t reduction,
+                                c10::SymInt ignore_index, double label_smoothing, const at::Tensor& out) {
   const bool batched = self.dim() >= 2;
   const int64_t N = batched ? self.size(0) : 1, C = self.size(batched ? 1 : 0);
   const int64_t S = batched ? self.numel() / std::max<int64_t>(N * C, 1) : 1;
@@ -252,7 +258,8 @@ void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target
   const double eps = label_smoothing;
   // Everything in the result dtype (class probabilities promote: the meta function).
   const at::ScalarType dtype = out.scalar_type();
-  const at::Tensor x = self.to(dtype).contiguous(), t = probabilities ? target.to(dtype).contiguous() : target.contiguous();
+  const at::Tensor x = self.to(dtype).contiguous(),
+                   t = probabilities ? target.to(dtype).contiguous() : target.contiguous();
   const at::Tensor w = weight.has_value() ? weight->to(dtype).contiguous() : at::Tensor();
 
   std::vector<double> loss(samples), counted(samples);
@@ -273,35 +280,37 @@ void cross_entropy_loss_out_cpu(const at::Tensor& self, const at::Tensor& target
     auto nll = [&](int64_t i, const scalar_t* xi, int64_t c) {
       return (shift[i] - static_cast<double>(xi[c * S])) + log_sum[i];
     };
-    structgen::parallel_for(0, samples, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
-                            [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t n = i / S, s = i % S;
-        const scalar_t* xi = px + n * C * S + s;  // class c at xi[c * S]
-        if (probabilities) {
-          const scalar_t* pt = t.const_data_ptr<scalar_t>() + n * C * S + s;
-          double l = 0;
-          for (int64_t c = 0; c < C; ++c) {
-            const double p = static_cast<double>(pt[c * S]) * (1 - eps) + eps / static_cast<double>(C);
-            l += (p * nll(i, xi, c)) * wt(c);  // torch's order: p * 0 for the max class before a large weight
+    structgen::parallel_for(
+        0, samples, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            const int64_t n = i / S, s = i % S;
+            const scalar_t* xi = px + n * C * S + s;  // class c at xi[c * S]
+            if (probabilities) {
+              const scalar_t* pt = t.const_data_ptr<scalar_t>() + n * C * S + s;
+              double l = 0;
+              for (int64_t c = 0; c < C; ++c) {
+                const double p = static_cast<double>(pt[c * S]) * (1 - eps) + eps / static_cast<double>(C);
+                l += (p * nll(i, xi, c)) *
+                     wt(c);  // torch's order: p * 0 for the max class before a large weight
+              }
+              loss[i] = l, counted[i] = 1;
+              continue;
+            }
+            const int64_t k = t.const_data_ptr<int64_t>()[i];
+            if (k == ignore) {
+              loss[i] = 0, counted[i] = 0;
+              continue;
+            }
+            double l = (1 - eps) * wt(k) * nll(i, xi, k);
+            if (eps > 0) {
+              double smooth = 0;
+              for (int64_t c = 0; c < C; ++c) smooth += wt(c) * nll(i, xi, c);
+              l += eps / static_cast<double>(C) * smooth;
+            }
+            loss[i] = l, counted[i] = wt(k);
           }
-          loss[i] = l, counted[i] = 1;
-          continue;
-        }
-        const int64_t k = t.const_data_ptr<int64_t>()[i];
-        if (k == ignore) {
-          loss[i] = 0, counted[i] = 0;
-          continue;
-        }
-        double l = (1 - eps) * wt(k) * nll(i, xi, k);
-        if (eps > 0) {
-          double smooth = 0;
-          for (int64_t c = 0; c < C; ++c) smooth += wt(c) * nll(i, xi, c);
-          l += eps / static_cast<double>(C) * smooth;
-        }
-        loss[i] = l, counted[i] = wt(k);
-      }
-    });
+        });
     scalar_t* o = out.data_ptr<scalar_t>();
     if (reduction == 0) {
       for (int64_t i = 0; i < samples; ++i) o[i] = static_cast<scalar_t>(loss[i]);

@@ -58,8 +58,10 @@ __global__ void __launch_bounds__(kBlock) loss_kernel(LossLaunch p, double* part
       const A log_x = fmax(log(x), A(-100)), log_1mx = fmax(log1p(-x), A(-100));  // clamped as torch
       l = (w ? load(w, i) : A(1)) * ((t - A(1)) * log_1mx - t * log_x);
     }
-    if (p.reduction == 0) out[i] = static_cast<T>(l);
-    else sum += static_cast<double>(l);
+    if (p.reduction == 0)
+      out[i] = static_cast<T>(l);
+    else
+      sum += static_cast<double>(l);
   }
   if (bad && p.trap_on_bad) __trap();  // capturing: torch's device-side assert
   if (bad) atomicOr(p.bad, bad);
@@ -71,8 +73,9 @@ __global__ void __launch_bounds__(kBlock) loss_kernel(LossLaunch p, double* part
 // One block: sum of partials[0, blocks) (and of counts, if given) in order; out[0] = the sum, or
 // the mean over `n` (no counts) or over the summed counts. Nothing is written when *bad is set.
 template <typename T>
-__global__ void __launch_bounds__(kBlock) finish_kernel(const double* partials, const double* counts, int blocks,
-                                                        double n, int64_t reduction, T* out, const int32_t* bad) {
+__global__ void __launch_bounds__(kBlock)
+    finish_kernel(const double* partials, const double* counts, int blocks, double n, int64_t reduction,
+                  T* out, const int32_t* bad) {
   SO_SHARED(double, shared, [kWarp]);
   double s = 0, c = 0;
   for (int k = threadIdx.x; k < blocks; k += blockDim.x) {
@@ -101,7 +104,8 @@ __device__ A group_max(A v) {
     return v;
   } else {
 #pragma unroll
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    for (int offset = kWarp / 2; offset > 0; offset /= 2)
+      v = fmax(v, __shfl_xor_sync(0xffffffffu, v, offset));
     return v;
   }
 }
@@ -132,7 +136,8 @@ __global__ void __launch_bounds__(kBlock) cross_entropy_kernel(CrossEntropyLaunc
       }
       if (k < 0 || k >= C) {
         if (p.trap_on_bad) __trap();  // capturing: torch's device-side assert
-        if (lane == 0) atomicMin(reinterpret_cast<unsigned long long*>(p.first_bad), static_cast<unsigned long long>(i));
+        if (lane == 0)
+          atomicMin(reinterpret_cast<unsigned long long*>(p.first_bad), static_cast<unsigned long long>(i));
         continue;
       }
     }
@@ -152,7 +157,8 @@ __global__ void __launch_bounds__(kBlock) cross_entropy_kernel(CrossEntropyLaunc
       A acc = 0;
       for (int64_t c = lane; c < C; c += G) {
         const A q = load(t, c * S) * (A(1) - eps) + eps * inv_c;
-        acc += (q * nll(c)) * (w ? load(w, c) : A(1));  // torch's order: q * 0 for the max class before a large weight
+        acc += (q * nll(c)) *
+               (w ? load(w, c) : A(1));  // torch's order: q * 0 for the max class before a large weight
       }
       l = group_sum<G>(acc);
     } else {
@@ -186,11 +192,12 @@ void launch_loss(const LossLaunch& p) {
   if (p.n > 0) SO_LAUNCH(blocks, kBlock, 0, stream, loss_kernel<T>)(p, partials);
   if (p.reduction == 0) return;
   if (p.n == 0) {  // no partials were written: the finish kernel reads none
-    SO_LAUNCH(1, kBlock, 0, stream, finish_kernel<T>)(partials, nullptr, 0, 0.0, p.reduction, static_cast<T*>(p.out), nullptr);
+    SO_LAUNCH(1, kBlock, 0, stream, finish_kernel<T>)(partials, nullptr, 0, 0.0, p.reduction,
+                                                      static_cast<T*>(p.out), nullptr);
     return;
   }
-  SO_LAUNCH(1, kBlock, 0, stream, finish_kernel<T>)(partials, nullptr, blocks, static_cast<double>(p.n), p.reduction,
-                                             static_cast<T*>(p.out), p.bad);
+  SO_LAUNCH(1, kBlock, 0, stream, finish_kernel<T>)(partials, nullptr, blocks, static_cast<double>(p.n),
+                                                    p.reduction, static_cast<T*>(p.out), p.bad);
 }
 
 template <typename T>
@@ -202,19 +209,23 @@ void launch_cross_entropy(const CrossEntropyLaunch& p) {
   const int blocks = p.reduction == 0 ? grid_for((threads + kBlock - 1) / kBlock, 8) : blocks_for(threads);
   auto* partials = static_cast<double*>(p.workspace);
   if (samples > 0) {
-    if (warp) SO_LAUNCH(blocks, kBlock, 0, stream, cross_entropy_kernel<T, kWarp>)(p, partials);
-    else SO_LAUNCH(blocks, kBlock, 0, stream, cross_entropy_kernel<T, 1>)(p, partials);
+    if (warp)
+      SO_LAUNCH(blocks, kBlock, 0, stream, cross_entropy_kernel<T, kWarp>)(p, partials);
+    else
+      SO_LAUNCH(blocks, kBlock, 0, stream, cross_entropy_kernel<T, 1>)(p, partials);
   }
   if (p.reduction == 0) return;
   const int written = samples > 0 ? blocks : 0;
   SO_LAUNCH(1, kBlock, 0, stream, finish_kernel<T>)(partials, partials + written, written, 0.0, p.reduction,
-                                             static_cast<T*>(p.out), nullptr);
+                                                    static_cast<T*>(p.out), nullptr);
 }
 
 }  // namespace
 
 int64_t loss_workspace_bytes(int64_t reduction) {  // room for the most blocks blocks_for() gives
-  return reduction == 0 ? 0 : 2 * static_cast<int64_t>(sm_count()) * kPerSm * static_cast<int64_t>(sizeof(double));
+  return reduction == 0
+             ? 0
+             : 2 * static_cast<int64_t>(sm_count()) * kPerSm * static_cast<int64_t>(sizeof(double));
 }
 
 const char* loss(const LossLaunch& p) {

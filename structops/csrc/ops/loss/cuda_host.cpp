@@ -68,7 +68,8 @@ void binary_cross_entropy_out_cuda(const at::Tensor& self, const at::Tensor& tar
   const c10::cuda::CUDAGuard guard(out.device());
   const std::vector<int64_t> shape = at::infer_size(self.sizes(), target.sizes());
   const at::ScalarType dtype = self.scalar_type();
-  const at::Tensor x = operand(self, shape, dtype, out.device()), t = operand(target, shape, dtype, out.device());
+  const at::Tensor x = operand(self, shape, dtype, out.device()),
+                   t = operand(target, shape, dtype, out.device());
   const bool weighted = weight.has_value() && weight->defined();
   // expand() raises torch's message when weight does not broadcast to the loss's shape.
   const at::Tensor w = weighted ? operand(*weight, shape, dtype, out.device()) : at::Tensor();
@@ -85,14 +86,15 @@ void binary_cross_entropy_out_cuda(const at::Tensor& self, const at::Tensor& tar
   p.trap_on_bad = cuda_host::capturing();
   run_loss("binary_cross_entropy", p, out, workspace_for(reduction, out));
   if (p.trap_on_bad) return;  // no host read of the flags while capturing
-  const auto flags = cuda_host::item<int32_t>(bad, "binary_cross_entropy");  // bit 0: input, bit 1: target (cuda.cu)
+  const auto flags =
+      cuda_host::item<int32_t>(bad, "binary_cross_entropy");  // bit 0: input, bit 1: target (cuda.cu)
   TORCH_CHECK(!(flags & 1), "binary_cross_entropy: all elements of input should be between 0 and 1");
   TORCH_CHECK(!(flags & 2), "binary_cross_entropy: all elements of target should be between 0 and 1");
 }
 
 void cross_entropy_loss_out_cuda(const at::Tensor& self, const at::Tensor& target,
-                                 const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
-                                 double label_smoothing, const at::Tensor& out) {
+                                 const std::optional<at::Tensor>& weight, int64_t reduction,
+                                 c10::SymInt ignore_index, double label_smoothing, const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   const bool batched = self.dim() >= 2;
   CrossEntropyLaunch p;

@@ -23,8 +23,9 @@ struct LossLaunch {
   const void* target = nullptr;
   const void* weight = nullptr;  // binary_cross_entropy, may be null
   void* out = nullptr;
-  bool trap_on_bad = false;   // capturing a graph: a bad value stops the kernel (__trap), `bad` cannot be read
-  int32_t* bad = nullptr;     // binary_cross_entropy (device int, zeroed by the glue): bit 0 set if a self value, bit 1 if a target value is outside [0, 1]
+  bool trap_on_bad = false;  // capturing a graph: a bad value stops the kernel (__trap), `bad` cannot be read
+  int32_t* bad = nullptr;    // binary_cross_entropy (device int, zeroed by the glue): bit 0 set if a self
+                             // value, bit 1 if a target value is outside [0, 1]
   void* workspace = nullptr;  // loss_workspace_bytes(): per-block partial sums
   void* stream = nullptr;     // cudaStream_t
 };

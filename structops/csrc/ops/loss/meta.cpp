@@ -25,8 +25,11 @@ cross_entropy_loss_meta cross_entropy_loss(const at::Tensor& self, const at::Ten
     TORCH_CHECK(target.sym_sizes() == self.sym_sizes(), op,
                 ": class-probability 'target' must have the shape of 'self' ", self.sym_sizes(), ", got ",
                 target.sym_sizes());
-    TORCH_CHECK(ignore_index < 0, op, ": ignore_index applies to class indices, not to class probabilities; "
-                "got ignore_index=", ignore_index, " with a ", target.scalar_type(), " 'target' (any negative "
+    TORCH_CHECK(ignore_index < 0, op,
+                ": ignore_index applies to class indices, not to class probabilities; "
+                "got ignore_index=",
+                ignore_index, " with a ", target.scalar_type(),
+                " 'target' (any negative "
                 "ignore_index means none, as torch)");
   } else {
     TORCH_CHECK(target.scalar_type() == at::kLong, op, ": 'target' has dtype ", target.scalar_type(),
@@ -53,8 +56,8 @@ cross_entropy_loss_meta cross_entropy_loss(const at::Tensor& self, const at::Ten
   at::ScalarType dtype = self.scalar_type();
   if (probabilities) dtype = c10::promoteTypes(dtype, target.scalar_type());
   if (probabilities && weight.has_value()) dtype = c10::promoteTypes(dtype, weight->scalar_type());
-  TORCH_CHECK(at::isFloatingType(dtype), op, ": 'self' (", self.scalar_type(), "), 'target' (", target.scalar_type(),
-              ")", weight.has_value() ? " and 'weight'" : "", " promote to ", dtype,
+  TORCH_CHECK(at::isFloatingType(dtype), op, ": 'self' (", self.scalar_type(), "), 'target' (",
+              target.scalar_type(), ")", weight.has_value() ? " and 'weight'" : "", " promote to ", dtype,
               ", which cross_entropy_loss does not support (supported: float16, bfloat16, float32, float64)");
   meta.out.dtype = dtype;
   return meta;

@@ -5,10 +5,10 @@
 //
 // softmax views the input as [outer, n, inner] (n along `dim`). With inner == 1 each row is
 // contiguous: three passes over it (max; exp(x - max) and its sum; scale), plain loops gcc
-// vectorises (exp: softmax_exp in structgen/cpu/softmax.h); half/bfloat16 rows are widened to float first, and
-// log_softmax sums its exp values without storing them. With
-// inner > 1 the same passes run over blocks of contiguous columns, so the vector loop runs along
-// `inner` instead of striding. Threads split rows (or column blocks).
+// vectorises (exp: softmax_exp in structgen/cpu/softmax.h); half/bfloat16 rows are widened to float first,
+// and log_softmax sums its exp values without storing them. With inner > 1 the same passes run over blocks of
+// contiguous columns, so the vector loop runs along `inner` instead of striding. Threads split rows (or
+// column blocks).
 #include <structgen/cpu/pointwise.h>
 #include <structgen/cpu/reduce.h>
 #include <structgen/cpu/softmax.h>
@@ -65,7 +65,8 @@ constexpr bool kReadsDirectly = std::is_same_v<scalar_t, at::opmath_type<scalar_
 // c = log(sum), subtracted last, as torch: shift + c first loses c's digits to a shift of -1e9
 // or 1e4).
 template <bool kLog, typename scalar_t, typename value_t, typename acc_t>
-SO_CPU_CLONES void store_row(const value_t* __restrict v, acc_t shift, acc_t c, scalar_t* __restrict o, int64_t n) {
+SO_CPU_CLONES void store_row(const value_t* __restrict v, acc_t shift, acc_t c, scalar_t* __restrict o,
+                             int64_t n) {
   store_narrowed(o, n, [&](int64_t i) {
     return kLog ? (cpu::to_acc<acc_t>(v[i]) - shift) - c : cpu::to_acc<acc_t>(v[i]) * c;
   });
@@ -90,25 +91,24 @@ void softmax_rows(const scalar_t* x, scalar_t* o, int64_t rows, int64_t n) {
   using acc_t = at::opmath_type<scalar_t>;
   structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                           [&](int64_t begin, int64_t end) {
-    std::vector<acc_t> e(kLog ? 0 : n), staged(kReadsDirectly<scalar_t> ? 0 : n);
-    for (int64_t r = begin; r < end; ++r) {
-      if constexpr (kReadsDirectly<scalar_t>) {
-        softmax_rows_of<kLog>(x + r * n, o + r * n, n, e);
-      } else {
-        cpu::widen(x + r * n, staged.data(), n);
-        softmax_rows_of<kLog, scalar_t>(staged.data(), o + r * n, n, e);
-      }
-    }
-  });
+                            std::vector<acc_t> e(kLog ? 0 : n), staged(kReadsDirectly<scalar_t> ? 0 : n);
+                            for (int64_t r = begin; r < end; ++r) {
+                              if constexpr (kReadsDirectly<scalar_t>) {
+                                softmax_rows_of<kLog>(x + r * n, o + r * n, n, e);
+                              } else {
+                                cpu::widen(x + r * n, staged.data(), n);
+                                softmax_rows_of<kLog, scalar_t>(staged.data(), o + r * n, n, e);
+                              }
+                            }
+                          });
 }
-
 
 // Softmax along the middle dim of [outer, n, inner], inner > 1: blocks of contiguous columns.
 // Float16 blocks are first staged widened (`staged`, [n, width], by the vector instruction): the
 // passes read float then, where each read widened by bit arithmetic (0.54-0.61x torch at 2048^2).
 template <bool kLog, typename scalar_t>
-SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n, int64_t inner,
-                                 int64_t width, at::opmath_type<scalar_t>* __restrict e,
+SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restrict o, int64_t n,
+                                 int64_t inner, int64_t width, at::opmath_type<scalar_t>* __restrict e,
                                  at::opmath_type<scalar_t>* __restrict staged) {
   using acc_t = at::opmath_type<scalar_t>;
   std::array<acc_t, kColumnBlock> m, s;
@@ -132,31 +132,35 @@ SO_CPU_CLONES void softmax_block(const scalar_t* __restrict x, scalar_t* __restr
 template <bool kLog>
 void softmax(const at::Tensor& self, int64_t dim, const at::Tensor& out) {
   if (out.numel() == 0) return;
-  const at::Tensor x = cpu::operand(self, out.scalar_type(), self.device()).contiguous();  // dtype= casts first
+  const at::Tensor x =
+      cpu::operand(self, out.scalar_type(), self.device()).contiguous();  // dtype= casts first
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
   int64_t inner = 1;
   for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
   const int64_t outer = x.numel() / (n * inner);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), kLog ? "log_softmax" : "softmax", [&] {
-    using acc_t = at::opmath_type<scalar_t>;
-    const scalar_t* in = x.const_data_ptr<scalar_t>();
-    scalar_t* o = out.data_ptr<scalar_t>();
-    if (inner == 1) {
-      softmax_rows<kLog>(in, o, outer, n);
-      return;
-    }
-    const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
-    structgen::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * kColumnBlock)),
-                            [&](int64_t begin, int64_t end) {
-      std::vector<acc_t> e(n * kColumnBlock), staged(std::is_same_v<scalar_t, c10::Half> ? n * kColumnBlock : 0);
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
-        const int64_t offset = b * n * inner + k0;
-        softmax_block<kLog>(in + offset, o + offset, n, inner, std::min(kColumnBlock, inner - k0), e.data(),
-                            staged.data());
-      }
-    });
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(
+      at::kHalf, at::kBFloat16, out.scalar_type(), kLog ? "log_softmax" : "softmax", [&] {
+        using acc_t = at::opmath_type<scalar_t>;
+        const scalar_t* in = x.const_data_ptr<scalar_t>();
+        scalar_t* o = out.data_ptr<scalar_t>();
+        if (inner == 1) {
+          softmax_rows<kLog>(in, o, outer, n);
+          return;
+        }
+        const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
+        structgen::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * kColumnBlock)),
+                                [&](int64_t begin, int64_t end) {
+                                  std::vector<acc_t> e(n * kColumnBlock),
+                                      staged(std::is_same_v<scalar_t, c10::Half> ? n * kColumnBlock : 0);
+                                  for (int64_t t = begin; t < end; ++t) {
+                                    const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
+                                    const int64_t offset = b * n * inner + k0;
+                                    softmax_block<kLog>(in + offset, o + offset, n, inner,
+                                                        std::min(kColumnBlock, inner - k0), e.data(),
+                                                        staged.data());
+                                  }
+                                });
+      });
 }
 
 // Elements of a row summed in acc_t lanes before their totals join a double sum.
@@ -230,8 +234,9 @@ std::pair<double, double> row_moments(const value_t* __restrict x, int64_t n) {
 // scalings: layer_norm does not depend on the scale but for eps, which scales by 4^-k), its mean
 // and rstd scaled back. False for a row holding inf or NaN, whose statistics stay as computed.
 template <typename param_t>
-bool layer_norm_row_rescaled(const double* __restrict x, const param_t* __restrict w, const param_t* __restrict b,
-                             double* __restrict o, int64_t n, double eps, double& mean_out, double& rstd_out) {
+bool layer_norm_row_rescaled(const double* __restrict x, const param_t* __restrict w,
+                             const param_t* __restrict b, double* __restrict o, int64_t n, double eps,
+                             double& mean_out, double& rstd_out) {
   double top = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (!std::isfinite(x[i])) return false;
@@ -291,45 +296,46 @@ void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const doub
   if (S == 1) {
     structgen::parallel_for(0, C, std::max<int64_t>(16, cpu::kGrainSize / std::max<int64_t>(N, 1)),
                             [&](int64_t begin, int64_t end) {
-      for (int64_t c = begin; c < end; ++c) {
-        sums[c] = 0;
-        if (squares) squares[c] = 0;
-      }
-      for (int64_t n = 0; n < N; ++n) {
-        for (int64_t c = begin; c < end; ++c) {
-          const double d = static_cast<double>(x[n * C + c]) - (shift ? shift[c] : 0.0);
-          sums[c] += d;
-          if (squares) squares[c] += d * d;
-        }
-      }
-    });
+                              for (int64_t c = begin; c < end; ++c) {
+                                sums[c] = 0;
+                                if (squares) squares[c] = 0;
+                              }
+                              for (int64_t n = 0; n < N; ++n) {
+                                for (int64_t c = begin; c < end; ++c) {
+                                  const double d =
+                                      static_cast<double>(x[n * C + c]) - (shift ? shift[c] : 0.0);
+                                  sums[c] += d;
+                                  if (squares) squares[c] += d * d;
+                                }
+                              }
+                            });
     return;
   }
   structgen::parallel_for(0, C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * S, 1)),
                           [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) {
-      std::array<double, kLanes> lanes{}, sq{};
-      const double m = shift ? shift[c] : 0.0;
-      for (int64_t n = 0; n < N; ++n) {
-        const scalar_t* row = x + (n * C + c) * S;
-        int64_t i = 0;
-        for (; i + kLanes <= S; i += kLanes) {
-          for (int l = 0; l < kLanes; ++l) {
-            const double d = static_cast<double>(row[i + l]) - m;
-            lanes[l] += d;
-            sq[l] += d * d;
-          }
-        }
-        for (; i < S; ++i) {
-          const double d = static_cast<double>(row[i]) - m;
-          lanes[0] += d;
-          sq[0] += d * d;
-        }
-      }
-      sums[c] = total(lanes);
-      if (squares) squares[c] = total(sq);
-    }
-  });
+                            for (int64_t c = begin; c < end; ++c) {
+                              std::array<double, kLanes> lanes{}, sq{};
+                              const double m = shift ? shift[c] : 0.0;
+                              for (int64_t n = 0; n < N; ++n) {
+                                const scalar_t* row = x + (n * C + c) * S;
+                                int64_t i = 0;
+                                for (; i + kLanes <= S; i += kLanes) {
+                                  for (int l = 0; l < kLanes; ++l) {
+                                    const double d = static_cast<double>(row[i + l]) - m;
+                                    lanes[l] += d;
+                                    sq[l] += d * d;
+                                  }
+                                }
+                                for (; i < S; ++i) {
+                                  const double d = static_cast<double>(row[i]) - m;
+                                  lanes[0] += d;
+                                  sq[0] += d * d;
+                                }
+                              }
+                              sums[c] = total(lanes);
+                              if (squares) squares[c] = total(sq);
+                            }
+                          });
 }
 
 // Welford's running mean and sum of squared deviations, in double, of the values less `shift`
@@ -371,8 +377,8 @@ struct Variance {
 };
 
 template <bool kStd>
-void variance(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
-              const at::Tensor& out) {
+void variance(const at::Tensor& self, at::IntArrayRef reduced_dims,
+              const std::optional<at::Scalar>& correction, const at::Tensor& out) {
   if (self.is_complex()) {
     // |z - mean|^2 is the sum of the parts' squared deviations: a complex tensor's variance is
     // its real part's plus its imaginary part's, a real result (torch.var).
@@ -398,8 +404,9 @@ void softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim, std::o
   softmax<false>(dtype ? self.to(*dtype) : self, softmax_dim.empty() ? 0 : softmax_dim[0], out);
 }
 
-void log_softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> dtype,
-                         at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void log_softmax_out_cpu(const at::Tensor& self, at::IntArrayRef softmax_dim,
+                         std::optional<at::ScalarType> dtype, at::ScalarType /*compute_dtype*/,
+                         const at::Tensor& out) {
   softmax<true>(dtype ? self.to(*dtype) : self, softmax_dim.empty() ? 0 : softmax_dim[0], out);
 }
 
@@ -417,17 +424,17 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
       scalar_t* o = out.data_ptr<scalar_t>();
       structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                               [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          // torch's shift: the largest real part (0 when it is infinite); the sum and its log
-          // are complex.
-          real_t m = -std::numeric_limits<real_t>::infinity();
-          for (int64_t i = 0; i < n; ++i) m = std::max(m, in[r * n + i].real());
-          const real_t shift = std::isinf(m) ? real_t(0) : m;
-          scalar_t sum(0);
-          for (int64_t i = 0; i < n; ++i) sum += std::exp(in[r * n + i] - shift);
-          o[r] = std::log(sum) + shift;
-        }
-      });
+                                for (int64_t r = begin; r < end; ++r) {
+                                  // torch's shift: the largest real part (0 when it is infinite); the sum and
+                                  // its log are complex.
+                                  real_t m = -std::numeric_limits<real_t>::infinity();
+                                  for (int64_t i = 0; i < n; ++i) m = std::max(m, in[r * n + i].real());
+                                  const real_t shift = std::isinf(m) ? real_t(0) : m;
+                                  scalar_t sum(0);
+                                  for (int64_t i = 0; i < n; ++i) sum += std::exp(in[r * n + i] - shift);
+                                  o[r] = std::log(sum) + shift;
+                                }
+                              });
     });
     return;
   }
@@ -453,8 +460,10 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
           const int64_t b = t / blocks, k0 = (t % blocks) * kColumnBlock;
           const int64_t width = std::min(kColumnBlock, inner - k0);
           std::array<at::opmath_type<scalar_t>, kColumnBlock> shift, log_sum;
-          column_log_sum_exp<Shift::kFiniteMax>(in + b * n * inner + k0, n, inner, width, shift.data(), log_sum.data());
-          for (int64_t k = 0; k < width; ++k) o[b * inner + k0 + k] = static_cast<scalar_t>(shift[k] + log_sum[k]);
+          column_log_sum_exp<Shift::kFiniteMax>(in + b * n * inner + k0, n, inner, width, shift.data(),
+                                                log_sum.data());
+          for (int64_t k = 0; k < width; ++k)
+            o[b * inner + k0 + k] = static_cast<scalar_t>(shift[k] + log_sum[k]);
         }
       });
     });
@@ -466,29 +475,32 @@ void logsumexp_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
     using acc_t = at::opmath_type<scalar_t>;
     const scalar_t* in = x.const_data_ptr<scalar_t>();
     scalar_t* o = out.data_ptr<scalar_t>();
-    structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
-                            [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        o[r] = static_cast<scalar_t>(row_log_sum_exp<Shift::kFiniteMax, acc_t>(in + r * n, n).total());
-      }
-    });
+    structgen::parallel_for(
+        0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            o[r] = static_cast<scalar_t>(row_log_sum_exp<Shift::kFiniteMax, acc_t>(in + r * n, n).total());
+          }
+        });
   });
 }
 
-void var_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
-                 bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void var_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims,
+                 const std::optional<at::Scalar>& correction, bool /*keepdim*/,
+                 at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   variance<false>(self, reduced_dims, correction, out);
 }
 
-void std_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
-                 bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void std_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims,
+                 const std::optional<at::Scalar>& correction, bool /*keepdim*/,
+                 at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   variance<true>(self, reduced_dims, correction, out);
 }
 
 void layer_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
-                        const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps,
-                        at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& mean,
-                        const at::Tensor& rstd) {
+                        const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+                        double eps, at::ScalarType /*compute_dtype*/, const at::Tensor& out,
+                        const at::Tensor& mean, const at::Tensor& rstd) {
   int64_t n = 1;
   for (const auto& s : normalized_shape) n *= s.expect_int();
   const int64_t rows = n == 0 ? mean.numel() : input.numel() / n;
@@ -508,38 +520,40 @@ void layer_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_
       for (int64_t r = 0; r < rows; ++r) mp[r] = rp[r] = std::numeric_limits<scalar_t>::quiet_NaN();
       return;
     }
-    structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t begin, int64_t end) {
-      if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
-        // float16 and bfloat16 rows, weight and bias widened to float once each (exactly: the
-        // same results): widened in each of the three passes, float16 layer_norm ran at 0.42x
-        // torch, bfloat16 at 0.29-0.36x
-        std::vector<acc_t> row(n), wf(wp ? n : 0), bf(bp ? n : 0);
-        if (wp) cpu::widen(wp, wf.data(), n);
-        if (bp) cpu::widen(bp, bf.data(), n);
-        for (int64_t r = begin; r < end; ++r) {
-          acc_t m, s;
-          cpu::widen(in + r * n, row.data(), n);
-          layer_norm_row(row.data(), wp ? wf.data() : nullptr, bp ? bf.data() : nullptr, o + r * n, n, eps, m, s);
-          mp[r] = static_cast<scalar_t>(m);
-          rp[r] = static_cast<scalar_t>(s);
-        }
-      } else {
-        for (int64_t r = begin; r < end; ++r) {
-          acc_t m, s;
-          layer_norm_row(in + r * n, wp, bp, o + r * n, n, eps, m, s);
-          mp[r] = static_cast<scalar_t>(m);
-          rp[r] = static_cast<scalar_t>(s);
-        }
-      }
-    });
+    structgen::parallel_for(
+        0, rows, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t begin, int64_t end) {
+          if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
+            // float16 and bfloat16 rows, weight and bias widened to float once each (exactly: the
+            // same results): widened in each of the three passes, float16 layer_norm ran at 0.42x
+            // torch, bfloat16 at 0.29-0.36x
+            std::vector<acc_t> row(n), wf(wp ? n : 0), bf(bp ? n : 0);
+            if (wp) cpu::widen(wp, wf.data(), n);
+            if (bp) cpu::widen(bp, bf.data(), n);
+            for (int64_t r = begin; r < end; ++r) {
+              acc_t m, s;
+              cpu::widen(in + r * n, row.data(), n);
+              layer_norm_row(row.data(), wp ? wf.data() : nullptr, bp ? bf.data() : nullptr, o + r * n, n,
+                             eps, m, s);
+              mp[r] = static_cast<scalar_t>(m);
+              rp[r] = static_cast<scalar_t>(s);
+            }
+          } else {
+            for (int64_t r = begin; r < end; ++r) {
+              acc_t m, s;
+              layer_norm_row(in + r * n, wp, bp, o + r * n, n, eps, m, s);
+              mp[r] = static_cast<scalar_t>(m);
+              rp[r] = static_cast<scalar_t>(s);
+            }
+          }
+        });
   });
 }
 
 void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>& weight,
                         const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
-                        const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps,
-                        at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& save_mean,
-                        const at::Tensor& save_invstd) {
+                        const std::optional<at::Tensor>& running_var, bool training, double momentum,
+                        double eps, at::ScalarType /*compute_dtype*/, const at::Tensor& out,
+                        const at::Tensor& save_mean, const at::Tensor& save_invstd) {
   const int64_t N = input.size(0), C = input.size(1), S = input.numel() / std::max<int64_t>(N * C, 1);
   const at::Tensor x = input.contiguous();
   // Per channel: y = (x - mean[c]) * scale[c] + b[c], from the batch's or the running statistics
@@ -561,9 +575,11 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
       // As layer_norm_row: the mean of x - (the channel's first element), then the corrected
       // two-pass algorithm (deviations from that mean correct it and give the variance).
       std::vector<double> pivot(C), deviation(C);
-      for (int64_t c = 0; c < C; ++c) pivot[c] = count > 0 ? finite_or_zero(static_cast<double>(in[c * S])) : 0.0;
+      for (int64_t c = 0; c < C; ++c)
+        pivot[c] = count > 0 ? finite_or_zero(static_cast<double>(in[c * S])) : 0.0;
       channel_sums(in, N, C, S, pivot.data(), mean.data(), nullptr);
-      for (int64_t c = 0; c < C; ++c) mean[c] = pivot[c] + mean[c] / static_cast<double>(count);  // count 0: NaN
+      for (int64_t c = 0; c < C; ++c)
+        mean[c] = pivot[c] + mean[c] / static_cast<double>(count);  // count 0: NaN
       channel_sums(in, N, C, S, mean.data(), deviation.data(), var.data());
       for (int64_t c = 0; c < C; ++c) {
         const double n = static_cast<double>(count), correction = deviation[c] / n;
@@ -588,7 +604,8 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
     if (training) {  // running = (1 - momentum) * running + momentum * batch (variance unbiased)
       const double unbias = count > 1 ? static_cast<double>(count) / static_cast<double>(count - 1)
                                       : std::numeric_limits<double>::infinity();
-      for (auto [t, batch, factor] : {std::tuple{&running_mean, &mean, 1.0}, std::tuple{&running_var, &var, unbias}}) {
+      for (auto [t, batch, factor] :
+           {std::tuple{&running_mean, &mean, 1.0}, std::tuple{&running_var, &var, unbias}}) {
         if (!t->has_value()) continue;
         const at::Tensor& r = **t;  // the caller's tensor, updated in place (any strides)
         const std::vector<double> now = values(*t, 0.0);
@@ -601,17 +618,19 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
       }
     }
     scalar_t* o = out.data_ptr<scalar_t>();  // contiguous: the meta layout
-    structgen::parallel_for(0, N * C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(S, 1)),
-                            [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t c = r % C;
-        using acc_t = at::opmath_type<scalar_t>;
-        const acc_t sc = static_cast<acc_t>(scale[c]), mu = static_cast<acc_t>(mean[c]), shift = static_cast<acc_t>(b[c]);
-        const scalar_t* xr = in + r * S;
-        scalar_t* orow = o + r * S;
-        store_narrowed(orow, S, [&](int64_t i) { return (cpu::to_acc<acc_t>(xr[i]) - mu) * sc + shift; });
-      }
-    });
+    structgen::parallel_for(
+        0, N * C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(S, 1)),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t c = r % C;
+            using acc_t = at::opmath_type<scalar_t>;
+            const acc_t sc = static_cast<acc_t>(scale[c]), mu = static_cast<acc_t>(mean[c]),
+                        shift = static_cast<acc_t>(b[c]);
+            const scalar_t* xr = in + r * S;
+            scalar_t* orow = o + r * S;
+            store_narrowed(orow, S, [&](int64_t i) { return (cpu::to_acc<acc_t>(xr[i]) - mu) * sc + shift; });
+          }
+        });
   });
 }
 

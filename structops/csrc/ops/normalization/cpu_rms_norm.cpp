@@ -46,8 +46,8 @@ double sum_of_squares(const value_t* __restrict x, int64_t n, sum_t scale = 1) {
 // A float64 row of finite values whose squares pass double's range: normalised as x / 2^k with
 // 2^k near max|x| (exact scalings), its rstd scaled back. False for a row holding inf or NaN.
 template <typename scalar_t>
-bool rms_norm_row_rescaled(const double* __restrict x, const double* __restrict w, scalar_t* __restrict o, int64_t n,
-                           double eps, double& rstd_out) {
+bool rms_norm_row_rescaled(const double* __restrict x, const double* __restrict w, scalar_t* __restrict o,
+                           int64_t n, double eps, double& rstd_out) {
   double top = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (!std::isfinite(x[i])) return false;
@@ -55,8 +55,8 @@ bool rms_norm_row_rescaled(const double* __restrict x, const double* __restrict 
   }
   const int k = std::ilogb(top);
   const double scale = std::ldexp(1.0, -k);
-  const double rstd = 1.0 / std::sqrt(sum_of_squares<double>(x, n, scale) / static_cast<double>(n) +
-                                      std::ldexp(eps, -2 * k));
+  const double rstd =
+      1.0 / std::sqrt(sum_of_squares<double>(x, n, scale) / static_cast<double>(n) + std::ldexp(eps, -2 * k));
   for (int64_t j = 0; j < n; ++j) o[j] = static_cast<scalar_t>(x[j] * scale * rstd * (w ? w[j] : 1.0));
   rstd_out = std::ldexp(rstd, -k);
   return true;
@@ -65,8 +65,9 @@ bool rms_norm_row_rescaled(const double* __restrict x, const double* __restrict 
 // One row: o = x * rstd * w (w may be null), rstd written to rstd_out. x and w hold acc_t (float16
 // and bfloat16 rows widened by the caller) or scalar_t.
 template <typename scalar_t, typename value_t>
-SO_CPU_CLONES void rms_norm_row(const value_t* __restrict x, const value_t* __restrict w, scalar_t* __restrict o,
-                                int64_t n, double eps, at::opmath_type<scalar_t>& rstd_out) {
+SO_CPU_CLONES void rms_norm_row(const value_t* __restrict x, const value_t* __restrict w,
+                                scalar_t* __restrict o, int64_t n, double eps,
+                                at::opmath_type<scalar_t>& rstd_out) {
   using acc_t = at::opmath_type<scalar_t>;
   double squares = sum_of_squares<acc_t>(x, n);
   if constexpr (!std::is_same_v<acc_t, double>) {
@@ -84,7 +85,8 @@ SO_CPU_CLONES void rms_norm_row(const value_t* __restrict x, const value_t* __re
   }
   const acc_t rstd = static_cast<acc_t>(1.0 / std::sqrt(squares / static_cast<double>(n) + eps));
   if (w) {
-    store_narrowed(o, n, [&](int64_t j) { return static_cast<acc_t>(x[j]) * rstd * static_cast<acc_t>(w[j]); });
+    store_narrowed(o, n,
+                   [&](int64_t j) { return static_cast<acc_t>(x[j]) * rstd * static_cast<acc_t>(w[j]); });
   } else {
     store_narrowed(o, n, [&](int64_t j) { return static_cast<acc_t>(x[j]) * rstd; });
   }
@@ -113,18 +115,19 @@ void rms_norm_out_cpu(const at::Tensor& input, c10::SymIntArrayRef normalized_sh
     const scalar_t* wp = w.defined() ? w.const_data_ptr<scalar_t>() : nullptr;
     scalar_t* o = out.data_ptr<scalar_t>();
     acc_t* rp = rstd.data_ptr<acc_t>();  // the compute dtype, [*batch, 1, ...]: one per row
-    structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t begin, int64_t end) {
-      if constexpr (std::is_same_v<scalar_t, acc_t>) {
-        for (int64_t r = begin; r < end; ++r) rms_norm_row(in + r * n, wp, o + r * n, n, e, rp[r]);
-      } else {  // float16 and bfloat16 rows and weight widened to float once (as layer_norm's)
-        std::vector<acc_t> row(n), wf(wp ? n : 0);
-        if (wp) cpu::widen(wp, wf.data(), n);
-        for (int64_t r = begin; r < end; ++r) {
-          cpu::widen(in + r * n, row.data(), n);
-          rms_norm_row(row.data(), wp ? wf.data() : nullptr, o + r * n, n, e, rp[r]);
-        }
-      }
-    });
+    structgen::parallel_for(
+        0, rows, std::max<int64_t>(1, cpu::kGrainSize / n), [&](int64_t begin, int64_t end) {
+          if constexpr (std::is_same_v<scalar_t, acc_t>) {
+            for (int64_t r = begin; r < end; ++r) rms_norm_row(in + r * n, wp, o + r * n, n, e, rp[r]);
+          } else {  // float16 and bfloat16 rows and weight widened to float once (as layer_norm's)
+            std::vector<acc_t> row(n), wf(wp ? n : 0);
+            if (wp) cpu::widen(wp, wf.data(), n);
+            for (int64_t r = begin; r < end; ++r) {
+              cpu::widen(in + r * n, row.data(), n);
+              rms_norm_row(row.data(), wp ? wf.data() : nullptr, o + r * n, n, e, rp[r]);
+            }
+          }
+        });
   });
 }
 

@@ -123,7 +123,7 @@ __device__ void row_stats(G g, const T* x, int64_t lo, int64_t hi, RowOp op, acc
     dev = g.all_reduce(dev, SumOp<A>{}, shared);
     sq = g.all_reduce(sq, SumOp<A>{}, shared);
     const A m2 = isinf(sq) ? sq : sq - dev * (dev / n);  // squares past the range: inf (inf - inf is NaN)
-    s0 = isfinite(dev) ? first + dev / n : first;       // a row holding inf: mean inf
+    s0 = isfinite(dev) ? first + dev / n : first;        // a row holding inf: mean inf
     s1 = m2 < A(0) ? A(0) : m2;                          // NaN stays NaN
   } else {
     A m = -std::numeric_limits<A>::infinity();
@@ -169,7 +169,8 @@ __device__ void write_row(G g, const RowLaunch& p, const T* x, T* o, int64_t lo,
   } else if (p.op == RowOp::RmsNorm) {  // s1: rstd
     const A rstd = s1;
     const T* w = static_cast<const T*>(p.weight);
-    for (int64_t i = lo + g.rank(); i < hi; i += g.size()) o[i] = static_cast<T>(load(x, i) * rstd * (w ? load(w, i) : A(1)));
+    for (int64_t i = lo + g.rank(); i < hi; i += g.size())
+      o[i] = static_cast<T>(load(x, i) * rstd * (w ? load(w, i) : A(1)));
   } else {
     const A rstd = layer_norm_rstd(s1, p);
     const T* w = static_cast<const T*>(p.weight);
@@ -220,7 +221,8 @@ __global__ void __launch_bounds__(kBlock) row_kernel(RowLaunch p) {
   const int64_t per_block = kBlock / g.size();
   const T* in = static_cast<const T*>(p.in);
   T* out = static_cast<T*>(p.out);
-  for (int64_t row = blockIdx.x * per_block + threadIdx.x / g.size(); row < p.rows; row += gridDim.x * per_block) {
+  for (int64_t row = blockIdx.x * per_block + threadIdx.x / g.size(); row < p.rows;
+       row += gridDim.x * per_block) {
     const T* x = in + row * p.n;
     A s0, s1;
     double squares = 0;
@@ -246,7 +248,8 @@ __global__ void __launch_bounds__(kBlock) chunk_stats_kernel(RowLaunch p, int ch
   A s0 = 0, s1 = 0;
   double squares = 0;
   if (lo < hi) {
-    row_stats(BlockGroup{}, static_cast<const T*>(p.in) + row * p.n, lo, hi, p.op, s0, s1, shared, wide, squares);
+    row_stats(BlockGroup{}, static_cast<const T*>(p.in) + row * p.n, lo, hi, p.op, s0, s1, shared, wide,
+              squares);
   }
   if (threadIdx.x == 0) {
     const double b = p.op == RowOp::RmsNorm ? squares : static_cast<double>(s1);
@@ -291,7 +294,8 @@ __global__ void __launch_bounds__(kBlock) chunk_write_kernel(RowLaunch p, int ch
     return;
   }
   const T* x = static_cast<const T*>(p.in) + row * p.n;
-  write_row(BlockGroup{}, p, x, static_cast<T*>(p.out) + row * p.n, lo, hi, static_cast<A>(s0), static_cast<A>(s1));
+  write_row(BlockGroup{}, p, x, static_cast<T*>(p.out) + row * p.n, lo, hi, static_cast<A>(s0),
+            static_cast<A>(s1));
   if (blockIdx.x == 0) write_stats<T>(BlockGroup{}, p, row, static_cast<A>(s0), static_cast<A>(s1));
 }
 
@@ -341,9 +345,9 @@ namespace {
 constexpr int64_t kBatchNormChunk = 4096;  // fewest elements of a channel one statistics block reduces
 constexpr int kBatchNormMaxChunks = 1024;
 
-constexpr int kColumnChannels = kWarp;             // columns path: channels per block (threadIdx.x)
+constexpr int kColumnChannels = kWarp;                 // columns path: channels per block (threadIdx.x)
 constexpr int kColumnRows = kBlock / kColumnChannels;  // rows of threads (threadIdx.y) splitting a chunk
-constexpr int64_t kColumnChunk = 256;              // fewest rows of a column chunk
+constexpr int64_t kColumnChunk = 256;                  // fewest rows of a column chunk
 
 // [N, C] (S == 1): a channel's values are C apart, so blocks take 32 adjacent channels (coalesced).
 bool batch_norm_columns(const BatchNormLaunch& p) { return p.S == 1; }
@@ -352,7 +356,8 @@ int batch_norm_chunks(const BatchNormLaunch& p) {
   if (!p.training || p.C == 0) return 0;
   const int64_t count = p.N * p.S;
   const int64_t channel_blocks = batch_norm_columns(p) ? (p.C + kColumnChannels - 1) / kColumnChannels : p.C;
-  const int64_t wanted = (4 * static_cast<int64_t>(sm_count()) + channel_blocks - 1) / channel_blocks;  // fill the GPU
+  const int64_t wanted =
+      (4 * static_cast<int64_t>(sm_count()) + channel_blocks - 1) / channel_blocks;  // fill the GPU
   const int64_t most = std::max<int64_t>(1, count / (batch_norm_columns(p) ? kColumnChunk : kBatchNormChunk));
   return static_cast<int>(std::clamp<int64_t>(std::min(wanted, most), 1, kBatchNormMaxChunks));
 }
@@ -364,16 +369,18 @@ template <typename A>
 __device__ Partial corrected(A first, A dev, A sq, int64_t count) {
   if (count <= 0) return Partial{0, 0, 0};
   const double n = static_cast<double>(count), d = static_cast<double>(dev);
-  const double m2 = isinf(static_cast<double>(sq)) ? static_cast<double>(sq) : static_cast<double>(sq) - d * (d / n);
-  const double mean = isfinite(d) ? static_cast<double>(first) + d / n : static_cast<double>(first);  // inf: inf
-  return Partial{mean, m2 < 0 ? 0.0 : m2, n};  // NaN stays NaN
+  const double m2 =
+      isinf(static_cast<double>(sq)) ? static_cast<double>(sq) : static_cast<double>(sq) - d * (d / n);
+  const double mean =
+      isfinite(d) ? static_cast<double>(first) + d / n : static_cast<double>(first);  // inf: inf
+  return Partial{mean, m2 < 0 ? 0.0 : m2, n};                                         // NaN stays NaN
 }
 
 // Columns path: block (x, k) reduces rows chunk k of channels 32x .. 32x + 31 of an [N, C] input,
 // thread (tx, ty) one channel's every kColumnRows-th row; two passes (mean, squared deviations).
 template <typename T>
-__global__ void __launch_bounds__(kBlock) batch_norm_column_stats_kernel(BatchNormLaunch p, int chunks,
-                                                                         Partial* partials) {
+__global__ void __launch_bounds__(kBlock)
+    batch_norm_column_stats_kernel(BatchNormLaunch p, int chunks, Partial* partials) {
   using A = acc_t<T>;
   SO_SHARED(A, shared, [kColumnRows][kColumnChannels + 1]);
   SO_SHARED(A, means, [kColumnChannels]);
@@ -430,7 +437,8 @@ __device__ inline I channel_offset(I j, I c, I C, I S) {
 }
 
 template <typename T, typename I>
-__global__ void __launch_bounds__(kBlock) batch_norm_stats_kernel(BatchNormLaunch p, int chunks, Partial* partials) {
+__global__ void __launch_bounds__(kBlock)
+    batch_norm_stats_kernel(BatchNormLaunch p, int chunks, Partial* partials) {
   using A = acc_t<T>;
   SO_SHARED(A, shared, [kWarp + 1]);
   const T* x = static_cast<const T*>(p.in);
@@ -440,7 +448,8 @@ __global__ void __launch_bounds__(kBlock) batch_norm_stats_kernel(BatchNormLaunc
   for (int64_t c = blockIdx.y; c < p.C; c += gridDim.y) {  // uniform across the block
     // sums of x - pivot (the chunk's first element): see row_stats
     const A pivot =
-        hi > lo ? finite_or_zero(load(x, channel_offset<I>(static_cast<I>(lo), static_cast<I>(c), C, S))) : A(0);
+        hi > lo ? finite_or_zero(load(x, channel_offset<I>(static_cast<I>(lo), static_cast<I>(c), C, S)))
+                : A(0);
     A sum = 0;
     for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
       sum += load(x, channel_offset<I>(static_cast<I>(j), static_cast<I>(c), C, S)) - pivot;
@@ -478,9 +487,9 @@ constexpr int64_t kAffineBytes = 3 * sizeof(double);  // a ChannelAffine<double>
 
 // One thread per channel: the channel's statistics, the saved and running ones, its affine map.
 template <typename T>
-__global__ void __launch_bounds__(kBlock) batch_norm_finish_kernel(BatchNormLaunch p, int chunks,
-                                                                   const Partial* partials,
-                                                                   ChannelAffine<acc_t<T>>* stats) {
+__global__ void __launch_bounds__(kBlock)
+    batch_norm_finish_kernel(BatchNormLaunch p, int chunks, const Partial* partials,
+                             ChannelAffine<acc_t<T>>* stats) {
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < p.C;
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double mean, var;
@@ -506,7 +515,8 @@ __global__ void __launch_bounds__(kBlock) batch_norm_finish_kernel(BatchNormLaun
       const double unbias = count > 1 ? count / (count - 1) : INFINITY;
       if (p.running_mean) {
         T* r = static_cast<T*>(p.running_mean);
-        r[c] = static_cast<T>(static_cast<acc_t<T>>((1 - p.momentum) * value_or<T>(r, c, 0) + p.momentum * mean));
+        r[c] = static_cast<T>(
+            static_cast<acc_t<T>>((1 - p.momentum) * value_or<T>(r, c, 0) + p.momentum * mean));
       }
       if (p.running_var) {
         T* r = static_cast<T*>(p.running_var);
@@ -525,8 +535,8 @@ __global__ void __launch_bounds__(kBlock) batch_norm_finish_kernel(BatchNormLaun
 }
 
 template <typename T, typename I>
-__global__ void __launch_bounds__(kBlock) batch_norm_apply_kernel(BatchNormLaunch p,
-                                                                  const ChannelAffine<acc_t<T>>* stats) {
+__global__ void __launch_bounds__(kBlock)
+    batch_norm_apply_kernel(BatchNormLaunch p, const ChannelAffine<acc_t<T>>* stats) {
   const T* x = static_cast<const T*>(p.in);
   T* o = static_cast<T*>(p.out);
   const I numel = static_cast<I>(p.N * p.C * p.S), C = static_cast<I>(p.C), S = static_cast<I>(p.S);
@@ -560,8 +570,8 @@ void launch_batch_norm(const BatchNormLaunch& p) {
       SO_LAUNCH(grid, kBlock, 0, stream, batch_norm_stats_kernel<T, int64_t>)(p, chunks, partials);
     }
   }
-  SO_LAUNCH(grid_for((p.C + kBlock - 1) / kBlock, 4), kBlock, 0, stream, batch_norm_finish_kernel<T>)(p, chunks, partials,
-                                                                                              stats);
+  SO_LAUNCH(grid_for((p.C + kBlock - 1) / kBlock, 4), kBlock, 0, stream, batch_norm_finish_kernel<T>)(
+      p, chunks, partials, stats);
   if (numel > 0) {
     const int grid = grid_for((numel + kBlock - 1) / kBlock, 8);
     if (narrow) {
@@ -575,8 +585,7 @@ void launch_batch_norm(const BatchNormLaunch& p) {
 }  // namespace
 
 int64_t batch_norm_workspace_bytes(const BatchNormLaunch& p) {
-  return p.C * kAffineBytes +
-         p.C * batch_norm_chunks(p) * static_cast<int64_t>(sizeof(Partial));
+  return p.C * kAffineBytes + p.C * batch_norm_chunks(p) * static_cast<int64_t>(sizeof(Partial));
 }
 
 const char* batch_norm(const BatchNormLaunch& p) {

@@ -1,5 +1,5 @@
-// CUDA host glue of softmax, log_softmax, layer_norm, rms_norm, logsumexp, var, std and batch_norm: the input brought
-// to contiguous rows (batch_norm: to a contiguous [N, C, S], running statistics updated in place)
+// CUDA host glue of softmax, log_softmax, layer_norm, rms_norm, logsumexp, var, std and batch_norm: the input
+// brought to contiguous rows (batch_norm: to a contiguous [N, C, S], running statistics updated in place)
 // (softmax over another dim than the last is moved last and back: two extra copies, a
 // column kernel would avoid them), then the torch-free kernels of cuda.cu.
 // Compiled only when the installed torch has CUDA (CMakeLists.txt).
@@ -49,8 +49,9 @@ void softmax_cuda(const char* name, RowOp op, const at::Tensor& self, at::IntArr
   if (out.numel() == 0) return;
   const int64_t dim = softmax_dim.empty() ? 0 : softmax_dim[0];  // a 0-dim self: one row of one
   const bool last = self.dim() == 0 || dim == self.dim() - 1;
-  const at::Tensor x = last ? cpu::operand(self, out.scalar_type(), out.device()).contiguous()
-                            : cpu::operand(self, out.scalar_type(), out.device()).movedim(dim, -1).contiguous();
+  const at::Tensor x =
+      last ? cpu::operand(self, out.scalar_type(), out.device()).contiguous()
+           : cpu::operand(self, out.scalar_type(), out.device()).movedim(dim, -1).contiguous();
   const at::Tensor result = last ? out : at::empty(x.sizes(), out.options());
   RowLaunch p;
   p.dtype = static_cast<Dtype>(out.scalar_type());
@@ -120,7 +121,8 @@ void variance_cuda(const char* name, bool std, const at::Tensor& self, at::IntAr
     return;
   }
   const at::Tensor parts = at::empty({out.numel(), 2}, out.options());  // the kept dims, then the part
-  const at::Tensor x = at::view_as_real(cpu::operand(self, c10::toComplexType(out.scalar_type()), out.device()).resolve_conj());
+  const at::Tensor x = at::view_as_real(
+      cpu::operand(self, c10::toComplexType(out.scalar_type()), out.device()).resolve_conj());
   row_reduce_cuda(name, RowOp::Var, x, reduced_dims, parts, c, nan);
   const at::Tensor total = parts.sum(-1).view(out.sizes());
   out.copy_(std ? total.sqrt() : total);
@@ -128,19 +130,22 @@ void variance_cuda(const char* name, bool std, const at::Tensor& self, at::IntAr
 
 }  // namespace
 
-void var_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
-                  bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void var_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims,
+                  const std::optional<at::Scalar>& correction, bool /*keepdim*/,
+                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   variance_cuda("var", false, self, reduced_dims, correction, out);
 }
 
-void std_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, const std::optional<at::Scalar>& correction,
-                  bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void std_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims,
+                  const std::optional<at::Scalar>& correction, bool /*keepdim*/,
+                  at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   variance_cuda("std", true, self, reduced_dims, correction, out);
 }
 
 // dtype: torch casts the input to it before the operation (not the result after it).
-void softmax_out_cuda(const at::Tensor& self, at::IntArrayRef softmax_dim, std::optional<at::ScalarType> dtype,
-                      at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void softmax_out_cuda(const at::Tensor& self, at::IntArrayRef softmax_dim,
+                      std::optional<at::ScalarType> dtype, at::ScalarType /*compute_dtype*/,
+                      const at::Tensor& out) {
   softmax_cuda("softmax", RowOp::Softmax, dtype ? self.to(*dtype) : self, softmax_dim, out);
 }
 
@@ -151,9 +156,9 @@ void log_softmax_out_cuda(const at::Tensor& self, at::IntArrayRef softmax_dim,
 }
 
 void layer_norm_out_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
-                         const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps,
-                         at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& mean,
-                         const at::Tensor& rstd) {
+                         const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+                         double eps, at::ScalarType /*compute_dtype*/, const at::Tensor& out,
+                         const at::Tensor& mean, const at::Tensor& rstd) {
   const c10::cuda::CUDAGuard guard(out.device());
   int64_t n = 1;
   for (const auto& s : normalized_shape) n *= s.expect_int();
@@ -212,13 +217,14 @@ void rms_norm_out_cuda(const at::Tensor& input, c10::SymIntArrayRef normalized_s
 
 void batch_norm_out_cuda(const at::Tensor& input, const std::optional<at::Tensor>& weight,
                          const std::optional<at::Tensor>& bias, const std::optional<at::Tensor>& running_mean,
-                         const std::optional<at::Tensor>& running_var, bool training, double momentum, double eps,
-                         at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& save_mean,
-                         const at::Tensor& save_invstd) {
+                         const std::optional<at::Tensor>& running_var, bool training, double momentum,
+                         double eps, at::ScalarType /*compute_dtype*/, const at::Tensor& out,
+                         const at::Tensor& save_mean, const at::Tensor& save_invstd) {
   const c10::cuda::CUDAGuard guard(out.device());
   const int64_t N = input.size(0), C = input.size(1);
   if (C == 0) return;
-  const at::Tensor x = input.contiguous();  // channels_last is copied: a [N, S, C] kernel would read it in place
+  const at::Tensor x =
+      input.contiguous();  // channels_last is copied: a [N, S, C] kernel would read it in place
   const auto dense = [](const std::optional<at::Tensor>& t) {
     return t.has_value() ? t->contiguous() : at::Tensor();
   };
@@ -246,7 +252,8 @@ void batch_norm_out_cuda(const at::Tensor& input, const std::optional<at::Tensor
   p.workspace = workspace.data_ptr();
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::batch_norm(p);
-  TORCH_CHECK(error == nullptr, "batch_norm: CUDA kernel failed for dtype ", input.scalar_type(), ": ", error);
+  TORCH_CHECK(error == nullptr, "batch_norm: CUDA kernel failed for dtype ", input.scalar_type(), ": ",
+              error);
   if (training) {
     if (rm.defined() && !rm.is_same(*running_mean)) running_mean->copy_(rm);
     if (rv.defined() && !rv.is_same(*running_var)) running_var->copy_(rv);

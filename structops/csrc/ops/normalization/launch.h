@@ -27,7 +27,7 @@ struct RowLaunch {
   void* mean = nullptr;
   void* rstd = nullptr;
   double eps = 0;
-  double correction = 1;  // var/std: divide by max(0, n - correction)
+  double correction = 1;      // var/std: divide by max(0, n - correction)
   void* workspace = nullptr;  // row_workspace_bytes() bytes: the multi-block path's partials
   void* stream = nullptr;     // cudaStream_t
 };

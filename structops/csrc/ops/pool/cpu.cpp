@@ -45,8 +45,12 @@ Geometry geometry(const at::Tensor& self, const at::Tensor& out, int spatial, at
   for (int i = 0; i < spatial; ++i) {
     const int64_t k = pick(kernel, i);
     Dim& d = g.dim[3 - spatial + i];
-    d = {self.size(nd - spatial + i), out.size(nd - spatial + i), k, stride.empty() ? k : pick(stride, i),
-         pick(padding, i), dilation.empty() ? 1 : pick(dilation, i)};
+    d = {self.size(nd - spatial + i),
+         out.size(nd - spatial + i),
+         k,
+         stride.empty() ? k : pick(stride, i),
+         pick(padding, i),
+         dilation.empty() ? 1 : pick(dilation, i)};
   }
   return g;
 }
@@ -67,8 +71,10 @@ void valid_positions(const Dim& d, int64_t o, Span& span) {
   for (int64_t i = 0; i < d.k; ++i) {
     const int64_t x = start + i * d.d;
     if (x < 0 || x >= d.in) continue;
-    if (d.k > 64) span.more.push_back(x);
-    else span.pos[span.n] = x;
+    if (d.k > 64)
+      span.more.push_back(x);
+    else
+      span.pos[span.n] = x;
     ++span.n;
   }
 }
@@ -110,8 +116,9 @@ void max_pool(const at::Tensor& self, const Geometry& g, const at::Tensor& out, 
   const scalar_t* in = x.const_data_ptr<scalar_t>();
   scalar_t* o = out.mutable_data_ptr<scalar_t>();
   int64_t* ind = indices.mutable_data_ptr<int64_t>();
-  const scalar_t lowest = std::numeric_limits<scalar_t>::has_infinity ? -std::numeric_limits<scalar_t>::infinity()
-                                                                      : std::numeric_limits<scalar_t>::lowest();
+  const scalar_t lowest = std::numeric_limits<scalar_t>::has_infinity
+                              ? -std::numeric_limits<scalar_t>::infinity()
+                              : std::numeric_limits<scalar_t>::lowest();
   const int64_t grain = rows_per_chunk(W.out * D.k * H.k * W.k);
   structgen::parallel_for(0, rows, grain, [&](int64_t rb, int64_t re) {
     Span sd, sh;
@@ -131,8 +138,8 @@ void max_pool(const at::Tensor& self, const Geometry& g, const at::Tensor& out, 
             const int64_t offset = j * W.d - W.p;
             int64_t lo, hi;
             column_range(W, offset, lo, hi);
-            max_columns<scalar_t>(src + row_base + offset + lo * W.s, W.s, hi - lo, row_base + offset + lo * W.s,
-                                  best + lo, index + lo);
+            max_columns<scalar_t>(src + row_base + offset + lo * W.s, W.s, hi - lo,
+                                  row_base + offset + lo * W.s, best + lo, index + lo);
           }
         }
       // A window whose values all equal the lowest value keeps torch's index: its first element.
@@ -152,8 +159,8 @@ SO_CPU_CLONES void sum_columns(const scalar_t* __restrict row, int64_t s, int64_
 }
 
 template <typename scalar_t>
-void avg_pool(const at::Tensor& self, const Geometry& g, bool count_include_pad, std::optional<int64_t> divisor,
-              const at::Tensor& out) {
+void avg_pool(const at::Tensor& self, const Geometry& g, bool count_include_pad,
+              std::optional<int64_t> divisor, const at::Tensor& out) {
   using acc_t = at::opmath_type<scalar_t>;
   const Dim &D = g.dim[0], &H = g.dim[1], &W = g.dim[2];
   const int64_t rows = g.planes * D.out * H.out, plane_in = D.in * H.in * W.in;
@@ -190,7 +197,7 @@ void avg_pool(const at::Tensor& self, const Geometry& g, bool count_include_pad,
       const int64_t rows_in = clipped(D, od, false) * clipped(H, oh, false);
       scalar_t* dst = o + r * W.out;
       for (int64_t ow = 0; ow < W.out; ++ow) {
-        const int64_t factor = divisor ? *divisor
+        const int64_t factor = divisor             ? *divisor
                                : count_include_pad ? rows_pad * clipped(W, ow, true)
                                                    : rows_in * clipped(W, ow, false);
         dst[ow] = static_cast<scalar_t>(acc[ow] / static_cast<acc_t>(factor));
@@ -201,8 +208,9 @@ void avg_pool(const at::Tensor& self, const Geometry& g, bool count_include_pad,
 
 }  // namespace
 
-void max_pool2d_with_indices_out_cpu(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                     at::IntArrayRef padding, at::IntArrayRef dilation, bool /*ceil_mode*/,
+void max_pool2d_with_indices_out_cpu(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                     at::IntArrayRef stride, at::IntArrayRef padding,
+                                     at::IntArrayRef dilation, bool /*ceil_mode*/,
                                      at::ScalarType /*compute_dtype*/, const at::Tensor& out,
                                      const at::Tensor& indices) {
   const Geometry g = geometry(self, out, 2, kernel_size, stride, padding, dilation);
@@ -210,8 +218,9 @@ void max_pool2d_with_indices_out_cpu(const at::Tensor& self, at::IntArrayRef ker
                              [&] { max_pool<scalar_t>(self, g, out, indices); });
 }
 
-void max_pool3d_with_indices_out_cpu(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                     at::IntArrayRef padding, at::IntArrayRef dilation, bool /*ceil_mode*/,
+void max_pool3d_with_indices_out_cpu(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                     at::IntArrayRef stride, at::IntArrayRef padding,
+                                     at::IntArrayRef dilation, bool /*ceil_mode*/,
                                      at::ScalarType /*compute_dtype*/, const at::Tensor& out,
                                      const at::Tensor& indices) {
   const Geometry g = geometry(self, out, 3, kernel_size, stride, padding, dilation);

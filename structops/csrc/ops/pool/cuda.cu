@@ -31,8 +31,10 @@ __device__ inline int64_t clipped(const PoolLaunch& p, int k, int64_t o, bool wi
 
 template <typename A>
 __device__ A lowest() {
-  if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
-  else return std::numeric_limits<A>::lowest();
+  if constexpr (std::numeric_limits<A>::has_infinity)
+    return -std::numeric_limits<A>::infinity();
+  else
+    return std::numeric_limits<A>::lowest();
 }
 
 template <typename T, bool kMax>
@@ -99,8 +101,10 @@ void launch(const PoolLaunch& p) {
   const int64_t numel = p.planes * p.out[0] * p.out[1] * p.out[2];
   const int grid = grid_for((numel + kBlock - 1) / kBlock, 8);
   auto stream = static_cast<cudaStream_t>(p.stream);
-  if (p.max) SO_LAUNCH(grid, kBlock, 0, stream, pool_kernel<T, true>)(p);
-  else SO_LAUNCH(grid, kBlock, 0, stream, pool_kernel<T, false>)(p);
+  if (p.max)
+    SO_LAUNCH(grid, kBlock, 0, stream, pool_kernel<T, true>)(p);
+  else
+    SO_LAUNCH(grid, kBlock, 0, stream, pool_kernel<T, false>)(p);
 }
 
 }  // namespace

@@ -41,16 +41,18 @@ PoolLaunch geometry(const at::Tensor& self, const at::Tensor& out, int spatial, 
   return p;
 }
 
-void run(const char* name, PoolLaunch& p, const at::Tensor& self, const at::Tensor& out, const at::Tensor* indices) {
+void run(const char* name, PoolLaunch& p, const at::Tensor& self, const at::Tensor& out,
+         const at::Tensor* indices) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
   const at::ScalarType t = has_kernel(out.scalar_type()) ? out.scalar_type() : at::kLong;
   const at::Tensor x = cpu::operand(self, t, out.device()).contiguous();
   // out and indices are contiguous (the meta layout); a stand-in only for a cast result.
-  const at::Tensor result = t == out.scalar_type() && out.is_contiguous() ? out
-                                                                          : at::empty(out.sizes(), out.options().dtype(t));
-  const at::Tensor ind = indices == nullptr || indices->is_contiguous() ? (indices ? *indices : at::Tensor())
-                                                                         : at::empty(indices->sizes(), indices->options());
+  const at::Tensor result =
+      t == out.scalar_type() && out.is_contiguous() ? out : at::empty(out.sizes(), out.options().dtype(t));
+  const at::Tensor ind = indices == nullptr || indices->is_contiguous()
+                             ? (indices ? *indices : at::Tensor())
+                             : at::empty(indices->sizes(), indices->options());
   p.dtype = static_cast<Dtype>(t);
   p.self = x.const_data_ptr();
   p.result = result.data_ptr();
@@ -64,8 +66,9 @@ void run(const char* name, PoolLaunch& p, const at::Tensor& self, const at::Tens
 
 }  // namespace
 
-void max_pool2d_with_indices_out_cuda(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                      at::IntArrayRef padding, at::IntArrayRef dilation, bool /*ceil_mode*/,
+void max_pool2d_with_indices_out_cuda(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                      at::IntArrayRef stride, at::IntArrayRef padding,
+                                      at::IntArrayRef dilation, bool /*ceil_mode*/,
                                       at::ScalarType /*compute_dtype*/, const at::Tensor& out,
                                       const at::Tensor& indices) {
   PoolLaunch p = geometry(self, out, 2, kernel_size, stride, padding, dilation);
@@ -73,8 +76,9 @@ void max_pool2d_with_indices_out_cuda(const at::Tensor& self, at::IntArrayRef ke
   run("max_pool2d_with_indices", p, self, out, &indices);
 }
 
-void max_pool3d_with_indices_out_cuda(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                      at::IntArrayRef padding, at::IntArrayRef dilation, bool /*ceil_mode*/,
+void max_pool3d_with_indices_out_cuda(const at::Tensor& self, at::IntArrayRef kernel_size,
+                                      at::IntArrayRef stride, at::IntArrayRef padding,
+                                      at::IntArrayRef dilation, bool /*ceil_mode*/,
                                       at::ScalarType /*compute_dtype*/, const at::Tensor& out,
                                       const at::Tensor& indices) {
   PoolLaunch p = geometry(self, out, 3, kernel_size, stride, padding, dilation);

@@ -14,7 +14,7 @@ namespace structops {
 // into contiguous [planes, d_out, h_out, w_out]; per spatial dim (0: d, 1: h, 2: w) the input and
 // output sizes and the window's kernel, stride, padding and dilation.
 struct PoolLaunch {
-  Dtype dtype;  // self and out: float32/64, float16, bfloat16 or int64 (the glue casts other integers)
+  Dtype dtype;      // self and out: float32/64, float16, bfloat16 or int64 (the glue casts other integers)
   bool max = true;  // max (writes indices) or average
   int64_t planes = 0;
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};

@@ -18,9 +18,8 @@
 
 namespace structops::impl {
 
-void dropout_out_cpu(const at::Tensor& input, double p, std::optional<bool> train, at::ScalarType /*compute_dtype*/,
-                     const at::Tensor& out,
-                     const at::Tensor& mask) {
+void dropout_out_cpu(const at::Tensor& input, double p, std::optional<bool> train,
+                     at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& mask) {
   check_probability(p);
   if (input.numel() == 0) return;  // torch draws nothing either
   if (!training(train)) {

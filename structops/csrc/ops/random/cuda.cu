@@ -20,8 +20,8 @@ using structgen::cuda_kernels::philox4x32_10;
 using structgen::cuda_kernels::philox_unpack;
 
 template <typename T>
-__global__ void dropout_kernel(const T* __restrict__ in, T* __restrict__ out, bool* __restrict__ mask, int64_t n,
-                               uint32_t keep_threshold, acc_t<T> scale, PhiloxSeed s) {
+__global__ void dropout_kernel(const T* __restrict__ in, T* __restrict__ out, bool* __restrict__ mask,
+                               int64_t n, uint32_t keep_threshold, acc_t<T> scale, PhiloxSeed s) {
   uint64_t seed = 0, offset = 0;
   philox_unpack(s, seed, offset);
   const int64_t groups = (n + 3) / 4;

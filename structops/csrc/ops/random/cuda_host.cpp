@@ -16,9 +16,8 @@
 
 namespace structops::impl {
 
-void dropout_out_cuda(const at::Tensor& input, double p, std::optional<bool> train, at::ScalarType /*compute_dtype*/,
-                     const at::Tensor& out,
-                      const at::Tensor& mask) {
+void dropout_out_cuda(const at::Tensor& input, double p, std::optional<bool> train,
+                      at::ScalarType /*compute_dtype*/, const at::Tensor& out, const at::Tensor& mask) {
   const c10::cuda::CUDAGuard guard(out.device());
   check_probability(p);
   if (input.numel() == 0) return;

@@ -39,20 +39,22 @@ void arg_extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at
   const int64_t rows = out.numel();
   if (rows == 0) return;
   int64_t* o = out.data_ptr<int64_t>();
-  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, x.scalar_type(), kMax ? "argmax" : "argmin", [&] {
-    const scalar_t* in = x.const_data_ptr<scalar_t>();
-    structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
-                            [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) o[r] = arg_extremum_row<scalar_t, kMax>(in + r * n, n);
-    });
-  });
+  AT_DISPATCH_ALL_TYPES_AND3(
+      at::kHalf, at::kBFloat16, at::kBool, x.scalar_type(), kMax ? "argmax" : "argmin", [&] {
+        const scalar_t* in = x.const_data_ptr<scalar_t>();
+        structgen::parallel_for(0, rows, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
+                                [&](int64_t begin, int64_t end) {
+                                  for (int64_t r = begin; r < end; ++r)
+                                    o[r] = arg_extremum_row<scalar_t, kMax>(in + r * n, n);
+                                });
+      });
 }
 
 template <bool kMax>
 void extremum(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tensor& out) {
-  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), kMax ? "amax" : "amin", [&] {
-    cpu::reduce<scalar_t, scalar_t>(Extremum<scalar_t, kMax>{}, self, reduced_dims, out);
-  });
+  AT_DISPATCH_ALL_TYPES_AND3(
+      at::kHalf, at::kBFloat16, at::kBool, out.scalar_type(), kMax ? "amax" : "amin",
+      [&] { cpu::reduce<scalar_t, scalar_t>(Extremum<scalar_t, kMax>{}, self, reduced_dims, out); });
 }
 
 }  // namespace

@@ -13,7 +13,8 @@ namespace structops::impl {
 using namespace reducers;
 
 void mean_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                  std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+                  std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                  const at::Tensor& out) {
   if (is_int64_foldable(self.scalar_type())) {  // dtype= given: read in place
     return integer_sum(self, reduced_dims, out, cpu::ReduceLayout::automatic, /*mean=*/true);
   }

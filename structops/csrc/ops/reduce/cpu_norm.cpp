@@ -26,13 +26,19 @@ void norm_values(const at::Tensor& self, double pv, at::IntArrayRef reduced_dims
     });
   }
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "norm", [&] {
-    if (pv == 1) cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kOne>{pv}, self, reduced_dims, out);
-    else if (pv == 2) cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kTwo>{pv}, self, reduced_dims, out);
+    if (pv == 1)
+      cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kOne>{pv}, self, reduced_dims, out);
+    else if (pv == 2)
+      cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kTwo>{pv}, self, reduced_dims, out);
     else if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
-      if (pv == 0) cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kZero>{pv}, self, reduced_dims, out);
-      else if (std::isinf(pv) && pv > 0) cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kInf>{pv}, self, reduced_dims, out);
-      else if (std::isinf(pv)) cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kNegInf>{pv}, self, reduced_dims, out);
-      else cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kGeneral>{pv}, self, reduced_dims, out);
+      if (pv == 0)
+        cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kZero>{pv}, self, reduced_dims, out);
+      else if (std::isinf(pv) && pv > 0)
+        cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kInf>{pv}, self, reduced_dims, out);
+      else if (std::isinf(pv))
+        cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kNegInf>{pv}, self, reduced_dims, out);
+      else
+        cpu::reduce<scalar_t, scalar_t>(Norm<scalar_t, NormKind::kGeneral>{pv}, self, reduced_dims, out);
     }
   });
 }
@@ -41,7 +47,8 @@ void norm_values(const at::Tensor& self, double pv, at::IntArrayRef reduced_dims
 // squares to inf and norm([1e-30]) to 0 where the norm itself is representable (torch gives inf
 // and 0 there). They are computed again as max|x| * norm(x / max|x|), whose terms are at most 1,
 // after one look at the outputs: only an output that came out inf, 0 or subnormal can be one.
-void rescale_out_of_range(const at::Tensor& self, double pv, at::IntArrayRef reduced_dims, const at::Tensor& out) {
+void rescale_out_of_range(const at::Tensor& self, double pv, at::IntArrayRef reduced_dims,
+                          const at::Tensor& out) {
   if (!(pv > 1) || std::isinf(pv) || self.numel() == 0) return;
   // in float for float16 and bfloat16, the accumulator's type (x / max|x| rounded to them would
   // lose digits, and a number compared with them is rounded to them first)

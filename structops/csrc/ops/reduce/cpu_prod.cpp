@@ -56,9 +56,12 @@ void truth(const at::Tensor& self, at::IntArrayRef reduced_dims, const at::Tenso
 }  // namespace
 
 void prod_dims_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                  std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
-  if (out.scalar_type() == at::kBool) return truth<true>(self, reduced_dims, out);  // cast to bool first, as torch
-  if (is_int64_foldable(self.scalar_type()) && is_int64_foldable(out.scalar_type())) {  // prod(int): read in place
+                       std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                       const at::Tensor& out) {
+  if (out.scalar_type() == at::kBool)
+    return truth<true>(self, reduced_dims, out);  // cast to bool first, as torch
+  if (is_int64_foldable(self.scalar_type()) &&
+      is_int64_foldable(out.scalar_type())) {  // prod(int): read in place
     const at::Tensor result =
         out.scalar_type() == at::kLong ? out : out.new_empty(out.sizes(), out.options().dtype(at::kLong));
     fold_in_int64(self, reduced_dims, result, cpu::ReduceLayout::automatic,
@@ -73,9 +76,9 @@ void prod_dims_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, boo
       cpu::reduce<int64_t, int64_t>(Prod<int64_t>{}, x64, reduced_dims, out64);
     });
   }
-  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND3(at::kHalf, at::kBFloat16, at::kLong, out.scalar_type(), "prod", [&] {
-    cpu::reduce<scalar_t, scalar_t>(Prod<scalar_t>{}, x, reduced_dims, out);
-  });
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND3(
+      at::kHalf, at::kBFloat16, at::kLong, out.scalar_type(), "prod",
+      [&] { cpu::reduce<scalar_t, scalar_t>(Prod<scalar_t>{}, x, reduced_dims, out); });
 }
 
 void all_out_cpu(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,

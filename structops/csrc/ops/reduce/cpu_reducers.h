@@ -43,10 +43,12 @@ template <typename scalar_t, bool kMax>
 struct Extremum {
   using acc_t = at::opmath_type<scalar_t>;  // float for half/bfloat16, the type itself otherwise
   acc_t identity() const {
-    if constexpr (std::is_same_v<acc_t, bool>) return !kMax;
+    if constexpr (std::is_same_v<acc_t, bool>)
+      return !kMax;
     else if constexpr (std::numeric_limits<acc_t>::has_infinity)
       return kMax ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
-    else return kMax ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+    else
+      return kMax ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
   }
   acc_t step(acc_t a, scalar_t x) const { return merge(a, structgen::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t v) const { return merge(a, v); }
@@ -92,12 +94,18 @@ void fold_in_int64(const at::Tensor& self, at::IntArrayRef reduced_dims, const a
   };
   switch (self.scalar_type()) {
     case at::kBool:
-    case at::kByte: return fold(uint8_t{});
-    case at::kChar: return fold(int8_t{});
-    case at::kShort: return fold(int16_t{});
-    case at::kInt: return fold(int32_t{});
-    case at::kLong: return fold(int64_t{});
-    default: TORCH_INTERNAL_ASSERT(false, "fold_in_int64: ", self.scalar_type(), " is not an integer dtype");
+    case at::kByte:
+      return fold(uint8_t{});
+    case at::kChar:
+      return fold(int8_t{});
+    case at::kShort:
+      return fold(int16_t{});
+    case at::kInt:
+      return fold(int32_t{});
+    case at::kLong:
+      return fold(int64_t{});
+    default:
+      TORCH_INTERNAL_ASSERT(false, "fold_in_int64: ", self.scalar_type(), " is not an integer dtype");
   }
 }
 
@@ -159,11 +167,16 @@ struct Norm {
   acc_t step(acc_t a, scalar_t x) const { return fold(a, structgen::cpu::to_acc<acc_t>(x)); }
   acc_t fold(acc_t a, acc_t x) const {
     const acc_t v = std::abs(x);
-    if constexpr (K == NormKind::kOne) return a + v;
-    else if constexpr (K == NormKind::kTwo) return a + v * v;
-    else if constexpr (K == NormKind::kZero) return a + (v != acc_t(0) ? acc_t(1) : acc_t(0));
-    else if constexpr (K == NormKind::kGeneral) return a + std::pow(v, static_cast<acc_t>(p));
-    else return merge(a, v);
+    if constexpr (K == NormKind::kOne)
+      return a + v;
+    else if constexpr (K == NormKind::kTwo)
+      return a + v * v;
+    else if constexpr (K == NormKind::kZero)
+      return a + (v != acc_t(0) ? acc_t(1) : acc_t(0));
+    else if constexpr (K == NormKind::kGeneral)
+      return a + std::pow(v, static_cast<acc_t>(p));
+    else
+      return merge(a, v);
   }
   acc_t merge(acc_t a, acc_t b) const {
     if constexpr (K == NormKind::kInf || K == NormKind::kNegInf) {
@@ -173,8 +186,10 @@ struct Norm {
     return a + b;
   }
   scalar_t finish(acc_t a, int64_t) const {
-    if constexpr (K == NormKind::kTwo) return static_cast<scalar_t>(std::sqrt(a));
-    else if constexpr (K == NormKind::kGeneral) return static_cast<scalar_t>(std::pow(a, acc_t(1) / static_cast<acc_t>(p)));
+    if constexpr (K == NormKind::kTwo)
+      return static_cast<scalar_t>(std::sqrt(a));
+    else if constexpr (K == NormKind::kGeneral)
+      return static_cast<scalar_t>(std::pow(a, acc_t(1) / static_cast<acc_t>(p)));
     return static_cast<scalar_t>(a);
   }
 };

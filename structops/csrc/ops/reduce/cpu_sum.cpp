@@ -23,7 +23,8 @@ void reducers::integer_sum(const at::Tensor& self, at::IntArrayRef reduced_dims,
   if (in_double) {
     cpu::reduce_storage<int64_t, double>(Sum<double, false, int64_t>{}, self, reduced_dims, result, layout);
   } else {
-    fold_in_int64(self, reduced_dims, result, layout, [](auto in) { return Sum<int64_t, false, decltype(in)>{}; });
+    fold_in_int64(self, reduced_dims, result, layout,
+                  [](auto in) { return Sum<int64_t, false, decltype(in)>{}; });
   }
   if (mean) {
     const int64_t n = out.numel() == 0 ? 0 : self.numel() / out.numel();  // 0 / 0: NaN, as torch
@@ -49,13 +50,14 @@ static void sum_with_layout(const at::Tensor& self, at::IntArrayRef reduced_dims
       cpu::reduce<int64_t, int64_t>(Sum<int64_t, false>{}, x64, reduced_dims, out64, layout);
     });
   }
-  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND3(at::kHalf, at::kBFloat16, at::kLong, out.scalar_type(), "sum", [&] {
-    cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, false>{}, x, reduced_dims, out, layout);
-  });
+  AT_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND3(
+      at::kHalf, at::kBFloat16, at::kLong, out.scalar_type(), "sum",
+      [&] { cpu::reduce<scalar_t, scalar_t>(Sum<scalar_t, false>{}, x, reduced_dims, out, layout); });
 }
 
 void sum_out_cpu_rows(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                      std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+                      std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                      const at::Tensor& out) {
   sum_with_layout(self, reduced_dims, out, cpu::ReduceLayout::rows);
 }
 

@@ -28,7 +28,7 @@
 namespace structops::cuda_kernels {
 namespace {
 
-constexpr int kWarpRowMax = 256;        // rows up to this length take one warp each
+constexpr int kWarpRowMax = 256;           // rows up to this length take one warp each
 constexpr int64_t kSplitMinChunk = 32768;  // two-pass rows: at least this many elements per chunk
 constexpr int64_t kColumnMinChunk = 256;   // two-pass columns: at least this many rows per chunk
 
@@ -57,13 +57,17 @@ struct Folded {
     const A x = static_cast<A>(element);
     const A ax = x < A(0) ? -x : x;
     switch (kind) {
-      case 1: return ax;
-      case 2: return x * x;
+      case 1:
+        return ax;
+      case 2:
+        return x * x;
       case 3:
         if constexpr (std::is_floating_point_v<A>) return pow(ax, p);
         return ax;
-      case 4: return x != A(0) ? A(1) : A(0);
-      default: return x;
+      case 4:
+        return x != A(0) ? A(1) : A(0);
+      default:
+        return x;
     }
   }
   template <typename Out>
@@ -147,7 +151,8 @@ __global__ void __launch_bounds__(kBlock)
   if constexpr (kShift >= 0) shift = kShift;
   const int group = 1 << shift, lane = threadIdx.x & (group - 1), rows_per_warp = kWarp >> shift;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (kBlock / kWarp);
-  const int64_t first = (static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp) * rows_per_warp;
+  const int64_t first =
+      (static_cast<int64_t>(blockIdx.x) * (kBlock / kWarp) + threadIdx.x / kWarp) * rows_per_warp;
   for (int64_t base = first; base < rows; base += warps * rows_per_warp) {
     const int64_t row = base + ((threadIdx.x & (kWarp - 1)) >> shift);
     A acc = op.identity();
@@ -213,8 +218,8 @@ __global__ void __launch_bounds__(Block)
 template <typename Out, typename In, typename Op>
 __global__ void __launch_bounds__(kBlock)
     columns_kernel(const In* __restrict__ in, Out* __restrict__ out, typename Op::Acc* __restrict__ partial,
-                   int64_t outer, int64_t n, int64_t inner, int width, int splits, int64_t count, ReduceOp kind,
-                   Op op) {
+                   int64_t outer, int64_t n, int64_t inner, int width, int splits, int64_t count,
+                   ReduceOp kind, Op op) {
   using A = typename Op::Acc;
   SO_SHARED(A, shared, [kBlock]);
   const int rows_per_step = kBlock / width, c = threadIdx.x % width, r = threadIdx.x / width;
@@ -269,7 +274,8 @@ int splits_for(const ReduceLaunch& p) {
   if (p.inner > 1 || p.n <= kWarpRowMax || p.passes == Passes::OnePass) return 1;
   if (p.outer >= 2 * sms && p.passes == Passes::Auto) return 1;
   const int64_t by_size = std::max<int64_t>(p.n / kSplitMinChunk, p.passes == Passes::TwoPass ? 2 : 1);
-  const int64_t to_fill = std::max<int64_t>((4 * sms + p.outer - 1) / p.outer, p.passes == Passes::TwoPass ? 2 : 1);
+  const int64_t to_fill =
+      std::max<int64_t>((4 * sms + p.outer - 1) / p.outer, p.passes == Passes::TwoPass ? 2 : 1);
   return static_cast<int>(std::clamp<int64_t>(std::min(by_size, to_fill), 1, 1024));
 }
 
@@ -287,8 +293,9 @@ void launch(const ReduceLaunch& p, Op op) {
     SO_LAUNCH(grid_for(p.outer * splits * tiles, 8), kBlock, 0, stream, columns_kernel<Out, T, Op>)(
         in, out, partial, p.outer, p.n, p.inner, width, splits, p.n, p.op, op);
     if (splits > 1) {  // second pass: the chunks' partials, [outer, splits, inner], folded in order
-      SO_LAUNCH(grid_for(p.outer * tiles, 8), kBlock, 0, stream, columns_kernel<Out, A, decltype(op.merge())>)(
-          partial, out, nullptr, p.outer, splits, p.inner, width, 1, p.n, p.op, op.merge());
+      SO_LAUNCH(grid_for(p.outer * tiles, 8), kBlock, 0, stream,
+                columns_kernel<Out, A, decltype(op.merge())>)(partial, out, nullptr, p.outer, splits, p.inner,
+                                                              width, 1, p.n, p.op, op.merge());
     }
     return;
   }
@@ -299,8 +306,8 @@ void launch(const ReduceLaunch& p, Op op) {
       SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, warp_rows_kernel<kWarpShift, Out, T, Op>)(
           in, out, p.outer, p.n, p.n, shift, p.op, op);
     } else {
-      SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, warp_rows_kernel<-1, Out, T, Op>)(in, out, p.outer, p.n,
-                                                                                           p.n, shift, p.op, op);
+      SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, warp_rows_kernel<-1, Out, T, Op>)(
+          in, out, p.outer, p.n, p.n, shift, p.op, op);
     }
     return;
   }
@@ -311,16 +318,20 @@ void launch(const ReduceLaunch& p, Op op) {
   };
   // Other block sizes only for the sum-like folds (sum's kernel variants; mean and norms share the type).
   if constexpr (std::is_same_v<Op, Folded<A, SumOp<A>>>) {
-    if (p.block == 128) rows.template operator()<128>();
-    else if (p.block == 512) rows.template operator()<512>();
-    else rows.template operator()<kBlock>();
+    if (p.block == 128)
+      rows.template operator()<128>();
+    else if (p.block == 512)
+      rows.template operator()<512>();
+    else
+      rows.template operator()<kBlock>();
   } else {
     rows.template operator()<kBlock>();
   }
   if (splits > 1) {  // second pass: one warp merges a row's partials in a fixed order
     const int64_t blocks = (p.outer + kBlock / kWarp - 1) / (kBlock / kWarp);
-    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream, warp_rows_kernel<kWarpShift, Out, A, decltype(op.merge())>)(
-        partial, out, p.outer, splits, p.n, kWarpShift, p.op, op.merge());
+    SO_LAUNCH(grid_for(blocks, 8), kBlock, 0, stream,
+              warp_rows_kernel<kWarpShift, Out, A, decltype(op.merge())>)(partial, out, p.outer, splits, p.n,
+                                                                          kWarpShift, p.op, op.merge());
   }
 }
 
@@ -375,14 +386,15 @@ void run(const ReduceLaunch& p) {
 
 const char* arg_reduce(const ReduceLaunch& p) {
   if (p.outer * p.inner == 0) return nullptr;
-  return launch_for_dtype<true>(p.dtype, "dtype not supported by the CUDA argmax/argmin kernel", [&](auto tag) {
-    using T = decltype(tag);
-    if (p.op == ReduceOp::Max) {
-      launch<T, int64_t>(p, ArgOp<acc_t<T>, true>{});
-    } else {
-      launch<T, int64_t>(p, ArgOp<acc_t<T>, false>{});
-    }
-  });
+  return launch_for_dtype<true>(p.dtype, "dtype not supported by the CUDA argmax/argmin kernel",
+                                [&](auto tag) {
+                                  using T = decltype(tag);
+                                  if (p.op == ReduceOp::Max) {
+                                    launch<T, int64_t>(p, ArgOp<acc_t<T>, true>{});
+                                  } else {
+                                    launch<T, int64_t>(p, ArgOp<acc_t<T>, false>{});
+                                  }
+                                });
 }
 
 int64_t reduce_workspace_bytes(const ReduceLaunch& p) {
@@ -404,12 +416,23 @@ const char* widened_to_int64(const ReduceLaunch& p) {
   };
   switch (p.in_dtype) {
     case Dtype::Bool:
-    case Dtype::UInt8: fold(uint8_t{}); break;
-    case Dtype::Int8: fold(int8_t{}); break;
-    case Dtype::Int16: fold(int16_t{}); break;
-    case Dtype::Int32: fold(int32_t{}); break;
-    case Dtype::Int64: fold(int64_t{}); break;
-    default: return "input dtype not supported by the CUDA integer reductions";
+    case Dtype::UInt8:
+      fold(uint8_t{});
+      break;
+    case Dtype::Int8:
+      fold(int8_t{});
+      break;
+    case Dtype::Int16:
+      fold(int16_t{});
+      break;
+    case Dtype::Int32:
+      fold(int32_t{});
+      break;
+    case Dtype::Int64:
+      fold(int64_t{});
+      break;
+    default:
+      return "input dtype not supported by the CUDA integer reductions";
   }
   const cudaError_t error = cudaGetLastError();
   return error == cudaSuccess ? nullptr : cudaGetErrorString(error);
@@ -419,7 +442,7 @@ const char* reduce(const ReduceLaunch& p) {
   if (p.outer * p.inner == 0) return nullptr;
   if (p.widen_in) return widened_to_int64(p);
   return launch_for_dtype<true>(p.dtype, "dtype not supported by the CUDA reduction kernels",
-                                 [&](auto tag) { run<decltype(tag)>(p); });
+                                [&](auto tag) { run<decltype(tag)>(p); });
 }
 
 }  // namespace structops::cuda_kernels

@@ -48,12 +48,14 @@ __global__ void __launch_bounds__(kBlock)
     } else {
       R m = -INFINITY;
       for (int64_t i = lane; i < n; i += kWarp) m = fmax(m, x[2 * i]);  // NaN parts skipped, as std::max
-      for (int offset = kWarp / 2; offset > 0; offset /= 2) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, offset));
+      for (int offset = kWarp / 2; offset > 0; offset /= 2)
+        m = fmax(m, __shfl_xor_sync(0xffffffffu, m, offset));
       const R shift = isinf(m) ? R(0) : m;
       acc = {R(0), R(0)};
       for (int64_t i = lane; i < n; i += kWarp) {
         const R e = exp(x[2 * i] - shift);
-        if (e != R(0)) acc.re += e * cos(x[2 * i + 1]), acc.im += e * sin(x[2 * i + 1]);  // exp(-inf + iy) is 0
+        if (e != R(0))
+          acc.re += e * cos(x[2 * i + 1]), acc.im += e * sin(x[2 * i + 1]);  // exp(-inf + iy) is 0
       }
       for (int offset = kWarp / 2; offset > 0; offset /= 2) {
         const Cx<R> other = down(acc, offset);
@@ -82,7 +84,8 @@ void launch_complex(const ReduceLaunch& p) {
 
 const char* complex_rows(const ReduceLaunch& p) {
   if (p.outer == 0) return nullptr;
-  if (p.op != ReduceOp::Prod && p.op != ReduceOp::LogSumExp) return "complex_rows takes prod and logsumexp only";
+  if (p.op != ReduceOp::Prod && p.op != ReduceOp::LogSumExp)
+    return "complex_rows takes prod and logsumexp only";
   if (p.dtype == Dtype::ComplexFloat) {
     launch_complex<float>(p);
   } else if (p.dtype == Dtype::ComplexDouble) {

@@ -1,7 +1,7 @@
-// CUDA host glue of sum, mean, prod, amax, amin, all, any, norm, argmax and argmin: device guard, current stream, the input cast to
-// the result dtype and laid out as [outer, n, inner] for the torch-free kernels of cuda.cu
-// (complex inputs: folds over their real parts, or cuda_complex.cu's complex rows).
-// Compiled only when the installed torch has CUDA (CMakeLists.txt).
+// CUDA host glue of sum, mean, prod, amax, amin, all, any, norm, argmax and argmin: device guard, current
+// stream, the input cast to the result dtype and laid out as [outer, n, inner] for the torch-free kernels of
+// cuda.cu (complex inputs: folds over their real parts, or cuda_complex.cu's complex rows). Compiled only
+// when the installed torch has CUDA (CMakeLists.txt).
 #include <structgen/cpu/pointwise.h>  // cpu::operand
 #include <structgen/cpu/reduce.h>     // cpu::reduced_rows
 #include <structops/ops/all_dims.h>
@@ -82,8 +82,8 @@ at::Tensor workspace_for(ReduceLaunch& p, const at::Tensor& out) {
 }
 
 void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntArrayRef reduced_dims,
-                 const at::Tensor& out, double p_norm = 2, ReduceLaunch::Passes passes = ReduceLaunch::Passes::Auto,
-                 int block = 256) {
+                 const at::Tensor& out, double p_norm = 2,
+                 ReduceLaunch::Passes passes = ReduceLaunch::Passes::Auto, int block = 256) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
   // A bool result of a sum or product (dtype=) is any or all: torch casts the elements to bool first
@@ -105,8 +105,9 @@ void reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, at::IntA
   const at::ScalarType t = has_kernel(source) ? source : at::kLong;
   // An integer or bool input of a sum or product in int64 is read as it is (no int64 copy).
   const at::ScalarType in = self.scalar_type();
-  const bool widen_in = t == at::kLong && (op == ReduceOp::Sum || op == ReduceOp::Prod) &&
-                        (in == at::kBool || in == at::kByte || in == at::kChar || in == at::kShort || in == at::kInt);
+  const bool widen_in =
+      t == at::kLong && (op == ReduceOp::Sum || op == ReduceOp::Prod) &&
+      (in == at::kBool || in == at::kByte || in == at::kChar || in == at::kShort || in == at::kInt);
   at::Tensor x = widen_in ? self : cpu::operand(self, t, out.device());
   ReduceLaunch p = reduce_layout(x, reduced_dims);
   const at::Tensor result = t == out.scalar_type() ? out : at::empty(out.sizes(), out.options().dtype(t));
@@ -145,7 +146,8 @@ void complex_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, 
     case ReduceOp::Mean: {
       const at::Tensor x = cpu::operand(self, out.scalar_type(), out.device()).resolve_conj();
       const at::Tensor result = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
-      reduce_cuda(name, op, at::view_as_real(x), reduced_dims, at::view_as_real(result), p_norm, passes, block);
+      reduce_cuda(name, op, at::view_as_real(x), reduced_dims, at::view_as_real(result), p_norm, passes,
+                  block);
       if (!result.is_same(out)) out.copy_(result);
       return;
     }
@@ -159,8 +161,8 @@ void complex_reduce_cuda(const char* name, ReduceOp op, const at::Tensor& self, 
       return;
     }
     case ReduceOp::Prod: {
-      const auto [x, n] = cpu::reduced_rows(cpu::operand(self, out.scalar_type(), out.device()).resolve_conj(),
-                                            reduced_dims);
+      const auto [x, n] =
+          cpu::reduced_rows(cpu::operand(self, out.scalar_type(), out.device()).resolve_conj(), reduced_dims);
       const at::Tensor result = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
       ReduceLaunch p;
       p.dtype = static_cast<Dtype>(out.scalar_type());
@@ -228,10 +230,11 @@ void argmin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool 
 // bucket): each row in one pass (a warp per short row, a block of 128, 256 or 512 threads per
 // long row), or long rows split over several blocks and merged in a second pass. Column
 // reductions run the same kernel in all of them.
-#define STRUCTOPS_SUM_CUDA_VARIANT(name, passes, block)                                                        \
-  void name(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,                             \
-            std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) { \
-    reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out, 2, ReduceLaunch::Passes::passes, block);         \
+#define STRUCTOPS_SUM_CUDA_VARIANT(name, passes, block)                                                 \
+  void name(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,                     \
+            std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,                  \
+            const at::Tensor& out) {                                                                    \
+    reduce_cuda("sum", ReduceOp::Sum, self, reduced_dims, out, 2, ReduceLaunch::Passes::passes, block); \
   }
 STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_one_pass, OnePass, 256)
 STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_one_pass_b128, OnePass, 128)
@@ -240,7 +243,8 @@ STRUCTOPS_SUM_CUDA_VARIANT(sum_out_cuda_two_pass, TwoPass, 256)
 #undef STRUCTOPS_SUM_CUDA_VARIANT
 
 void mean_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                   const at::Tensor& out) {
   reduce_cuda("mean", ReduceOp::Mean, self, reduced_dims, out);
 }
 
@@ -255,7 +259,8 @@ void amin_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*
 }
 
 void prod_dims_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*keepdim*/,
-                   std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+                        std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                        const at::Tensor& out) {
   reduce_cuda("prod", ReduceOp::Prod, self, reduced_dims, out);
 }
 
@@ -272,13 +277,17 @@ void any_out_cuda(const at::Tensor& self, at::IntArrayRef reduced_dims, bool /*k
 void norm_out_cuda(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef reduced_dims,
                    bool /*keepdim*/, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
   const double pv = p.has_value() ? p->toDouble() : 2.0;
-  if (self.numel() == out.numel()) {  // one element per output: |x| (x != 0 for p = 0), exactly, as the CPU impl
+  if (self.numel() ==
+      out.numel()) {  // one element per output: |x| (x != 0 for p = 0), exactly, as the CPU impl
     const at::Tensor real = self.is_complex() ? self.abs() : self;
     out.copy_((pv == 0 ? real.ne(0) : real.abs()).reshape(out.sizes()));
     return;
   }
-  const ReduceOp op = pv == 0 ? ReduceOp::Norm0 : pv == 1 ? ReduceOp::Norm1 : pv == 2 ? ReduceOp::Norm2
-                      : std::isinf(pv) ? (pv > 0 ? ReduceOp::NormInf : ReduceOp::NormNegInf) : ReduceOp::NormP;
+  const ReduceOp op = pv == 0          ? ReduceOp::Norm0
+                      : pv == 1        ? ReduceOp::Norm1
+                      : pv == 2        ? ReduceOp::Norm2
+                      : std::isinf(pv) ? (pv > 0 ? ReduceOp::NormInf : ReduceOp::NormNegInf)
+                                       : ReduceOp::NormP;
   reduce_cuda("norm", op, self, reduced_dims, out, pv);
 }
 

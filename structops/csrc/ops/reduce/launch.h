@@ -11,7 +11,20 @@ namespace structops {
 
 // LogSumExp: complex rows only (the real one is the normalisation family's RowOp).
 enum class ReduceOp : int8_t {
-  Sum, Mean, Prod, Max, Min, All, Any, Norm0, Norm1, Norm2, NormP, NormInf, NormNegInf, LogSumExp
+  Sum,
+  Mean,
+  Prod,
+  Max,
+  Min,
+  All,
+  Any,
+  Norm0,
+  Norm1,
+  Norm2,
+  NormP,
+  NormInf,
+  NormNegInf,
+  LogSumExp
 };
 
 // The input is viewed as [outer, n, inner] with the reduced elements along n:

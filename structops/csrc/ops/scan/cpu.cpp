@@ -89,30 +89,32 @@ void cumsum_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, std::optio
       const int64_t groups = (outer + kRowGroup - 1) / kRowGroup;
       structgen::parallel_for(0, groups, std::max<int64_t>(1, cpu::kGrainSize / (n * kRowGroup)),
                               [&](int64_t begin, int64_t end) {
-        for (int64_t g = begin; g < end; ++g) {
-          const int64_t r0 = g * kRowGroup;
-          scan_rows(in + r0 * n, o + r0 * n, n, std::min(kRowGroup, outer - r0));
-        }
-      });
+                                for (int64_t g = begin; g < end; ++g) {
+                                  const int64_t r0 = g * kRowGroup;
+                                  scan_rows(in + r0 * n, o + r0 * n, n, std::min(kRowGroup, outer - r0));
+                                }
+                              });
       return;
     }
-    structgen::parallel_for(0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * std::min(inner, kBlock))),
-                            [&](int64_t begin, int64_t end) {
-      std::array<scan_acc_t<scalar_t>, kBlock> acc;
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t b = t / blocks, k0 = (t % blocks) * kBlock;
-        const int64_t offset = b * n * inner + k0;
-        scan_block(in + offset, o + offset, n, inner, std::min(kBlock, inner - k0), acc.data());
-      }
-    });
+    structgen::parallel_for(
+        0, outer * blocks, std::max<int64_t>(1, cpu::kGrainSize / (n * std::min(inner, kBlock))),
+        [&](int64_t begin, int64_t end) {
+          std::array<scan_acc_t<scalar_t>, kBlock> acc;
+          for (int64_t t = begin; t < end; ++t) {
+            const int64_t b = t / blocks, k0 = (t % blocks) * kBlock;
+            const int64_t offset = b * n * inner + k0;
+            scan_block(in + offset, o + offset, n, inner, std::min(kBlock, inner - k0), acc.data());
+          }
+        });
   };
   if (widen) {
     AT_DISPATCH_V2(x.scalar_type(), "cumsum", AT_WRAP([&] { scan(scalar_t{}, int64_t{}); }),
                    AT_EXPAND(AT_INTEGRAL_TYPES), at::kBool);
     return;
   }
-  AT_DISPATCH_V2(out.scalar_type(), "cumsum", AT_WRAP([&] { scan(scalar_t{}, scalar_t{}); }), AT_EXPAND(AT_ALL_TYPES),
-                 AT_EXPAND(AT_COMPLEX_TYPES), at::kHalf, at::kBFloat16, at::kBool, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+  AT_DISPATCH_V2(out.scalar_type(), "cumsum", AT_WRAP([&] { scan(scalar_t{}, scalar_t{}); }),
+                 AT_EXPAND(AT_ALL_TYPES), AT_EXPAND(AT_COMPLEX_TYPES), at::kHalf, at::kBFloat16, at::kBool,
+                 AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
 }
 
 }  // namespace structops::impl

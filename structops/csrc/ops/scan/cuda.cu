@@ -24,9 +24,9 @@
 namespace structops::cuda_kernels {
 namespace {
 
-constexpr int kItems = 4;                 // consecutive elements per thread per tile
-constexpr int64_t kWarpRowMax = 2048;     // rows up to this long take one warp each
-constexpr int64_t kChunk = 32768;         // chunked path: at least this many elements per chunk
+constexpr int kItems = 4;              // consecutive elements per thread per tile
+constexpr int64_t kWarpRowMax = 2048;  // rows up to this long take one warp each
+constexpr int64_t kChunk = 32768;      // chunked path: at least this many elements per chunk
 constexpr int kMaxChunks = 1024;
 
 template <typename A>
@@ -87,8 +87,7 @@ __device__ acc_t<T> scan_range(const T* x, T* o, int64_t lo, int64_t hi, acc_t<T
 
 // One row per group of kGroup threads (kBlock / kGroup rows per block).
 template <typename T, int kGroup>
-__global__ void __launch_bounds__(kBlock) rows_kernel(const T* in, T* out, int64_t rows,
-                                                      int64_t n) {
+__global__ void __launch_bounds__(kBlock) rows_kernel(const T* in, T* out, int64_t rows, int64_t n) {
   using A = acc_t<T>;
   constexpr int kGroups = kBlock / kGroup;
   SO_SHARED(A, warp_totals, [kBlock / kWarp]);
@@ -105,8 +104,8 @@ __host__ __device__ inline int64_t chunk_length(int64_t n, int chunks) { return 
 
 // Chunked path, pass 1: block (c, r) sums chunk c of row r into workspace[r * chunks + c].
 template <typename T>
-__global__ void __launch_bounds__(kBlock) chunk_sums_kernel(const T* __restrict__ in, int64_t n, int chunks,
-                                                            acc_t<T>* __restrict__ sums) {
+__global__ void __launch_bounds__(kBlock)
+    chunk_sums_kernel(const T* __restrict__ in, int64_t n, int chunks, acc_t<T>* __restrict__ sums) {
   using A = acc_t<T>;
   SO_SHARED(A, shared, [kWarp]);
   const int64_t row = blockIdx.y, len = chunk_length(n, chunks);
@@ -120,8 +119,8 @@ __global__ void __launch_bounds__(kBlock) chunk_sums_kernel(const T* __restrict_
 
 // Pass 2: block (c, r) scans chunk c of row r from the sum of chunks 0..c-1 (added in order).
 template <typename T>
-__global__ void __launch_bounds__(kBlock) chunk_scan_kernel(const T* in, T* out, int64_t n,
-                                                            int chunks, const acc_t<T>* __restrict__ sums) {
+__global__ void __launch_bounds__(kBlock)
+    chunk_scan_kernel(const T* in, T* out, int64_t n, int chunks, const acc_t<T>* __restrict__ sums) {
   using A = acc_t<T>;
   SO_SHARED(A, warp_totals, [kBlock / kWarp]);
   const int64_t row = blockIdx.y, len = chunk_length(n, chunks);
@@ -132,8 +131,8 @@ __global__ void __launch_bounds__(kBlock) chunk_scan_kernel(const T* in, T* out,
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kBlock) columns_kernel(const T* in, T* out, int64_t outer,
-                                                         int64_t n, int64_t inner) {
+__global__ void __launch_bounds__(kBlock)
+    columns_kernel(const T* in, T* out, int64_t outer, int64_t n, int64_t inner) {
   using A = acc_t<T>;
   const int64_t columns = outer * inner;
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < columns;
@@ -163,8 +162,8 @@ void launch(const ScanLaunch& p) {
   T* out = static_cast<T*>(p.out);
   if (p.inner > 1) {
     const int64_t columns = p.outer * p.inner;
-    SO_LAUNCH(grid_for((columns + kBlock - 1) / kBlock, 8), kBlock, 0, stream, columns_kernel<T>)(in, out, p.outer, p.n,
-                                                                                          p.inner);
+    SO_LAUNCH(grid_for((columns + kBlock - 1) / kBlock, 8), kBlock, 0, stream, columns_kernel<T>)(
+        in, out, p.outer, p.n, p.inner);
     return;
   }
   if (const int chunks = chunks_for(p); chunks > 1) {
@@ -176,8 +175,8 @@ void launch(const ScanLaunch& p) {
   }
   if (p.n <= kWarpRowMax) {
     constexpr int kRowsPerBlock = kBlock / kWarp;
-    SO_LAUNCH(grid_for((p.outer + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream, rows_kernel<T, kWarp>)(
-        in, out, p.outer, p.n);
+    SO_LAUNCH(grid_for((p.outer + kRowsPerBlock - 1) / kRowsPerBlock, 8), kBlock, 0, stream,
+              rows_kernel<T, kWarp>)(in, out, p.outer, p.n);
   } else {
     SO_LAUNCH(grid_for(p.outer, 8), kBlock, 0, stream, rows_kernel<T, kBlock>)(in, out, p.outer, p.n);
   }
@@ -195,7 +194,8 @@ bool cumsum_columns_in_place(const ScanLaunch& p) {
 
 int64_t cumsum_workspace_bytes(const ScanLaunch& p) {
   const int chunks = chunks_for(p);
-  return chunks > 1 ? p.outer * chunks * static_cast<int64_t>(sizeof(double)) : 0;  // double: the widest acc_t
+  return chunks > 1 ? p.outer * chunks * static_cast<int64_t>(sizeof(double))
+                    : 0;  // double: the widest acc_t
 }
 
 const char* cumsum(const ScanLaunch& p) {

@@ -21,8 +21,9 @@ bool has_kernel(at::ScalarType t) {
 
 }  // namespace
 
-void cumsum_out_cuda(const at::Tensor& self, at::IntArrayRef scan_dim, std::optional<at::ScalarType> /*dtype*/,
-                     at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void cumsum_out_cuda(const at::Tensor& self, at::IntArrayRef scan_dim,
+                     std::optional<at::ScalarType> /*dtype*/, at::ScalarType /*compute_dtype*/,
+                     const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
   if (self.dim() == 0) {  // one element, its own sum: copied, as torch (0 + -0.0 would be +0.0)

@@ -50,7 +50,7 @@ constexpr bool kCanStream = false;
 // memmove call (its loop distribution recognises the copy), hence the optimize attribute.
 template <bool kStream>
 [[gnu::optimize("no-tree-loop-distribute-patterns")]] SO_CPU_CLONES  //
-void copy_long(char* __restrict d, const char* __restrict s, int64_t n) {
+    void copy_long(char* __restrict d, const char* __restrict s, int64_t n) {
   const auto plain = [&](int64_t at) {
     char block[64];
     std::memcpy(block, s + at, 64);
@@ -90,7 +90,8 @@ inline void copy_run(char* __restrict d, const char* __restrict s, int64_t n) {
     }
   };
   if (n >= 512) return copy_long<kStream>(d, s, n);
-  if (n >= 64) return blocks(std::integral_constant<int64_t, 64>{});  // a 512-bit register where the ISA has one
+  if (n >= 64)
+    return blocks(std::integral_constant<int64_t, 64>{});  // a 512-bit register where the ISA has one
   if (n >= 32) return blocks(std::integral_constant<int64_t, 32>{});
   if (n >= 16) return blocks(std::integral_constant<int64_t, 16>{});
   if (n >= 8) return blocks(std::integral_constant<int64_t, 8>{});
@@ -101,16 +102,22 @@ inline void copy_run(char* __restrict d, const char* __restrict s, int64_t n) {
 // Rows [r0, r1) of `bytes` each from s (rows s_pitch apart) to d (d_pitch apart). One element per
 // row (a stack along the last dim) is a loop of single moves of a size known at compile time.
 template <bool kStream>
-void copy_rows(char* d, int64_t d_pitch, const char* s, int64_t s_pitch, int64_t r0, int64_t r1, int64_t bytes) {
+void copy_rows(char* d, int64_t d_pitch, const char* s, int64_t s_pitch, int64_t r0, int64_t r1,
+               int64_t bytes) {
   const auto fixed = [&]<int64_t B>(std::integral_constant<int64_t, B>) {
     for (int64_t r = r0; r < r1; ++r) std::memcpy(d + r * d_pitch, s + r * s_pitch, B);
   };
   switch (bytes) {
-    case 1: return fixed(std::integral_constant<int64_t, 1>{});
-    case 2: return fixed(std::integral_constant<int64_t, 2>{});
-    case 4: return fixed(std::integral_constant<int64_t, 4>{});
-    case 8: return fixed(std::integral_constant<int64_t, 8>{});
-    case 16: return fixed(std::integral_constant<int64_t, 16>{});
+    case 1:
+      return fixed(std::integral_constant<int64_t, 1>{});
+    case 2:
+      return fixed(std::integral_constant<int64_t, 2>{});
+    case 4:
+      return fixed(std::integral_constant<int64_t, 4>{});
+    case 8:
+      return fixed(std::integral_constant<int64_t, 8>{});
+    case 16:
+      return fixed(std::integral_constant<int64_t, 16>{});
     default:
       for (int64_t r = r0; r < r1; ++r) copy_run<kStream>(d + r * d_pitch, s + r * s_pitch, bytes);
   }
@@ -125,9 +132,9 @@ void copy_rows(char* d, int64_t d_pitch, const char* s, int64_t s_pitch, int64_t
 // and in blocks of 4 rows no better than 0.6x); otherwise piece by piece, in tighter loops, over
 // blocks of 1 KiB of the whole past 1 MiB (a stack of pieces of one element along the last dim:
 // 2.6 -> 4.5x torch) and over the thread's whole range below (row by row, or in blocks, a cat of
-// two [1000, 32] halves along dim 1 ran at 0.63-0.82x torch, 0.9x this way). Pieces whose rows pass 64 KiB (a split along dim 0 is one
-// row) are cut instead, so that a few long rows still spread over the threads. Below 256 KiB in
-// all the copy stays on one thread: an in-cache copy that small takes less time than waking a
+// two [1000, 32] halves along dim 1 ran at 0.63-0.82x torch, 0.9x this way). Pieces whose rows pass 64 KiB (a
+// split along dim 0 is one row) are cut instead, so that a few long rows still spread over the threads. Below
+// 256 KiB in all the copy stays on one thread: an in-cache copy that small takes less time than waking a
 // second one. From kStreamBytes on (half of a 32 MiB L3: the result will not stay in the caches)
 // the long runs are streamed: 25-30% less time than plain stores once the pages are mapped.
 template <bool kStream>
@@ -186,16 +193,18 @@ void move_rows_with(char* whole, int64_t outer, c10::ArrayRef<Piece> pieces, boo
     first[i + 1] = first[i] + outer * cuts[i];
   }
   const int64_t units = first[n];
-  structgen::parallel_for(0, units, std::max<int64_t>(1, units * kGrain / (outer * pitch)), [&](int64_t b, int64_t e) {
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t lo = std::max(b, first[i]) - first[i], hi = std::min(e, first[i + 1]) - first[i];
-      for (int64_t u = lo; u < hi; ++u) {  // a division per unit of 64 KiB is nothing
-        const int64_t r = u / cuts[i], begin = u % cuts[i] * kCut, len = std::min(kCut, pieces[i].bytes - begin);
-        move(whole + r * pitch + offset[i] + begin, pieces[i].data + r * pieces[i].bytes + begin, len);
-      }
-    }
-    fence();
-  });
+  structgen::parallel_for(
+      0, units, std::max<int64_t>(1, units * kGrain / (outer * pitch)), [&](int64_t b, int64_t e) {
+        for (size_t i = 0; i < n; ++i) {
+          const int64_t lo = std::max(b, first[i]) - first[i], hi = std::min(e, first[i + 1]) - first[i];
+          for (int64_t u = lo; u < hi; ++u) {  // a division per unit of 64 KiB is nothing
+            const int64_t r = u / cuts[i], begin = u % cuts[i] * kCut,
+                          len = std::min(kCut, pieces[i].bytes - begin);
+            move(whole + r * pitch + offset[i] + begin, pieces[i].data + r * pieces[i].bytes + begin, len);
+          }
+        }
+        fence();
+      });
 }
 
 void move_rows(char* whole, int64_t outer, c10::ArrayRef<Piece> pieces, bool gather) {
@@ -221,7 +230,8 @@ bool plain(const at::Tensor& t, const at::Tensor& like) {
 
 }  // namespace
 
-void cat_out_cpu(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void cat_out_cpu(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_dtype*/,
+                 const at::Tensor& out) {
   if (out.dim() == 0 || out.numel() == 0) return;
   const int64_t d = dim < 0 ? dim + out.dim() : dim;
   const auto used = [&](const at::Tensor& t) { return !(t.dim() == 1 && t.size(0) == 0 && out.dim() != 1); };
@@ -245,7 +255,8 @@ void cat_out_cpu(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_d
   }
 }
 
-void stack_out_cpu(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void stack_out_cpu(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_dtype*/,
+                   const at::Tensor& out) {
   const int64_t d = dim < 0 ? dim + out.dim() : dim;
   bool rows = out.is_contiguous();
   for (const auto& t : tensors) rows = rows && plain(t, out);

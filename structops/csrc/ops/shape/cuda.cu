@@ -22,7 +22,7 @@ struct DevicePiece {
   const char* src;
   char* dst;
   int64_t rows, row_units, src_pitch, dst_pitch;  // row and pitches in units
-  int unit;                                        // bytes
+  int unit;                                       // bytes
 };
 
 struct CopyBatch {
@@ -44,11 +44,21 @@ __device__ void copy_units(const DevicePiece& p) {
 __global__ void __launch_bounds__(kBlock) copy_kernel(CopyBatch batch) {
   const DevicePiece& p = batch.pieces[blockIdx.y];
   switch (p.unit) {
-    case 16: copy_units<uint4>(p); break;
-    case 8: copy_units<uint2>(p); break;
-    case 4: copy_units<uint32_t>(p); break;
-    case 2: copy_units<uint16_t>(p); break;
-    default: copy_units<uint8_t>(p); break;
+    case 16:
+      copy_units<uint4>(p);
+      break;
+    case 8:
+      copy_units<uint2>(p);
+      break;
+    case 4:
+      copy_units<uint32_t>(p);
+      break;
+    case 2:
+      copy_units<uint16_t>(p);
+      break;
+    default:
+      copy_units<uint8_t>(p);
+      break;
   }
 }
 
@@ -58,12 +68,18 @@ DevicePiece prepare(const CopyPiece& c) {
     row_bytes *= rows;
     rows = 1;
   }
-  const auto bits = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(c.src) | reinterpret_cast<uintptr_t>(c.dst)) |
-                    static_cast<uint64_t>(row_bytes) | (rows > 1 ? static_cast<uint64_t>(src_pitch | dst_pitch) : 0);
+  const auto bits =
+      static_cast<uint64_t>(reinterpret_cast<uintptr_t>(c.src) | reinterpret_cast<uintptr_t>(c.dst)) |
+      static_cast<uint64_t>(row_bytes) | (rows > 1 ? static_cast<uint64_t>(src_pitch | dst_pitch) : 0);
   int unit = 16;
   while (unit > 1 && (bits & static_cast<uint64_t>(unit - 1)) != 0) unit /= 2;
-  return DevicePiece{static_cast<const char*>(c.src), static_cast<char*>(c.dst), rows, row_bytes / unit,
-                     src_pitch / unit, dst_pitch / unit, unit};
+  return DevicePiece{static_cast<const char*>(c.src),
+                     static_cast<char*>(c.dst),
+                     rows,
+                     row_bytes / unit,
+                     src_pitch / unit,
+                     dst_pitch / unit,
+                     unit};
 }
 
 }  // namespace

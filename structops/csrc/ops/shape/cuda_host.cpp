@@ -43,7 +43,8 @@ const char* const_bytes(const at::Tensor& t) { return static_cast<const char*>(t
 
 }  // namespace
 
-void cat_out_cuda(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void cat_out_cuda(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_dtype*/,
+                  const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.dim() == 0 || out.numel() == 0) return;
   const int64_t d = dim < 0 ? dim + out.dim() : dim;
@@ -58,8 +59,8 @@ void cat_out_cuda(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_
     const int64_t n = t.size(d);
     if (n > 0) {
       if (dense_out && direct(t, out)) {
-        pieces.push_back(CopyPiece{t.const_data_ptr(), bytes(out) + offset * inner * es, outer, n * inner * es,
-                                   n * inner * es, out_row});
+        pieces.push_back(CopyPiece{t.const_data_ptr(), bytes(out) + offset * inner * es, outer,
+                                   n * inner * es, n * inner * es, out_row});
       } else {
         out.narrow(d, offset, n).copy_(t);  // strided and/or casting to the promoted dtype
       }
@@ -69,7 +70,8 @@ void cat_out_cuda(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_
   launch("cat", pieces, out);
 }
 
-void stack_out_cuda(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_dtype*/, const at::Tensor& out) {
+void stack_out_cuda(at::TensorList tensors, int64_t dim, at::ScalarType /*compute_dtype*/,
+                    const at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(out.device());
   if (out.numel() == 0) return;
   const int64_t d = dim < 0 ? dim + out.dim() : dim;
@@ -81,8 +83,8 @@ void stack_out_cuda(at::TensorList tensors, int64_t dim, at::ScalarType /*comput
   for (int64_t i = 0; i < count; ++i) {
     const at::Tensor& t = tensors[i];
     if (dense_out && direct(t, out)) {
-      pieces.push_back(CopyPiece{t.const_data_ptr(), bytes(out) + i * inner * es, outer, inner * es, inner * es,
-                                 count * inner * es});
+      pieces.push_back(CopyPiece{t.const_data_ptr(), bytes(out) + i * inner * es, outer, inner * es,
+                                 inner * es, count * inner * es});
     } else {
       out.select(d, i).copy_(t);
     }
@@ -104,8 +106,8 @@ void split_with_sizes_copy_out_cuda(const at::Tensor& self, c10::SymIntArrayRef 
     const int64_t n = split_sizes[i].expect_int();
     if (out[i].numel() > 0) {
       if (dense_self && direct(out[i], self)) {
-        pieces.push_back(CopyPiece{const_bytes(self) + offset * inner * es, bytes(out[i]), outer, n * inner * es,
-                                   self_row, n * inner * es});
+        pieces.push_back(CopyPiece{const_bytes(self) + offset * inner * es, bytes(out[i]), outer,
+                                   n * inner * es, self_row, n * inner * es});
       } else {
         out[i].copy_(self.narrow(d, offset, n));  // TensorIterator's strided copy
       }

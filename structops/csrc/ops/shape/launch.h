@@ -1,5 +1,6 @@
 // What the CUDA host glue of cat, stack and split_with_sizes_copy (cuda_host.cpp) hands to the
-// torch-free device code (cuda.cu): plain data, so nvcc compiles the kernel without torch (ARCHITECTURE decision 6).
+// torch-free device code (cuda.cu): plain data, so nvcc compiles the kernel without torch (ARCHITECTURE
+// decision 6).
 #pragma once
 
 #include <cstdint>

@@ -9,7 +9,8 @@ namespace c10::cuda {
 
 struct CUDAGuard {
   explicit CUDAGuard(c10::Device device) {
-    TORCH_CHECK(device.is_cpu(), "cuda emulator: the CUDA path got a tensor on ", device, " (CPU tensors stand in for the GPU)");
+    TORCH_CHECK(device.is_cpu(), "cuda emulator: the CUDA path got a tensor on ", device,
+                " (CPU tensors stand in for the GPU)");
   }
   explicit CUDAGuard(c10::DeviceIndex) {}
 };

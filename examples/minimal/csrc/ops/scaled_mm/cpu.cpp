@@ -6,8 +6,8 @@
 
 namespace example::impl {
 
-void scaled_mm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, double alpha, at::ScalarType compute_dtype,
-                       const at::Tensor& out) {
+void scaled_mm_out_cpu(const at::Tensor& self, const at::Tensor& mat2, double alpha,
+                       at::ScalarType compute_dtype, const at::Tensor& out) {
   const int64_t n = self.size(0), k = self.size(1), m = mat2.size(1);
   AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), "scaled_mm", [&] {
     const auto a = self.accessor<scalar_t, 2>();
