@@ -28,7 +28,7 @@ import re
 from structgen.codegen import dtypes
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import Argument, BaseTy, BaseType, FunctionSchema, ListType, OptionalType
+from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType
 from structgen.codegen.rules.check import RuleError, check_rule
 from structgen.codegen.rules.spec import Check, CombineBy, Defaults, IndexKind, InputRule, OutputRule, Rule
 from structgen.codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
@@ -73,6 +73,56 @@ def arg_kind(t) -> str | None:
     return None
 
 
+@dataclasses.dataclass(frozen=True)
+class _Meta:
+    """What each meta key's parser reads: the raw mapping, the op's argument kinds and outputs,
+    and how to fail at a line (the key's own, or meta's)."""
+
+    path: str
+    op: str
+    line: int
+    raw: LineDict
+    schema: FunctionSchema
+    kinds: dict[str, str]  # argument name -> rule kind, for the arguments rules can use
+
+    @property
+    def out_names(self) -> list[str]:
+        return [o.name for o in self.schema.arguments.out]
+
+    @property
+    def all_names(self) -> list[str]:
+        return [a.name for a in self.schema.arguments.non_out]
+
+    def fail(self, problem: str, fix: str, at: int | None = None) -> SpecError:
+        return SpecError(self.path, at or self.line, self.op, problem, fix)
+
+    def section(self, key: str) -> LineDict:
+        value = self.raw.get(key, LineDict())
+        if not isinstance(value, dict):
+            raise self.fail(
+                f"'meta.{key}' must map argument names to rule text",
+                f"write e.g. '{key}: {{out: ...}}'",
+                self.raw.line_of(key),
+            )
+        return value
+
+    def text(self, value: object, where: str, at: int) -> str:
+        if not isinstance(value, str):
+            raise self.fail(f"{where} must be a string of rule text, got {value!r}", "quote the rule", at)
+        return value
+
+    def parsed(self, fn, value: str, where: str, at: int):
+        try:
+            return fn(value)
+        except RuleSyntaxError as e:
+            raise self.fail(
+                f"{where}: cannot parse '{value}': {e}", "see docs/rules.md for the syntax", at
+            ) from None
+
+    def expr(self, value: object, where: str, at: int) -> Expr:
+        return self.parsed(parse_expr, self.text(value, where, at), where, at)
+
+
 def parse_rule(
     path: str,
     entry: LineDict,
@@ -88,112 +138,115 @@ def parse_rule(
     if raw is None and defaults is not None:
         raw = LineDict()
         raw.line, raw.key_lines = line, {}
-
-    def fail(problem: str, fix: str, at: int | None = None) -> SpecError:
-        return SpecError(path, at or line, op, problem, fix)
-
     if raw == "custom":
         return None
     if not isinstance(raw, dict):
-        raise fail(
+        raise SpecError(
+            path,
+            line,
+            op,
             f"'meta' must be a rule mapping or 'custom', got {raw!r}",
             "write 'meta: {shape: {out: \"broadcast(self, other)\"}}' or 'meta: custom'",
         )
+    kinds = {a.name: k for a in schema.arguments.non_out if (k := arg_kind(a.type)) is not None}
+    m = _Meta(path, op, line, raw, schema, kinds)
     if "precomputed" in raw:
-        raise fail(
+        raise m.fail(
             "meta.precomputed is written where each value is declared",
             "write '- dim -> int[] reduced_dims = dims(self, dim)' in the entry's 'precomputed' list",
             raw.line_of("precomputed"),
         )
     for key in raw:
         if key not in KEYS:
-            raise fail(f"unknown meta key '{key}'", f"use only: {', '.join(KEYS)}", raw.line_of(key))
+            raise m.fail(f"unknown meta key '{key}'", f"use only: {', '.join(KEYS)}", raw.line_of(key))
+    inputs, shapes = _shapes(m, defaults)
+    outputs = _outputs(m, shapes, defaults)
+    allowed, checks = _allowed(m), _checks(m)
+    rules_pre = _precomputed(m, entry.line_of("precomputed"), precomputed)
+    combine = _combine(raw, kinds, schema, m.fail)
+    index = _index(m) + _positions(m, combine)
+    vmap_as = _vmap_as(m)
+    affine = _affine(raw, kinds, m.out_names, m.fail) if "affine" in raw else None
+    rule = Rule(
+        args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),
+        # An optional tensor's pattern only checks dims that required tensors bind: it comes last.
+        inputs=tuple(sorted(inputs, key=lambda i: i.kind == "tensor?")),
+        outputs=tuple(outputs),
+        checks=checks,
+        allowed=allowed,
+        precomputed=rules_pre,
+        combine=combine,
+        index=index,
+        vmap_as=vmap_as,
+        affine=affine,
+    )
+    try:
+        return dataclasses.replace(rule, ir=check_rule(rule))
+    except RuleError as e:
+        raise m.fail(e.problem, e.fix, e.line) from None
 
-    def section(key: str) -> LineDict:
-        value = raw.get(key, LineDict())
-        if not isinstance(value, dict):
-            raise fail(
-                f"'meta.{key}' must map argument names to rule text",
-                f"write e.g. '{key}: {{out: ...}}'",
-                raw.line_of(key),
-            )
-        return value
 
-    def text(value: object, where: str, at: int) -> str:
-        if not isinstance(value, str):
-            raise fail(f"{where} must be a string of rule text, got {value!r}", "quote the rule", at)
-        return value
-
-    def parsed(fn, value: str, where: str, at: int):
-        try:
-            return fn(value)
-        except RuleSyntaxError as e:
-            raise fail(
-                f"{where}: cannot parse '{value}': {e}", "see docs/rules.md for the syntax", at
-            ) from None
-
-    kinds: dict[str, str] = {}
-    for a in schema.arguments.non_out:
-        kind = arg_kind(a.type)
-        if kind is not None:
-            kinds[a.name] = kind
-    outs: tuple[Argument, ...] = schema.arguments.out
-    out_names = [o.name for o in outs]
-    all_names = [a.name for a in schema.arguments.non_out]
-
-    shape = section("shape")
+def _shapes(m: _Meta, defaults: Defaults | None) -> tuple[list[InputRule], dict[str, tuple[Expr, int]]]:
+    """meta.shape: each tensor input's pattern, and each output's shape expression with its line."""
+    shape = m.section("shape")
     inputs: list[InputRule] = []
     shapes: dict[str, tuple[Expr, int]] = {}
     for name, value in shape.items():
         at = shape.line_of(name)
         where = f"meta.shape.{name}"
-        value = text(value, where, at)
-        if name in out_names:
-            shapes[name] = (parsed(parse_expr, value, where, at), at)
-        elif name in all_names:
-            if kinds.get(name) not in ("tensor", "tensors", "tensor?"):
-                raise fail(
+        value = m.text(value, where, at)
+        if name in m.out_names:
+            shapes[name] = (m.parsed(parse_expr, value, where, at), at)
+        elif name in m.all_names:
+            if m.kinds.get(name) not in TENSOR_KINDS:
+                raise m.fail(
                     f"{where}: '{name}' is not a Tensor, Tensor? or Tensor[] argument, so it has no shape",
                     "give patterns to tensor arguments only",
                     at,
                 )
-            inputs.append(InputRule(name, kinds[name], parsed(parse_pattern, value, where, at), at))
+            inputs.append(InputRule(name, m.kinds[name], m.parsed(parse_pattern, value, where, at), at))
         else:
-            raise fail(
+            raise m.fail(
                 f"{where}: '{name}' is not an argument of this op",
-                f"use one of: {', '.join(all_names + out_names)}",
+                f"use one of: {', '.join(m.all_names + m.out_names)}",
                 at,
             )
-    for o in out_names:
+    shape_line = m.raw.line_of("shape") if "shape" in m.raw else m.line
+    for o in m.out_names:
         if o not in shapes and defaults is not None:
-            shapes[o] = (defaults.shape, raw.line_of("shape") if "shape" in raw else line)
+            shapes[o] = (defaults.shape, shape_line)
         if o not in shapes:
-            raise fail(
+            raise m.fail(
                 f"meta.shape has no rule for output '{o}'",
                 f"add '{o}: <shape expression>' to meta.shape, e.g. '{o}: broadcast(self, other)'",
-                raw.line_of("shape") if "shape" in raw else line,
+                shape_line,
             )
+    return inputs, shapes
 
-    dtype = section("dtype")
-    layout = section("layout")
+
+def _outputs(m: _Meta, shapes: dict[str, tuple[Expr, int]], defaults: Defaults | None) -> list[OutputRule]:
+    """Each output's shape, dtype rule (meta.dtype, default: promote every tensor input) and
+    layout (meta.layout, default: contiguous, or a pointwise op's)."""
+    dtype, layout = m.section("dtype"), m.section("layout")
     for key, sec in (("dtype", dtype), ("layout", layout)):
         for name in sec:
-            if name not in out_names:
-                raise fail(
+            if name not in m.out_names:
+                raise m.fail(
                     f"meta.{key}.{name}: '{name}' is not an output",
-                    f"use one of: {', '.join(out_names)}",
+                    f"use one of: {', '.join(m.out_names)}",
                     sec.line_of(name),
                 )
     outputs = []
-    for o in out_names:
-        promoted = tuple(Name(n) for n in all_names if kinds.get(n) in ("tensor", "tensors"))
+    promoted = tuple(Name(n) for n in m.all_names if m.kinds.get(n) in ("tensor", "tensors"))
+    for out in m.schema.arguments.out:
+        o = out.name
         d_line = dtype.line_of(o) if o in dtype else shapes[o][1]
         if o in dtype:
-            d_expr = parsed(parse_expr, text(dtype[o], f"meta.dtype.{o}", d_line), f"meta.dtype.{o}", d_line)
+            d_expr = m.expr(dtype[o], f"meta.dtype.{o}", d_line)
         elif promoted:
             d_expr = Call("promote", promoted)  # default: every tensor input takes part
         else:
-            raise fail(
+            raise m.fail(
                 f"meta.dtype has no rule for output '{o}' and the op has no tensor input to promote",
                 f"add 'dtype: {{{o}: <dtype expression>}}'",
             )
@@ -203,164 +256,157 @@ def parse_rule(
             l_expr = defaults.layout
         elif o in layout:
             l_line = layout.line_of(o)
-            l_text = text(layout[o], f"meta.layout.{o}", l_line)
+            l_text = m.text(layout[o], f"meta.layout.{o}", l_line)
             if l_text != "contiguous":
-                l_expr = parsed(parse_expr, l_text, f"meta.layout.{o}", l_line)
-        is_list = isinstance(next(a for a in outs if a.name == o).type, ListType)
+                l_expr = m.parsed(parse_expr, l_text, f"meta.layout.{o}", l_line)
+        is_list = isinstance(out.type, ListType)
         if is_list and l_expr is not None:
-            raise fail(
+            raise m.fail(
                 f"meta.layout.{o}: '{o}' is a Tensor[] output, whose elements are contiguous",
                 f"remove meta.layout.{o}",
                 l_line,
             )
         outputs.append(OutputRule(o, shapes[o][0], d_expr, l_expr, shapes[o][1], d_line, l_line, is_list))
+    return outputs
 
-    def dtype_set(items: object, where: str, at: int) -> tuple[str, ...]:
-        if not isinstance(items, list) or not items:
-            raise fail(
-                f"'{where}' must be a list of dtypes or dtype groups",
-                f"write e.g. [floating, complex]; groups: {', '.join(dtypes.GROUPS)}",
-                at,
-            )
-        try:
-            return dtypes.expand(items)
-        except KeyError as e:
-            raise fail(
-                f"{where}: unknown dtype or group '{e.args[0]}'", dtypes.UNKNOWN_DTYPE_FIX, at
-            ) from None
 
-    allowed: list[tuple[str | None, tuple[str, ...]]] = []
-    if "allowed" in raw:
-        at = raw.line_of("allowed")
-        items = raw["allowed"]
-        if isinstance(items, dict):
-            for name, value in items.items():
-                # A Scalar is checked by the dtype torch wraps it in (a Scalar overload's number).
-                checkable = (*TENSOR_KINDS, "scalar")
-                if kinds.get(name) not in checkable:
-                    raise fail(
-                        f"meta.allowed.{name}: '{name}' is not a tensor or Scalar argument",
-                        f"use one of: {', '.join(n for n in all_names if kinds.get(n) in checkable)}",
-                        items.line_of(name),
-                    )
-                allowed.append((name, dtype_set(value, f"meta.allowed.{name}", items.line_of(name))))
-        else:
-            allowed.append((None, dtype_set(items, "meta.allowed", at)))
-
-    checks = []
-    raw_checks = raw.get("checks", [])
-    if not isinstance(raw_checks, list):
-        raise fail(
-            "'meta.checks' must be a list of expressions", "write e.g. ['n > 0']", raw.line_of("checks")
+def _dtype_set(m: _Meta, items: object, where: str, at: int) -> tuple[str, ...]:
+    if not isinstance(items, list) or not items:
+        raise m.fail(
+            f"'{where}' must be a list of dtypes or dtype groups",
+            f"write e.g. [floating, complex]; groups: {', '.join(dtypes.GROUPS)}",
+            at,
         )
-    for item in raw_checks:
-        at = raw.line_of("checks")
-        checks.append(Check(parsed(parse_expr, text(item, "meta.checks", at), "meta.checks", at), at))
+    try:
+        return dtypes.expand(items)
+    except KeyError as e:
+        raise m.fail(f"{where}: unknown dtype or group '{e.args[0]}'", dtypes.UNKNOWN_DTYPE_FIX, at) from None
 
-    rules_pre = []
-    at = entry.line_of("precomputed")
+
+def _allowed(m: _Meta) -> tuple[tuple[str | None, tuple[str, ...]], ...]:
+    """meta.allowed: the dtypes of every tensor input, or per tensor or Scalar argument."""
+    if "allowed" not in m.raw:
+        return ()
+    at, items = m.raw.line_of("allowed"), m.raw["allowed"]
+    if not isinstance(items, dict):
+        return ((None, _dtype_set(m, items, "meta.allowed", at)),)
+    allowed = []
+    # A Scalar is checked by the dtype torch wraps it in (a Scalar overload's number).
+    checkable = (*TENSOR_KINDS, "scalar")
+    for name, value in items.items():
+        if m.kinds.get(name) not in checkable:
+            raise m.fail(
+                f"meta.allowed.{name}: '{name}' is not a tensor or Scalar argument",
+                f"use one of: {', '.join(n for n in m.all_names if m.kinds.get(n) in checkable)}",
+                items.line_of(name),
+            )
+        allowed.append((name, _dtype_set(m, value, f"meta.allowed.{name}", items.line_of(name))))
+    return tuple(allowed)
+
+
+def _checks(m: _Meta) -> tuple[Check, ...]:
+    raw_checks = m.raw.get("checks", [])
+    at = m.raw.line_of("checks")
+    if not isinstance(raw_checks, list):
+        raise m.fail("'meta.checks' must be a list of expressions", "write e.g. ['n > 0']", at)
+    return tuple(Check(m.expr(item, "meta.checks", at), at) for item in raw_checks)
+
+
+def _precomputed(
+    m: _Meta, at: int, precomputed: tuple[tuple[str, str, str | None], ...]
+) -> tuple[tuple[str, Expr, str, int], ...]:
+    """The rules of the entry's precomputed values (``- dim -> int[] reduced_dims = <rule>``)."""
+    rules = []
     for name, declared, rule_text in precomputed:
         if rule_text is None:
-            raise fail(
+            raise m.fail(
                 f"precomputed value '{name}' has no rule",
                 f"write it after the declaration: '... {name} = <expression>' (e.g. dims(self, dim))",
                 at,
             )
-        where = f"precomputed {name}"
-        rules_pre.append((name, parsed(parse_expr, rule_text, where, at), declared, at))
+        rules.append((name, m.parsed(parse_expr, rule_text, f"precomputed {name}", at), declared, at))
+    return tuple(rules)
 
-    combine = _combine(raw, kinds, schema, fail)
 
-    index = []
-    raw_index = raw.get("index", {})
+def _tensor_axes(m: _Meta, value: object, where: str, at: int, fix: str) -> tuple[str, Expr]:
+    """``dims(<tensor>, ...)`` or ``trailing(<tensor>, n)``: the tensor argument and the axes."""
+    axes = m.expr(value, where, at)
+    call = axes if isinstance(axes, Call) and axes.fn in ("dims", "trailing") and axes.args else None
+    tensor = call.args[0] if call is not None else None
+    if not isinstance(tensor, Name) or m.kinds.get(tensor.id) != "tensor":
+        raise m.fail(f"{where}: '{axes}' does not name axes of a tensor argument", fix, at)
+    return tensor.id, axes
+
+
+def _index(m: _Meta) -> tuple[IndexKind, ...]:
+    """meta.index: the index dims that are not parallel (whole, scanned), by the axes they stand for."""
+    raw_index = m.raw.get("index", {})
     if not isinstance(raw_index, dict):
-        raise fail(
+        raise m.fail(
             "'meta.index' must map index-dim kinds to axes",
             f'write e.g. {{whole: "dims(self, dim)"}}; kinds: {", ".join(INDEX_KINDS)}',
-            raw.line_of("index"),
+            m.raw.line_of("index"),
         )
+    index = []
     for kind, value in raw_index.items():
         at = raw_index.line_of(kind)
         if kind not in INDEX_KINDS:
-            raise fail(
+            raise m.fail(
                 f"meta.index: unknown index-dim kind '{kind}'", f"use one of: {', '.join(INDEX_KINDS)}", at
             )
+        fix = (
+            "write dims(<tensor argument>, <dims>), e.g. 'dims(self, dim)', or trailing(<tensor "
+            "argument>, <count>)"
+        )
         for item in value if isinstance(value, list) else [value]:
-            axes = parsed(parse_expr, text(item, f"meta.index.{kind}", at), f"meta.index.{kind}", at)
-            call = axes if isinstance(axes, Call) and axes.fn in ("dims", "trailing") and axes.args else None
-            tensor = call.args[0] if call is not None else None
-            if not isinstance(tensor, Name) or kinds.get(tensor.id) != "tensor":
-                raise fail(
-                    f"meta.index.{kind}: '{axes}' does not name axes of a tensor argument",
-                    "write dims(<tensor argument>, <dims>), e.g. 'dims(self, dim)', or trailing(<tensor "
-                    "argument>, <count>)",
-                    at,
-                )
-            index.append(IndexKind(kind, tensor.id, axes, at))
+            tensor, axes = _tensor_axes(m, item, f"meta.index.{kind}", at, fix)
+            index.append(IndexKind(kind, tensor, axes, at))
+    return tuple(index)
 
-    positions = section("positions")
+
+def _positions(m: _Meta, combine: str | CombineBy | None) -> tuple[IndexKind, ...]:
+    """meta.positions: the tensors holding flat positions over input axes (an argmax's output,
+    index_select's index); a combine that merges positions needs the first output's."""
+    positions = m.section("positions")
+    index = []
     for output, value in positions.items():
         at = positions.line_of(output)
-        if output not in out_names and kinds.get(output) not in ("tensor", "tensor?"):
-            raise fail(
+        if output not in m.out_names and m.kinds.get(output) not in ("tensor", "tensor?"):
+            raise m.fail(
                 f"meta.positions: '{output}' is not an output or a tensor input",
-                f"name the tensor that holds positions: one of {', '.join(out_names)}, or an input "
+                f"name the tensor that holds positions: one of {', '.join(m.out_names)}, or an input "
                 "the op reads another at (index_select's index)",
                 at,
             )
-        axes = parsed(parse_expr, text(value, f"meta.positions.{output}", at), f"meta.positions.{output}", at)
-        call = axes if isinstance(axes, Call) and axes.fn in ("dims", "trailing") and axes.args else None
-        tensor = call.args[0] if call is not None else None
-        if not isinstance(tensor, Name) or kinds.get(tensor.id) != "tensor":
-            raise fail(
-                f"meta.positions.{output}: '{axes}' does not name axes of a tensor argument",
-                "write the axes the positions count over, e.g. 'trailing(self, 2)' (max_pool2d's indices) "
-                "or 'dims(self, dim)' (argmax)",
-                at,
-            )
-        index.append(IndexKind("positions", tensor.id, axes, at, output))
-    merging = set(dict(combine.cases).values()) if isinstance(combine, CombineBy) else {combine}
-    if merging & {"argmax", "argmin"} and not any(i.output == out_names[0] for i in index):
-        name = min(merging & {"argmax", "argmin"})
-        raise fail(
-            f"meta.combine: {name} merges positions, but meta.positions names none for '{out_names[0]}'",
-            f"add 'positions: {{{out_names[0]}: \"dims(self, dim)\"}}' (the axes its positions count over)",
-            raw.line_of("combine"),
+        fix = (
+            "write the axes the positions count over, e.g. 'trailing(self, 2)' (max_pool2d's indices) "
+            "or 'dims(self, dim)' (argmax)"
         )
+        tensor, axes = _tensor_axes(m, value, f"meta.positions.{output}", at, fix)
+        index.append(IndexKind("positions", tensor, axes, at, output))
+    merging = set(dict(combine.cases).values()) if isinstance(combine, CombineBy) else {combine}
+    first = m.out_names[0]
+    if merging & {"argmax", "argmin"} and not any(i.output == first for i in index):
+        name = min(merging & {"argmax", "argmin"})
+        raise m.fail(
+            f"meta.combine: {name} merges positions, but meta.positions names none for '{first}'",
+            f"add 'positions: {{{first}: \"dims(self, dim)\"}}' (the axes its positions count over)",
+            m.raw.line_of("combine"),
+        )
+    return tuple(index)
 
-    vmap_as = None
-    if "vmap_as" in raw:
-        at = raw.line_of("vmap_as")
-        value = raw["vmap_as"]
-        if not isinstance(value, str | list):
-            raise fail(
-                f"meta.vmap_as must be a call of another op, or cases of calls, got {value!r}",
-                "write the call that computes a batch of these calls, e.g. 'bmm(self, mat2)' on mm",
-                at,
-            )
-        vmap_as = (value, at)
 
-    affine = None
-    if "affine" in raw:
-        affine = _affine(raw, kinds, out_names, fail)
-
-    rule = Rule(
-        args=tuple((a.name, kinds.get(a.name, "other")) for a in schema.arguments.non_out),
-        # An optional tensor's pattern only checks dims that required tensors bind: it comes last.
-        inputs=tuple(sorted(inputs, key=lambda i: i.kind == "tensor?")),
-        outputs=tuple(outputs),
-        checks=tuple(checks),
-        allowed=tuple(allowed),
-        precomputed=tuple(rules_pre),
-        combine=combine,
-        index=tuple(index),
-        vmap_as=vmap_as,
-        affine=affine,
-    )
-    try:
-        return dataclasses.replace(rule, ir=check_rule(rule))
-    except RuleError as e:
-        raise fail(e.problem, e.fix, e.line) from None
+def _vmap_as(m: _Meta) -> tuple[str | list, int] | None:
+    if "vmap_as" not in m.raw:
+        return None
+    at, value = m.raw.line_of("vmap_as"), m.raw["vmap_as"]
+    if not isinstance(value, str | list):
+        raise m.fail(
+            f"meta.vmap_as must be a call of another op, or cases of calls, got {value!r}",
+            "write the call that computes a batch of these calls, e.g. 'bmm(self, mat2)' on mm",
+            at,
+        )
+    return value, at
 
 
 def _affine(
