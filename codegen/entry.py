@@ -247,7 +247,8 @@ def _parse_dispatch(
     return tuple(pairs)
 
 
-def parse_entry(path: str, entry: LineDict) -> NativeFunction:
+def _parse_func(path: str, entry: LineDict) -> tuple[str, FunctionSchema]:
+    """Every key known (or PyTorch's, refused by name), and the schema of ``func``."""
     raw_func = entry.get("func")
     op = raw_func if isinstance(raw_func, str) else None
     for key in entry:
@@ -277,7 +278,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
             "write e.g. 'func: neg(Tensor self) -> Tensor'",
         )
     try:
-        schema = FunctionSchema.parse(raw_func)
+        return raw_func, FunctionSchema.parse(raw_func)
     except SchemaSyntaxError as e:
         raise _err(
             path,
@@ -288,6 +289,9 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
             "follow PyTorch's schema syntax (see native_functions.yaml in PyTorch)",
         ) from None
 
+
+def _parse_structured(path: str, entry: LineDict, op: str) -> tuple[bool, OperatorName | None]:
+    """``structured`` and ``structured_delegate``."""
     structured = entry.get("structured", False)
     if not isinstance(structured, bool):
         raise _err(
@@ -299,20 +303,23 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
             "write 'structured: True'",
         )
     delegate_raw = entry.get("structured_delegate")
-    delegate = None
-    if delegate_raw is not None:
-        try:
-            delegate = OperatorName.parse(str(delegate_raw))
-        except SchemaSyntaxError:
-            raise _err(
-                path,
-                entry,
-                "structured_delegate",
-                op,
-                f"'structured_delegate: {delegate_raw}' is not an operator name",
-                "name the out= overload, e.g. 'structured_delegate: add.out'",
-            ) from None
+    if delegate_raw is None:
+        return structured, None
+    try:
+        return structured, OperatorName.parse(str(delegate_raw))
+    except SchemaSyntaxError:
+        raise _err(
+            path,
+            entry,
+            "structured_delegate",
+            op,
+            f"'structured_delegate: {delegate_raw}' is not an operator name",
+            "name the out= overload, e.g. 'structured_delegate: add.out'",
+        ) from None
 
+
+def _parse_tags(path: str, entry: LineDict, op: str) -> list[str]:
+    """``tags`` (torch's), and ``variants``, which may only say function."""
     tags = entry.get("tags", [])
     if isinstance(tags, str):
         tags = [t.strip() for t in tags.split(",")]
@@ -332,7 +339,6 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
             "tags 'inplace' and 'out' are not used: the schema says which arguments are written",
             "remove them from 'tags'",
         )
-
     variants = entry.get("variants", "function")
     if variants != "function":
         raise _err(
@@ -343,7 +349,10 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
             f"variants '{variants}' is not supported",
             "generated ops are functions only; write 'variants: function' or omit it",
         )
+    return tags
 
+
+def _parse_doc(path: str, entry: LineDict, op: str) -> str:
     doc = entry.get("doc", "")
     if not isinstance(doc, str):
         raise _err(path, entry, "doc", op, "'doc' must be a string", "write the docstring as text")
@@ -357,69 +366,94 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
             f"'doc' contains the control character {control!r}",
             "remove it (a docstring may hold newlines and tabs)",
         )
+    return doc
 
+
+def _pointwise_dispatch(
+    path: str, entry: LineDict, op: str, schema: FunctionSchema, structured: bool, dispatch
+) -> tuple[tuple[DispatchKey, str], ...]:
+    """A pointwise op's kernels: generated from its formula, on the structured out= overload."""
+    if not structured:
+        raise _err(
+            path,
+            entry,
+            "pointwise",
+            op,
+            "'pointwise' needs 'structured: True'",
+            "put the formula on the structured out= overload",
+        )
+    if dispatch:
+        raise _err(
+            path,
+            entry,
+            "dispatch",
+            op,
+            "the kernels of a pointwise op are generated from its formula",
+            "remove 'dispatch'",
+        )
+    if entry.get("meta") == "custom":
+        raise _err(
+            path,
+            entry,
+            "meta",
+            op,
+            "a pointwise op's meta function comes from its rule",
+            "remove 'meta: custom' (the elementwise defaults apply) or give a rule",
+        )
+    kernel = schema.name.unambiguous
+    return ((DispatchKey.CPU, f"{kernel}_cpu"), (DispatchKey.CUDA, f"{kernel}_cuda"))
+
+
+def _parse_meta(
+    path: str,
+    entry: LineDict,
+    op: str,
+    schema: FunctionSchema,
+    structured: bool,
+    precomputed: Precomputed | None,
+) -> tuple[Rule | None, bool]:
+    """The rule of ``meta:`` (a pointwise op's defaults where it is left out), and whether the
+    meta function is hand-written (``meta: custom``)."""
+    defaults = elementwise_defaults(schema, entry.line_of("pointwise")) if "pointwise" in entry else None
+    if "meta" not in entry and defaults is None:
+        return None, False
+    if not structured:
+        raise _err(
+            path,
+            entry,
+            "meta",
+            op,
+            "'meta' needs 'structured: True'",
+            "move the meta rule to the structured out= overload",
+        )
+    rules = dict(precomputed.rules) if precomputed else {}
+    declared = (
+        tuple((a.name, str(a.type), rules.get(a.name)) for a in precomputed.all_values) if precomputed else ()
+    )
+    rule = parse_rule(path, entry, op, schema, declared, defaults)
+    if rule is None and rules:
+        raise _err(
+            path,
+            entry,
+            "precomputed",
+            op,
+            f"precomputed value '{next(iter(rules))}' has a rule, but the meta function is hand-written "
+            "(meta: custom), which computes it",
+            "remove the '= ...' rule",
+        )
+    return rule, rule is None
+
+
+def parse_entry(path: str, entry: LineDict) -> NativeFunction:
+    raw_func, schema = _parse_func(path, entry)
+    structured, delegate = _parse_structured(path, entry, raw_func)
+    tags = _parse_tags(path, entry, raw_func)
+    doc = _parse_doc(path, entry, raw_func)
     precomputed = _parse_precomputed(path, entry, raw_func, schema)
     dispatch = _parse_dispatch(path, entry, raw_func, schema)
     if "pointwise" in entry:
-        if not structured:
-            raise _err(
-                path,
-                entry,
-                "pointwise",
-                raw_func,
-                "'pointwise' needs 'structured: True'",
-                "put the formula on the structured out= overload",
-            )
-        if dispatch:
-            raise _err(
-                path,
-                entry,
-                "dispatch",
-                raw_func,
-                "the kernels of a pointwise op are generated from its formula",
-                "remove 'dispatch'",
-            )
-        if entry.get("meta") == "custom":
-            raise _err(
-                path,
-                entry,
-                "meta",
-                raw_func,
-                "a pointwise op's meta function comes from its rule",
-                "remove 'meta: custom' (the elementwise defaults apply) or give a rule",
-            )
-        kernel = schema.name.unambiguous
-        dispatch = ((DispatchKey.CPU, f"{kernel}_cpu"), (DispatchKey.CUDA, f"{kernel}_cuda"))
-    rule, custom = None, False
-    defaults = elementwise_defaults(schema, entry.line_of("pointwise")) if "pointwise" in entry else None
-    if "meta" in entry or defaults is not None:
-        if not structured:
-            raise _err(
-                path,
-                entry,
-                "meta",
-                raw_func,
-                "'meta' needs 'structured: True'",
-                "move the meta rule to the structured out= overload",
-            )
-        rules = dict(precomputed.rules) if precomputed else {}
-        declared = (
-            tuple((a.name, str(a.type), rules.get(a.name)) for a in precomputed.all_values)
-            if precomputed
-            else ()
-        )
-        rule = parse_rule(path, entry, raw_func, schema, declared, defaults)
-        if rule is None and rules:
-            raise _err(
-                path,
-                entry,
-                "precomputed",
-                raw_func,
-                f"precomputed value '{next(iter(rules))}' has a rule, but the meta function is hand-written "
-                "(meta: custom), which computes it",
-                "remove the '= ...' rule",
-            )
-        custom = rule is None
+        dispatch = _pointwise_dispatch(path, entry, raw_func, schema, structured, dispatch)
+    rule, custom = _parse_meta(path, entry, raw_func, schema, structured, precomputed)
     fn = NativeFunction(
         func=schema,
         loc=Location(path, entry.line),
