@@ -26,7 +26,7 @@ ZERO = Lit(0, "0")
 ONE = Lit(1, "1")
 RESULT = Var("result")
 # Functions whose value is piecewise constant: derivative zero wherever it exists.
-_FLAT = {"floor", "ceil", "round", "trunc", "sign", "isnan", "isinf", "trunc_div", "bool"}
+_FLAT = {"floor", "ceil", "round", "trunc", "sign", "isnan", "isinf", "trunc_div", "bool", "nan_of"}
 _LOGICAL = {"and", "or", "&", "|", "^", "//", *COMPARISONS}
 
 

@@ -7,6 +7,10 @@ kernel is instantiated for every dtype the op allows, the formula is checked onc
 category the op can compute in (bool, integral, floating, complex): ``exp`` on an op that
 computes in int64 is an error at codegen time, not a compile error or a silent truncation.
 
+Complex values are ordered only by their real parts: ``real(x)``, ``imag(x)`` and ``abs(x)`` are
+numbers of T whose imaginary part is 0 (kind ``real``, as literals are), and ``<``/``<=``/``>``/``>=``
+take only such values where the op computes in a complex type (logaddexp's larger real part).
+
 Scalar arguments become fields of type T; ``Scalar?`` arguments may only bound a ``clamp``;
 comparing a ``str`` argument with a literal is decided once per call on the host, and the
 values compared against (plus the argument's default) are the ones the op accepts.
@@ -22,7 +26,8 @@ from structgen.codegen.pointwise.syntax import COMPARISONS, Bin, Call, Lit, Node
 CATEGORIES = ("bool", "integral", "floating", "complex")
 NUMERIC = ("integral", "floating", "complex")
 
-# name -> (arity, categories it accepts, result kind: "num" or "bool", C++ function)
+# name -> (arity, categories it accepts, result kind: "num", "real" (T, imaginary part 0) or
+# "bool", C++ function)
 _F = ("floating",)
 _FC = ("floating", "complex")
 _IF = ("integral", "floating")
@@ -32,7 +37,10 @@ FUNCTIONS: dict[str, tuple[int, tuple[str, ...], str, str]] = {
         for f in ("exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid")
     },
     **{f: (1, _F, "num", f"pw::{f}") for f in ("exp2", "expm1", "log2", "erf", "erfc", "normcdf")},
-    "abs": (1, ("bool",) + _IF, "num", "pw::abs"),
+    "abs": (1, ("bool",) + NUMERIC, "real", "pw::abs"),
+    "real": (1, NUMERIC, "real", "pw::real"),
+    "imag": (1, NUMERIC, "real", "pw::imag"),
+    "nan_of": (1, _FC, "num", "pw::nan_of"),
     "sign": (1, ("bool",) + _IF, "num", "pw::sign"),
     **{f: (1, _IF, "num", f"pw::{f}") for f in ("floor", "ceil", "round", "trunc")},
     "pow": (2, NUMERIC + ("bool",), "num", "pw::pow"),
@@ -114,18 +122,26 @@ class Operand:
 @dataclass(frozen=True)
 class _Val:
     code: str
-    kind: str  # num | bool | str | none
+    kind: str  # num | real (a num whose imaginary part is 0) | bool | str | none
 
 
 def _cast(v: _Val) -> str:
     """A value as the compute type T."""
-    return v.code if v.kind == "num" else f"T({v.code})"
+    return v.code if v.kind in ("num", "real") else f"T({v.code})"
+
+
+def _number(*values: _Val) -> str:
+    """The kind of arithmetic on ``values``: real where all are."""
+    return "real" if all(v.kind == "real" for v in values) else "num"
 
 
 class _Lowering:
-    def __init__(self, operands: dict[str, Operand], category: str, never_none: frozenset[str]):
+    def __init__(
+        self, operands: dict[str, Operand], category: str, never_none: frozenset[str], complex_op: bool
+    ):
         self.operands = operands
         self.category = category
+        self.complex_op = complex_op  # some dtype computes in a complex type: order by real parts
         self.never_none = never_none  # str? arguments the dtype rule rules out being None here
         self.dead = False  # lowering a select() branch this category never takes: no type checks
         self.used: dict[str, Operand] = {}
@@ -165,7 +181,7 @@ class _Lowering:
                 _FC,
                 "compute in floating point (kind=INT_TO_FLOAT in meta.dtype) or restrict meta.allowed",
             )
-        return _Val(f"T({n.text})", "num")
+        return _Val(f"T({n.text})", "real")
 
     def var(self, n: Var) -> _Val:
         op = self.operands.get(n.name)
@@ -195,7 +211,7 @@ class _Lowering:
                     f"'-{n.operand}' negates a bool value",
                     "use 'not' for logical negation, or exclude bool from meta.allowed",
                 )
-            return _Val(f"pw::neg({_cast(v)})", "num")
+            return _Val(f"pw::neg({_cast(v)})", _number(v))
         if v.kind == "bool":
             return _Val(f"!{v.code}", "bool")
         self.need(f"'~{n.operand}'", ("bool", "integral"), "use ~ on integral or bool ops only")
@@ -222,15 +238,21 @@ class _Lowering:
                     'write e.g. approximate == "tanh"',
                 )
         if n.op in COMPARISONS:
-            if n.op in _ORDERED:
-                self.need(f"'{n.op}'", ("bool",) + _IF, "compare complex values with == or != only")
+            if n.op in _ORDERED and self.category == "complex" and _number(a, b) != "real" and not self.dead:
+                raise FormulaError(
+                    f"'{n}' orders complex values",
+                    "order their real parts (real(x) < real(y), abs(x) < 1), or compare with == or !=",
+                )
+            if n.op in _ORDERED and self.complex_op:
+                return _Val(f"(pw::real_of({_cast(a)}) {n.op} pw::real_of({_cast(b)}))", "bool")
             return _Val(f"({_cast(a)} {n.op} {_cast(b)})", "bool")
         if n.op in ("&", "|", "^") and a.kind == b.kind == "bool":
             return _Val(f"bool({a.code} {n.op} {b.code})", "bool")
         self.need(f"'{n.op}'", _BINARY_OK[n.op], _binary_fix(n.op))
         if n.op in _BINARY_CPP:
             return _Val(f"{_BINARY_CPP[n.op]}({_cast(a)}, {_cast(b)})", "num")
-        return _Val(f"T({_cast(a)} {n.op} {_cast(b)})", "num")
+        kind = _number(a, b) if n.op in ("+", "-", "*", "/") else "num"
+        return _Val(f"T({_cast(a)} {n.op} {_cast(b)})", kind)
 
     def is_mode(self, n: Node) -> bool:
         return (
@@ -265,7 +287,7 @@ class _Lowering:
             c, a, b = (self.node(x) for x in n.args)
             if a.kind == b.kind == "bool":
                 return _Val(f"({self.truth(c)} ? {a.code} : {b.code})", "bool")
-            return _Val(f"({self.truth(c)} ? {_cast(a)} : {_cast(b)})", "num")
+            return _Val(f"({self.truth(c)} ? {_cast(a)} : {_cast(b)})", _number(a, b))
         if n.fn == "bool":
             if len(n.args) != 1:
                 raise FormulaError(f"bool() takes 1 argument, got {len(n.args)}", "write bool(x)")
@@ -382,7 +404,8 @@ def lower_formula(
     code = None
     lowering = None
     for category in categories:
-        lowering = _Lowering(by_name, category, (never_none or {}).get(category, frozenset()))
+        complex_op = "complex" in categories
+        lowering = _Lowering(by_name, category, (never_none or {}).get(category, frozenset()), complex_op)
         v = lowering.node(formula)
         if v.kind in ("str", "none"):
             raise FormulaError("the formula's value is a string", "compute a number or a condition")

@@ -43,9 +43,9 @@ CASES = {
         UNARY + '  pointwise: "expp(self)"\n',
         (
             f"native_functions.yaml:3: {U}: pointwise: unknown function 'expp' — use one of: abs, bool, ceil,"
-            " clamp, conj, cos, erf, erfc, exp, exp2, expm1, floor, fma, isinf, isnan, log, log1p, log2, max,"
-            " min, nonneg_real, normcdf, pow, pow_scalar, round, rsqrt, select, sigmoid, sign, sin, sqrt,"
-            " tan, tanh, trunc, trunc_div, where"
+            " clamp, conj, cos, erf, erfc, exp, exp2, expm1, floor, fma, imag, isinf, isnan, log, log1p,"
+            " log2, max, min, nan_of, nonneg_real, normcdf, pow, pow_scalar, real, round, rsqrt, select,"
+            " sigmoid, sign, sin, sqrt, tan, tanh, trunc, trunc_div, where"
         ),
     ),
     "arity": (
@@ -98,8 +98,17 @@ CASES = {
         BINARY
         + '  pointwise: "self < other"\n  meta: {dtype: {out: "promote(self, other, kind=ALWAYS_BOOL)"}}\n',
         (
-            f"native_functions.yaml:3: {B}: pointwise: '<' is not defined on complex values, and this op"
-            " computes in a complex type for complex inputs — compare complex values with == or != only"
+            f"native_functions.yaml:3: {B}: pointwise: 'self < other' orders complex values — order their"
+            " real parts (real(x) < real(y), abs(x) < 1), or compare with == or !="
+        ),
+    ),
+    "ordering_a_complex_value_with_a_real_one": (
+        BINARY
+        + '  pointwise: "where(real(self) < other, self, other)"\n'
+        + '  meta: {dtype: {out: "promote(self, other)"}}\n',
+        (
+            f"native_functions.yaml:3: {B}: pointwise: 'real(self) < other' orders complex values — order"
+            " their real parts (real(x) < real(y), abs(x) < 1), or compare with == or !="
         ),
     ),
     "fractional_literal_on_integers": (

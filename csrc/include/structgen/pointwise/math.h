@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #if defined(__CUDACC__)
 #define SO_HD __host__ __device__ __forceinline__
@@ -51,6 +52,51 @@ SO_HD bool truth(T x) {
   return x != T(0);
 }
 
+// A complex type (c10::complex on the host; device code has none): one with an imaginary part.
+template <typename T, typename = void>
+struct is_complex : std::false_type {};
+template <typename T>
+struct is_complex<T, std::void_t<decltype(std::declval<T>().imag())>> : std::true_type {};
+template <typename T>
+inline constexpr bool is_complex_v = is_complex<T>::value;
+
+// A complex value's real and imaginary parts as T (imaginary part 0); a real value is its own
+// real part, with imaginary part 0. real_of: the real part in its own type, for ordering.
+template <typename T>
+SO_HD T real(T x) {
+  if constexpr (is_complex_v<T>)
+    return T(x.real());
+  else
+    return x;
+}
+
+template <typename T>
+SO_HD T imag(T x) {
+  if constexpr (is_complex_v<T>)
+    return T(x.imag());
+  else
+    return T(0);
+}
+
+template <typename T>
+SO_HD auto real_of(T x) {
+  if constexpr (is_complex_v<T>)
+    return x.real();
+  else
+    return x;
+}
+
+// NaN of x's type: NaN in both parts of a complex value (logaddexp's "infectious" NaN, as torch's).
+template <typename T>
+SO_HD T nan_of(T) {
+  if constexpr (is_complex_v<T>) {
+    using R = decltype(T().real());
+    return T(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+  } else {
+    return std::numeric_limits<T>::quiet_NaN();
+  }
+}
+
 // The complex conjugate; a real value as it is (derived gradients: grad * conj(f'(z))).
 template <typename T>
 SO_HD T conj(T x) {
@@ -75,6 +121,8 @@ template <typename T>
 SO_HD bool isnan_(T x) {
   if constexpr (is_float_v<T>)
     return x != x;
+  else if constexpr (is_complex_v<T>)  // either part, as torch.isnan
+    return isnan_(x.real()) || isnan_(x.imag());
   else
     return false;
 }
@@ -83,6 +131,8 @@ template <typename T>
 SO_HD bool isinf_(T x) {
   if constexpr (is_float_v<T>)
     return x == std::numeric_limits<T>::infinity() || x == -std::numeric_limits<T>::infinity();
+  else if constexpr (is_complex_v<T>)  // either part, as torch.isinf
+    return isinf_(x.real()) || isinf_(x.imag());
   else
     return false;
 }
@@ -284,7 +334,10 @@ SO_HD T abs(T x) {
     return x < 0 ? T(-x) : x;
   else if constexpr (is_float16_storage_v<T>)
     return with_sign_bits(x, 0, 0x7FFF);
-  else {
+  else if constexpr (is_complex_v<T>) {  // |z| as T: imaginary part 0
+    using std::abs;
+    return T(abs(x));
+  } else {
     using std::fabs;
     return fabs(x);
   }
