@@ -31,7 +31,7 @@ TORCH_NAMES = (
     "abs", "add", "addcmul", "addmm", "all", "amax", "amin", "any", "argmax", "argmin", "baddbmm",
     "batch_norm", "bitwise_and", "bmm", "cat", "cdist", "clamp", "clamp_max", "clamp_min", "cos",
     "cumsum", "div", "eq", "erf", "exp", "gather", "ge", "gt", "index_select",
-    "layer_norm", "le", "lerp", "log", "log1p", "log_softmax", "logical_and", "logical_not",
+    "layer_norm", "le", "lerp", "log", "log1p", "log_softmax", "logaddexp", "logical_and", "logical_not",
     "logical_or", "logsumexp", "lt", "masked_select", "matmul", "maximum", "mean", "minimum", "mm",
     "mul", "ne", "neg", "pow", "prod", "relu", "rms_norm", "rsqrt", "sigmoid", "sin", "softmax",
     "split_with_sizes_copy", "sqrt", "std", "sub", "sum", "take", "tanh", "var", "where",
