@@ -18,7 +18,7 @@ from structgen.codegen.load import LineDict, read_manifest_entries
 from structgen.codegen.model import Argument, BaseTy, BaseType, ListType, Return, SchemaKind
 from structgen.codegen.native import Manifest, NativeFunction, StructuredGroup
 from structgen.codegen.pointwise.syntax import parse_formula
-from structgen.codegen.project import DEFAULT_PROJECT, is_header, parse_project
+from structgen.codegen.project import DEFAULT_PROJECT, Project, is_header, parse_project
 
 # ---------------------------------------------------------------------------------------------
 # The whole manifest
@@ -31,6 +31,31 @@ def same_arguments(a: Iterable[Argument], b: Iterable[Argument]) -> bool:
 
 
 def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
+    project, entries = _project(path, entries)
+    functions, by_name = _functions(path, entries)
+    functions = [_bound(path, fn, by_name) if fn.composite else fn for fn in functions]
+    spellings.check(path, functions)
+    python_names.check(path, functions)
+    delegates, unstructured = _delegates(path, functions, by_name)
+    groups = _groups(path, functions, delegates)
+    groups = [_bind_vmap_as(path, g, groups) for g in groups]
+    for fn in functions:
+        if fn.derivatives is not None and fn.kind not in (SchemaKind.functional, SchemaKind.mutable):
+            raise SpecError(
+                path,
+                fn.derivatives.line,
+                str(fn.func),
+                "derivatives: only a functional overload has derivatives (its inplace and out= overloads "
+                "follow it)",
+                "move 'derivatives' to the functional overload",
+            )
+    groups = [dataclasses.replace(g, autograd=_autograd(path, g)) for g in groups]
+    groups = _with_fused_backward(path, groups, functions)  # appends their entries to functions
+    return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured), project)
+
+
+def _project(path: str, entries: list[LineDict]) -> tuple[Project, list[LineDict]]:
+    """The project header (the first entry, or the defaults) and the entries after it."""
     project = DEFAULT_PROJECT
     if entries and is_header(entries[0]):
         project, entries = parse_project(path, entries[0]), entries[1:]
@@ -43,6 +68,11 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
                 "the project header is not the manifest's first entry",
                 "move '- project: ...' to the top of the manifest, once",
             )
+    return project, entries
+
+
+def _functions(path: str, entries: list[LineDict]) -> tuple[list[NativeFunction], dict[str, NativeFunction]]:
+    """Every entry parsed (a Scalar overload's keys written in from its target), by name once."""
     functions: list[NativeFunction] = []
     by_name: dict[str, NativeFunction] = {}
     for entry in scalar_of.expand(path, entries):
@@ -58,10 +88,14 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
             )
         by_name[name] = fn
         functions.append(fn)
+    return functions, by_name
 
-    functions = [_bound(path, fn, by_name) if fn.composite else fn for fn in functions]
-    spellings.check(path, functions)
-    python_names.check(path, functions)
+
+def _delegates(
+    path: str, functions: list[NativeFunction], by_name: dict[str, NativeFunction]
+) -> tuple[dict[str, dict[SchemaKind, NativeFunction]], list[NativeFunction]]:
+    """Each structured out= overload's functional and inplace variants, and the unstructured
+    functions (neither structured, delegating nor composite)."""
     delegates: dict[str, dict[SchemaKind, NativeFunction]] = {}
     unstructured: list[NativeFunction] = []
     for fn in functions:
@@ -70,67 +104,83 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
                 unstructured.append(fn)
             continue
         target = by_name.get(str(fn.structured_delegate))
-        line = fn.loc.line
-        op = str(fn.func)
-        if target is None or target.kind is not SchemaKind.out:
-            outs = sorted(n for n, f in by_name.items() if f.kind is SchemaKind.out)
-            raise SpecError(
-                path,
-                line,
-                op,
-                f"structured_delegate '{fn.structured_delegate}' names no out= overload",
-                f"name one of: {', '.join(outs) or '(none declared)'}",
-            )
-        if not target.structured:
-            raise SpecError(
-                path,
-                line,
-                op,
-                f"structured_delegate '{fn.structured_delegate}' is not structured",
-                f"add 'structured: True' to {fn.structured_delegate}",
-            )
-        if fn.func.name.name.base != target.func.name.name.base:
-            raise SpecError(
-                path,
-                line,
-                op,
-                f"'{fn.func.name}' cannot delegate to '{target.func.name}': base names differ",
-                f"delegate to a '{fn.func.name.name.base}.out' overload",
-            )
-        if fn.kind not in (SchemaKind.functional, SchemaKind.inplace, SchemaKind.mutable):
-            raise SpecError(
-                path,
-                line,
-                op,
-                "only functional and inplace overloads can delegate",
-                "remove 'structured_delegate' or make the schema functional/inplace",
-            )
-        # A "mutable" functional (batch_norm updating running_mean in place) takes the functional's
-        # slot: it allocates its outputs like one; its Tensor(a!) arguments pass through to the impl.
-        kind = SchemaKind.functional if fn.kind is SchemaKind.mutable else fn.kind
-        if not same_arguments(fn.func.arguments.all, target.func.arguments.non_out):
-            expected = ", ".join(str(a) for a in target.func.arguments.non_out)
-            raise SpecError(
-                path,
-                line,
-                op,
-                f"arguments differ from the delegate's ({expected})",
-                "use the out= overload's arguments without the out arguments",
-            )
-        _check_delegate_arguments(path, fn, target, kind)
-        _check_delegate_returns(path, fn, target, kind)
+        kind = _delegate_kind(path, fn, target, by_name)
+        assert target is not None
         slot = delegates.setdefault(str(target.func.name), {})
         if kind in slot:
             raise SpecError(
                 path,
-                line,
-                op,
+                fn.loc.line,
+                str(fn.func),
                 f"'{target.func.name}' already has a {kind.value} variant ('{slot[kind].func.name}', line"
                 f" {slot[kind].loc.line})",
                 "keep one functional and one inplace variant per structured op",
             )
         slot[kind] = fn
+    return delegates, unstructured
 
+
+def _delegate_kind(
+    path: str, fn: NativeFunction, target: NativeFunction | None, by_name: dict[str, NativeFunction]
+) -> SchemaKind:
+    """The slot a delegating overload takes (functional or inplace), once it is checked against
+    the structured out= overload it names."""
+    line = fn.loc.line
+    op = str(fn.func)
+    if target is None or target.kind is not SchemaKind.out:
+        outs = sorted(n for n, f in by_name.items() if f.kind is SchemaKind.out)
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"structured_delegate '{fn.structured_delegate}' names no out= overload",
+            f"name one of: {', '.join(outs) or '(none declared)'}",
+        )
+    if not target.structured:
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"structured_delegate '{fn.structured_delegate}' is not structured",
+            f"add 'structured: True' to {fn.structured_delegate}",
+        )
+    if fn.func.name.name.base != target.func.name.name.base:
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"'{fn.func.name}' cannot delegate to '{target.func.name}': base names differ",
+            f"delegate to a '{fn.func.name.name.base}.out' overload",
+        )
+    if fn.kind not in (SchemaKind.functional, SchemaKind.inplace, SchemaKind.mutable):
+        raise SpecError(
+            path,
+            line,
+            op,
+            "only functional and inplace overloads can delegate",
+            "remove 'structured_delegate' or make the schema functional/inplace",
+        )
+    # A "mutable" functional (batch_norm updating running_mean in place) takes the functional's
+    # slot: it allocates its outputs like one; its Tensor(a!) arguments pass through to the impl.
+    kind = SchemaKind.functional if fn.kind is SchemaKind.mutable else fn.kind
+    if not same_arguments(fn.func.arguments.all, target.func.arguments.non_out):
+        expected = ", ".join(str(a) for a in target.func.arguments.non_out)
+        raise SpecError(
+            path,
+            line,
+            op,
+            f"arguments differ from the delegate's ({expected})",
+            "use the out= overload's arguments without the out arguments",
+        )
+    _check_delegate_arguments(path, fn, target, kind)
+    _check_delegate_returns(path, fn, target, kind)
+    return kind
+
+
+def _groups(
+    path: str, functions: list[NativeFunction], delegates: dict[str, dict[SchemaKind, NativeFunction]]
+) -> list[StructuredGroup]:
+    """One StructuredGroup per structured out= overload, with its variants, checked as a whole."""
     groups = []
     for fn in functions:
         if fn.structured:
@@ -159,21 +209,7 @@ def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
         names[g.name] = g
         _check_dynamic_output_shape(path, g)
         _check_reduction(path, g)
-    groups = [_bind_vmap_as(path, g, groups) for g in groups]
-    for fn in functions:
-        if fn.derivatives is not None and fn.kind not in (SchemaKind.functional, SchemaKind.mutable):
-            raise SpecError(
-                path,
-                fn.derivatives.line,
-                str(fn.func),
-                "derivatives: only a functional overload has derivatives (its inplace and out= overloads "
-                "follow it)",
-                "move 'derivatives' to the functional overload",
-            )
-    groups = [dataclasses.replace(g, autograd=_autograd(path, g)) for g in groups]
-    functions = list(functions)
-    groups = _with_fused_backward(path, groups, functions)  # appends their entries to functions
-    return Manifest(path, tuple(functions), tuple(groups), tuple(unstructured), project)
+    return groups
 
 
 def _bound(path: str, fn: NativeFunction, by_name: dict[str, NativeFunction]) -> NativeFunction:
