@@ -192,12 +192,7 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         raise fail(f"unknown domain '{domain}'", f"use one of: {', '.join(DOMAINS)}")
 
     def dtype_list(value: object, key: str) -> tuple[str, ...]:
-        if not isinstance(value, list | dict):
-            raise fail(f"'tests.{key}' must be a list of dtype names", "write e.g. [float32, int64]")
-        for name in value:
-            if name not in DTYPES:
-                raise fail(f"unknown dtype '{name}' in tests.{key}", f"use one of: {', '.join(DTYPES)}")
-        return tuple(value)
+        return _dtype_list(value, key, fail)
 
     dtypes = dtype_list(raw["dtypes"], "dtypes") if "dtypes" in raw else None
     skips = {}
@@ -206,8 +201,57 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         dtype_list(skips[key], key)
         if not isinstance(skips[key], dict) or not all(isinstance(r, str) and r for r in skips[key].values()):
             raise fail(f"'tests.{key}' must map each dtype to its reason", 'write e.g. {bool: "not defined"}')
+    arg_values = _arg_values(raw.get("args", {}), arg_names, fail)
+    tolerance = _tolerance(raw.get("tolerance", {}), fail)
+    extremes = raw.get("extremes", True)
+    if not isinstance(extremes, bool):
+        raise fail("'tests.extremes' must be true or false", "write 'extremes: false'")
+    errors = _errors(raw.get("errors", []), line, fail)
+    grad_reference = _source(raw, "grad_reference", fail)
+    bits_reference = _source(raw, "bits_reference", fail)
+    scaffold = raw.get("scaffold", False)
+    if not isinstance(scaffold, bool):
+        raise fail("'tests.scaffold' must be true or false", "remove it once the op is written")
+    samples = raw.get("samples", [])
+    if not isinstance(samples, list) or not all(isinstance(x, str) and x.strip() for x in samples):
+        raise fail(
+            "'tests.samples' must be a list of argument lists", 'write e.g. samples: ["t(2, 3), t(3, 4)"]'
+        )
+    hostile = tuple(_hostile(raw.get("hostile", []), fail, lambda v: dtype_list(v, "hostile.dtypes")))
+    opinfo = _opinfo(raw.get("opinfo"), fail)
+    vmap_loops = _vmap_loops(raw.get("vmap_loops"), fail)
 
-    args_raw = raw.get("args", {})
+    return TestSpec(
+        reference=reference.strip(),
+        domain=domain,
+        arg_values=arg_values,
+        dtypes=dtypes,
+        skip=tuple(skips["skip"].items()),
+        cuda_skip=tuple(skips["cuda_skip"].items()),
+        tolerance=tolerance,
+        extremes=extremes,
+        errors=errors,
+        samples=tuple(samples),
+        grad_reference=grad_reference,
+        bits_reference=bits_reference,
+        scaffold=scaffold,
+        hostile=hostile,
+        opinfo=opinfo,
+        vmap_loops=vmap_loops,
+    )
+
+
+def _dtype_list(value: object, key: str, fail) -> tuple[str, ...]:
+    if not isinstance(value, list | dict):
+        raise fail(f"'tests.{key}' must be a list of dtype names", "write e.g. [float32, int64]")
+    for name in value:
+        if name not in DTYPES:
+            raise fail(f"unknown dtype '{name}' in tests.{key}", f"use one of: {', '.join(DTYPES)}")
+    return tuple(value)
+
+
+def _arg_values(args_raw: object, arg_names: set[str], fail) -> tuple[tuple[str, tuple], ...]:
+    """tests.args: values to try for non-tensor arguments."""
     if not isinstance(args_raw, dict):
         raise fail("'tests.args' must map argument names to lists of values", "write e.g. {alpha: [1, 2]}")
     arg_values = []
@@ -220,22 +264,24 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         if not isinstance(values, list) or not values:
             raise fail(f"tests.args.{name} must be a non-empty list", f"write e.g. '{name}: [1, 2]'")
         arg_values.append((name, tuple(_python_literal(v) for v in values)))
+    return tuple(arg_values)
 
-    tolerance_raw = raw.get("tolerance", {})
+
+def _tolerance(tolerance_raw: object, fail) -> tuple[tuple[str, float, float], ...]:
+    """tests.tolerance: [atol, rtol] per dtype."""
     if not isinstance(tolerance_raw, dict):
         raise fail("'tests.tolerance' must map dtypes to [atol, rtol]", "write e.g. {float16: [1e-3, 1e-3]}")
     tolerance = []
     for name, pair in tolerance_raw.items():
-        dtype_list([name], "tolerance")
+        _dtype_list([name], "tolerance", fail)
         if not (isinstance(pair, list) and len(pair) == 2 and all(_is_number(x) for x in pair)):
             raise fail(f"tests.tolerance.{name} must be [atol, rtol]", f"write e.g. '{name}: [1e-3, 1e-3]'")
         tolerance.append((name, float(pair[0]), float(pair[1])))
+    return tuple(tolerance)
 
-    extremes = raw.get("extremes", True)
-    if not isinstance(extremes, bool):
-        raise fail("'tests.extremes' must be true or false", "write 'extremes: false'")
 
-    errors_raw = raw.get("errors", [])
+def _errors(errors_raw: object, line: int, fail) -> tuple[ErrorCase, ...]:
+    """tests.errors: inputs that must raise, each with its message's regex."""
     if not isinstance(errors_raw, list):
         raise fail(
             "'tests.errors' must be a list of error cases",
@@ -257,52 +303,28 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
                 str(case["args"]), str(case["match"]), getattr(case, "line", line), case.get("data", False)
             )
         )
+    return tuple(errors)
 
-    grad_reference = raw.get("grad_reference")
-    if grad_reference is not None and (not isinstance(grad_reference, str) or not grad_reference.strip()):
-        raise fail(
-            "'tests.grad_reference' must be a callable's source", "write e.g. grad_reference: torch.add"
-        )
 
-    bits_reference = raw.get("bits_reference")
-    if bits_reference is not None and (not isinstance(bits_reference, str) or not bits_reference.strip()):
-        raise fail(
-            "'tests.bits_reference' must be a callable's source, taking the op's result and its arguments",
-            'write e.g. bits_reference: "lambda result, x, p: (x * result[1] / (1 - p), result[1])"',
-        )
+# The keys whose value is a callable's source: (what is wrong, how to fix it).
+_SOURCES = {
+    "grad_reference": (
+        "'tests.grad_reference' must be a callable's source",
+        "write e.g. grad_reference: torch.add",
+    ),
+    "bits_reference": (
+        "'tests.bits_reference' must be a callable's source, taking the op's result and its arguments",
+        'write e.g. bits_reference: "lambda result, x, p: (x * result[1] / (1 - p), result[1])"',
+    ),
+}
 
-    scaffold = raw.get("scaffold", False)
-    if not isinstance(scaffold, bool):
-        raise fail("'tests.scaffold' must be true or false", "remove it once the op is written")
 
-    samples = raw.get("samples", [])
-    if not isinstance(samples, list) or not all(isinstance(x, str) and x.strip() for x in samples):
-        raise fail(
-            "'tests.samples' must be a list of argument lists", 'write e.g. samples: ["t(2, 3), t(3, 4)"]'
-        )
-
-    hostile = tuple(_hostile(raw.get("hostile", []), fail, lambda v: dtype_list(v, "hostile.dtypes")))
-    opinfo = _opinfo(raw.get("opinfo"), fail)
-    vmap_loops = _vmap_loops(raw.get("vmap_loops"), fail)
-
-    return TestSpec(
-        reference=reference.strip(),
-        domain=domain,
-        arg_values=tuple(arg_values),
-        dtypes=dtypes,
-        skip=tuple(skips["skip"].items()),
-        cuda_skip=tuple(skips["cuda_skip"].items()),
-        tolerance=tuple(tolerance),
-        extremes=extremes,
-        errors=tuple(errors),
-        samples=tuple(samples),
-        grad_reference=grad_reference.strip() if grad_reference else None,
-        bits_reference=bits_reference.strip() if bits_reference else None,
-        scaffold=scaffold,
-        hostile=hostile,
-        opinfo=opinfo,
-        vmap_loops=vmap_loops,
-    )
+def _source(raw: LineDict, key: str, fail) -> str | None:
+    """A callable's source (grad_reference, bits_reference), stripped; None where not given."""
+    value = raw.get(key)
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise fail(*_SOURCES[key])
+    return value.strip() if value else None
 
 
 def _vmap_loops(raw: object, fail) -> tuple[str, str] | None:
