@@ -191,14 +191,11 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
     if domain not in DOMAINS:
         raise fail(f"unknown domain '{domain}'", f"use one of: {', '.join(DOMAINS)}")
 
-    def dtype_list(value: object, key: str) -> tuple[str, ...]:
-        return _dtype_list(value, key, fail)
-
-    dtypes = dtype_list(raw["dtypes"], "dtypes") if "dtypes" in raw else None
+    dtypes = _dtype_list(raw["dtypes"], "dtypes", fail) if "dtypes" in raw else None
     skips = {}
     for key in ("skip", "cuda_skip"):
         skips[key] = raw.get(key, {})
-        dtype_list(skips[key], key)
+        _dtype_list(skips[key], key, fail)
         if not isinstance(skips[key], dict) or not all(isinstance(r, str) and r for r in skips[key].values()):
             raise fail(f"'tests.{key}' must map each dtype to its reason", 'write e.g. {bool: "not defined"}')
     arg_values = _arg_values(raw.get("args", {}), arg_names, fail)
@@ -217,7 +214,7 @@ def parse_tests(path: str, entry: LineDict, op: str, arg_names: set[str]) -> Tes
         raise fail(
             "'tests.samples' must be a list of argument lists", 'write e.g. samples: ["t(2, 3), t(3, 4)"]'
         )
-    hostile = tuple(_hostile(raw.get("hostile", []), fail, lambda v: dtype_list(v, "hostile.dtypes")))
+    hostile = tuple(_hostile(raw.get("hostile", []), fail, lambda v: _dtype_list(v, "hostile.dtypes", fail)))
     opinfo = _opinfo(raw.get("opinfo"), fail)
     vmap_loops = _vmap_loops(raw.get("vmap_loops"), fail)
 

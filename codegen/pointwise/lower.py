@@ -403,8 +403,8 @@ def lower_formula(
     by_name = {o.name: o for o in operands}
     code = None
     lowering = None
+    complex_op = "complex" in categories
     for category in categories:
-        complex_op = "complex" in categories
         lowering = _Lowering(by_name, category, (never_none or {}).get(category, frozenset()), complex_op)
         v = lowering.node(formula)
         if v.kind in ("str", "none"):

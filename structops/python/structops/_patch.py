@@ -76,7 +76,7 @@ _COMPARISONS = {
     "__gt__": "gt",
     "__ge__": "ge",
 }
-_COMPARISON_METHODS = {getattr(torch.Tensor, dunder): name for dunder, name in _COMPARISONS.items()}
+_COMPARISON_METHODS = frozenset(getattr(torch.Tensor, dunder) for dunder in _COMPARISONS)
 _NUMBER = (bool, int, float, complex, torch.Tensor)
 
 
