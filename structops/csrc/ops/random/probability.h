@@ -7,8 +7,8 @@
 
 namespace structops::impl {
 
-// p must be a probability (torch's bernoulli_ refuses others, as a RuntimeError). Not a rule:
-// the rule language compares no floats yet, so meta tensors take any p, as torch's meta does.
+// p must be a probability (torch's bernoulli_ refuses others, as a RuntimeError). Not a rule
+// (which could say 'p >= 0 and p <= 1' now): torch's meta takes any p, so structops' does too.
 inline void check_probability(double p) {
   TORCH_CHECK(p >= 0.0 && p <= 1.0, "dropout: p=", p, " must be a probability, in [0, 1]");
 }
