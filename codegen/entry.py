@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import keyword
 
-from structgen.codegen import composite, python_names, spellings
+from structgen.codegen import composite, python_names, scan_key, spellings
 from structgen.codegen.api import boxed, cpp, python
 from structgen.codegen.api.names import (
     CPP_KEYWORDS,
@@ -57,6 +57,7 @@ SUPPORTED_KEYS = (
     "tests",
     "meta",
     "pointwise",
+    "scan",
     "kernels",
     "out_dtype",
     "derivatives",
@@ -400,6 +401,11 @@ def _pointwise_dispatch(
             "a pointwise op's meta function comes from its rule",
             "remove 'meta: custom' (the elementwise defaults apply) or give a rule",
         )
+    return _generated_impls(schema)
+
+
+def _generated_impls(schema: FunctionSchema) -> tuple[tuple[DispatchKey, str], ...]:
+    """The CPU and CUDA impls the generator writes (a pointwise formula's, a scan's)."""
     kernel = schema.name.unambiguous
     return ((DispatchKey.CPU, f"{kernel}_cpu"), (DispatchKey.CUDA, f"{kernel}_cuda"))
 
@@ -454,6 +460,8 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
     if "pointwise" in entry:
         dispatch = _pointwise_dispatch(path, entry, raw_func, schema, structured, dispatch)
     rule, custom = _parse_meta(path, entry, raw_func, schema, structured, precomputed)
+    if (scan := scan_key.parse(path, entry, raw_func, schema, rule, precomputed)) is not None:
+        dispatch = _generated_impls(schema)
     fn = NativeFunction(
         func=schema,
         loc=Location(path, entry.line),
@@ -469,6 +477,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         pointwise=(
             parse_pointwise(path, entry, raw_func, schema, rule) if "pointwise" in entry and rule else None
         ),
+        scan=scan,
         kernels=_parse_kernels(path, entry, raw_func, schema, rule, precomputed, dispatch, structured),
         out_dtype=_parse_out_dtype(path, entry, raw_func, schema, structured, tuple(tags)),
         derivatives=parse_derivatives(path, entry, raw_func, schema),

@@ -17,6 +17,7 @@ from structgen.codegen.dest import (
     python_api,
     registration,
     rules_data,
+    scans,
     structured,
 )
 from structgen.codegen.files import FileManager
@@ -115,7 +116,18 @@ def outputs(manifest: Manifest, shards: int) -> list[Output]:
         Output(_header_file(manifest.project, h), OutputKind.HEADERS)
         for h in structured.all_headers(manifest)
     ]
-    return _fixed(manifest.project, shards) + kernels + headers
+    return _fixed(manifest.project, shards) + kernels + _scan_files(manifest) + headers
+
+
+def _scan_files(manifest: Manifest) -> list[Output]:
+    """The scan ops' files, where the manifest has any (a project without scans compiles none)."""
+    if not scans.scan_groups(manifest):
+        return []
+    return [
+        Output(scans.CPU_FILE, OutputKind.OPS),
+        Output(scans.CUDA_FILE, OutputKind.CUDA_DEVICE),
+        Output(scans.CUDA_HOST_FILE, OutputKind.CUDA_HOST),
+    ]
 
 
 def all_outputs(manifest: Manifest, shards: int) -> list[str]:
@@ -166,6 +178,14 @@ def _pointwise_kernels(manifest: Manifest, fm: FileManager, shards: int) -> None
         fm.render(cuda_host, "kernels_cuda_host.cpp.j2", unit=unit)
     for i, shard_units in enumerate(pointwise_kernels.cpu_host_shards(units, shards)):
         fm.render("src/" + CPU_HOST_FILE.format(i), "kernels_cpu_host.cpp.j2", units=shard_units)
+
+
+def _scans(manifest: Manifest, fm: FileManager, shards: int) -> None:
+    ops = scans.scan_ops(manifest)
+    if ops:
+        fm.render(scans.CPU_FILE, "scans_cpu.cpp.j2", scans=ops)
+        fm.render(scans.CUDA_FILE, "scans_cuda.cu.j2", scans=ops)
+        fm.render(scans.CUDA_HOST_FILE, "scans_cuda_host.cpp.j2", scans=ops)
 
 
 def _headers(manifest: Manifest, fm: FileManager, shards: int) -> None:
@@ -229,6 +249,7 @@ SECTIONS: tuple[Section, ...] = (
     _wrappers,
     _autograd,
     _pointwise_kernels,
+    _scans,
     _python,
     _headers,
     _registration,

@@ -67,6 +67,8 @@ class NativeFunction:
     meta_custom: bool = False
     # Pointwise entries: the formula their CPU and CUDA kernels are generated from.
     pointwise: PointwiseKernel | None = None
+    # `scan: true`: the combine of the runtime's scan kernels (the rule's meta.combine).
+    scan: str | None = None
     # Several kernels per device, one picked per call by measurement (codegen/multi_kernel.py).
     kernels: MultiKernel | None = None
     # Structured entries: one of OUT_DTYPE_RULES.

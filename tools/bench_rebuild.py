@@ -75,8 +75,8 @@ SCENARIOS = (
     ),
     Scenario(
         "kernel",
-        "a hand-written kernel file (cumsum: csrc/ops/scan/cpu.cpp)",
-        ROOT / "structops/csrc/ops/scan/cpu.cpp",
+        "a hand-written kernel file (max_pool2d: csrc/ops/pool/cpu.cpp)",
+        ROOT / "structops/csrc/ops/pool/cpu.cpp",
         _append("// edited by tools/bench_rebuild.py\n"),
     ),
     Scenario(

@@ -57,7 +57,7 @@ def _code(e: Expr) -> str:
     if isinstance(e, Op):
         return _op(e)
     if isinstance(e, Apply):
-        args = (_tensor(a) if e.fn.tensorize else _code(a) for a in e.args)
+        args = (_apply_arg(a, p, e.fn.tensorize) for a, p in zip(e.args, e.fn.params))
         return f"{e.fn.cpp}({', '.join(args)})"
     if isinstance(e, Where):
         if e.cond.kind == "tensor":
@@ -72,6 +72,14 @@ def _code(e: Expr) -> str:
         test = f"!{e.arg.name}.has_value()" if value is None else f'{H}is({e.arg.name}, "{value}")'
         out = f"({test} ? {wrap(branch)} : {out})"
     return out
+
+
+def _apply_arg(a: Expr, param: str, tensorize: bool) -> str:
+    if tensorize:
+        return _tensor(a)
+    if param == "int[]" and a.kind == "scalar":  # one dim where ATen takes a list of them
+        return f"c10::IntArrayRef({_code(a)})"
+    return _code(a)
 
 
 def _const(e: Const) -> str:

@@ -18,11 +18,10 @@ written for it overrides the derived formula of the inputs it names.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from dataclasses import dataclass
 
 from structgen.codegen import limits
-from structgen.codegen.autograd import derive
+from structgen.codegen.autograd import aten, derive
 from structgen.codegen.autograd.functions import FUNCTIONS, SPECIAL, Function
 from structgen.codegen.errors import Problem, SpecError
 from structgen.codegen.load import LineDict
@@ -283,6 +282,8 @@ def _fits(kind: str, param: str) -> bool:
         return kind == "scalar"
     if param == "ints":
         return kind in ("ints", "scalar", "none")
+    if param == "int[]":  # an ATen int[]: a list, or one dim (a one-element list)
+        return kind in ("ints", "scalar")
     return kind == param
 
 
@@ -389,12 +390,7 @@ class _Checker:
             return Select(arg, tuple(cases), kind)
         fn = FUNCTIONS.get(n.fn)
         if fn is None:
-            close = difflib.get_close_matches(n.fn, [*FUNCTIONS, *SPECIAL], n=3)
-            hint = f"did you mean {' or '.join(close)}? " if close else ""
-            raise FormulaError(
-                f"unknown function {n.fn}()",
-                f"{hint}the functions are listed in docs/autograd.md (codegen/autograd/functions.py)",
-            )
+            return self.aten_call(n)
         if len(n.args) != len(fn.params):
             raise FormulaError(
                 f"{fn.name}() takes {len(fn.params)} arguments, got {len(n.args)}",
@@ -420,6 +416,14 @@ class _Checker:
         if kind == "value":
             kind = "tensor" if any(a.kind == "tensor" for a in args) else "scalar"
         return Apply(fn, tuple(args), kind)
+
+    def aten_call(self, n: Call) -> Expr:
+        args = tuple(self.expr(x) for x in n.args)
+        try:
+            fn = aten.resolve(n.fn, [a.kind for a in args], _fits, [*FUNCTIONS, *SPECIAL])
+        except aten.CallError as e:
+            raise FormulaError(e.problem, e.fix) from None
+        return Apply(fn, args, "tensor")
 
     def like(self, n: Node, param: str) -> Expr:
         ref = self.expr(n)

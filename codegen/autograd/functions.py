@@ -31,6 +31,7 @@ class Function:
     # A function of a `mask`: the gradients it gives, one per input of the formula of several
     # inputs that calls it (its C++ takes a std::array<bool, gradients>)
     gradients: int = 0
+    header: str | None = None  # the include its C++ needs beyond the glue's (an ATen operator's)
 
 
 def _elementwise(name: str, cpp: str | None = None) -> Function:

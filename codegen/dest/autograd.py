@@ -386,8 +386,35 @@ def autograd_shards(manifest: Manifest, shards: int) -> list[AutogradShard]:
             for fn, kind in ((g.inplace, "inplace"), (g.out, "out"))
             if fn is not None and not (kind == "out" and _list_out(g))
         )
-        out.append(AutogradShard(functionals, written, ()))
+        out.append(AutogradShard(functionals, written, _aten_headers(groups)))
     return out
+
+
+def _aten_headers(groups: list[StructuredGroup]) -> tuple[str, ...]:
+    """The ATen operators the groups' formulas call by name (codegen/autograd/aten.py): their
+    <ATen/ops/...> headers, which the glue's headers do not all bring."""
+    found: set[str] = set()
+
+    def walk(e: Expr | str | None) -> None:
+        if isinstance(e, Apply) and e.fn.header is not None:
+            found.add(e.fn.header)
+        if isinstance(e, Where):
+            for x in (e.cond, e.then, e.otherwise):
+                walk(x)
+        if isinstance(e, Select):
+            for _, x in e.cases:
+                walk(x)
+        if isinstance(e, Op | Apply):
+            for x in e.args:
+                walk(x)
+
+    for g in groups:
+        if g.autograd is None:
+            continue
+        for gradient in g.autograd.gradients:
+            walk(gradient.expr)
+        walk(g.autograd.forward)
+    return tuple(sorted(found))
 
 
 def _list_out(group: StructuredGroup) -> bool:

@@ -42,12 +42,13 @@ LAYERS = (
         "pointwise.lower",
         "pointwise.python",
         "autograd.derive",
+        "autograd.aten",
     ),  # IR printers
     ("rules.check",),  # a rule as written -> its IR
     ("rules.model", "conformance", "multi_kernel", "autograd.formulas", "composite"),  # manifest keys
     ("pointwise.model", "autograd.cpp", "autograd.fused"),
     ("native",),  # the typed model of a checked manifest
-    ("spellings", "python_names"),  # manifest keys over the model: one entry's, and a name's across entries
+    ("spellings", "python_names", "scan_key"),  # manifest keys over the model (an entry's, a name's)
     ("entry", "scalar_of"),  # the checker: one entry (a Scalar overload with its target's keys)
     ("manifest",),  # the checker: the whole manifest
     ("dest.*",),  # template contexts from the model

@@ -67,11 +67,28 @@ CASES = {
         ),
     ),
     "unknown_function": (
-        functional('  derivatives:\n    self: "grad * cosh(other)"\n    other: "grad"\n'),
+        functional('  derivatives:\n    self: "grad * cosine(other)"\n    other: "grad"\n'),
         at(
             8,
-            "self: unknown function cosh() — did you mean cos? the functions are listed in docs/autograd.md "
-            "(codegen/autograd/functions.py)",
+            "self: unknown function cosine(): not in the table of docs/autograd.md, nor ATen's operators — "
+            "did you mean sin or cos or sign? call a function of that table or an ATen operator "
+            "(torch.ops.aten)",
+        ),
+    ),
+    "aten_call_of_no_overload": (
+        functional('  derivatives:\n    self: "flip(grad)"\n    other: "grad"\n'),
+        at(
+            8,
+            "self: ATen's flip() has no overload for arguments (tensor) — pass what one of these takes: "
+            "flip(Tensor self, int[] dims) -> Tensor",
+        ),
+    ),
+    "aten_call_of_a_number_for_a_tensor": (
+        functional('  derivatives:\n    self: "grad * cumsum(2, 0)"\n    other: "grad"\n'),
+        at(
+            8,
+            "self: ATen's cumsum() has no overload for arguments (scalar, scalar) — pass what one of these "
+            "takes: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
         ),
     ),
     "not_a_tensor": (

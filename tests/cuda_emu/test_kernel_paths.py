@@ -294,36 +294,6 @@ def test_batch_norm(shape, path, training):
     assert_same((rm2, rv2), (rm, rv), f"batch_norm {path} running stats")
 
 
-# --- scans (scan.cu): warp rows, block rows, chunked rows, columns -----------------------------
-SCANS = [
-    ((37, 100), 1, "warp rows"),
-    ((3, 5000), 1, "block rows"),
-    ((1, 70000), 1, "chunked row"),
-    ((300, 40), 0, "columns"),
-    ((300, 3), 0, "short columns"),
-]
-
-
-@pytest.mark.parametrize("dtype", FLOATS + (torch.int64, torch.int32), ids=str)
-@pytest.mark.parametrize("shape, dim, path", SCANS, ids=[p for *_, p in SCANS])
-def test_cumsum(shape, dim, path, dtype):
-    x = values(shape, dtype)
-    emulated, cpu = run_both("cumsum", x, dim)
-    if not dtype.is_floating_point:
-        assert torch.equal(emulated, cpu), f"cumsum {path}"
-        return
-    # Scans add in another order than the CPU's: both stay within a rounding-error bound of the
-    # float64 scan (a few ulps of the running sum of magnitudes, growing as sqrt(n)).
-    exact = torch.cumsum(x.double(), dim)
-    eps = torch.finfo(dtype).eps
-    bound = 4 * eps * math.sqrt(shape[dim]) * torch.cumsum(x.double().abs(), dim) + torch.finfo(dtype).tiny
-    for name, result in (("emulated CUDA", emulated), ("CPU", cpu)):
-        error = (result.double() - exact).abs()
-        assert (error <= bound).all(), (
-            f"cumsum {path} {name}: error {(error / bound).max().item():.2f}x the bound"
-        )
-
-
 # --- index ops (index.cu) ---------------------------------------------------------------------
 def test_index_ops():
     x = values((50, 33), torch.float32)

@@ -18,7 +18,7 @@
 #include <structops/ops/gather.h>
 #include <structops/ops/index_select.h>
 #include <structops/ops/take.h>
-#include <ops/scan/launch.h>
+#include <structgen/scan_launch.h>
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/aminmax.h>
@@ -33,6 +33,12 @@
 #include <utility>
 #include <vector>
 #include <ops/runtime_names.h>
+
+namespace structops::cuda_kernels {
+// cumsum's scan entry points, generated from its manifest entry (`scan: true`, scans_cuda.cu).
+ScanPlan cumsum_scan_plan(const ScanLaunch& p);
+const char* cumsum_scan(const ScanLaunch& p);
+}  // namespace structops::cuda_kernels
 
 namespace structops::impl {
 namespace {
@@ -242,19 +248,19 @@ void masked_select_out_cuda(const at::Tensor& self, const at::Tensor& mask, cons
   p.counts = counts.data_ptr<int64_t>();
   p.stream = c10::cuda::getCurrentCUDAStream().stream();
   const char* error = cuda_kernels::masked_select_count(p);
-  if (error == nullptr) {  // the counts' inclusive prefix sums, in place, on structops' CUDA cumsum
+  if (error == nullptr) {  // the counts' inclusive prefix sums, in place, on cumsum's generated scan
     ScanLaunch scan;
     scan.dtype = Dtype::Int64;
     scan.n = chunks;
     scan.in = p.counts;
     scan.out = p.counts;
     at::Tensor workspace;
-    if (const int64_t bytes = cuda_kernels::cumsum_workspace_bytes(scan); bytes > 0) {
+    if (const int64_t bytes = cuda_kernels::cumsum_scan_plan(scan).workspace_bytes; bytes > 0) {
       workspace = at::empty({bytes}, out.options().dtype(at::kByte));
       scan.workspace = workspace.data_ptr();
     }
     scan.stream = p.stream;
-    error = cuda_kernels::cumsum(scan);
+    error = cuda_kernels::cumsum_scan(scan);
   }
   if (error == nullptr) error = cuda_kernels::masked_select_write(p);
   TORCH_CHECK(error == nullptr, "masked_select: CUDA kernel failed for dtype ", out.scalar_type(), ": ",

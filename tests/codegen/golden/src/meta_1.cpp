@@ -8,6 +8,7 @@
 #include <fixture/include/ops/bmm_out.h>
 #include <fixture/include/ops/amax.h>
 #include <fixture/include/ops/scaled_tanh.h>
+#include <fixture/include/ops/cumprod.h>
 
 namespace fixture::ops::meta {
 using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
@@ -79,6 +80,16 @@ scaled_tanh_meta scaled_tanh(const at::Tensor& self, const at::Scalar& alpha) {
   rules::check_allowed_promoted(op, {{"self", self}}, out_dtypes.promoted, rules::bit(at::kHalf) | rules::bit(at::kBFloat16) | rules::bit(at::kFloat) | rules::bit(at::kDouble), "float16, bfloat16, float32, float64");
   rules::Dims out_strides = elementwise_strides(out_shape, {{"self", self}});
   return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute, out_dtypes.common};
+}
+
+// cumprod, cumprod.out
+cumprod_meta cumprod(const at::Tensor& self, int64_t dim) {
+  static constexpr std::string_view op = "cumprod";
+  rules::Dims out_shape = rules::join({rules::Dims(rules::sizes(self))});
+  const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}}, {}, {}, rules::Promotion::DEFAULT);
+  rules::Dims out_strides;
+  auto scan_dim_value = rules::reduced_dims(op, "self", self.dim(), rules::one_dim(c10::SymInt(dim)));
+  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, std::move(scan_dim_value), out_dtypes.compute, out_dtypes.common};
 }
 
 }  // namespace fixture::ops::meta

@@ -6,6 +6,7 @@
 #include <structgen/structured.h>
 #include <fixture/include/ops/amax.h>
 #include <fixture/include/ops/scaled_tanh.h>
+#include <fixture/include/ops/cumprod.h>
 
 #include <torch/library.h>
 
@@ -57,6 +58,28 @@ at::Tensor& wrapper_CUDA_scaled_tanh_out(const at::Tensor& self, const at::Scala
   return out;
 }
 
+at::Tensor wrapper_CUDA_cumprod(const at::Tensor& self, int64_t dim) {
+  const at::Device so_device = device_of({{"self", self}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("cumprod", so_device, {{"self", self}}, /*cpu_scalars=*/false);
+  const auto so_meta = meta::cumprod(self, dim);
+  at::Tensor out = allocate(so_meta.out, so_device);
+  impl::cumprod_out_cuda(self, so_meta.scan_dim, so_meta.compute_dtype, out);
+  return out;
+}
+
+at::Tensor& wrapper_CUDA_cumprod_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  const at::Device so_device = device_of({{"self", self}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("cumprod.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
+  const auto so_meta = meta::cumprod(self, dim);
+  prepare_out("cumprod.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/false);
+  impl::cumprod_out_cuda(self, so_meta.scan_dim, so_meta.compute_dtype, target_out.tensor());
+  target_out.commit();
+  return out;
+}
+
 void boxed_wrapper_CUDA_amax(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
   [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
   at::Tensor so_result = wrapper_CUDA_amax(so_args[0].toTensor(), so_args[1].toDimVector(), so_args[2].toBool());
@@ -85,6 +108,20 @@ void boxed_wrapper_CUDA_scaled_tanh_out(const c10::OperatorHandle&, torch::jit::
   so_stack->emplace_back(std::move(so_result));
 }
 
+void boxed_wrapper_CUDA_cumprod(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 2);
+  at::Tensor so_result = wrapper_CUDA_cumprod(so_args[0].toTensor(), so_args[1].toInt());
+  torch::jit::drop(*so_stack, 2);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_CUDA_cumprod_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_CUDA_cumprod_out(so_args[0].toTensor(), so_args[1].toInt(), so_args[2].toTensor());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 }  // namespace
 
 #if defined(STRUCTGEN_CUDA_EMULATION)
@@ -96,6 +133,8 @@ TORCH_LIBRARY_IMPL(fixture_ops, CUDA, m) {
   m.impl("amax.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_amax_out>());
   m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_scaled_tanh>());
   m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_scaled_tanh_out>());
+  m.impl("cumprod", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_cumprod>());
+  m.impl("cumprod.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_cumprod_out>());
 }
 
 }  // namespace fixture::ops

@@ -7,6 +7,7 @@
 #include <fixture/include/ops/bmm_out.h>
 #include <fixture/include/ops/amax.h>
 #include <fixture/include/ops/scaled_tanh.h>
+#include <fixture/include/ops/cumprod.h>
 
 #include <torch/library.h>
 
@@ -54,6 +55,22 @@ at::Tensor& wrapper_Meta_scaled_tanh_out(const at::Tensor& self, const at::Scala
   return out;
 }
 
+at::Tensor wrapper_Meta_cumprod(const at::Tensor& self, int64_t dim) {
+  const at::Device so_device = at::kMeta;
+  check_devices("cumprod", so_device, {{"self", self}}, /*cpu_scalars=*/false);
+  const auto so_meta = meta::cumprod(self, dim);
+  at::Tensor out = allocate(so_meta.out, so_device);
+  return out;
+}
+
+at::Tensor& wrapper_Meta_cumprod_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  const at::Device so_device = at::kMeta;
+  check_devices("cumprod.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
+  const auto so_meta = meta::cumprod(self, dim);
+  prepare_out("cumprod.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
+  return out;
+}
+
 void boxed_wrapper_Meta_bmm_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
   [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
   at::Tensor so_result = wrapper_Meta_bmm_out(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toTensor());
@@ -89,6 +106,20 @@ void boxed_wrapper_Meta_scaled_tanh_out(const c10::OperatorHandle&, torch::jit::
   so_stack->emplace_back(std::move(so_result));
 }
 
+void boxed_wrapper_Meta_cumprod(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 2);
+  at::Tensor so_result = wrapper_Meta_cumprod(so_args[0].toTensor(), so_args[1].toInt());
+  torch::jit::drop(*so_stack, 2);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_Meta_cumprod_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_Meta_cumprod_out(so_args[0].toTensor(), so_args[1].toInt(), so_args[2].toTensor());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(fixture_ops, Meta, m) {
@@ -97,6 +128,8 @@ TORCH_LIBRARY_IMPL(fixture_ops, Meta, m) {
   m.impl("amax.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_amax_out>());
   m.impl("scaled_tanh", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_scaled_tanh>());
   m.impl("scaled_tanh.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_scaled_tanh_out>());
+  m.impl("cumprod", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_cumprod>());
+  m.impl("cumprod.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_cumprod_out>());
 }
 
 }  // namespace fixture::ops

@@ -39,6 +39,7 @@ __all__ = [
     "my_fused",
     "scaled_act",
     "scaled_tanh",
+    "cumprod",
 ]
 
 
@@ -184,5 +185,24 @@ def scaled_tanh(self, *, alpha=1, out=None):
 
 
 scaled_tanh = _entry(scaled_tanh, _scaled_tanh_overloads, 'self, *, alpha=1, out=None')
+
+
+_cumprod_overloads = (
+    (_ops.cumprod.default, False, (('self', 'Tensor', False, False, False), ('dim', 'int', False, False, False), )),
+    (_ops.cumprod.out, True, (('self', 'Tensor', False, False, False), ('dim', 'int', False, False, False), ('out', 'Tensor', False, False, True), )),
+)
+
+
+def cumprod(self, dim, *, out=None):
+    """Overloads (torch.ops.fixture_ops.*):
+        cumprod.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
+        cumprod(Tensor self, int dim) -> Tensor
+    """
+    if out is None:
+        return _ops.cumprod.default(self, dim)
+    return _call(_ops.cumprod.out, self, dim, out=out)
+
+
+cumprod = _entry(cumprod, _cumprod_overloads, 'self, dim, *, out=None')
 
 _register_with_dynamo()

@@ -61,6 +61,12 @@ def index__scaled_tanh_backward_self(so, grad, self, alpha):
     return {'out': so_out}
 
 
+def index_cumprod(so, self, dim):
+    so_out = [*so.dim_list(self.dims())]
+    so.mark('scanned', self, so.dims(('self', 'dim'), self, dim, empty='ALL'))
+    return {'out': so_out}
+
+
 RULES = {
     'add_Tensor': {
         "namespace": NAMESPACE,
@@ -134,6 +140,18 @@ RULES = {
         "affine": None,
         "index": index__scaled_tanh_backward_self,
     },
+    'cumprod': {
+        "namespace": NAMESPACE,
+        "op": 'cumprod',
+        "functional": 'cumprod.default',
+        "args": (('self', 'tensor'), ('dim', 'int')),
+        "outputs": ('out',),
+        "list_outputs": (),
+        "combine": 'mul',
+        "vmap_as": None,
+        "affine": None,
+        "index": index_cumprod,
+    },
 }
 
 OVERLOADS = {
@@ -149,6 +167,8 @@ OVERLOADS = {
     'scaled_tanh.out': 'scaled_tanh',
     '_scaled_tanh_backward_self.default': '_scaled_tanh_backward_self',
     '_scaled_tanh_backward_self.out': '_scaled_tanh_backward_self',
+    'cumprod.default': 'cumprod',
+    'cumprod.out': 'cumprod',
 }
 
 # Functional overloads without a rule (a hand-written meta function): structgen.vmap loops.
