@@ -475,28 +475,10 @@ def resolve(
     if written is not None and written.not_differentiable:
         return None
     if written is None and pointwise is None:
-        if any(output_dtypes_float) and differentiable_inputs:
-            return None  # no key: not differentiable yet (the manifest check asks for one)
-        return None
-    scope: dict[str, Ref] = {}
-    for a in functional.arguments.all:
-        scope[a.name] = Ref(a.name, arg_kind(a.type), "arg")
-    many = len(outputs) > 1
+        return None  # no key: not differentiable yet (the manifest check asks for one where it must)
     if list_output:  # a Tensor[] output: grads holds one gradient per element (some undefined)
-        scope["grads"] = Ref("grads", "tensors", "grad")
         outputs = ()
-    for name in outputs:
-        scope["grad_" + name if many else "grad"] = Ref("grad_" + name if many else "grad", "tensor", "grad")
-        scope["result_" + name if many else "result"] = Ref(
-            "result_" + name if many else "result", "tensor", "result"
-        )
-    tangents = [f"{a.name}_t" for a in functional.arguments.all if arg_kind(a.type) in ("tensor", "tensor?")]
-    checker = _Checker(
-        scope,
-        "an argument, grad nor result",
-        dict.fromkeys(tangents, "a tangent, which only the forward formula (result:) reads")
-        | {_MASK: "for a formula of several inputs ('input, weight: ...'): which of their gradients to give"},
-    )
+    scope, checker = _backward_scope(functional, outputs, list_output)
     if list_output and written is not None and written.output_differentiability:
         raise fail(
             "output_differentiability: each element of a Tensor[] output carries a gradient by its dtype",
@@ -509,15 +491,72 @@ def resolve(
         if written and written.output_differentiability
         else output_dtypes_float
     )
+    many = len(outputs) > 1
     # The gradients of outputs that carry none: backward never gets them (undefined tensors).
     silent = {
         ("grad_" + o if many else "grad"): o
         for o, carries in zip(outputs, differentiability, strict=True)
         if not carries
     }
-    gradients: list[Gradient] = []
-    named = {name for names_, *_ in (written.formulas if written else ()) for name in names_}
-    for inputs, node, text, at in written.formulas if written else ():
+    gradients = _written_gradients(written, scope, checker, silent, fail) if written else []
+    checker.mask = 0
+    if pointwise is not None:
+        named = {name for names_, *_ in (written.formulas if written else ()) for name in names_}
+        skipped = named | set(written.non_differentiable if written else ())
+        gradients += _derived_gradients(pointwise, differentiable_inputs, skipped, checker, fail, line or 1)
+    for name in written.not_implemented if written else ():
+        base = op.split("(")[0]
+        raises = Apply(
+            FUNCTIONS["not_implemented"], (Const(base, base, "str"), Const(name, name, "str")), "tensor"
+        )
+        gradients.append(Gradient((name,), raises, NOT_IMPLEMENTED, False))
+    _check_covered(gradients, written, differentiable_inputs, outputs, differentiability, fail)
+    if pointwise is not None and len(outputs) == 1:
+        gradients = [_with_kernel(g, scope, pointwise, checker) for g in gradients]
+    carrying = [o for o, carries in zip(outputs, differentiability, strict=True) if carries]
+    if written is not None and written.forward is not None and not list_output and len(carrying) != 1:
+        raise fail(
+            f"result: forward mode gives the tangent of the one output that carries a gradient, and "
+            f"this op has {len(carrying)} ({', '.join(carrying) or 'none'})",
+            "mark the others false in output_differentiability (torch gives them no tangent), or remove "
+            "'result' (forward AD then raises NotImplementedError, as for an op without one)",
+            written.forward[2],
+        )
+    want = "tensors" if list_output else "tensor"
+    forward, tangents = _forward(written, pointwise, scope, differentiable_inputs, gradients, fail, want)
+    return Autograd(tuple(gradients), outputs, tuple(differentiability), line, list_output, forward, tangents)
+
+
+def _backward_scope(
+    functional: FunctionSchema, outputs: tuple[str, ...], list_output: bool
+) -> tuple[dict[str, Ref], _Checker]:
+    """What a backward formula may read (the arguments, grad(s), result(s)), and its checker,
+    which names the tangents and the mask as another scope's."""
+    scope = {a.name: Ref(a.name, arg_kind(a.type), "arg") for a in functional.arguments.all}
+    many = len(outputs) > 1
+    if list_output:
+        scope["grads"] = Ref("grads", "tensors", "grad")
+    for name in outputs:
+        grad, result = ("grad_" + name, "result_" + name) if many else ("grad", "result")
+        scope[grad] = Ref(grad, "tensor", "grad")
+        scope[result] = Ref(result, "tensor", "result")
+    tangents = [f"{a.name}_t" for a in functional.arguments.all if arg_kind(a.type) in ("tensor", "tensor?")]
+    checker = _Checker(
+        scope,
+        "an argument, grad nor result",
+        dict.fromkeys(tangents, "a tangent, which only the forward formula (result:) reads")
+        | {_MASK: "for a formula of several inputs ('input, weight: ...'): which of their gradients to give"},
+    )
+    return scope, checker
+
+
+def _written_gradients(
+    written: WrittenDerivatives, scope: dict[str, Ref], checker: _Checker, silent: dict[str, str], fail
+) -> list[Gradient]:
+    """The written formulas, checked: tensor inputs only, the kind each must give, and no read
+    of an output's gradient that is never defined."""
+    gradients = []
+    for inputs, node, text, at in written.formulas:
         for name in inputs:
             kind = scope[name].kind
             if kind not in ("tensor", "tensor?", "tensors"):
@@ -549,33 +588,37 @@ def resolve(
                 at,
             )
         gradients.append(Gradient(inputs, expr, text, False))
-    checker.mask = 0
-    if pointwise is not None:
-        for name in differentiable_inputs:
-            if name in named or (written and name in written.non_differentiable):
-                continue
-            try:
-                d = derive.derivative(pointwise, name)
-            except derive.NotDifferentiable as e:
-                raise fail(
-                    f"{name}: {e}", f'write its formula: derivatives: {{{name}: "..."}}', line or 1
-                ) from None
-            if d == derive.ZERO:  # piecewise constant (floor, a rounded division): zeros
-                formula = Call("sum_to", (Call("zeros_like", (Var("grad"),)), Var(name)))
-            else:
-                conj = d if derive.is_real_constant(d) else Call("conj", (d,))
-                formula = Call("sum_to", (derive.mul(Var("grad"), conj), Var(name)))
-            try:
-                gradients.append(Gradient((name,), checker.expr(formula), str(formula), True))
-            except FormulaError as e:
-                raise fail(f"{name}: the derived '{formula}': {e.problem}", e.fix, line or 1) from None
-    for name in written.not_implemented if written else ():
-        raises = Apply(
-            FUNCTIONS["not_implemented"],
-            (Const(op.split("(")[0], op.split("(")[0], "str"), Const(name, name, "str")),
-            "tensor",
-        )
-        gradients.append(Gradient((name,), raises, NOT_IMPLEMENTED, False))
+    return gradients
+
+
+def _derived_gradients(
+    pointwise: Node, inputs: tuple[str, ...], skipped: set[str], checker: _Checker, fail, line: int
+) -> list[Gradient]:
+    """A pointwise op's gradients from its formula's symbolic derivative, for the inputs the
+    key does not name: sum_to(grad * conj(d), input)."""
+    gradients = []
+    for name in inputs:
+        if name in skipped:
+            continue
+        try:
+            d = derive.derivative(pointwise, name)
+        except derive.NotDifferentiable as e:
+            raise fail(f"{name}: {e}", f'write its formula: derivatives: {{{name}: "..."}}', line) from None
+        if d == derive.ZERO:  # piecewise constant (floor, a rounded division): zeros
+            formula = Call("sum_to", (Call("zeros_like", (Var("grad"),)), Var(name)))
+        else:
+            conj = d if derive.is_real_constant(d) else Call("conj", (d,))
+            formula = Call("sum_to", (derive.mul(Var("grad"), conj), Var(name)))
+        try:
+            gradients.append(Gradient((name,), checker.expr(formula), str(formula), True))
+        except FormulaError as e:
+            raise fail(f"{name}: the derived '{formula}': {e.problem}", e.fix, line) from None
+    return gradients
+
+
+def _check_covered(gradients, written, differentiable_inputs, outputs, differentiability, fail) -> None:
+    """Every differentiable input has a gradient (or is said to have none), and every output
+    that carries a gradient is read by some formula."""
     covered = {n for g in gradients for n in g.inputs} | set(written.non_differentiable if written else ())
     missing = [n for n in differentiable_inputs if n not in covered]
     if missing:
@@ -584,6 +627,7 @@ def resolve(
             f"give each a formula, or write '{missing[0]}: {NON_DIFFERENTIABLE_INPUT}'",
         )
     used = set().union(*(_uses(g.expr) for g in gradients)) if gradients else set()
+    many = len(outputs) > 1
     for name, carries in zip(outputs, differentiability, strict=True):
         grad = "grad_" + name if many else "grad"
         if carries and many and grad not in used:
@@ -591,20 +635,6 @@ def resolve(
                 f"output '{name}' carries a gradient, but no formula reads {grad}",
                 f"read {grad} in a formula, or mark it false in output_differentiability",
             )
-    if pointwise is not None and len(outputs) == 1:
-        gradients = [_with_kernel(g, scope, pointwise, checker) for g in gradients]
-    carrying = [o for o, carries in zip(outputs, differentiability, strict=True) if carries]
-    if written is not None and written.forward is not None and not list_output and len(carrying) != 1:
-        raise fail(
-            f"result: forward mode gives the tangent of the one output that carries a gradient, and "
-            f"this op has {len(carrying)} ({', '.join(carrying) or 'none'})",
-            "mark the others false in output_differentiability (torch gives them no tangent), or remove "
-            "'result' (forward AD then raises NotImplementedError, as for an op without one)",
-            written.forward[2],
-        )
-    want = "tensors" if list_output else "tensor"
-    forward, tangents = _forward(written, pointwise, scope, differentiable_inputs, gradients, fail, want)
-    return Autograd(tuple(gradients), outputs, tuple(differentiability), line, list_output, forward, tangents)
 
 
 def _with_kernel(g: Gradient, scope: dict[str, Ref], pointwise: Node, checker: _Checker) -> Gradient:
