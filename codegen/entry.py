@@ -792,11 +792,19 @@ def _check_types(path: str, entry: LineDict, fn: NativeFunction) -> None:
 
 
 def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    _check_names(path, entry, fn)
+    _check_types(path, entry, fn)
+    _check_out_overload(path, entry, fn)
+    if fn.func.name.name.inplace:
+        _check_inplace_overload(path, entry, fn)
+    _check_kernels(path, entry, fn)
+
+
+def _check_out_overload(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    """An out= overload (or a structured op) takes its outputs keyword-only and returns them."""
     op = str(fn.func)
     schema = fn.func
     kind = fn.kind
-    _check_names(path, entry, fn)
-    _check_types(path, entry, fn)
     looks_out = schema.name.overload_name == "out" or schema.name.overload_name.endswith("_out")
     if (looks_out or fn.structured) and kind is not SchemaKind.out:
         raise _err(
@@ -849,31 +857,42 @@ def _check_entry(path: str, entry: LineDict, fn: NativeFunction) -> None:
                 "an out= overload must return its out arguments",
                 f"write '-> {want if len(outs) == 1 else '(' + want + ')'}'",
             )
-    if schema.name.name.inplace:
-        self_arg = schema.arguments.self_arg
-        if self_arg is None or not self_arg.is_write or not is_tensor_like(self_arg.type):
-            raise _err(
-                path,
-                entry,
-                "func",
-                op,
-                f"inplace overload '{schema.name.name}' must take 'Tensor(a!) self'",
-                "annotate self as written-to: 'Tensor(a!) self'",
-            )
-        if schema.arguments.positional[0] is not self_arg:  # torch's convention, which vmap's rule reads
-            problem = f"inplace overload '{schema.name.name}' must take self first, the tensor it writes"
-            fix = "move 'self' to the front of the arguments (in the out= overload too)"
-            raise _err(path, entry, "func", op, problem, fix)
-        if fn.structured_delegate is not None and self_arg.type != BaseType(BaseTy.Tensor):
-            problem = (
-                f"inplace overload '{schema.name.name}' writes the structured op's output into self, which"
-                f" must be a Tensor, not a '{self_arg.type}'"
-            )
-            raise _err(path, entry, "func", op, problem, "make self a Tensor, or remove the inplace overload")
-        returned = schema.returns[0] if len(schema.returns) == 1 else None
-        if returned is None or (returned.type, returned.annotation) != (self_arg.type, self_arg.annotation):
-            want = Return(None, self_arg.type, self_arg.annotation)
-            raise _err(path, entry, "func", op, "an inplace overload must return self", f"write '-> {want}'")
+
+
+def _check_inplace_overload(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    """An inplace overload takes self first, written to, and returns it."""
+    op = str(fn.func)
+    schema = fn.func
+    self_arg = schema.arguments.self_arg
+    if self_arg is None or not self_arg.is_write or not is_tensor_like(self_arg.type):
+        raise _err(
+            path,
+            entry,
+            "func",
+            op,
+            f"inplace overload '{schema.name.name}' must take 'Tensor(a!) self'",
+            "annotate self as written-to: 'Tensor(a!) self'",
+        )
+    if schema.arguments.positional[0] is not self_arg:  # torch's convention, which vmap's rule reads
+        problem = f"inplace overload '{schema.name.name}' must take self first, the tensor it writes"
+        fix = "move 'self' to the front of the arguments (in the out= overload too)"
+        raise _err(path, entry, "func", op, problem, fix)
+    if fn.structured_delegate is not None and self_arg.type != BaseType(BaseTy.Tensor):
+        problem = (
+            f"inplace overload '{schema.name.name}' writes the structured op's output into self, which"
+            f" must be a Tensor, not a '{self_arg.type}'"
+        )
+        raise _err(path, entry, "func", op, problem, "make self a Tensor, or remove the inplace overload")
+    returned = schema.returns[0] if len(schema.returns) == 1 else None
+    if returned is None or (returned.type, returned.annotation) != (self_arg.type, self_arg.annotation):
+        want = Return(None, self_arg.type, self_arg.annotation)
+        raise _err(path, entry, "func", op, "an inplace overload must return self", f"write '-> {want}'")
+
+
+def _check_kernels(path: str, entry: LineDict, fn: NativeFunction) -> None:
+    """Where the entry's kernels come from: structured (a meta function and an impl), a
+    delegate, dispatch or a composite, one of them."""
+    op = str(fn.func)
     if fn.structured and fn.structured_delegate is not None:
         raise _err(
             path,
