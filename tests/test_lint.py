@@ -25,14 +25,10 @@ LARGER = {
         "every conformance check, one function each (random ops: their own-bits CUDA comparisons)",
     ),
     "python/structgen/conformance/hostile.py": (720, "hostile samples, their judge, a run per variant"),
-    "codegen/entry.py": (
-        950,
-        (
-            "one parse and one check per manifest key of an entry (19 keys), each with its message; "
-            "the keys' registry (issue 59) moves them into modules of their own, as scan_key.py"
-        ),
+    "codegen/autograd/formulas.py": (
+        790,
+        "the derivatives key: parsed, checked per mode's scope, resolved (in parts: scope, written, derived)",
     ),
-    "codegen/autograd/formulas.py": (760, "the derivatives key: parsed, checked per mode's scope, resolved"),
     "python/structgen/vmap_plan.py": (800, "every batching plan (11 kinds) with its describe() proof"),
     "tests/codegen/test_rule_errors.py": (720, "every meta: rule error message, one case each, by key"),
 }

@@ -48,7 +48,12 @@ LAYERS = (
     ("rules.model", "conformance", "multi_kernel", "autograd.formulas", "composite"),  # manifest keys
     ("pointwise.model", "autograd.cpp", "autograd.fused"),
     ("native",),  # the typed model of a checked manifest
-    ("spellings", "python_names", "scan_key"),  # manifest keys over the model (an entry's, a name's)
+    (
+        "spellings",
+        "python_names",
+        "scan_key",
+        "entry_checks",
+    ),  # manifest keys over the model (an entry's, a name's)
     ("entry", "scalar_of"),  # the checker: one entry (a Scalar overload with its target's keys)
     ("manifest",),  # the checker: the whole manifest
     ("dest.*",),  # template contexts from the model
