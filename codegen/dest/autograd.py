@@ -156,6 +156,52 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
     values |= {n for g in autograd.gradients for n in g.fused_args if n in by_name}
     likes = {r.name for r in refs if r.kind in ("like", "likes")}
     results = {r.name for r in refs if r.role == "result"}
+    members, unpack, release = _saved_arguments(args, by_name, values, likes)
+    outputs = _saved_results(autograd, results, members, unpack, release)
+    edges = _edges(args, members)
+
+    def edge(name: str) -> tuple[str, str | None]:
+        many = _tensor_kind(by_name[name][0]) == "tensors"
+        return edges[name], f"{names.cpp_name(name)}_count" if many else None
+
+    uses = [g.fused for g in autograd.gradients if g.fused]
+    shared = tuple(n for n in dict.fromkeys(uses) if uses.count(n) > 1)
+    gradients = tuple(
+        GradCode(tuple(edge(n) for n in g.inputs), _gradient_code(g, fused, shared), g.expr.kind == "tensors")
+        for g in autograd.gradients
+    )
+    many = len(autograd.outputs) > 1
+    tensors = ", ".join(names.cpp_name(a.name) for a in args if _tensor_kind(a))
+    grads = () if autograd.list_output else tuple(f"grad_{n}" if many else "grad" for n in autograd.outputs)
+    return Functional(
+        node=_node_name(group),
+        name=f"{fn.func.name} backward",
+        function=f"{fn.func.name.unambiguous}_autograd",
+        kernel=_boxed(fn),
+        overload=str(fn.func.name),
+        returns=cpp.return_type(fn.func.returns),
+        params=", ".join(p.decl() for p in params),
+        args=", ".join(p.name for p in params),
+        handle=_handle(fn),
+        tensors=tensors,
+        members=tuple(members),
+        outputs=tuple(outputs),
+        unpack=tuple(unpack),
+        grads=grads,
+        gradients=gradients,
+        release=tuple(release),
+        written=tuple(names.cpp_name(a.name) for a in args if a.is_write),
+        list_output=autograd.list_output,
+        handles=tuple(fused[n] for n in dict.fromkeys(uses)),
+        fused_locals=tuple(f"so_{n}" for n in shared),
+        **_forward(fn, autograd, params),
+    )
+
+
+def _saved_arguments(args, by_name, values: set[str], likes: set[str]) -> tuple[list, list, list]:
+    """What the Node keeps of the arguments the formulas read: tensors as SavedVariables (a
+    written one as a copy), other values kept, ``like`` arguments as their TensorMetas only; and
+    the statements that unpack them in apply(), and the saved variables released after it."""
     members, unpack, release = [], [], []
     for a in args:
         c = names.cpp_name(a.name)
@@ -196,6 +242,12 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
                     f"{RT}::autograd::TensorMeta({value})",
                 )
             )
+    return members, unpack, release
+
+
+def _saved_results(autograd: Autograd, results: set[str], members, unpack, release):
+    """Per output: (index, whether it carries a gradient, its SavedVariable where a formula reads
+    it, saved after the call); adds those members and their unpacking."""
     many = len(autograd.outputs) > 1
     outputs: list[tuple[int, bool, str | None]] = []
     for i, (name, carries) in enumerate(
@@ -209,8 +261,13 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
             members.append(Member("torch::autograd::SavedVariable", saved, ""))  # after the call
             unpack.append(f"const auto {local} = {saved}.unpack(getptr());")
         outputs.append((i, carries, saved))
+    return outputs
+
+
+def _edges(args, members) -> dict[str, str]:
+    """Each tensor argument's first edge (C++: a Tensor[] takes one per element, counted at the
+    call, so later offsets add its count); adds the count members."""
     edges, offset = {}, "0"
-    counts = []
     for a in args:
         kind = _tensor_kind(a)
         if kind is None:
@@ -219,63 +276,27 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
         c = names.cpp_name(a.name)
         if kind == "tensors":
             members.append(Member("size_t", f"{c}_count", f"{c}.size()"))
-            counts.append(f"{c}_count")
             offset = f"({offset} + {c}_count)" if offset != "0" else f"{c}_count"
         else:
             offset = str(int(offset) + 1) if offset.isdigit() else f"({offset} + 1)"
+    return edges
 
-    def edge(name: str) -> tuple[str, str | None]:
-        many = _tensor_kind(by_name[name][0]) == "tensors"
-        return edges[name], f"{names.cpp_name(name)}_count" if many else None
 
-    uses = [g.fused for g in autograd.gradients if g.fused]
-    shared = tuple(n for n in dict.fromkeys(uses) if uses.count(n) > 1)
-
-    def code(g) -> str:
-        """The gradient's C++: with a fused backward op, that op's one pass where backward needs
-        no graph of its own, the ATen formula where it does (create_graph=True)."""
-        composite = formula_cpp.code(g.expr)
-        if g.fused is None:
-            return composite
-        call = f"{fused[g.fused].variable}.call({', '.join(names.cpp_name(a) for a in g.fused_args)})"
-        if g.fused in shared:  # computed once for the inputs that share it (bias_gelu's)
-            local = f"so_{g.fused}"
-            call = f"({local}.defined() ? {local} : ({local} = {call}))"
-        if g.kernel_scale is not None:
-            call = f"{RT}::autograd::scaled({call}, {formula_cpp.code(g.kernel_scale)})"
-        if g.kernel_sum_to:
-            call = f"{RT}::autograd::sum_to({call}, {names.cpp_name(g.inputs[0])}_meta)"
-        return f"(at::GradMode::is_enabled() ? {composite} : {call})"
-
-    gradients = tuple(
-        GradCode(tuple(edge(n) for n in g.inputs), code(g), g.expr.kind == "tensors")
-        for g in autograd.gradients
-    )
-    tensors = ", ".join(names.cpp_name(a.name) for a in args if _tensor_kind(a))
-    grads = () if autograd.list_output else tuple(f"grad_{n}" if many else "grad" for n in autograd.outputs)
-    return Functional(
-        node=_node_name(group),
-        name=f"{fn.func.name} backward",
-        function=f"{fn.func.name.unambiguous}_autograd",
-        kernel=_boxed(fn),
-        overload=str(fn.func.name),
-        returns=cpp.return_type(fn.func.returns),
-        params=", ".join(p.decl() for p in params),
-        args=", ".join(p.name for p in params),
-        handle=_handle(fn),
-        tensors=tensors,
-        members=tuple(members),
-        outputs=tuple(outputs),
-        unpack=tuple(unpack),
-        grads=grads,
-        gradients=gradients,
-        release=tuple(release),
-        written=tuple(names.cpp_name(a.name) for a in args if a.is_write),
-        list_output=autograd.list_output,
-        handles=tuple(fused[n] for n in dict.fromkeys(uses)),
-        fused_locals=tuple(f"so_{n}" for n in shared),
-        **_forward(fn, autograd, params),
-    )
+def _gradient_code(g, fused: dict[str, OpHandle], shared: tuple[str, ...]) -> str:
+    """The gradient's C++: with a fused backward op, that op's one pass where backward needs no
+    graph of its own, the ATen formula where it does (create_graph=True)."""
+    composite = formula_cpp.code(g.expr)
+    if g.fused is None:
+        return composite
+    call = f"{fused[g.fused].variable}.call({', '.join(names.cpp_name(a) for a in g.fused_args)})"
+    if g.fused in shared:  # computed once for the inputs that share it (bias_gelu's)
+        local = f"so_{g.fused}"
+        call = f"({local}.defined() ? {local} : ({local} = {call}))"
+    if g.kernel_scale is not None:
+        call = f"{RT}::autograd::scaled({call}, {formula_cpp.code(g.kernel_scale)})"
+    if g.kernel_sum_to:
+        call = f"{RT}::autograd::sum_to({call}, {names.cpp_name(g.inputs[0])}_meta)"
+    return f"(at::GradMode::is_enabled() ? {composite} : {call})"
 
 
 def _forward(fn: NativeFunction, autograd: Autograd, params) -> dict:
