@@ -1,4 +1,4 @@
-# @generated from native_functions.yaml by codegen/templates/outputs.cmake.j2 (generator 0.5.0) — DO NOT EDIT.
+# @generated from native_functions.yaml by codegen/templates/outputs.cmake.j2 (generator 0.6.0) — DO NOT EDIT.
 # Regenerate with: python -m structgen.codegen (run by the CMake build)
 # The generated files by kind (codegen/gen.py's OutputKind), under this file's folder: the build's
 # file lists. CMake includes it at configure time (python -m structgen.codegen --cmake-outputs writes it) and

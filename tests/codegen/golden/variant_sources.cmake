@@ -1,4 +1,4 @@
-# @generated from native_functions.yaml by codegen/templates/variant_sources.cmake.j2 (generator 0.5.0) — DO NOT EDIT.
+# @generated from native_functions.yaml by codegen/templates/variant_sources.cmake.j2 (generator 0.6.0) — DO NOT EDIT.
 # Regenerate with: python -m structgen.codegen (run by the CMake build)
 # Each kernel variant's declared sources (`kernels: sources:` in the manifest), for
 # cmake/autotune_build.cmake, which hashes them into the variant's source hash (the autotune cache

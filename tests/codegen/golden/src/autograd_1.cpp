@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/autograd.cpp.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/autograd.cpp.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // Autograd kernels of the differentiable structured ops (codegen/dest/autograd.py): a backward
 // Node per functional overload, recorded as ATen's own kernels record theirs, with the formulas

@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/composites.cpp.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/composites.cpp.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // Overloads that are calls of other overloads (the manifest's `composite:`, codegen/composite.py),
 // registered as CompositeImplicitAutograd as torch registers its own: the dispatcher runs the

@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cpu_host.cpp.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cpu_host.cpp.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CPU host glue of the generated pointwise kernels of a shard of ops: the inputs brought to the
 // common dtype, the host conditions decided and the numbers checked for it (as Scalar::to does),

@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cpu.cpp.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cpu.cpp.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CPU kernels of one pointwise op and of its generated backward ops, from their formulas (a file
 // per op: editing a formula recompiles that op alone). No torch header (the runtime's cpu/rows.h):

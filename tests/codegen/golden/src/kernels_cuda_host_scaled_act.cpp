@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cuda_host.cpp.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cuda_host.cpp.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CUDA host glue of one pointwise op and of its generated backward ops: device guard, current
 // stream, inputs brought to the common dtype and device (a 0-dim CPU input stays there and

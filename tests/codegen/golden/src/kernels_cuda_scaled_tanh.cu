@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/kernels_cuda.cu.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/kernels_cuda.cu.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CUDA kernels of one pointwise op and of its generated backward ops, from their formulas (a
 // file per op, so nvcc's compile check redoes only an edited op). Device code only: no torch

@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/meta.cpp.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/meta.cpp.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // Meta functions generated from the `meta:` rules of the manifest (docs/rules.md): shape,
 // dtype and layout of every output, all on SymInt. Both the Meta kernel and the real kernels

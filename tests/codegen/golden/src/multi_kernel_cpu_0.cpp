@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/multi_kernel.cpp.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/multi_kernel.cpp.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CPU impls of the ops in this shard that list several CPU kernels (`kernels:` in the
 // manifest): each computes its tuning key and which variants are eligible, and runs the variant

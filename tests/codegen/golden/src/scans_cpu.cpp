@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/scans_cpu.cpp.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/scans_cpu.cpp.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CPU impls of the scan ops (manifest `scan: true`): each the runtime's scan with its combine
 // (structgen/cpu/scan.h). The meta function has applied dtype= to out.

@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/scans_cuda.cu.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/scans_cuda.cu.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CUDA entry points of the scan ops (manifest `scan: true`): the runtime's scan kernels
 // (structgen/cuda/scan.cuh) with each op's combine. Device code only: no torch header;

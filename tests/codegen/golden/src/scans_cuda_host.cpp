@@ -1,4 +1,4 @@
-// @generated from native_functions.yaml by codegen/templates/scans_cuda_host.cpp.j2 (generator 0.5.0) — DO NOT EDIT.
+// @generated from native_functions.yaml by codegen/templates/scans_cuda_host.cpp.j2 (generator 0.6.0) — DO NOT EDIT.
 // Regenerate with: python -m structgen.codegen (run by the CMake build)
 // CUDA impls of the scan ops (manifest `scan: true`): the runtime's host glue
 // (structgen/cuda/scan_host.h) with each op's device entry points (scans_cuda.cu).

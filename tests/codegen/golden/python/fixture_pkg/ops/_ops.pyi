@@ -1,4 +1,4 @@
-# @generated from native_functions.yaml by codegen/templates/ops.pyi.j2 (generator 0.5.0) — DO NOT EDIT.
+# @generated from native_functions.yaml by codegen/templates/ops.pyi.j2 (generator 0.6.0) — DO NOT EDIT.
 # Regenerate with: python -m structgen.codegen (run by the CMake build)
 from collections.abc import Sequence
 from typing import Any, overload
