@@ -46,6 +46,9 @@ OPS = {
     "norm2": (lambda x, d: structops.norm(x, 2, [d]), lambda x, d: torch.linalg.vector_norm(x, 2, d)),
     "logsumexp": (lambda x, d: structops.logsumexp(x, [d]), lambda x, d: torch.logsumexp(x, d)),
     "cumsum": (lambda x, d: structops.cumsum(x, d), lambda x, d: torch.cumsum(x, d)),
+    # the same scan kernels with another combine (manifest `scan: true`)
+    "cumprod": (lambda x, d: structops.cumprod(x, d), lambda x, d: torch.cumprod(x, d)),
+    "logcumsumexp": (lambda x, d: structops.logcumsumexp(x, d), lambda x, d: torch.logcumsumexp(x, d)),
     "softmax": (lambda x, d: structops.softmax(x, d), lambda x, d: torch.softmax(x, d)),
     "log_softmax": (lambda x, d: structops.log_softmax(x, d), lambda x, d: torch.log_softmax(x, d)),
     "layer_norm": (
@@ -64,7 +67,7 @@ OPS = {
 }
 RANDOM_OPS = {"dropout"}  # CUDA draws its own bits: not compared with torch's there
 # The ops of integer and bool inputs (read in their own type: issue 56); the others need floats.
-INTEGER_OPS = {"sum", "amax", "prod", "argmax", "any", "cumsum"}
+INTEGER_OPS = {"sum", "amax", "prod", "argmax", "any", "cumsum", "cumprod"}
 # (rows, cols, dim): dim 1 reduces contiguous rows, dim 0 strides across them.
 SHAPES = [(256, 256, 1), (2048, 2048, 1), (2048, 2048, 0), (64, 65536, 1)]
 QUICK_SHAPES = [(2048, 2048, 1), (2048, 2048, 0)]
@@ -145,16 +148,16 @@ def main() -> None:
                 if not dtype.is_floating_point:
                     x = x * 40 if dtype != torch.uint8 else x.abs() * 40
                 x = x.to(dtype)
-                if name == "prod" and dtype.is_floating_point:
+                if name in ("prod", "cumprod") and dtype.is_floating_point:
                     x = 1 + x / 1000  # keep products finite (integer ones wrap alike)
                 expected, got = theirs(x, dim), ours(x, dim)
                 note = ""
                 # prod of 2048 bfloat16 factors: torch rounds its running product to bfloat16, we do not
                 tol = (
                     1e-1
-                    if name == "prod" and dtype == torch.bfloat16
+                    if name in ("prod", "cumprod") and dtype == torch.bfloat16
                     else 2e-2
-                    if dtype in (torch.bfloat16, torch.float16) or name == "cumsum"
+                    if dtype in (torch.bfloat16, torch.float16) or name in ("cumsum", "logcumsumexp")
                     else 1e-4
                 )
                 # n terms added or multiplied in another order than torch's: rounding grows like
