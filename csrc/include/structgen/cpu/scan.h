@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include <structgen/cpu/pointwise.h>  // cpu::operand, cpu::kGrainSize, SO_CPU_CLONES
