@@ -194,10 +194,10 @@ function(add_generated_extension target)
       set_source_files_properties("${file}" PROPERTIES COMPILE_OPTIONS "${STRUCTGEN_KERNEL_FLAGS}")
     endif()
   endforeach()
-  # The scan ops' CPU loops (the runtime's, with torch's dispatch) compile as kernels do.
-  set(generated_scans ${GENERATED_OPS})
-  list(FILTER generated_scans INCLUDE REGEX "/scans_cpu\\.cpp$")
-  set_source_files_properties(${generated_scans} PROPERTIES COMPILE_OPTIONS "${STRUCTGEN_KERNEL_FLAGS}")
+  # The runtime's kernels of scan and triangle ops (with torch's dispatch) compile as kernels do.
+  set(generated_runtime_kernels ${GENERATED_OPS})
+  list(FILTER generated_runtime_kernels INCLUDE REGEX "/runtime_kernels_cpu\\.cpp$")
+  set_source_files_properties(${generated_runtime_kernels} PROPERTIES COMPILE_OPTIONS "${STRUCTGEN_KERNEL_FLAGS}")
 
   # The runtime: its sources compile into every extension (two unity units), the autograd
   # runtime with the generated glue; its CUDA host files where torch has CUDA.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from structgen.codegen import composite, python_names, scan_key, spellings
+from structgen.codegen import composite, kernel_keys, python_names, spellings
 from structgen.codegen.api.names import (
     CPP_KEYWORDS,
 )
@@ -47,6 +47,7 @@ SUPPORTED_KEYS = (
     "meta",
     "pointwise",
     "scan",
+    "triangle",
     "kernels",
     "out_dtype",
     "derivatives",
@@ -447,7 +448,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
     if "pointwise" in entry:
         dispatch = _pointwise_dispatch(path, entry, raw_func, schema, structured, dispatch)
     rule, custom = _parse_meta(path, entry, raw_func, schema, structured, precomputed)
-    if (scan := scan_key.parse(path, entry, raw_func, schema, rule, precomputed)) is not None:
+    if (runtime_kernel := kernel_keys.parse(path, entry, raw_func, schema, rule, precomputed)) is not None:
         dispatch = _generated_impls(schema)
     fn = NativeFunction(
         func=schema,
@@ -464,7 +465,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
         pointwise=(
             parse_pointwise(path, entry, raw_func, schema, rule) if "pointwise" in entry and rule else None
         ),
-        scan=scan,
+        runtime_kernel=runtime_kernel,
         kernels=_parse_kernels(path, entry, raw_func, schema, rule, precomputed, dispatch, structured),
         out_dtype=_parse_out_dtype(path, entry, raw_func, schema, structured, tuple(tags)),
         derivatives=parse_derivatives(path, entry, raw_func, schema),

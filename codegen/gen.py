@@ -17,7 +17,7 @@ from structgen.codegen.dest import (
     python_api,
     registration,
     rules_data,
-    scans,
+    runtime_kernels,
     structured,
 )
 from structgen.codegen.files import FileManager
@@ -116,17 +116,18 @@ def outputs(manifest: Manifest, shards: int) -> list[Output]:
         Output(_header_file(manifest.project, h), OutputKind.HEADERS)
         for h in structured.all_headers(manifest)
     ]
-    return _fixed(manifest.project, shards) + kernels + _scan_files(manifest) + headers
+    return _fixed(manifest.project, shards) + kernels + _runtime_kernel_files(manifest) + headers
 
 
-def _scan_files(manifest: Manifest) -> list[Output]:
-    """The scan ops' files, where the manifest has any (a project without scans compiles none)."""
-    if not scans.scan_groups(manifest):
+def _runtime_kernel_files(manifest: Manifest) -> list[Output]:
+    """The files of the ops whose kernels are the runtime's, where the manifest has any (a
+    project without them compiles none)."""
+    if not runtime_kernels.runtime_kernel_groups(manifest):
         return []
     return [
-        Output(scans.CPU_FILE, OutputKind.OPS),
-        Output(scans.CUDA_FILE, OutputKind.CUDA_DEVICE),
-        Output(scans.CUDA_HOST_FILE, OutputKind.CUDA_HOST),
+        Output(runtime_kernels.CPU_FILE, OutputKind.OPS),
+        Output(runtime_kernels.CUDA_FILE, OutputKind.CUDA_DEVICE),
+        Output(runtime_kernels.CUDA_HOST_FILE, OutputKind.CUDA_HOST),
     ]
 
 
@@ -180,12 +181,12 @@ def _pointwise_kernels(manifest: Manifest, fm: FileManager, shards: int) -> None
         fm.render("src/" + CPU_HOST_FILE.format(i), "kernels_cpu_host.cpp.j2", units=shard_units)
 
 
-def _scans(manifest: Manifest, fm: FileManager, shards: int) -> None:
-    ops = scans.scan_ops(manifest)
+def _runtime_kernels(manifest: Manifest, fm: FileManager, shards: int) -> None:
+    ops = runtime_kernels.runtime_kernel_ops(manifest)
     if ops:
-        fm.render(scans.CPU_FILE, "scans_cpu.cpp.j2", scans=ops)
-        fm.render(scans.CUDA_FILE, "scans_cuda.cu.j2", scans=ops)
-        fm.render(scans.CUDA_HOST_FILE, "scans_cuda_host.cpp.j2", scans=ops)
+        fm.render(runtime_kernels.CPU_FILE, "runtime_kernels_cpu.cpp.j2", ops=ops)
+        fm.render(runtime_kernels.CUDA_FILE, "runtime_kernels_cuda.cu.j2", ops=ops)
+        fm.render(runtime_kernels.CUDA_HOST_FILE, "runtime_kernels_cuda_host.cpp.j2", ops=ops)
 
 
 def _headers(manifest: Manifest, fm: FileManager, shards: int) -> None:
@@ -249,7 +250,7 @@ SECTIONS: tuple[Section, ...] = (
     _wrappers,
     _autograd,
     _pointwise_kernels,
-    _scans,
+    _runtime_kernels,
     _python,
     _headers,
     _registration,

@@ -52,6 +52,15 @@ Spellings = tuple[tuple[str, tuple[tuple[str, None | int | float], ...]], ...]
 
 
 @dataclass(frozen=True)
+class RuntimeKernel:
+    """A family of the runtime's kernels an op runs as its CPU and CUDA impls, and the family's
+    variant for it: ("scan", a combine: add, mul, logaddexp) or ("triangle", lower or upper)."""
+
+    family: str
+    variant: str
+
+
+@dataclass(frozen=True)
 class NativeFunction:
     func: FunctionSchema
     loc: Location
@@ -67,8 +76,8 @@ class NativeFunction:
     meta_custom: bool = False
     # Pointwise entries: the formula their CPU and CUDA kernels are generated from.
     pointwise: PointwiseKernel | None = None
-    # `scan: true`: the combine of the runtime's scan kernels (the rule's meta.combine).
-    scan: str | None = None
+    # `scan:` / `triangle:`: the op's CPU and CUDA kernels are the runtime's (codegen/kernel_keys.py).
+    runtime_kernel: RuntimeKernel | None = None
     # Several kernels per device, one picked per call by measurement (codegen/multi_kernel.py).
     kernels: MultiKernel | None = None
     # Structured entries: one of OUT_DTYPE_RULES.

@@ -57,6 +57,16 @@ def _schemas() -> dict[str, tuple[str, ...]]:
     return {name: tuple(schemas) for name, schemas in found.items()}
 
 
+def _takes_symint(schema: FunctionSchema) -> bool:
+    """Whether to call the overload's ``_symint`` C++ form: it takes a SymInt (which a backward
+    Node keeps as c10::SymInt, and an int64_t converts to) and no SymInt[] (a one-dim list is an
+    IntArrayRef, which no SymIntArrayRef is made from)."""
+    types = [a.type for a in schema.arguments.all]
+    return BaseType(BaseTy.SymInt) in types and not any(
+        isinstance(t, ListType) and t.elem == BaseType(BaseTy.SymInt) for t in types
+    )
+
+
 def available() -> bool:
     return _yaml_path() is not None
 
@@ -104,11 +114,10 @@ def overloads(name: str) -> tuple[Overload, ...]:
         if any(a.default is None for a in schema.arguments.all[len(params) :]):
             continue  # an argument no formula value fits, which a call must pass
         doc = f"ATen's {text}"
+        cpp = f"at::{name}_symint" if _takes_symint(schema) else f"at::{name}"
         found.append(
             Overload(
-                text,
-                Function(name, tuple(params), "tensor", f"at::{name}", doc, header=f"ATen/ops/{name}.h"),
-                required,
+                text, Function(name, tuple(params), "tensor", cpp, doc, header=f"ATen/ops/{name}.h"), required
             )
         )
     return tuple(found)

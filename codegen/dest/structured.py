@@ -413,7 +413,7 @@ def _group_hooks(project: Project, group: StructuredGroup) -> OpHooks:
             )
         )
     for k in header.kernels:
-        if k.chooser or group.out.pointwise is not None or group.out.scan is not None:
+        if k.chooser or group.out.pointwise is not None or group.out.runtime_kernel is not None:
             continue  # generated
         impl = group.impl_name(DispatchKey(k.key))
         if k.variant is not None and impl is not None and k.name == names.variant_kernel(impl, k.variant):

@@ -162,7 +162,7 @@ class Checker:
                     f"{where} must give axes of '{ik.tensor}' (dims(...)), got {show(v.kind)}",
                     f"write e.g. '{key}: \"dims({ik.tensor}, dim)\"'",
                 )
-            index.append(ir.IndexKind(ik.kind, ik.tensor, v, ik.output))
+            index.append(ir.IndexKind(ik.kind, ik.tensor, v, ik.output, ik.offset))
         self.context = "shape"
         return ir.MetaIR(tuple(self.statements), tuple(o.arg for o in rule.outputs), tuple(index))
 

@@ -316,14 +316,16 @@ Statement = (
 
 @dataclass(frozen=True)
 class IndexKind:
-    """Axes (a dimlist of ``tensor``) whose index dims have ``kind`` (whole | scanned), or over
-    which ``output`` holds flat positions (kind positions). Only the index-space function reads
-    it: the meta function has nothing to compute for it."""
+    """Axes (a dimlist of ``tensor``) whose index dims have ``kind`` (whole | scanned | diagonal,
+    whose ``offset`` argument names the diagonal), or over which ``output`` holds flat positions
+    (kind positions). Only the index-space function reads it: the meta function has nothing to
+    compute for it."""
 
     kind: str
     tensor: str
     axes: Expr
     output: str | None = None
+    offset: str | None = None
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,11 @@ from structgen.codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, pa
 COMBINES = ("add", "mul", "max", "min", "and", "or", "logaddexp", "mean", "argmax", "argmin")
 # Kinds of index dims a rule declares (meta.index); the others are parallel, or reduced when no
 # output has them. whole: an output element needs all of the dim (softmax); scanned: it needs
-# the dim up to itself (cumsum; split only with a combine, which carries the earlier tiles' total).
-INDEX_KINDS = ("whole", "scanned")
+# the dim up to itself (cumsum; split only with a combine, which carries the earlier tiles' total);
+# diagonal: two axes (rows, columns) whose elements the op treats by their place relative to the
+# diagonal an int argument names (tril's j - i <= diagonal): a tile is the op on its part with
+# that argument shifted by the tile's first row minus its first column.
+INDEX_KINDS = ("whole", "scanned", "diagonal")
 TENSOR_KINDS = ("tensor", "tensors", "tensor?")
 KEYS = ("shape", "dtype", "layout", "allowed", "checks", "combine", "index", "positions", "vmap_as", "affine")
 
@@ -358,10 +361,33 @@ def _index(m: _Meta) -> tuple[IndexKind, ...]:
             "write dims(<tensor argument>, <dims>), e.g. 'dims(self, dim)', or trailing(<tensor "
             "argument>, <count>)"
         )
+        if kind == "diagonal":
+            index.append(_diagonal(m, value, at, fix))
+            continue
         for item in value if isinstance(value, list) else [value]:
             tensor, axes = _tensor_axes(m, item, f"meta.index.{kind}", at, fix)
             index.append(IndexKind(kind, tensor, axes, at))
     return tuple(index)
+
+
+def _diagonal(m: _Meta, value, at: int, fix: str) -> IndexKind:
+    """meta.index.diagonal: {axes: <two axes: rows, columns>, offset: <int argument>}."""
+    if not isinstance(value, dict) or set(value) != {"axes", "offset"}:
+        raise m.fail(
+            f"meta.index.diagonal must map 'axes' and 'offset', got {value!r}",
+            "write e.g. {axes: 'trailing(self, 2)', offset: diagonal} (rows and columns, and the int "
+            "argument naming the diagonal)",
+            at,
+        )
+    offset = value["offset"]
+    if m.kinds.get(offset) != "int":
+        raise m.fail(
+            f"meta.index.diagonal.offset: '{offset}' is not an int argument",
+            "name the int argument whose value is the diagonal (tril's 'diagonal')",
+            at,
+        )
+    tensor, axes = _tensor_axes(m, value["axes"], "meta.index.diagonal", at, fix)
+    return IndexKind("diagonal", tensor, axes, at, offset=offset)
 
 
 def _positions(m: _Meta, combine: str | CombineBy | None) -> tuple[IndexKind, ...]:

@@ -146,7 +146,8 @@ def index_function(group: str, args: tuple[str, ...], meta: ir.MetaIR) -> str:
             body.append(f"so.link({expr(s.test.lhs)}, {expr(s.test.rhs)})")
     for ik in meta.index:
         output = f", {ik.output!r}" if ik.output else ""
-        body.append(f"so.mark({ik.kind!r}, {ik.tensor}, {expr(ik.axes)}{output})")
+        offset = f", offset={ik.offset!r}" if ik.offset else ""
+        body.append(f"so.mark({ik.kind!r}, {ik.tensor}, {expr(ik.axes)}{output}{offset})")
     body.append("return {" + ", ".join(f"{o!r}: so_{o}" for o in meta.outputs) + "}")
     lines.extend(f"    {line}" for line in body)
     return "\n".join(lines)

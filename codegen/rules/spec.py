@@ -52,11 +52,12 @@ class IndexKind:
     these axes of the input: an output (max_pool's indices, argmax) or an input the op reads the
     other at (index_select's index)."""
 
-    kind: str  # whole | scanned | positions
+    kind: str  # whole | scanned | diagonal | positions
     tensor: str  # the tensor argument the axes belong to: dims(<tensor>, ...)
     axes: Expr
     line: int
     output: str | None = None  # positions: the output or input that holds them
+    offset: str | None = None  # diagonal: the int argument that names the diagonal
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ class IndexDim:
     # of the input, halo included (pooling); reduction: an input dim no output has (split only
     # with a combine); whole: an output element needs all of it (softmax's dim); scanned: it
     # needs the dim up to itself (cumsum's; split only with a combine, which carries earlier
-    # tiles' totals)
+    # tiles' totals); diagonal: rows or columns whose elements the op treats by their place
+    # relative to a diagonal (tril's; a tile shifts the diagonal by its first row minus column)
     kind: str
 
     def to_json(self) -> dict:
@@ -26,6 +27,7 @@ _KIND_LABELS = {
     "reduction": " (reduced)",
     "whole": " (whole)",
     "scanned": " (scanned)",
+    "diagonal": " (diagonal)",
     "windowed": " (windowed)",
 }
 
@@ -87,6 +89,9 @@ class Description:
     # (holder, tensor argument, axes): the holder, an output (argmax's) or an input the op reads
     # the tensor at (index_select's index), holds flat positions over those axes (row-major)
     positions: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
+    # meta.index.diagonal: the int argument naming the diagonal of the two index dims of kind
+    # diagonal (rows, then columns); a tile shifts it by its first row minus its first column
+    offset: str | None = None
 
     def to_json(self) -> dict:
         return {
@@ -98,6 +103,7 @@ class Description:
             "ipfs": [i.to_json() for i in self.ipfs],
             "combine": self.combine,
             "positions": [{"output": o, "tensor": t, "axes": list(a)} for o, t, a in self.positions],
+            "offset": self.offset,
         }
 
     def __str__(self) -> str:

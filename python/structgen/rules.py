@@ -127,16 +127,21 @@ class Runtime:
         self.marks: list[tuple[str, TensorInfo, list[int]]] = []
         self.positions: list[tuple[str, str, tuple[int, ...]]] = []
         self.dim_args: list[tuple[str, str, str]] = []
+        self.offset: str | None = None  # meta.index.diagonal's argument
 
     def _dim_arg(self, labels, dim: int, tensor: int, empty: str = "ALL") -> None:
         self.dim_args.append((labels[dim], labels[tensor], empty))
 
-    def mark(self, kind: str, t: TensorInfo, axes: list[int], output: str | None = None) -> None:
+    def mark(
+        self, kind: str, t: TensorInfo, axes: list[int], output: str | None = None, offset: str | None = None
+    ) -> None:
         if kind == "positions":
             assert output is not None
             self.positions.append((output, t.name, tuple(axes)))
         else:
             self.marks.append((kind, t, list(axes)))
+        if offset is not None:
+            self.offset = offset
 
     @staticmethod
     def link(a: list, b: list) -> None:
@@ -585,6 +590,7 @@ def describe(op: str, *args, **kwargs) -> Description:
         combine,
         tuple(dict.fromkeys(so.dim_args)),
         positions,
+        so.offset,
     )
 
 

@@ -12,6 +12,8 @@ exactly the regions the IPFs name, and the assembled output equals the unsharded
   ``combine`` in its rule; partial results are then merged with it (see ``COMBINES``).
 - A scanned dim (cumsum's) too: each tile merges in what the earlier tiles carried to its edge.
 - A whole dim (softmax's) is never split: every output element needs all of it.
+- Diagonal dims (tril's rows and columns) split freely: a tile is the op on its part, the
+  argument naming the diagonal shifted by the tile's first row minus its first column.
 
 An output that holds positions in an input (max_pool's indices, argmax; the rule's
 ``positions``) is moved from the tile's region to the whole tensor's.
@@ -28,7 +30,7 @@ import torch
 
 from structgen import rules
 
-SPLITTABLE = ("parallel", "windowed")  # split without a combine
+SPLITTABLE = ("parallel", "windowed", "diagonal")  # split without a combine
 
 
 def _bounds(size: int, parts: int) -> list[tuple[int, int]]:
@@ -196,6 +198,7 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
     scanned = [j for j, d in enumerate(space) if d.kind == "scanned" and splits.get(d.name, 1) > 1]
     windowed = [j for j, d in enumerate(space) if d.kind == "windowed" and splits.get(d.name, 1) > 1]
     reduced = [j for j, d in enumerate(space) if d.kind == "reduction"]
+    diagonal = [j for j, d in enumerate(space) if d.kind == "diagonal"]  # rows, columns
     merge = desc.combine is not None and bool(reduced)
     for lo, hi in tiles(desc, splits):
         if out_ipfs[0].region(lo, hi) is None:
@@ -215,6 +218,9 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
                 tile_args[name] = kept
             else:
                 tile_args[name] = v
+        if desc.offset is not None:  # element (i, j) of the tile is (lo_row + i, lo_col + j)
+            row, col = diagonal
+            tile_args[desc.offset] = values[desc.offset] + lo[row] - lo[col]
         if empty:
             continue
         share = math.prod((hi[j] - lo[j]) / space[j].size for j in reduced if space[j].size)

@@ -51,7 +51,7 @@ LAYERS = (
     (
         "spellings",
         "python_names",
-        "scan_key",
+        "kernel_keys",
         "entry_checks",
     ),  # manifest keys over the model (an entry's, a name's)
     ("entry", "scalar_of"),  # the checker: one entry (a Scalar overload with its target's keys)

@@ -81,22 +81,22 @@ def test_new_op_scaffolds_entries_that_load_and_an_impl_of_the_exact_signature(t
 
 
 def test_new_op_starts_a_name_torch_has_from_torch_schemas(tmp_path):
-    """logaddexp (pointwise by torch's tags, two tensors, no inplace form) and tril (structured,
+    """logaddexp (pointwise by torch's tags, two tensors, no inplace form) and triu (structured,
     SymInt, an inplace form): torch's overloads, types and defaults, torch's op as reference."""
     import torch
 
     manifest = tmp_path / "native_functions.yaml"
     manifest.write_text(FIXTURE.read_text())
     said = {}
-    for name in ("logaddexp", "tril"):
+    for name in ("logaddexp", "triu"):
         proc = _codegen("new-op", name, "--manifest", str(manifest))
         assert proc.returncode == 0, proc.stderr
         said[name] = proc.stdout
     assert "kind: pointwise: torch tags it pointwise" in said["logaddexp"]
-    assert "kind: structured: torch does not tag it pointwise" in said["tril"]
+    assert "kind: structured: torch does not tag it pointwise" in said["triu"]
     loaded = load_manifest(manifest)
     ours = {str(f.func.name): str(f.func) for f in loaded.functions}
-    for name, overloads in (("logaddexp", ("", "out")), ("tril", ("", "out"))):
+    for name, overloads in (("logaddexp", ("", "out")), ("triu", ("", "out"))):
         for overload in overloads:
             qualified = f"{name}.{overload}" if overload else name
             (theirs,) = [
@@ -105,11 +105,11 @@ def test_new_op_starts_a_name_torch_has_from_torch_schemas(tmp_path):
                 if s.overload_name == overload
             ]
             assert ours[qualified] == theirs
-    assert "tril_" in ours and "logaddexp_" not in ours  # torch has tril_, no logaddexp_
+    assert "triu_" in ours and "logaddexp_" not in ours  # torch has triu_, no logaddexp_
     tests = {str(f.func.name): f.tests for f in loaded.functions if f.tests is not None}
     assert tests["logaddexp"].reference == "torch.ops.aten.logaddexp" and not tests["logaddexp"].scaffold
     generate(loaded, tmp_path / "generated", shards=2)  # the entries generate
-    assert (tmp_path / "csrc" / "ops" / "tril" / "cpu.cpp").exists()
+    assert (tmp_path / "csrc" / "ops" / "triu" / "cpu.cpp").exists()
     unknown = _codegen("new-op", "no_such_op", "--manifest", str(manifest))
     assert unknown.returncode == 2 and "give --kind pointwise or --kind structured" in unknown.stderr
 

@@ -25,8 +25,8 @@ CASES = {
         (
             "native_functions.yaml:3: neg(Tensor self) -> Tensor: unknown key 'colour' — use only: func,"
             " structured, structured_delegate, precomputed, dispatch, tags, variants, doc, tests, meta,"
-            " pointwise, scan, kernels, out_dtype, derivatives, scalar_of, torch_differs, composite,"
-            " spellings, python_name"
+            " pointwise, scan, triangle, kernels, out_dtype, derivatives, scalar_of, torch_differs,"
+            " composite, spellings, python_name"
         ),
     ),
     "pytorch_only_key": (

@@ -479,7 +479,7 @@ CASES = {
     ),
     "unknown_index_kind": (
         entry('shape:\n  out: "[*self]"\nindex:\n  windowed: "dims(self, 0)"\n'),
-        at(8, "meta.index: unknown index-dim kind 'windowed' — use one of: whole, scanned"),
+        at(8, "meta.index: unknown index-dim kind 'windowed' — use one of: whole, scanned, diagonal"),
     ),
     "index_not_axes_of_a_tensor": (
         entry('shape:\n  out: "[*self]"\nindex: {whole: "[0]"}\n'),

@@ -1,5 +1,5 @@
 // What a scan op's CUDA host glue (structgen/cuda/scan_host.h) hands its torch-free device code
-// (structgen/cuda/scan.cuh, instantiated by the generated scans_cuda.cu): plain data, so nvcc
+// (structgen/cuda/scan.cuh, instantiated by the generated runtime_kernels_cuda.cu): plain data, so nvcc
 // compiles the kernels without torch. A project's hand-written kernels may run a generated scan
 // too (a masked_select may scan its chunk counts with a cumsum's).
 #pragma once

@@ -271,7 +271,9 @@ def _check_unread(spec: SuiteSpec, s: Sample, name: str, region, real, ctx: str)
 
 
 def _splittable(d, combine: str | None) -> bool:
-    return d.kind in ("parallel", "windowed") or (d.kind in ("reduction", "scanned") and combine is not None)
+    return d.kind in ("parallel", "windowed", "diagonal") or (
+        d.kind in ("reduction", "scanned") and combine is not None
+    )
 
 
 def _merged_tolerance(expected: torch.Tensor, n: int) -> dict[str, float]:

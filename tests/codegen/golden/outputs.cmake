@@ -34,9 +34,9 @@ set(GENERATED_FILES
   "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_scaled_tanh.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_scaled_tanh.cu"
   "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_host_scaled_tanh.cpp"
-  "${CMAKE_CURRENT_LIST_DIR}/src/scans_cpu.cpp"
-  "${CMAKE_CURRENT_LIST_DIR}/src/scans_cuda.cu"
-  "${CMAKE_CURRENT_LIST_DIR}/src/scans_cuda_host.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/runtime_kernels_cpu.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/runtime_kernels_cuda.cu"
+  "${CMAKE_CURRENT_LIST_DIR}/src/runtime_kernels_cuda_host.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/add_Tensor.h"
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/bmm_out.h"
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/amax.h"
@@ -45,6 +45,7 @@ set(GENERATED_FILES
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/scaled_tanh.h"
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/_scaled_tanh_backward_self.h"
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/cumprod.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/tril.h"
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/my_fused.h"
 )
 set(GENERATED_GLUE
@@ -68,7 +69,7 @@ set(GENERATED_OPS
   "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cpu_1.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_host_0.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cpu_host_1.cpp"
-  "${CMAKE_CURRENT_LIST_DIR}/src/scans_cpu.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/runtime_kernels_cpu.cpp"
 )
 set(GENERATED_CUDA_HOST
   "${CMAKE_CURRENT_LIST_DIR}/src/wrappers_cuda_0.cpp"
@@ -77,12 +78,12 @@ set(GENERATED_CUDA_HOST
   "${CMAKE_CURRENT_LIST_DIR}/src/multi_kernel_cuda_1.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_host_scaled_act.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_host_scaled_tanh.cpp"
-  "${CMAKE_CURRENT_LIST_DIR}/src/scans_cuda_host.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/src/runtime_kernels_cuda_host.cpp"
 )
 set(GENERATED_CUDA_DEVICE
   "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_scaled_act.cu"
   "${CMAKE_CURRENT_LIST_DIR}/src/kernels_cuda_scaled_tanh.cu"
-  "${CMAKE_CURRENT_LIST_DIR}/src/scans_cuda.cu"
+  "${CMAKE_CURRENT_LIST_DIR}/src/runtime_kernels_cuda.cu"
 )
 set(GENERATED_HEADERS
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/add_Tensor.h"
@@ -93,6 +94,7 @@ set(GENERATED_HEADERS
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/scaled_tanh.h"
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/_scaled_tanh_backward_self.h"
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/cumprod.h"
+  "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/tril.h"
   "${CMAKE_CURRENT_LIST_DIR}/include/fixture/include/ops/my_fused.h"
 )
 set(GENERATED_PYTHON

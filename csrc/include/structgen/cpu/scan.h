@@ -1,6 +1,6 @@
 // The CPU impl of a scan op (manifest `scan: true`): out = the running combine (add, mul,
 // logaddexp: the rule's meta.combine) of self along one dim, contiguous rows side by side in
-// groups or blocks of columns, on the intra-op threads. Included by the generated scans_cpu.cpp
+// groups or blocks of columns, on the intra-op threads. Included by the generated runtime_kernels_cpu.cpp
 // only, so a project without scans compiles none of it.
 #pragma once
 

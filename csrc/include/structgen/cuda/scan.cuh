@@ -1,5 +1,5 @@
 // Device side of a scan op (manifest `scan: true`; structgen/scan_launch.h): CUDA and the
-// runtime's headers only, no torch. The generated scans_cuda.cu instantiates scan_plan and scan
+// runtime's headers only, no torch. The generated runtime_kernels_cuda.cu instantiates scan_plan and scan
 // for each op's combine; the host glue (structgen/cuda/scan_host.h) lays the input out as
 // [outer, n, inner].
 //   rows (inner == 1): a group of threads scans one row in tiles of kGroup * kItems elements: each

@@ -1,5 +1,5 @@
 // The CUDA host glue of a scan op (manifest `scan: true`; its impl in the generated
-// scans_cuda_host.cpp is one call of scan_out): device guard, current stream, the input cast to
+// runtime_kernels_cuda_host.cpp is one call of scan_out): device guard, current stream, the input cast to
 // the result dtype (int64 for the integer and bool results without a kernel of their own: exact,
 // and wrapping like their own arithmetic once cast back) and laid out as [outer, n, inner] for the
 // torch-free kernels of structgen/cuda/scan.cuh. CUDA torch only (and the emulator's build).

@@ -35,7 +35,7 @@
 #include <ops/runtime_names.h>
 
 namespace structops::cuda_kernels {
-// cumsum's scan entry points, generated from its manifest entry (`scan: true`, scans_cuda.cu).
+// cumsum's scan entry points, generated from its manifest entry (`scan: true`, runtime_kernels_cuda.cu).
 ScanPlan cumsum_scan_plan(const ScanLaunch& p);
 const char* cumsum_scan(const ScanLaunch& p);
 }  // namespace structops::cuda_kernels

@@ -58,7 +58,7 @@ struct EmbeddingBagLaunch {
 // masked_select over `numel` contiguous elements of self and of a bool mask (both already
 // broadcast): chunks of kMaskedSelectChunk elements; pass 1 counts each chunk's true elements into
 // `counts`, the host glue turns them into inclusive prefix sums (cumsum's generated scan,
-// scans_cuda.cu), pass 2 writes each chunk's selected elements from its prefix on, in order.
+// runtime_kernels_cuda.cu), pass 2 writes each chunk's selected elements from its prefix on, in order.
 constexpr int64_t kMaskedSelectChunk = 4096;
 struct MaskedSelectLaunch {
   int element_size = 4;

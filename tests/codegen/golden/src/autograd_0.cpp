@@ -7,6 +7,7 @@
 #include <structgen/boxed.h>
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/tril.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/copy.h>
@@ -87,6 +88,67 @@ at::Tensor add_Tensor_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self
   return so_result;
 }
 
+// ---- tril
+struct tril_backward final : torch::autograd::TraceableFunction {
+  std::string name() const override { return "fixture_ops::tril backward"; }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+  }
+  variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    variable_list so_grads(num_outputs());
+    const at::Tensor& grad = grads[0];
+    const at::Tensor* so_like = nullptr;  // a defined grad: the dtype and device of constants
+    for (const auto& g : grads) {
+      if (g.defined()) {
+        so_like = &g;
+        break;
+      }
+    }
+    if (so_like == nullptr) return so_grads;  // no output's gradient reaches this node
+    const at::Tensor& grad_like = *so_like;
+    const auto& diagonal = structgen::autograd::view(diagonal_);
+    if (should_compute_output(0)) so_grads[0] = at::tril_symint(grad, diagonal);
+    (void)grad_like;
+    return so_grads;
+  }
+  structgen::autograd::kept_t<c10::SymInt> diagonal_;
+};
+
+at::Tensor tril_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, c10::SymInt diagonal) {
+  static const auto tril_op = c10::Dispatcher::singleton()
+      .findSchemaOrThrow("fixture_ops::tril", "")
+      .typed<at::Tensor(const at::Tensor&, c10::SymInt)>();
+  decltype(structgen::autograd::make_node<tril_backward>()) so_node;
+  if (torch::autograd::compute_requires_grad(self)) {
+    so_node = structgen::autograd::make_node<tril_backward>();
+    so_node->set_next_edges(torch::autograd::collect_next_edges(self));
+    so_node->diagonal_ = structgen::autograd::keep(diagonal);
+  }
+  // Below autograd, also for the ops the kernels call inside (ATen's VariableType does the same).
+  auto so_result = [&] {
+    at::AutoDispatchBelowADInplaceOrView so_below;
+    return tril_op.redispatch(so_ks & c10::after_autograd_keyset, self, diagonal);
+  }();
+  if (so_node) {
+    if (torch::autograd::isDifferentiableType(so_result.scalar_type())) {
+      torch::autograd::set_history(so_result, so_node);
+    } else {
+      so_node->add_input_metadata(torch::autograd::Node::undefined_input());
+    }
+  }
+  // Forward mode (torch.func.jvp, torch.autograd.forward_ad): the output's tangent.
+  if (structgen::autograd::any_tangent(self)) {
+    const auto self_t = structgen::autograd::tangent(self);
+    const at::Tensor& result = so_result;
+    (void)result;
+    const at::Tensor& grad_like = so_result;  // the dtype and device of constants
+    (void)grad_like;
+    structgen::autograd::set_tangent(so_result, tril_op.call(self_t, diagonal));
+  }
+  return so_result;
+}
+
 // ---- add_.Tensor
 at::Tensor& add__Tensor_autograd(c10::DispatchKeySet so_ks, at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   static const auto add__Tensor_op = c10::Dispatcher::singleton()
@@ -129,10 +191,32 @@ at::Tensor& add_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, 
   return so_result;
 }
 
+// ---- tril.out
+at::Tensor& tril_out_autograd(c10::DispatchKeySet so_ks, const at::Tensor& self, c10::SymInt diagonal, at::Tensor& out) {
+  static const auto tril_out_op = c10::Dispatcher::singleton()
+      .findSchemaOrThrow("fixture_ops::tril", "out")
+      .typed<at::Tensor&(const at::Tensor&, c10::SymInt, at::Tensor&)>();
+  structgen::autograd::check_out_not_differentiable(
+      "tril", torch::autograd::compute_requires_grad(self));
+  decltype(auto) so_result = [&]() -> decltype(auto) {
+    at::AutoDispatchBelowADInplaceOrView so_below;
+    return tril_out_op.redispatch(so_ks & c10::after_autograd_keyset, self, diagonal, out);
+  }();
+  structgen::autograd::bump_version(out);
+  return so_result;
+}
+
 void boxed_add_Tensor_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_ks, torch::jit::Stack* so_stack) {
   [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
   at::Tensor so_result = add_Tensor_autograd(so_ks, so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar());
   torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_tril_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_ks, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 2);
+  at::Tensor so_result = tril_autograd(so_ks, so_args[0].toTensor(), so_args[1].toSymInt());
+  torch::jit::drop(*so_stack, 2);
   so_stack->emplace_back(std::move(so_result));
 }
 
@@ -150,11 +234,20 @@ void boxed_add_out_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_k
   so_stack->emplace_back(std::move(so_result));
 }
 
+void boxed_tril_out_autograd(const c10::OperatorHandle&, c10::DispatchKeySet so_ks, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = tril_out_autograd(so_ks, so_args[0].toTensor(), so_args[1].toSymInt(), so_args[2].toTensor());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 }  // namespace
 }  // namespace fixture::ops
 
 TORCH_LIBRARY_IMPL(fixture_ops, Autograd, m) {
   m.impl("add.Tensor", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_add_Tensor_autograd>());
+  m.impl("tril", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_tril_autograd>());
   m.impl("add_.Tensor", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_add__Tensor_autograd>());
   m.impl("add.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_add_out_autograd>());
+  m.impl("tril.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_tril_out_autograd>());
 }

@@ -8,6 +8,7 @@
 #include <fixture/include/ops/add_Tensor.h>
 #include <fixture/include/ops/scaled_act.h>
 #include <fixture/include/ops/_scaled_tanh_backward_self.h>
+#include <fixture/include/ops/tril.h>
 
 namespace fixture::ops::meta {
 using namespace ::structgen;  // the runtime's names, unqualified (codegen/project.py)
@@ -41,6 +42,38 @@ _scaled_tanh_backward_self_meta _scaled_tanh_backward_self(const at::Tensor& gra
   rules::check_allowed(op, "grad", grad.scalar_type(), rules::bit(at::kHalf) | rules::bit(at::kBFloat16) | rules::bit(at::kFloat) | rules::bit(at::kDouble), "float16, bfloat16, float32, float64");
   rules::check_allowed(op, "self", self.scalar_type(), rules::bit(at::kHalf) | rules::bit(at::kBFloat16) | rules::bit(at::kFloat) | rules::bit(at::kDouble), "float16, bfloat16, float32, float64");
   rules::Dims out_strides = elementwise_strides(out_shape, {{"grad", grad}, {"self", self}});
+  return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute, out_dtypes.common};
+}
+
+// tril, tril.out
+tril_meta tril(const at::Tensor& self, c10::SymInt diagonal) {
+  static constexpr std::string_view op = "tril";
+  // self: [*batch, m, n]
+  rules::Dims d_batch;
+  rules::Site d_batch_site;
+  c10::SymInt d_m;
+  rules::Site d_m_site;
+  c10::SymInt d_n;
+  rules::Site d_n_site;
+  {
+    const auto so_sizes = self.sym_sizes();
+    const int64_t so_rank = so_sizes.size();
+    rules::check_rank(op, "self", -1, "[*batch, m, n]", so_rank, 2, /*at_least=*/true);
+    const int64_t len_batch = so_rank - (2);
+    int64_t at = 0;
+    d_batch = rules::Dims(so_sizes.begin() + at, so_sizes.begin() + at + len_batch);
+    d_batch_site = rules::Site{"self", -1, at, at + len_batch, true};
+    at += len_batch;
+    d_m = so_sizes[at];
+    d_m_site = rules::Site{"self", -1, at - so_rank};
+    at += 1;
+    d_n = so_sizes[at];
+    d_n_site = rules::Site{"self", -1, at - so_rank};
+    at += 1;
+  }
+  rules::Dims out_shape = rules::join({rules::Dims(d_batch), rules::Dims{d_m}, rules::Dims{d_n}});
+  const rules::Dtypes out_dtypes = rules::promote(op, {{"self", self}}, {}, {}, rules::Promotion::DEFAULT);
+  rules::Dims out_strides;
   return {TensorSpec{std::move(out_shape), std::move(out_strides), out_dtypes.result}, out_dtypes.compute, out_dtypes.common};
 }
 

@@ -29,6 +29,7 @@ TORCH_LIBRARY(fixture_ops, m) {
   define(m, R"schema(scaled_act(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu') -> Tensor)schema", {at::Tag::pointwise});
   define(m, R"schema(scaled_tanh(Tensor self, *, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise});
   define(m, R"schema(cumprod(Tensor self, int dim) -> Tensor)schema", {});
+  define(m, R"schema(tril(Tensor self, SymInt diagonal=0) -> Tensor)schema", {});
   define(m, R"schema(_scaled_tanh_backward_self(Tensor grad, Tensor self, Scalar alpha=1) -> Tensor)schema", {at::Tag::pointwise, at::Tag::generated});
   define(m, R"schema(add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
   define(m, R"schema(bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!))schema", {});
@@ -37,6 +38,7 @@ TORCH_LIBRARY(fixture_ops, m) {
   define(m, R"schema(scaled_act.out(Tensor self, Tensor other, *, Scalar alpha=1, str mode='relu', Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
   define(m, R"schema(scaled_tanh.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise});
   define(m, R"schema(cumprod.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!))schema", {});
+  define(m, R"schema(tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!))schema", {});
   define(m, R"schema(_scaled_tanh_backward_self.out(Tensor grad, Tensor self, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!))schema", {at::Tag::pointwise, at::Tag::generated});
 }
 
@@ -61,4 +63,5 @@ TORCH_LIBRARY_IMPL(fixture_ops, Functionalize, m) {
   m.impl("scaled_tanh.out", structgen::functionalize_as("scaled_tanh"));
   m.impl("_scaled_tanh_backward_self.out", structgen::functionalize_as("_scaled_tanh_backward_self"));
   m.impl("cumprod.out", structgen::functionalize_as("cumprod"));
+  m.impl("tril.out", structgen::functionalize_as("tril"));
 }

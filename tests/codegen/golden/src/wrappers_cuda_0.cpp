@@ -6,6 +6,7 @@
 #include <structgen/structured.h>
 #include <fixture/include/ops/scaled_act.h>
 #include <fixture/include/ops/_scaled_tanh_backward_self.h>
+#include <fixture/include/ops/tril.h>
 
 #include <torch/library.h>
 
@@ -57,6 +58,28 @@ at::Tensor& wrapper_CUDA__scaled_tanh_backward_self_out(const at::Tensor& grad, 
   return out;
 }
 
+at::Tensor wrapper_CUDA_tril(const at::Tensor& self, c10::SymInt diagonal) {
+  const at::Device so_device = device_of({{"self", self}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("tril", so_device, {{"self", self}}, /*cpu_scalars=*/false);
+  const auto so_meta = meta::tril(self, diagonal);
+  at::Tensor out = allocate(so_meta.out, so_device);
+  impl::tril_out_cuda(self, diagonal, so_meta.compute_dtype, out);
+  return out;
+}
+
+at::Tensor& wrapper_CUDA_tril_out(const at::Tensor& self, c10::SymInt diagonal, at::Tensor& out) {
+  const at::Device so_device = device_of({{"self", self}}, at::kCUDA);
+  const c10::DeviceGuard so_guard(so_device);
+  check_devices("tril.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
+  const auto so_meta = meta::tril(self, diagonal);
+  prepare_out("tril.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
+  OutputTarget target_out(out, so_meta.out, /*must_not_alias_inputs=*/false, {}, /*any_strides=*/false);
+  impl::tril_out_cuda(self, diagonal, so_meta.compute_dtype, target_out.tensor());
+  target_out.commit();
+  return out;
+}
+
 void boxed_wrapper_CUDA_scaled_act(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
   [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
   at::Tensor so_result = wrapper_CUDA_scaled_act(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar(), so_args[3].toStringView());
@@ -85,6 +108,20 @@ void boxed_wrapper_CUDA__scaled_tanh_backward_self_out(const c10::OperatorHandle
   so_stack->emplace_back(std::move(so_result));
 }
 
+void boxed_wrapper_CUDA_tril(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 2);
+  at::Tensor so_result = wrapper_CUDA_tril(so_args[0].toTensor(), so_args[1].toSymInt());
+  torch::jit::drop(*so_stack, 2);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_CUDA_tril_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_CUDA_tril_out(so_args[0].toTensor(), so_args[1].toSymInt(), so_args[2].toTensor());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 }  // namespace
 
 #if defined(STRUCTGEN_CUDA_EMULATION)
@@ -96,6 +133,8 @@ TORCH_LIBRARY_IMPL(fixture_ops, CUDA, m) {
   m.impl("scaled_act.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_scaled_act_out>());
   m.impl("_scaled_tanh_backward_self", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA__scaled_tanh_backward_self>());
   m.impl("_scaled_tanh_backward_self.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA__scaled_tanh_backward_self_out>());
+  m.impl("tril", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_tril>());
+  m.impl("tril.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_CUDA_tril_out>());
 }
 
 }  // namespace fixture::ops

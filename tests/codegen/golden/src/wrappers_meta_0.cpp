@@ -8,6 +8,7 @@
 #include <fixture/include/ops/aminmax.h>
 #include <fixture/include/ops/scaled_act.h>
 #include <fixture/include/ops/_scaled_tanh_backward_self.h>
+#include <fixture/include/ops/tril.h>
 #include <fixture/include/ops/my_fused.h>
 
 #include <torch/library.h>
@@ -90,6 +91,22 @@ at::Tensor& wrapper_Meta__scaled_tanh_backward_self_out(const at::Tensor& grad, 
   return out;
 }
 
+at::Tensor wrapper_Meta_tril(const at::Tensor& self, c10::SymInt diagonal) {
+  const at::Device so_device = at::kMeta;
+  check_devices("tril", so_device, {{"self", self}}, /*cpu_scalars=*/false);
+  const auto so_meta = meta::tril(self, diagonal);
+  at::Tensor out = allocate(so_meta.out, so_device);
+  return out;
+}
+
+at::Tensor& wrapper_Meta_tril_out(const at::Tensor& self, c10::SymInt diagonal, at::Tensor& out) {
+  const at::Device so_device = at::kMeta;
+  check_devices("tril.out", so_device, {{"self", self}}, /*cpu_scalars=*/false);
+  const auto so_meta = meta::tril(self, diagonal);
+  prepare_out("tril.out", "out", out, so_meta.out, so_device, /*allow_full_overlap=*/false, OutDtype::exact, {{"self", self}});
+  return out;
+}
+
 void boxed_wrapper_Meta_add_Tensor(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
   [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
   at::Tensor so_result = wrapper_Meta_add_Tensor(so_args[0].toTensor(), so_args[1].toTensor(), so_args[2].toScalar());
@@ -155,6 +172,20 @@ void boxed_wrapper_Meta__scaled_tanh_backward_self_out(const c10::OperatorHandle
   so_stack->emplace_back(std::move(so_result));
 }
 
+void boxed_wrapper_Meta_tril(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 2);
+  at::Tensor so_result = wrapper_Meta_tril(so_args[0].toTensor(), so_args[1].toSymInt());
+  torch::jit::drop(*so_stack, 2);
+  so_stack->emplace_back(std::move(so_result));
+}
+
+void boxed_wrapper_Meta_tril_out(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
+  [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 3);
+  at::Tensor so_result = wrapper_Meta_tril_out(so_args[0].toTensor(), so_args[1].toSymInt(), so_args[2].toTensor());
+  torch::jit::drop(*so_stack, 3);
+  so_stack->emplace_back(std::move(so_result));
+}
+
 void boxed_wrapper_Meta_my_fused(const c10::OperatorHandle&, torch::jit::Stack* so_stack) {
   [[maybe_unused]] c10::IValue* so_args = so_stack->data() + (so_stack->size() - 4);
   at::Tensor so_result = impl::my_fused_meta(so_args[0].toTensor(), structgen::boxed::optional_tensor(so_args[1]), so_args[2].toDouble(), so_args[3].toStringView());
@@ -174,6 +205,8 @@ TORCH_LIBRARY_IMPL(fixture_ops, Meta, m) {
   m.impl("scaled_act.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_scaled_act_out>());
   m.impl("_scaled_tanh_backward_self", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta__scaled_tanh_backward_self>());
   m.impl("_scaled_tanh_backward_self.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta__scaled_tanh_backward_self_out>());
+  m.impl("tril", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_tril>());
+  m.impl("tril.out", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_tril_out>());
   m.impl("my_fused", torch::CppFunction::makeFromBoxedFunction<&fixture::ops::boxed_wrapper_Meta_my_fused>());
 }
 

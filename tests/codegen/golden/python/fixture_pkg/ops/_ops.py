@@ -40,6 +40,7 @@ __all__ = [
     "scaled_act",
     "scaled_tanh",
     "cumprod",
+    "tril",
 ]
 
 
@@ -204,5 +205,24 @@ def cumprod(self, dim, *, out=None):
 
 
 cumprod = _entry(cumprod, _cumprod_overloads, 'self, dim, *, out=None')
+
+
+_tril_overloads = (
+    (_ops.tril.default, False, (('self', 'Tensor', False, False, False), ('diagonal', 'int', False, True, False), )),
+    (_ops.tril.out, True, (('self', 'Tensor', False, False, False), ('diagonal', 'int', False, True, False), ('out', 'Tensor', False, False, True), )),
+)
+
+
+def tril(self, diagonal=0, *, out=None):
+    """Overloads (torch.ops.fixture_ops.*):
+        tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
+        tril(Tensor self, SymInt diagonal=0) -> Tensor
+    """
+    if out is None:
+        return _ops.tril.default(self, diagonal)
+    return _call(_ops.tril.out, self, diagonal, out=out)
+
+
+tril = _entry(tril, _tril_overloads, 'self, diagonal=0, *, out=None')
 
 _register_with_dynamo()

@@ -67,6 +67,22 @@ def index_cumprod(so, self, dim):
     return {'out': so_out}
 
 
+def index_tril(so, self, diagonal):
+    # self: [*batch, m, n]
+    so_dims = self.dims()
+    len_batch = so.length(so_dims) - (2)
+    so_at = 0
+    d_batch = so.bind('batch', so_dims[so_at : so_at + len_batch])
+    so_at += len_batch
+    d_m = so.bind('m', so_dims[so_at])
+    so_at += 1
+    d_n = so.bind('n', so_dims[so_at])
+    so_at += 1
+    so_out = [*so.dim_list(d_batch), so.dim(d_m), so.dim(d_n)]
+    so.mark('diagonal', self, so.trailing(('self', '2'), self, 2), offset='diagonal')
+    return {'out': so_out}
+
+
 RULES = {
     'add_Tensor': {
         "namespace": NAMESPACE,
@@ -152,6 +168,18 @@ RULES = {
         "affine": None,
         "index": index_cumprod,
     },
+    'tril': {
+        "namespace": NAMESPACE,
+        "op": 'tril',
+        "functional": 'tril.default',
+        "args": (('self', 'tensor'), ('diagonal', 'int')),
+        "outputs": ('out',),
+        "list_outputs": (),
+        "combine": None,
+        "vmap_as": None,
+        "affine": None,
+        "index": index_tril,
+    },
 }
 
 OVERLOADS = {
@@ -169,6 +197,8 @@ OVERLOADS = {
     '_scaled_tanh_backward_self.out': '_scaled_tanh_backward_self',
     'cumprod.default': 'cumprod',
     'cumprod.out': 'cumprod',
+    'tril.default': 'tril',
+    'tril.out': 'tril',
 }
 
 # Functional overloads without a rule (a hand-written meta function): structgen.vmap loops.

@@ -1,7 +1,8 @@
-"""The runtime's scan kernels (structgen/cuda/scan.cuh) on every path, with each combine a
-manifest's `scan: true` op can declare (cumsum: add, cumprod: mul, logcumsumexp: logaddexp), run
-by the CPU emulator against the CPU impl and float64 (docs/cuda_emulation.md); the paths cross
-their boundaries with STRUCTGEN_EMU_SMS=2 multiprocessors."""
+"""The runtime's kernels that manifest keys choose, run by the CPU emulator against the CPU impl
+(docs/cuda_emulation.md): the scans (structgen/cuda/scan.cuh) on every path, with each combine a
+`scan: true` op can declare (cumsum: add, cumprod: mul, logcumsumexp: logaddexp), against float64
+too, the paths crossing their boundaries with STRUCTGEN_EMU_SMS=2 multiprocessors; the triangles
+(structgen/cuda/triangle.cuh) for each element size, over more elements than one grid holds."""
 
 import math
 
@@ -90,3 +91,16 @@ def test_logcumsumexp(shape, dim, path, dtype):
         assert (error <= bound).all(), (
             f"logcumsumexp {path} {name}: error {(error / bound).nan_to_num(1e9).max().item():.2f}x the bound"
         )
+
+
+@pytest.mark.parametrize(
+    "dtype", (torch.bool, torch.float16, torch.float32, torch.float64, torch.complex128), ids=str
+)
+@pytest.mark.parametrize("diagonal", (-40, -1, 0, 3, 500), ids=str)
+def test_triangles(dtype, diagonal):
+    """Each element size (1 to 16 bytes) moves whole; the grid strides over 3 x 300 x 200."""
+    x = values((3, 300, 200), torch.float64).to(dtype)
+    for op, ref in (("tril", torch.tril), ("triu", torch.triu)):
+        emulated, cpu = run_both(op, x, diagonal)
+        assert torch.equal(emulated, ref(x, diagonal)), f"{op} emulated CUDA"
+        assert torch.equal(cpu, ref(x, diagonal)), f"{op} CPU"
