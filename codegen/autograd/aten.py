@@ -77,7 +77,9 @@ def _param(t) -> str | None:
         return "tensor"
     if t == OptionalType(BaseType(BaseTy.Tensor)):
         return "tensor?"
-    if isinstance(t, BaseType) and t.name in (BaseTy.Scalar, BaseTy.float, BaseTy.int, BaseTy.SymInt):
+    if t == BaseType(BaseTy.int):
+        return "int"  # printed through as_int: a SymInt of the op's may stand where it goes
+    if isinstance(t, BaseType) and t.name in (BaseTy.Scalar, BaseTy.float, BaseTy.SymInt):
         return "scalar"
     if t == BaseType(BaseTy.bool):
         return "bool"

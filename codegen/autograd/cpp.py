@@ -79,6 +79,8 @@ def _apply_arg(a: Expr, param: str, tensorize: bool) -> str:
         return _tensor(a)
     if param == "int[]" and a.kind == "scalar":  # one dim where ATen takes a list of them
         return f"c10::IntArrayRef({_code(a)})"
+    if param == "int":  # an ATen int (an op's SymInt may stand there: an older torch's schema)
+        return f"{H}as_int({_code(a)})"
     return _code(a)
 
 

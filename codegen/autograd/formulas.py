@@ -284,6 +284,8 @@ def _fits(kind: str, param: str) -> bool:
         return kind in ("ints", "scalar", "none")
     if param == "int[]":  # an ATen int[]: a list, or one dim (a one-element list)
         return kind in ("ints", "scalar")
+    if param == "int":  # an ATen int
+        return kind == "scalar"
     return kind == param
 
 

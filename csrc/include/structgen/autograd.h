@@ -58,6 +58,12 @@ const T& view(const T& v) {
 inline at::OptionalIntArrayRef view(const std::optional<std::vector<int64_t>>& v) {
   return v.has_value() ? at::OptionalIntArrayRef(*v) : at::OptionalIntArrayRef();
 }
+
+// A number where an ATen operator called from a formula takes an `int` (not a SymInt): the
+// argument may be an op's SymInt where an older torch's schema of that operator says int.
+inline int64_t as_int(int64_t v) { return v; }
+inline int64_t as_int(const c10::SymInt& v) { return v.guard_int(__FILE__, __LINE__); }
+inline int64_t as_int(const at::Scalar& v) { return v.toLong(); }
 inline std::optional<c10::string_view> view(const std::optional<std::string>& v) {
   return v.has_value() ? std::optional<c10::string_view>(*v) : std::nullopt;
 }

@@ -123,7 +123,7 @@ struct cumprod_backward final : torch::autograd::TraceableFunction {
     const auto self = self_.unpack();
     const auto& dim = structgen::autograd::view(dim_);
     const auto result = result_.unpack(getptr());
-    if (should_compute_output(0)) so_grads[0] = at::where(at::eq(self, at::Scalar(int64_t(0))), at::zeros_like(grad), (at::flip(at::cumsum(at::flip((grad * result), c10::IntArrayRef(dim)), dim), c10::IntArrayRef(dim)) / self));
+    if (should_compute_output(0)) so_grads[0] = at::where(at::eq(self, at::Scalar(int64_t(0))), at::zeros_like(grad), (at::flip(at::cumsum(at::flip((grad * result), c10::IntArrayRef(dim)), structgen::autograd::as_int(dim)), c10::IntArrayRef(dim)) / self));
     (void)grad_like;
     return so_grads;
   }
