@@ -49,6 +49,9 @@ OPS = {
     # the same scan kernels with another combine (manifest `scan: true`)
     "cumprod": (lambda x, d: structops.cumprod(x, d), lambda x, d: torch.cumprod(x, d)),
     "logcumsumexp": (lambda x, d: structops.logcumsumexp(x, d), lambda x, d: torch.logcumsumexp(x, d)),
+    # the runtime's triangle kernel (manifest `triangle:`); d is the diagonal
+    "tril": (lambda x, d: structops.tril(x, d), lambda x, d: torch.tril(x, d)),
+    "triu": (lambda x, d: structops.triu(x, d), lambda x, d: torch.triu(x, d)),
     "softmax": (lambda x, d: structops.softmax(x, d), lambda x, d: torch.softmax(x, d)),
     "log_softmax": (lambda x, d: structops.log_softmax(x, d), lambda x, d: torch.log_softmax(x, d)),
     "layer_norm": (
@@ -67,7 +70,7 @@ OPS = {
 }
 RANDOM_OPS = {"dropout"}  # CUDA draws its own bits: not compared with torch's there
 # The ops of integer and bool inputs (read in their own type: issue 56); the others need floats.
-INTEGER_OPS = {"sum", "amax", "prod", "argmax", "any", "cumsum", "cumprod"}
+INTEGER_OPS = {"sum", "amax", "prod", "argmax", "any", "cumsum", "cumprod", "tril", "triu"}
 # (rows, cols, dim): dim 1 reduces contiguous rows, dim 0 strides across them.
 SHAPES = [(256, 256, 1), (2048, 2048, 1), (2048, 2048, 0), (64, 65536, 1)]
 QUICK_SHAPES = [(2048, 2048, 1), (2048, 2048, 0)]
