@@ -42,6 +42,8 @@ def parse(
             f"remove '{given[1]}'",
         )
     key = given[0]
+    if entry.get("structured") is not True:
+        raise fail(key, f"'{key}' needs 'structured: True'", "put it on the structured out= overload")
     for other in ("pointwise", "kernels", "dispatch"):
         if other in entry:
             problem = f"'{other}' does not go with '{key}' (the runtime's kernel is the op's)"

@@ -50,6 +50,11 @@ CASES = {
             " scan_dim = dims(self, dim)]'"
         ),
     ),
+    "not_structured": (
+        SCAN.replace("  structured: True\n", "").split("  meta:")[0],
+        4,
+        "'scan' needs 'structured: True' — put it on the structured out= overload",
+    ),
     "scan_and_triangle": (
         SCAN.replace("scan: true", "scan: true\n  triangle: lower"),
         6,
