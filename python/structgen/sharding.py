@@ -199,6 +199,10 @@ def run_sharded(op: str, *args, splits: Mapping[str, int], **kwargs):
     windowed = [j for j, d in enumerate(space) if d.kind == "windowed" and splits.get(d.name, 1) > 1]
     reduced = [j for j, d in enumerate(space) if d.kind == "reduction"]
     diagonal = [j for j, d in enumerate(space) if d.kind == "diagonal"]  # rows, columns
+    if desc.offset is not None and len(diagonal) != 2:
+        raise ValueError(
+            f"{desc.op}: meta.index.diagonal names {len(diagonal)} index dims; it takes two (rows, columns)"
+        )
     merge = desc.combine is not None and bool(reduced)
     for lo, hi in tiles(desc, splits):
         if out_ipfs[0].region(lo, hi) is None:
