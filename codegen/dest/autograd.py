@@ -118,16 +118,23 @@ def _tensor_kind(a: Argument) -> str | None:
     return None
 
 
-def _refs(e: Expr) -> list[Ref]:
-    if isinstance(e, Ref):
-        return [e]
+def _nodes(e: Expr):
+    """Every node of a formula, e first, its operands in order after it."""
+    yield e
     if isinstance(e, Where):
-        return _refs(e.cond) + _refs(e.then) + _refs(e.otherwise)
-    if isinstance(e, Select):
-        return [e.arg] + [r for _, x in e.cases for r in _refs(x)]
-    if isinstance(e, Op | Apply):
-        return [r for a in e.args for r in _refs(a)]
-    return []
+        children = (e.cond, e.then, e.otherwise)
+    elif isinstance(e, Select):
+        children = (e.arg, *(x for _, x in e.cases))
+    elif isinstance(e, Op | Apply):
+        children = e.args
+    else:
+        children = ()
+    for c in children:
+        yield from _nodes(c)
+
+
+def _refs(e: Expr) -> list[Ref]:
+    return [n for n in _nodes(e) if isinstance(n, Ref)]
 
 
 def _handle(fn: NativeFunction) -> OpHandle:
@@ -414,28 +421,16 @@ def autograd_shards(manifest: Manifest, shards: int) -> list[AutogradShard]:
 def _aten_headers(groups: list[StructuredGroup]) -> tuple[str, ...]:
     """The ATen operators the groups' formulas call by name (codegen/autograd/aten.py): their
     <ATen/ops/...> headers, which the glue's headers do not all bring."""
-    found: set[str] = set()
-
-    def walk(e: Expr | str | None) -> None:
-        if isinstance(e, Apply) and e.fn.header is not None:
-            found.add(e.fn.header)
-        if isinstance(e, Where):
-            for x in (e.cond, e.then, e.otherwise):
-                walk(x)
-        if isinstance(e, Select):
-            for _, x in e.cases:
-                walk(x)
-        if isinstance(e, Op | Apply):
-            for x in e.args:
-                walk(x)
-
-    for g in groups:
-        if g.autograd is None:
-            continue
-        for gradient in g.autograd.gradients:
-            walk(gradient.expr)
-        walk(g.autograd.forward)
-    return tuple(sorted(found))
+    exprs = [
+        e
+        for g in groups
+        if g.autograd is not None
+        for e in (*(gradient.expr for gradient in g.autograd.gradients), g.autograd.forward)
+        if e is not None and not isinstance(e, str)  # forward: None, or AUTO_LINEAR
+    ]
+    return tuple(
+        sorted({n.fn.header for e in exprs for n in _nodes(e) if isinstance(n, Apply) and n.fn.header})
+    )
 
 
 def _list_out(group: StructuredGroup) -> bool:
