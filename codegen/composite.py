@@ -33,10 +33,19 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from dataclasses import dataclass
 
 from structgen.codegen.errors import Problem
-from structgen.codegen.model import (
+from structgen.codegen.model.composite import (
+    Composite,
+    Cond,
+    Const,
+    IntList,
+    Name,
+    Promoted,
+    Transposed,
+    Value,
+)
+from structgen.codegen.model.schema import (
     Argument,
     BaseTy,
     BaseType,
@@ -50,53 +59,6 @@ from structgen.codegen.model import (
 
 class CompositeError(Problem):
     """A composite call that does not check."""
-
-
-@dataclass(frozen=True)
-class Name:
-    name: str
-
-
-@dataclass(frozen=True)
-class Const:
-    value: None | bool | int
-
-
-@dataclass(frozen=True)
-class IntList:
-    items: tuple[Name | Const, ...]
-
-
-@dataclass(frozen=True)
-class Cond:
-    test: str  # a bool argument
-    then: Const
-    otherwise: Const
-
-
-@dataclass(frozen=True)
-class Promoted:
-    number: str  # a Scalar argument, as a tensor of the dtype torch gives it and `other`
-    other: str  # a Scalar argument
-
-
-@dataclass(frozen=True)
-class Transposed:
-    name: str  # a Tensor argument, its last two dims swapped (mT(name)): a view
-
-
-Value = Name | Const | IntList | Cond | Promoted | Transposed
-
-
-@dataclass(frozen=True)
-class Composite:
-    target: OperatorName
-    positional: tuple[Value, ...]
-    keywords: tuple[tuple[str, Value], ...]
-    # After bind(): the target's arguments, in its schema order, each with its value.
-    bound: tuple[tuple[Argument, Value], ...] = ()
-    # The optional arguments this call needs given (not None); they pass as their inner type.
-    given: tuple[str, ...] = ()
 
 
 _FIX = "write a call such as 'sum.dim_IntList(self, None, False, dtype=dtype)'"

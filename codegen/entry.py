@@ -19,19 +19,21 @@ from structgen.codegen.conformance import parse_tests
 from structgen.codegen.entry_checks import check_entry, key_error
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import (
+from structgen.codegen.model.composite import Composite
+from structgen.codegen.model.kernels import MultiKernel
+from structgen.codegen.model.native import DispatchKey, Location, NativeFunction, Precomputed
+from structgen.codegen.model.rule import Rule
+from structgen.codegen.model.schema import (
     Argument,
     FunctionSchema,
     ListType,
     OperatorName,
     SchemaSyntaxError,
 )
-from structgen.codegen.multi_kernel import MultiKernel, parse_kernels
-from structgen.codegen.native import DispatchKey, Location, NativeFunction, Precomputed
+from structgen.codegen.multi_kernel import parse_kernels
 from structgen.codegen.pointwise.model import elementwise_defaults, parse_pointwise
 from structgen.codegen.rules.check import RuleError, check_tuning
 from structgen.codegen.rules.model import parse_rule
-from structgen.codegen.rules.spec import Rule
 
 # Keys of PyTorch's manifest that the generator implements, plus its own additions.
 SUPPORTED_KEYS = (
@@ -479,7 +481,7 @@ def parse_entry(path: str, entry: LineDict) -> NativeFunction:
     return fn
 
 
-def _parse_composite(path: str, entry: LineDict, op: str) -> tuple[composite.Composite, ...] | None:
+def _parse_composite(path: str, entry: LineDict, op: str) -> tuple[Composite, ...] | None:
     raw = entry.get("composite")
     if raw is None:
         return None

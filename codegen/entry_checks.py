@@ -9,9 +9,9 @@ from structgen.codegen.api import boxed, cpp, python
 from structgen.codegen.api.names import GENERATED_LOCALS, GENERATED_PREFIX, cpp_name, generated_names
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import BaseTy, BaseType, ListType, Return, SchemaKind, is_tensor_like
-from structgen.codegen.native import DispatchKey, NativeFunction
-from structgen.codegen.rules.syntax import PDim, PGroup
+from structgen.codegen.model.native import DispatchKey, NativeFunction
+from structgen.codegen.model.rule_tree import PDim, PGroup
+from structgen.codegen.model.schema import BaseTy, BaseType, ListType, Return, SchemaKind, is_tensor_like
 
 
 def key_error(

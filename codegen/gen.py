@@ -21,8 +21,8 @@ from structgen.codegen.dest import (
     structured,
 )
 from structgen.codegen.files import FileManager
-from structgen.codegen.native import DispatchKey, Manifest
-from structgen.codegen.project import Project
+from structgen.codegen.model.native import DispatchKey, Manifest
+from structgen.codegen.model.project import Project
 from structgen.codegen.workers import run_jobs
 
 # Keys with wrapper shards, and the file stem of each. CUDA shards are compiled only when the

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import Argument, BaseTy, BaseType, FunctionSchema
-from structgen.codegen.native import RuntimeKernel
+from structgen.codegen.model.native import RuntimeKernel
+from structgen.codegen.model.schema import Argument, BaseTy, BaseType, FunctionSchema
 
 # The combines the runtime's scan kernels run.
 COMBINES = ("add", "mul", "logaddexp")

@@ -5,29 +5,33 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Iterable
 from pathlib import Path
 
 from structgen.codegen import composite, python_names, scalar_of, spellings
 from structgen.codegen import dtypes as dtype_table
 from structgen.codegen.autograd import fused
-from structgen.codegen.autograd.formulas import Autograd, resolve
+from structgen.codegen.autograd.formulas import resolve
 from structgen.codegen.entry import parse_entry
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict, read_manifest_entries
-from structgen.codegen.model import Argument, BaseTy, BaseType, ListType, Return, SchemaKind
-from structgen.codegen.native import Manifest, NativeFunction, StructuredGroup
+from structgen.codegen.model.autograd import Autograd
+from structgen.codegen.model.composite import Const, Name, Transposed
+from structgen.codegen.model.native import Manifest, NativeFunction, StructuredGroup
+from structgen.codegen.model.project import DEFAULT_PROJECT, Project
+from structgen.codegen.model.schema import (
+    Argument,
+    BaseTy,
+    BaseType,
+    ListType,
+    Return,
+    SchemaKind,
+    same_arguments,
+)
 from structgen.codegen.pointwise.syntax import parse_formula
-from structgen.codegen.project import DEFAULT_PROJECT, Project, is_header, parse_project
+from structgen.codegen.project import is_header, parse_project
 
 # ---------------------------------------------------------------------------------------------
 # The whole manifest
-
-
-def same_arguments(a: Iterable[Argument], b: Iterable[Argument]) -> bool:
-    """Equal names, types and defaults; alias annotations may differ (inplace self)."""
-    key = [(x.name, x.type, x.default) for x in a]
-    return key == [(x.name, x.type, x.default) for x in b]
 
 
 def build_manifest(path: str, entries: list[LineDict]) -> Manifest:
@@ -379,7 +383,7 @@ def _bind_vmap_as(path: str, g: StructuredGroup, groups: list[StructuredGroup]) 
         raise SpecError(path, line, op, f"meta.vmap_as: {e.problem}", e.fix) from None
     for case in bound:
         for param, value in case.bound:
-            if not isinstance(value, composite.Name | composite.Const | composite.Transposed):
+            if not isinstance(value, Name | Const | Transposed):
                 raise SpecError(
                     path,
                     line,

@@ -23,13 +23,12 @@ tuning builtins of rules/builtins.py (numel, bucket_pow2, contiguous, stride, in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from structgen.codegen import dtypes as dtype_table
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.rules.ir import TuningIR
-from structgen.codegen.rules.syntax import Expr, RuleSyntaxError, ShapeList, parse_expr
+from structgen.codegen.model.kernels import KernelVariant, MultiKernel
+from structgen.codegen.model.rule_tree import ShapeList
+from structgen.codegen.rules.syntax import RuleSyntaxError, parse_expr
 
 KEYS = ("key", "CPU", "CUDA", "sources")
 VARIANT_KEYS = ("name", "kernel", "params", "when", "dtypes")
@@ -38,32 +37,6 @@ PARAMS = {
     "CPU": {"grain": range(1, 1 << 40)},
     "CUDA": {"block": (64, 128, 256, 512, 1024), "unroll": range(1, 9)},
 }
-
-
-@dataclass(frozen=True)
-class KernelVariant:
-    name: str
-    kernel: str | None  # a hand-written hook; None: generated from the op's formula with params
-    params: tuple[tuple[str, int], ...]
-    when: Expr | None
-    dtypes: tuple[str, ...] | None  # None: every dtype the op takes
-    line: int
-    text: str  # the variant's manifest entry, part of its source hash
-
-
-@dataclass(frozen=True)
-class MultiKernel:
-    key: tuple[Expr, ...]
-    key_text: str
-    line: int
-    key_line: int
-    devices: tuple[tuple[str, tuple[KernelVariant, ...]], ...]  # ("CPU" | "CUDA", variants)
-    sources: tuple[str, ...] = ()  # paths under csrc/ (cmake/autotune_build.cmake reads them)
-    # Per device, the checked key and variant conditions (set by the manifest, which has the rule).
-    tuning: tuple[tuple[str, TuningIR], ...] = ()
-
-    def variants(self, device: str) -> tuple[KernelVariant, ...]:
-        return dict(self.devices).get(device, ())
 
 
 def parse_kernels(

@@ -19,12 +19,12 @@ tool can be loaded side by side. The header is the manifest's first entry::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from structgen.codegen.api.names import CPP_KEYWORDS
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
+from structgen.codegen.model.project import Project
 from structgen.codegen.version import GENERATOR_VERSION, MANIFEST_FORMAT
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -36,35 +36,6 @@ _SOURCE_FOLDER = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*")
 # torch's own namespaces: a library of that name would be refused by the dispatcher at load.
 _RESERVED_NAMESPACES = frozenset({"aten", "prim", "prims", "torch", "_", "inductor", "higher_order"})
 
-
-@dataclass(frozen=True)
-class Project:
-    name: str  # the operator namespace: torch.ops.<name>, TORCH_LIBRARY(<name>)
-    cpp_namespace: str
-    python_package: str
-    include_prefix: str
-    sources: tuple[str, ...]  # hand-written source folders, relative to the manifest
-    autotune_cache: str
-    format: int = MANIFEST_FORMAT
-
-    @staticmethod
-    def named(name: str) -> Project:
-        """Every name derived from ``name`` (what a header of only ``name:`` declares)."""
-        return Project(name, name, name, name, ("csrc",), name)
-
-    @property
-    def python_dir(self) -> str:
-        """The generated Python modules' folder under the output folder."""
-        return "python/" + self.python_package.replace(".", "/")
-
-    @property
-    def env_prefix(self) -> str:
-        """The prefix of its runtime's environment variables: MYOPS_AUTOTUNE_PIN for myops."""
-        return self.name.upper()
-
-
-# The project of a manifest without a header (the tests' small manifests): names no package.
-DEFAULT_PROJECT = Project.named("ops")
 
 _KEYS = ("name", "cpp_namespace", "python_package", "include_prefix", "sources", "autotune_cache", "format")
 

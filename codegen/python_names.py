@@ -10,7 +10,7 @@ import keyword
 
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.native import NativeFunction
+from structgen.codegen.model.native import NativeFunction
 
 
 def parse(path: str, entry: LineDict, op: str) -> str | None:

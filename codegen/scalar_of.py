@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, SchemaKind, SchemaSyntaxError
+from structgen.codegen.model.schema import BaseTy, BaseType, FunctionSchema, SchemaKind, SchemaSyntaxError
 
 _TENSOR, _SCALAR = BaseType(BaseTy.Tensor), BaseType(BaseTy.Scalar)
 

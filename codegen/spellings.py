@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, OptionalType
-from structgen.codegen.native import NativeFunction, Spellings
+from structgen.codegen.model.native import NativeFunction, Spellings
+from structgen.codegen.model.schema import BaseTy, BaseType, FunctionSchema, OptionalType
 
 
 def _err(path: str, entry: LineDict, op: str, problem: str, fix: str) -> SpecError:

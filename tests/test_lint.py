@@ -25,10 +25,6 @@ LARGER = {
         "every conformance check, one function each (random ops: their own-bits CUDA comparisons)",
     ),
     "python/structgen/conformance/hostile.py": (720, "hostile samples, their judge, a run per variant"),
-    "codegen/autograd/formulas.py": (
-        790,
-        "the derivatives key: parsed, checked per mode's scope, resolved (in parts: scope, written, derived)",
-    ),
     "python/structgen/vmap_plan.py": (800, "every batching plan (11 kinds) with its describe() proof"),
     "tests/codegen/test_rule_errors.py": (720, "every meta: rule error message, one case each, by key"),
 }

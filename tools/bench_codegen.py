@@ -25,7 +25,7 @@ from structgen.codegen.api import cpp
 from structgen.codegen.gen import generate
 from structgen.codegen.load import read_manifest_entries
 from structgen.codegen.manifest import load_manifest
-from structgen.codegen.model import FunctionSchema
+from structgen.codegen.model.schema import FunctionSchema
 from structgen.codegen.workers import default_workers
 
 

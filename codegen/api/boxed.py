@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from structgen.codegen.api import cpp
 from structgen.codegen.api.names import RUNTIME
 from structgen.codegen.memo import by_identity
-from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
+from structgen.codegen.model.schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 
 RT = RUNTIME.namespace  # the runtime's boxed:: readers
 

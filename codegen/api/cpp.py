@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from structgen.codegen.api.names import cpp_name
 from structgen.codegen.memo import by_identity
-from structgen.codegen.model import (
+from structgen.codegen.model.schema import (
     Argument,
     BaseTy,
     BaseType,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from structgen.codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, Return, Type
+from structgen.codegen.model.schema import Argument, BaseTy, BaseType, ListType, OptionalType, Return, Type
 
 # Schema defaults that are names in PyTorch's manifest, and their Python spelling.
 _NAMED_DEFAULTS = {

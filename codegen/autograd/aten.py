@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from structgen.codegen.autograd.functions import Function
-from structgen.codegen.model import (
+from structgen.codegen.model.autograd import Function
+from structgen.codegen.model.schema import (
     BaseTy,
     BaseType,
     FunctionSchema,

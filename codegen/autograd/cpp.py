@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from structgen.codegen.api.names import RUNTIME
-from structgen.codegen.autograd.formulas import Apply, Const, Expr, Op, Ref, Select, Where
+from structgen.codegen.model.autograd import Apply, Const, Expr, Op, Ref, Select, Where
 
 _TENSOR_OPS = {"+": "+", "-": "-", "*": "*", "/": "/"}
 _COMPARE = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}

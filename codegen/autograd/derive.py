@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from structgen.codegen.pointwise.syntax import COMPARISONS, Bin, Call, Lit, Node, Un, Var
+from structgen.codegen.model.formula import COMPARISONS, Bin, Call, Lit, Node, Un, Var
 
 ZERO = Lit(0, "0")
 ONE = Lit(1, "1")

@@ -18,61 +18,51 @@ written for it overrides the derived formula of the inputs it names.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from structgen.codegen import limits
 from structgen.codegen.autograd import aten, derive
-from structgen.codegen.autograd.functions import FUNCTIONS, SPECIAL, Function
+from structgen.codegen.autograd.functions import FUNCTIONS, SPECIAL
 from structgen.codegen.errors import Problem, SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
-from structgen.codegen.pointwise.lower import FUNCTIONS as KERNEL_FUNCTIONS
-from structgen.codegen.pointwise.lower import SPECIAL as KERNEL_SPECIAL
-from structgen.codegen.pointwise.syntax import (
+from structgen.codegen.model.autograd import (
+    AUTO_LINEAR,
+    NON_DIFFERENTIABLE_INPUT,
+    NOT_DIFFERENTIABLE,
+    NOT_IMPLEMENTED,
+    Apply,
+    Autograd,
+    Const,
+    Expr,
+    Gradient,
+    Op,
+    Ref,
+    Select,
+    Where,
+    WrittenDerivatives,
+)
+from structgen.codegen.model.formula import (
     COMPARISONS,
     Bin,
     Call,
-    FormulaSyntaxError,
     Lit,
     Node,
     Un,
     Var,
     free_names,
     operation_count,
-    parse_formula,
     substitute,
 )
+from structgen.codegen.model.schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
+from structgen.codegen.pointwise.lower import FUNCTIONS as KERNEL_FUNCTIONS
+from structgen.codegen.pointwise.lower import SPECIAL as KERNEL_SPECIAL
+from structgen.codegen.pointwise.syntax import FormulaSyntaxError, parse_formula
 
-NOT_DIFFERENTIABLE = "not_differentiable"
-NON_DIFFERENTIABLE_INPUT = "non_differentiable"  # no gradient, silently (an index, a mask)
-NOT_IMPLEMENTED = "not_implemented"  # backward raises if the input requires grad (as torch's)
-AUTO_LINEAR = "auto_linear"  # forward mode: the op is linear in its tensors, applied to tangents
 _ARITHMETIC = ("+", "-", "*", "/", "//", "%")
 _MASK = "grad_input_mask"  # which gradients a formula of several inputs must give
 
 
 class FormulaError(Problem):
     """A derivative formula that does not check."""
-
-
-# ---------------------------------------------------------------------------------------------
-# As written
-
-
-@dataclass(frozen=True)
-class WrittenDerivatives:
-    """The ``derivatives:`` key of a functional entry, parsed but not yet checked against its
-    structured op (that needs the out= overload's outputs and formula: resolve())."""
-
-    line: int
-    # inputs (one, or several sharing a formula that gives one gradient each), formula, text, line
-    formulas: tuple[tuple[tuple[str, ...], Node, str, int], ...]
-    non_differentiable: tuple[str, ...]
-    output_differentiability: tuple[bool, ...] | None
-    not_differentiable: bool  # derivatives: not_differentiable
-    not_implemented: tuple[str, ...] = ()
-    # `result:` forward-mode formula over primals and tangents (<input>_t), or AUTO_LINEAR
-    forward: tuple[Node | str, str, int] | None = None
 
 
 def parse_derivatives(
@@ -153,94 +143,6 @@ def parse_derivatives(
 
 
 # ---------------------------------------------------------------------------------------------
-# Typed IR
-
-
-@dataclass(frozen=True)
-class Ref:
-    """An argument, ``grad``/``grad_<out>`` or ``result``/``result_<out>``."""
-
-    name: str
-    kind: str
-    role: str  # arg | grad | result
-
-
-@dataclass(frozen=True)
-class Const:
-    value: int | float | bool | str | None
-    text: str
-    kind: str  # scalar | bool | str | none
-
-
-@dataclass(frozen=True)
-class Op:
-    op: str  # an operator of the formula language: + - * / // % == ... and or not neg
-    args: tuple[Expr, ...]
-    kind: str
-
-
-@dataclass(frozen=True)
-class Apply:
-    fn: Function
-    args: tuple[Expr, ...]
-    kind: str
-
-
-@dataclass(frozen=True)
-class Where:
-    cond: Expr
-    then: Expr
-    otherwise: Expr
-    kind: str
-
-
-@dataclass(frozen=True)
-class Select:
-    """select(mode, v1, e1, v2, e2, ...): the branch of the str argument's value (None too)."""
-
-    arg: Ref
-    cases: tuple[tuple[str | None, Expr], ...]
-    kind: str
-
-
-Expr = Ref | Const | Op | Apply | Where | Select
-
-
-@dataclass(frozen=True)
-class Gradient:
-    """Backward's value for one differentiable input (a Tensor[] input: one per element), or for
-    several that share one formula (``input, weight, bias: native_layer_norm_backward(...)``),
-    which then gives one gradient each, in order."""
-
-    inputs: tuple[str, ...]
-    expr: Expr
-    text: str  # the formula as written or derived, for errors and docs
-    derived: bool
-    # A pointwise op's gradient that is one pointwise formula (then sum_to the input, where the
-    # formula says so): what a generated fused backward kernel computes (codegen/autograd/fused.py)
-    kernel: Node | None = None
-    kernel_sum_to: bool = False
-    kernel_scale: Expr | None = None  # a number the kernel's result is multiplied by (alpha)
-    fused: str | None = None  # the generated backward op that computes kernel
-    fused_args: tuple[str, ...] = ()  # its arguments: grad, the op's arguments, result
-
-
-@dataclass(frozen=True)
-class Autograd:
-    """An op's derivatives: the gradient of each differentiable input, and which outputs carry
-    gradients (an integer or bool output never does)."""
-
-    gradients: tuple[Gradient, ...]
-    outputs: tuple[str, ...]  # the outputs' names (the out= overload's); () for a Tensor[] output
-    output_differentiability: tuple[bool, ...]
-    line: int
-    list_output: bool = False  # one Tensor[] output: formulas read `grads`
-    # Forward mode (jvp): the output's tangent over primals and <input>_t tangents; AUTO_LINEAR:
-    # the op applied to the tangents; None: forward AD raises (not implemented)
-    forward: Expr | str | None = None
-    tangents: tuple[str, ...] = ()  # the inputs whose tangents forward mode reads
-
-
 # ---------------------------------------------------------------------------------------------
 # Kinds of arguments
 

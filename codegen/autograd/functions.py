@@ -15,23 +15,8 @@ its autograd.h.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from structgen.codegen.api.names import RUNTIME
-
-
-@dataclass(frozen=True)
-class Function:
-    name: str
-    params: tuple[str, ...]
-    result: str  # tensor | tensors | scalar | bool
-    cpp: str  # the C++ function the printed call names
-    doc: str
-    tensorize: bool = False  # a number argument is passed as a 0-dim tensor (ATen's elementwise)
-    # A function of a `mask`: the gradients it gives, one per input of the formula of several
-    # inputs that calls it (its C++ takes a std::array<bool, gradients>)
-    gradients: int = 0
-    header: str | None = None  # the include its C++ needs beyond the glue's (an ATen operator's)
+from structgen.codegen.model.autograd import Function
 
 
 def _elementwise(name: str, cpp: str | None = None) -> Function:

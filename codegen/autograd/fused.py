@@ -2,7 +2,7 @@
 
 A derived gradient such as bias_gelu's (grad times a chain of erf, exp and products) would run
 as a dozen ATen ops, each a pass over memory; as a pointwise op of its own it is one pass, CPU
-and CUDA kernels generated like every formula's. For each such gradient (formulas.Gradient.kernel)
+and CUDA kernels generated like every formula's. For each such gradient (ir.Gradient.kernel)
 this writes the manifest entries of an op
 
     - func: _bias_gelu_backward_self.out(Tensor grad, Tensor self, Tensor bias, *, ...) -> ...
@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import ast
 
-from structgen.codegen.conformance import DTYPES as TESTED_DTYPES
-from structgen.codegen.conformance import TestSpec
 from structgen.codegen.dtypes import GROUPS
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, OptionalType
+from structgen.codegen.model.formula import Node, free_names
+from structgen.codegen.model.schema import BaseTy, BaseType, FunctionSchema, OptionalType
+from structgen.codegen.model.tests import DTYPES as TESTED_DTYPES
+from structgen.codegen.model.tests import TestSpec
 from structgen.codegen.pointwise.python import python
-from structgen.codegen.pointwise.syntax import Node, free_names
 
 
 def _type(t) -> str | None:

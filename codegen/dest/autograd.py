@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from structgen.codegen.api import boxed, cpp, names
 from structgen.codegen.autograd import cpp as formula_cpp
-from structgen.codegen.autograd.formulas import AUTO_LINEAR, Apply, Autograd, Expr, Op, Ref, Select, Where
-from structgen.codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType
-from structgen.codegen.native import Manifest, NativeFunction, StructuredGroup
+from structgen.codegen.model.autograd import AUTO_LINEAR, Apply, Autograd, Expr, Op, Ref, Select, Where
+from structgen.codegen.model.native import Manifest, NativeFunction, StructuredGroup
+from structgen.codegen.model.schema import Argument, BaseTy, BaseType, ListType, OptionalType
 
 RT = names.RUNTIME.namespace
 

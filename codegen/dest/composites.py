@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from structgen.codegen.api import boxed, cpp
 from structgen.codegen.api.names import cpp_name
-from structgen.codegen.composite import (
+from structgen.codegen.composite import missing_message
+from structgen.codegen.model.composite import (
     Composite,
     Cond,
     Const,
@@ -16,10 +17,9 @@ from structgen.codegen.composite import (
     Promoted,
     Transposed,
     Value,
-    missing_message,
 )
-from structgen.codegen.model import BaseTy, BaseType, OptionalType, Type
-from structgen.codegen.native import Manifest, NativeFunction
+from structgen.codegen.model.native import Manifest, NativeFunction
+from structgen.codegen.model.schema import BaseTy, BaseType, OptionalType, Type
 
 
 @dataclass(frozen=True)

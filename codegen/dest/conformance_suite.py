@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structgen.codegen.api import python
-from structgen.codegen.autograd.formulas import NOT_IMPLEMENTED
-from structgen.codegen.conformance import DTYPES
-from structgen.codegen.model import BaseTy, BaseType, ListType
-from structgen.codegen.native import DispatchKey, Manifest, StructuredGroup
+from structgen.codegen.model.autograd import NOT_IMPLEMENTED
+from structgen.codegen.model.native import DispatchKey, Manifest, StructuredGroup
+from structgen.codegen.model.schema import BaseTy, BaseType, ListType
+from structgen.codegen.model.tests import DTYPES
 from structgen.codegen.pointwise.model import CUDA_TYPES
 from structgen.codegen.rules.model import arg_kind
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from structgen.codegen import dtypes
 from structgen.codegen.api import names
 from structgen.codegen.dest.structured import _params, impl_params, shard_of
-from structgen.codegen.multi_kernel import KernelVariant
-from structgen.codegen.native import DispatchKey, Manifest, StructuredGroup
+from structgen.codegen.model.kernels import KernelVariant
+from structgen.codegen.model.native import DispatchKey, Manifest, StructuredGroup
 from structgen.codegen.rules import cpp as rules_cpp
 
 

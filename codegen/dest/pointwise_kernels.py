@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from structgen.codegen import dtypes, limits
 from structgen.codegen.api import names
 from structgen.codegen.dest.structured import impl_params, op_header, shard_of
-from structgen.codegen.native import DispatchKey, Manifest, StructuredGroup
+from structgen.codegen.model.native import DispatchKey, Manifest, StructuredGroup
 
 
 @dataclass(frozen=True)

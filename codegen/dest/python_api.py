@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 from structgen.codegen import python_names
 from structgen.codegen.api import python
-from structgen.codegen.manifest import same_arguments
-from structgen.codegen.model import BaseTy, BaseType, ListType, SchemaKind
-from structgen.codegen.native import Manifest, NativeFunction
+from structgen.codegen.model.native import Manifest, NativeFunction
+from structgen.codegen.model.schema import BaseTy, BaseType, ListType, SchemaKind, same_arguments
 
 
 @dataclass(frozen=True)

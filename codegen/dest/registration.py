@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from structgen.codegen.model import SchemaKind
-from structgen.codegen.native import Manifest, StructuredGroup
+from structgen.codegen.model.native import Manifest, StructuredGroup
+from structgen.codegen.model.schema import SchemaKind
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from structgen.codegen import composite
-from structgen.codegen.native import Manifest, StructuredGroup
+from structgen.codegen.model import composite
+from structgen.codegen.model.native import Manifest, StructuredGroup
+from structgen.codegen.model.rule import CombineBy
 from structgen.codegen.rules import python
-from structgen.codegen.rules.spec import CombineBy
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from structgen.codegen import kernel_keys
 from structgen.codegen.api import names
 from structgen.codegen.dest.structured import op_header
-from structgen.codegen.native import DispatchKey, Manifest, StructuredGroup
+from structgen.codegen.model.native import DispatchKey, Manifest, StructuredGroup
 
 # Per scan combine: the CPU enumerator (cpu::ScanCombine), the CUDA op template, whether the CUDA
 # kernels take int64 (a logaddexp has no integer form) and whether a complex scan is two real ones.

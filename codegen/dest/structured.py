@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 
 from structgen.codegen.api import boxed, cpp, names
 from structgen.codegen.memo import by_identity
-from structgen.codegen.model import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
-from structgen.codegen.native import DispatchKey, Manifest, NativeFunction, StructuredGroup
-from structgen.codegen.project import Project
+from structgen.codegen.model.native import DispatchKey, Manifest, NativeFunction, StructuredGroup
+from structgen.codegen.model.project import Project
+from structgen.codegen.model.schema import Argument, BaseTy, BaseType, ListType, OptionalType, SchemaKind
 from structgen.codegen.rules import cpp as rules_cpp
 
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structgen.codegen.errors import Problem
-from structgen.codegen.pointwise.syntax import COMPARISONS, Bin, Call, Lit, Node, Un, Var
+from structgen.codegen.model.formula import COMPARISONS, Bin, Call, Lit, Node, Un, Var
+from structgen.codegen.model.pointwise import HostCondition, Lowered, Operand
 
 CATEGORIES = ("bool", "integral", "floating", "complex")
 NUMERIC = ("integral", "floating", "complex")
@@ -79,44 +80,6 @@ _A_TYPE = {
 
 class FormulaError(Problem):
     """A pointwise formula that does not check."""
-
-
-@dataclass(frozen=True)
-class HostCondition:
-    """``approximate == "tanh"``: a bool the host decides once per call (the launcher makes it the
-    functor's compile-time `case_`)."""
-
-    field: str
-    arg: str
-    value: str | None
-    optional: bool  # the argument is str?
-
-
-@dataclass(frozen=True)
-class Lowered:
-    expr: str
-    tensors: tuple[tuple[str, str], ...]  # (argument, "T" | "bool") in schema order
-    scalars: tuple[str, ...]  # Scalar arguments used: fields of type T
-    optional_scalars: tuple[str, ...]  # Scalar? arguments used: has_<x> + <x>
-    conditions: tuple[HostCondition, ...]
-    # The value is one of the promoted tensor inputs, its negation or its absolute value, chosen by
-    # bool tensors (where(c, a, -b)): only a sign bit changes, so the kernel computes it exactly in
-    # the storage dtype, with no round trip through opmath (bfloat16 `where` ran at 0.70x torch
-    # converting every element to float and back, float16 `neg` 0.45x).
-    in_storage: bool = False
-    # C++ checks of the arguments alone (accepted str values, clamp's bound): the generated meta
-    # function runs them, so fake tensors raise them too. They report through its `op`.
-    checks: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Operand:
-    """A formula argument: kind is tensor (promoted), bool_tensor, scalar, scalar?, str, str?."""
-
-    name: str
-    kind: str
-    cpp: str
-    default: str | None = None
 
 
 @dataclass(frozen=True)

@@ -21,27 +21,18 @@ from structgen.codegen import limits
 from structgen.codegen.api.names import cpp_name
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import Argument, BaseTy, BaseType, FunctionSchema, OptionalType
-from structgen.codegen.pointwise.lower import FormulaError, Lowered, Operand, lower_formula
+from structgen.codegen.model.pointwise import Operand, PointwiseKernel
+from structgen.codegen.model.rule import Defaults, Rule
+from structgen.codegen.model.rule_tree import Call, Cond, Name, ShapeList, Star
+from structgen.codegen.model.schema import Argument, BaseTy, BaseType, FunctionSchema, OptionalType
+from structgen.codegen.pointwise.lower import FormulaError, lower_formula
 from structgen.codegen.pointwise.syntax import FormulaSyntaxError, parse_formula
-from structgen.codegen.rules.model import Rule
-from structgen.codegen.rules.spec import Defaults
-from structgen.codegen.rules.syntax import Call, Cond, Name, ShapeList, Star
 
 # Which formula category a dtype computes in: its group.
 CATEGORY = {d.name: d.group for d in dtype_table.DTYPES}
 # The dtypes generated CUDA kernels take (CUDA's own types; no complex in device code).
 CUDA_TYPES = {d.name: d.cuda_type for d in dtype_table.DTYPES if d.cuda_type is not None}
 KINDS = ("DEFAULT", "NO_OPMATH", "INT_TO_FLOAT", "ALWAYS_BOOL", "BOOL_TO_LONG")
-
-
-@dataclass(frozen=True)
-class PointwiseKernel:
-    formula: str
-    line: int
-    lowered: Lowered
-    dtypes: tuple[str, ...]  # common dtypes the kernels are instantiated for
-    bool_result: bool  # ALWAYS_BOOL: written as bool whatever the common dtype
 
 
 def elementwise_defaults(schema: FunctionSchema, line: int) -> Defaults | None:

@@ -8,7 +8,7 @@ not on tensors, where, select, the functions) print as ``pw.<name>(...)``.
 
 from __future__ import annotations
 
-from structgen.codegen.pointwise.syntax import Bin, Call, Lit, Node, Un, Var
+from structgen.codegen.model.formula import Bin, Call, Lit, Node, Un, Var
 
 _HELPER_OPS = {"and": "logical_and", "or": "logical_or", "//": "floor_div", "%": "remainder"}
 _HELPER_UNARY = {"not": "logical_not", "~": "invert"}

@@ -1,10 +1,10 @@
-"""The pointwise formula language's syntax: tokenizer, recursive-descent parser and AST.
+"""The pointwise formula language's syntax: tokenizer and recursive-descent parser
+building model/formula.py's nodes.
 
 A formula is one Python-like expression over the op's arguments, e.g.
 ``self + alpha * other``, ``where(self > 0, self, alpha * expm1(self))``,
 ``clamp(self, min, max)``. Precedence, loosest first: ``or``, ``and``, ``not``, comparisons,
-``|``, ``^``, ``&``, ``+ -``, ``* / // %``, unary ``- ~``. Every node prints back to source for
-error messages.
+``|``, ``^``, ``&``, ``+ -``, ``* / // %``, unary ``- ~``.
 """
 
 from __future__ import annotations
@@ -12,65 +12,13 @@ from __future__ import annotations
 import functools
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from structgen.codegen.limits import MAX_DEPTH, check_int64, tree_depth
+from structgen.codegen.model.formula import COMPARISONS, Bin, Call, Lit, Node, Un, Var
 
 
 class FormulaSyntaxError(ValueError):
     """Bad formula text; the message names the column and what was expected."""
-
-
-@dataclass(frozen=True)
-class Lit:
-    value: int | float | str | bool | None
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
-
-
-@dataclass(frozen=True)
-class Var:
-    name: str
-
-    def __str__(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True)
-class Call:
-    fn: str
-    args: tuple[Node, ...]
-
-    def __str__(self) -> str:
-        return f"{self.fn}({', '.join(str(a) for a in self.args)})"
-
-
-@dataclass(frozen=True)
-class Bin:
-    op: str
-    lhs: Node
-    rhs: Node
-
-    def __str__(self) -> str:
-        return f"{_paren(self.lhs)} {self.op} {_paren(self.rhs)}"
-
-
-@dataclass(frozen=True)
-class Un:
-    op: str  # - ~ not
-    operand: Node
-
-    def __str__(self) -> str:
-        return f"{self.op}{' ' if self.op == 'not' else ''}{_paren(self.operand)}"
-
-
-Node = Lit | Var | Call | Bin | Un
-
-
-def _paren(n: Node) -> str:
-    return f"({n})" if isinstance(n, Bin) else str(n)
 
 
 _TOKEN = re.compile(
@@ -82,7 +30,6 @@ _TOKEN = re.compile(
 _KEYWORDS = {"and", "or", "not", "True", "False", "None"}
 # Binary operator levels, loosest first (and/or/not and comparisons are handled separately).
 _LEVELS = (("|",), ("^",), ("&",), ("+", "-"), ("*", "/", "//", "%"))
-COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 
 
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
@@ -232,44 +179,3 @@ def parse_formula(text: str) -> Node:
             f"nested more than {MAX_DEPTH} levels deep (each operator of a chain is a level)"
         )
     return node
-
-
-# -- walks over a formula ----------------------------------------------------------------------
-
-
-def free_names(n: Node) -> set[str]:
-    """The names a formula reads."""
-    if isinstance(n, Var):
-        return {n.name}
-    if isinstance(n, Un):
-        return free_names(n.operand)
-    if isinstance(n, Bin):
-        return free_names(n.lhs) | free_names(n.rhs)
-    if isinstance(n, Call):
-        return set().union(*(free_names(a) for a in n.args)) if n.args else set()
-    return set()
-
-
-def substitute(n: Node, name: str, value: Node) -> Node:
-    """The formula with ``value`` in place of each read of ``name``."""
-    if isinstance(n, Var):
-        return value if n.name == name else n
-    if isinstance(n, Un):
-        return Un(n.op, substitute(n.operand, name, value))
-    if isinstance(n, Bin):
-        return Bin(n.op, substitute(n.lhs, name, value), substitute(n.rhs, name, value))
-    if isinstance(n, Call):
-        return Call(n.fn, tuple(substitute(a, name, value) for a in n.args))
-    return n
-
-
-def operation_count(n: Node) -> int:
-    """How many operations a formula computes (conj counts none: a real value's is itself)."""
-    if isinstance(n, Lit | Var):
-        return 0
-    if isinstance(n, Un):
-        return 1 + operation_count(n.operand)
-    if isinstance(n, Bin):
-        return 1 + operation_count(n.lhs) + operation_count(n.rhs)
-    assert isinstance(n, Call)
-    return (0 if n.fn == "conj" else 1) + sum(operation_count(a) for a in n.args)

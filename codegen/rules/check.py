@@ -1,8 +1,7 @@
-"""Type-check a rule once and turn it into the typed IR (rules/ir.py) that every printer reads.
+"""Type-check a rule once and turn it into the typed IR (model/rule_ir.py) that every printer reads.
 
 Each expression gets its kind; a kind mismatch, an unbound name or an unknown builtin raises
-RuleError with the offending rule's line, which rules/model.py turns into a SpecError. Nothing
-after this pass can find a rule wrong: the printers only print.
+RuleError with the rule's line (rules/model.py makes it a SpecError). The printers only print.
 """
 
 from __future__ import annotations
@@ -10,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from structgen.codegen import dtypes
-from structgen.codegen.rules import builtins, ir
-from structgen.codegen.rules.spec import Rule
-from structgen.codegen.rules.syntax import (
+from structgen.codegen.model import rule_ir as ir
+from structgen.codegen.model.rule import Rule
+from structgen.codegen.model.rule_tree import (
     BinOp,
     Call,
     Cond,
@@ -20,15 +19,16 @@ from structgen.codegen.rules.syntax import (
     Expr,
     Name,
     Num,
+    PAny,
     Pattern,
     PDim,
     PGroup,
+    PLiteral,
     ShapeList,
     Star,
     UnaryOp,
 )
-from structgen.codegen.rules.syntax import PAny as SAny
-from structgen.codegen.rules.syntax import PLiteral as SLiteral
+from structgen.codegen.rules import builtins
 
 
 @dataclass
@@ -239,9 +239,9 @@ class Checker:
         }
         items: list[ir.PatternItem] = []
         for it in pattern.items:
-            if isinstance(it, SAny):
+            if isinstance(it, PAny):
                 items.append(ir.AnyDim())
-            elif isinstance(it, SLiteral):
+            elif isinstance(it, PLiteral):
                 items.append(ir.LiteralDim(it.size))
             elif isinstance(it, PDim):
                 items.append(ir.DimItem(it.name, it.name in first, it.per_element))

@@ -1,4 +1,4 @@
-"""Print a rule's IR (rules/ir.py) as C++ on SymInt: the body of the generated meta function, and
+"""Print a rule's IR (model/rule_ir.py) as C++ on SymInt: the body of the generated meta function, and
 the tuning key and variant conditions of a multi-kernel chooser.
 
 The code calls the helpers of csrc/include/structgen/rules.h; local names follow one scheme:
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from structgen.codegen import dtypes
 from structgen.codegen.api.names import cpp_name
-from structgen.codegen.rules import ir
+from structgen.codegen.model import rule_ir as ir
 
 # ---------------------------------------------------------------------------------------------
 # Expressions

@@ -28,10 +28,11 @@ import re
 from structgen.codegen import dtypes
 from structgen.codegen.errors import SpecError
 from structgen.codegen.load import LineDict
-from structgen.codegen.model import BaseTy, BaseType, FunctionSchema, ListType, OptionalType
+from structgen.codegen.model.rule import Check, CombineBy, Defaults, IndexKind, InputRule, OutputRule, Rule
+from structgen.codegen.model.rule_tree import Call, Expr, Name
+from structgen.codegen.model.schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType
 from structgen.codegen.rules.check import RuleError, check_rule
-from structgen.codegen.rules.spec import Check, CombineBy, Defaults, IndexKind, InputRule, OutputRule, Rule
-from structgen.codegen.rules.syntax import Call, Expr, Name, RuleSyntaxError, parse_expr, parse_pattern
+from structgen.codegen.rules.syntax import RuleSyntaxError, parse_expr, parse_pattern
 
 # How partial results of a split reduced dim merge (structgen.sharding.COMBINES says how each
 # does): add (sum, matmul's k), mul (prod), max/min (amax/amin), and/or (all/any), logaddexp

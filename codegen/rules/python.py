@@ -1,4 +1,4 @@
-"""Print a rule's IR (rules/ir.py) as a Python function that computes each output's dims with
+"""Print a rule's IR (model/rule_ir.py) as a Python function that computes each output's dims with
 their provenance: which input axes every dim stands for, at which offset and stride. That is the
 op's index space and each tensor's index projection function (structgen.rules.describe).
 
@@ -11,7 +11,7 @@ function's. Locals: ``so`` the runtime (structgen.rules.Runtime), ``d_<name>`` a
 
 from __future__ import annotations
 
-from structgen.codegen.rules import ir
+from structgen.codegen.model import rule_ir as ir
 
 
 def expr(e: ir.Expr) -> str:

@@ -3,7 +3,8 @@ where the right side divides integers, whose division by zero raises on the CPU 
 and must not be evaluated where the left side already decides, as in Python."""
 
 import pytest
-from structgen.codegen.pointwise.lower import Operand, lower_formula
+from structgen.codegen.model.pointwise import Operand
+from structgen.codegen.pointwise.lower import lower_formula
 from structgen.codegen.pointwise.syntax import parse_formula
 
 OPERANDS = (Operand("self", "tensor", "self"), Operand("other", "tensor", "other"))

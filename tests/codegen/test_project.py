@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from structgen.codegen.manifest import load_manifest
-from structgen.codegen.project import DEFAULT_PROJECT, Project
+from structgen.codegen.model.project import DEFAULT_PROJECT, Project
 from structgen.codegen.version import GENERATOR_VERSION, MANIFEST_FORMAT
 
 from tests.codegen.manifest_helpers import ROOT, load_error, write_manifest

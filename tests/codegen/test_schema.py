@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from structgen.codegen.model import (
+from structgen.codegen.model.schema import (
     BaseTy,
     BaseType,
     FunctionSchema,

@@ -24,7 +24,7 @@ from structops.nn import functional
 import structops
 
 if TYPE_CHECKING:
-    from structgen.codegen.conformance import OpInfo
+    from structgen.codegen.model.tests import OpInfo
 
 # float16/bfloat16 results may differ from torch's by the rounding of one operation: torch
 # computes some ops in float and rounds once, others per step. Stated, not skipped: 2 ulp.
@@ -180,7 +180,7 @@ def opinfo_specs() -> dict[str, OpInfo]:
     """Each Python function's `tests: {opinfo: ...}` from the manifest (the author states it there):
     which OpInfo it answers to, or why none, and the failures known with their reasons. A name of
     several overloads (lerp.Tensor, lerp.Scalar) gets the first name given and every difference."""
-    from structgen.codegen.conformance import OpInfo
+    from structgen.codegen.model.tests import OpInfo
 
     specs: dict[str, OpInfo] = {}
     for f in _manifest().functions:

@@ -18,7 +18,8 @@ from typing import Any, Protocol
 import torch
 
 from structgen.codegen.dest.conformance_suite import SuiteSpec
-from structgen.codegen.rules.syntax import PAny, PDim, PGroup, PLiteral, parse_pattern
+from structgen.codegen.model.rule_tree import PAny, PDim, PGroup, PLiteral
+from structgen.codegen.rules.syntax import parse_pattern
 from structgen.conformance.spec import compiled, functional
 from structgen.conformance.tensors import Sample, call_args, dtype_of, laid_out, values
 

@@ -20,8 +20,9 @@ from typing import Any
 import torch
 
 from structgen.codegen.dest.conformance_suite import SuiteSpec, suite_specs
-from structgen.codegen.manifest import Manifest, load_manifest
-from structgen.codegen.project import Project
+from structgen.codegen.manifest import load_manifest
+from structgen.codegen.model.native import Manifest
+from structgen.codegen.model.project import Project
 from structgen.conformance import formula, plugin
 
 # The manifest whose package the suite runs on, set by use_manifest() (plugin.py: --manifest, or

@@ -9,6 +9,7 @@ the round trip itself and reports the canonical spelling when a user's schema di
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -150,6 +151,12 @@ class Argument:
     def __str__(self) -> str:
         s = f"{_type_with_annotation(self.type, self.annotation)} {self.name}"
         return s if self.default is None else f"{s}={self.default}"
+
+
+def same_arguments(a: Iterable[Argument], b: Iterable[Argument]) -> bool:
+    """Equal names, types and defaults; alias annotations may differ (inplace self)."""
+    key = [(x.name, x.type, x.default) for x in a]
+    return key == [(x.name, x.type, x.default) for x in b]
 
 
 @dataclass(frozen=True)

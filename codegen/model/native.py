@@ -7,14 +7,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from structgen.codegen.autograd.formulas import Autograd, WrittenDerivatives
-from structgen.codegen.composite import Composite
-from structgen.codegen.conformance import TestSpec
-from structgen.codegen.model import Argument, FunctionSchema, OperatorName, SchemaKind
-from structgen.codegen.multi_kernel import MultiKernel
-from structgen.codegen.pointwise.model import PointwiseKernel
-from structgen.codegen.project import DEFAULT_PROJECT, Project
-from structgen.codegen.rules.spec import Rule
+from structgen.codegen.model.autograd import Autograd, WrittenDerivatives
+from structgen.codegen.model.composite import Composite
+from structgen.codegen.model.kernels import MultiKernel
+from structgen.codegen.model.pointwise import PointwiseKernel
+from structgen.codegen.model.project import DEFAULT_PROJECT, Project
+from structgen.codegen.model.rule import Rule
+from structgen.codegen.model.schema import Argument, FunctionSchema, OperatorName, SchemaKind
+from structgen.codegen.model.tests import TestSpec
 
 
 class DispatchKey(enum.Enum):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from structgen.codegen.rules.ir import MetaIR
-from structgen.codegen.rules.syntax import Expr, Pattern
+from structgen.codegen.model.rule_ir import MetaIR
+from structgen.codegen.model.rule_tree import Expr, Pattern
 
 
 @dataclass(frozen=True)
