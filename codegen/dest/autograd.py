@@ -164,8 +164,12 @@ def functional(group: StructuredGroup, autograd: Autograd, fused: dict[str, OpHa
     likes = {r.name for r in refs if r.kind in ("like", "likes")}
     results = {r.name for r in refs if r.role == "result"}
     members, unpack, release = _saved_arguments(args, by_name, values, likes)
-    outputs = _saved_results(autograd, results, members, unpack, release)
-    edges = _edges(args, members)
+    outputs, saved = _saved_results(autograd, results)
+    edges, counts = _edges(args)
+    # The outputs' SavedVariables are set after the call (no initializer); the counts at the Node's.
+    members += [Member("torch::autograd::SavedVariable", s, "") for s in saved] + counts
+    unpack += [f"const auto {s.removesuffix('_')} = {s}.unpack(getptr());" for s in saved]
+    release += saved
 
     def edge(name: str) -> tuple[str, str | None]:
         many = _tensor_kind(by_name[name][0]) == "tensors"
@@ -252,29 +256,26 @@ def _saved_arguments(args, by_name, values: set[str], likes: set[str]) -> tuple[
     return members, unpack, release
 
 
-def _saved_results(autograd: Autograd, results: set[str], members, unpack, release):
+def _saved_results(autograd: Autograd, results: set[str]) -> tuple[list, list[str]]:
     """Per output: (index, whether it carries a gradient, its SavedVariable where a formula reads
-    it, saved after the call); adds those members and their unpacking."""
+    it); and those SavedVariables' names, saved after the call."""
     many = len(autograd.outputs) > 1
     outputs: list[tuple[int, bool, str | None]] = []
+    saved: list[str] = []
     for i, (name, carries) in enumerate(
         zip(autograd.outputs, autograd.output_differentiability, strict=True)
     ):
         local = f"result_{name}" if many else "result"
-        saved = None
-        if local in results:
-            saved = f"{local}_"
-            release.append(saved)
-            members.append(Member("torch::autograd::SavedVariable", saved, ""))  # after the call
-            unpack.append(f"const auto {local} = {saved}.unpack(getptr());")
-        outputs.append((i, carries, saved))
-    return outputs
+        kept = f"{local}_" if local in results else None
+        saved += [kept] if kept else []
+        outputs.append((i, carries, kept))
+    return outputs, saved
 
 
-def _edges(args, members) -> dict[str, str]:
+def _edges(args) -> tuple[dict[str, str], list[Member]]:
     """Each tensor argument's first edge (C++: a Tensor[] takes one per element, counted at the
-    call, so later offsets add its count); adds the count members."""
-    edges, offset = {}, "0"
+    call, so later offsets add its count); and the members that keep those counts."""
+    edges, counts, offset = {}, [], "0"
     for a in args:
         kind = _tensor_kind(a)
         if kind is None:
@@ -282,11 +283,11 @@ def _edges(args, members) -> dict[str, str]:
         edges[a.name] = offset
         c = names.cpp_name(a.name)
         if kind == "tensors":
-            members.append(Member("size_t", f"{c}_count", f"{c}.size()"))
+            counts.append(Member("size_t", f"{c}_count", f"{c}.size()"))
             offset = f"({offset} + {c}_count)" if offset != "0" else f"{c}_count"
         else:
             offset = str(int(offset) + 1) if offset.isdigit() else f"({offset} + 1)"
-    return edges
+    return edges, counts
 
 
 def _gradient_code(g, fused: dict[str, OpHandle], shared: tuple[str, ...]) -> str:
