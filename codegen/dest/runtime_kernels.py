@@ -13,7 +13,7 @@ from structgen.codegen.api import names
 from structgen.codegen.dest.structured import op_header
 from structgen.codegen.model.native import DispatchKey, Manifest, StructuredGroup
 
-# Per scan combine: the CPU enumerator (cpu::ScanCombine), the CUDA op template, whether the CUDA
+# Per scan combine: the CPU enumerator (ScanCombine), the CUDA op template, whether the CUDA
 # kernels take int64 (a logaddexp has no integer form) and whether a complex scan is two real ones.
 _COMBINES = {
     "add": ("Add", "SumOp", True, True),
@@ -36,16 +36,17 @@ class RuntimeKernelOp:
     cpu_params: str
     cuda_function: str
     cuda_params: str
-    entry: str  # the device entry points' name part: <entry>_scan, <entry>_scan_plan
+    run: str  # the device entry point that runs it (structured.device_entries)
     self: str  # the tensor the kernel reads
     out: str
     # scan: the precomputed int[] holding the dim; triangle: the diagonal argument
     arg: str
-    # scan: cpu::ScanCombine enumerator, cuda_kernels op template, int64 kernels, complex as
+    # scan: ScanCombine enumerator, cuda_kernels op template, int64 kernels, complex as
     # pairs; triangle: lower
     cpu_combine: str = ""
     cuda_op: str = ""
     cuda_int64: bool = False
+    plan: str = ""  # scan: the device entry point that plans the launch
     complex_pairs: bool = False
     lower: bool = False
 
@@ -70,7 +71,7 @@ def runtime_kernel_op(group: StructuredGroup) -> RuntimeKernelOp:
         "cpu_params": cpu.params,
         "cuda_function": cuda.name,
         "cuda_params": cuda.params,
-        "entry": group.name,
+        "run": header.device_entries[-1].name,
         "self": names.cpp_name(kernel_keys.first_tensor(fn.func).name),
         "out": names.cpp_name(fn.func.arguments.out[0].name),
     }
@@ -81,6 +82,7 @@ def runtime_kernel_op(group: StructuredGroup) -> RuntimeKernelOp:
     return RuntimeKernelOp(
         **common,
         arg=names.cpp_name(dims.name),
+        plan=header.device_entries[0].name,
         cpu_combine=cpu_combine,
         cuda_op=cuda_op,
         cuda_int64=int64,

@@ -45,10 +45,24 @@ class KernelDecl:
 
 
 @dataclass(frozen=True)
+class DeviceEntry:
+    """A device entry point of the runtime kernel an op runs (manifest `scan:`, `triangle:`),
+    defined in the generated runtime_kernels_cuda.cu. The op's header declares it, so the op's
+    host glue and a project's hand-written kernels (masked_select scans its counts with cumsum's)
+    call it by that declaration."""
+
+    returns: str
+    name: str
+    launch: str  # the plain-data struct it takes: ScanLaunch, TriangleLaunch (<family>_launch.h)
+
+
+@dataclass(frozen=True)
 class OpHeader:
     group: str
     meta: MetaDecl | None
     kernels: tuple[KernelDecl, ...]
+    family: str | None = None  # the runtime kernel's family (scan, triangle), whose launch header it includes
+    device_entries: tuple[DeviceEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,7 +190,23 @@ def op_header(group: StructuredGroup) -> OpHeader:
                     v.kernel or names.variant_kernel(kernel, v.name), "void", params, key.value, op, v.name
                 )
             )
-    return OpHeader(group.name, meta, tuple(kernels))
+    kernel = group.out.runtime_kernel
+    family = kernel.family if kernel else None
+    return OpHeader(group.name, meta, tuple(kernels), family, device_entries(group.name, family))
+
+
+def device_entries(entry: str, family: str | None) -> tuple[DeviceEntry, ...]:
+    """The device entry points of a runtime kernel family, named after the op's group."""
+    rt = names.RUNTIME.namespace
+    if family == "scan":
+        launch = f"::{rt}::ScanLaunch"
+        return (
+            DeviceEntry(f"::{rt}::ScanPlan", f"{entry}_scan_plan", launch),
+            DeviceEntry("const char*", f"{entry}_scan", launch),
+        )
+    if family == "triangle":
+        return (DeviceEntry("const char*", f"{entry}_triangle", f"::{rt}::TriangleLaunch"),)
+    return ()
 
 
 def unstructured_header(fn: NativeFunction) -> OpHeader:

@@ -17,10 +17,9 @@
 
 #include <structgen/cpu/pointwise.h>  // cpu::operand, cpu::kGrainSize, SO_CPU_CLONES
 #include <structgen/parallel.h>
+#include <structgen/scan_combine.h>  // ScanCombine, scan_identity, scan_step
 
 namespace structgen::cpu {
-
-enum class ScanCombine { Add, Mul, LogAddExp };
 
 // A scan cannot cascade: its running value lives in double for floats and complex<double> for
 // complex (at::acc_type, as torch's CPU scans), int64 for integer sums. Products of integers and
@@ -34,29 +33,6 @@ template <typename scalar_t, ScanCombine C>
 struct ScanAcc<scalar_t, C, true> {
   using type = std::conditional_t<std::is_unsigned_v<scalar_t> || C == ScanCombine::Mul, uint64_t, int64_t>;
 };
-
-// log(exp(a) + exp(b)) without overflow: NaN propagates, two equal infinities stay themselves.
-template <typename A>
-inline A log_add_exp(A a, A b) {
-  const A lo = std::isnan(b) ? b : std::min(a, b);
-  const A hi = std::isnan(b) ? b : std::max(a, b);
-  if (lo != hi || std::isfinite(lo)) return hi + std::log1p(std::exp(lo - hi));
-  return a;
-}
-
-template <ScanCombine C, typename A>
-inline A scan_identity() {
-  if constexpr (C == ScanCombine::Add) return A(0);
-  if constexpr (C == ScanCombine::Mul) return A(1);
-  if constexpr (C == ScanCombine::LogAddExp) return -std::numeric_limits<A>::infinity();
-}
-
-template <ScanCombine C, typename A>
-inline A scan_step(A acc, A x) {
-  if constexpr (C == ScanCombine::Add) return acc + x;
-  if constexpr (C == ScanCombine::Mul) return acc * x;
-  if constexpr (C == ScanCombine::LogAddExp) return log_add_exp(acc, x);
-}
 
 namespace scan_detail {
 

@@ -24,34 +24,25 @@
 
 #include <structgen/cuda/launch.cuh>
 #include <structgen/cuda/block_reduce.cuh>
+#include <structgen/scan_combine.h>
 #include <structgen/scan_launch.h>
 
 namespace structgen::cuda_kernels {
 
-// log(exp(a) + exp(b)) (logcumsumexp's combine): NaN propagates, equal infinities stay.
-template <typename A>
-struct LogAddExpOp {
-  __device__ A identity() const { return -std::numeric_limits<A>::infinity(); }
-  __device__ A combine(A a, A b) const {
-    const A lo = b != b ? b : (b < a ? b : a);
-    const A hi = b != b ? b : (b < a ? a : b);
-    if (lo != hi || lo - lo == A(0)) return hi + log1p(exp(lo - hi));  // lo - lo == 0: lo is finite
-    return a;
-  }
+// The CUDA form of a ScanCombine (structgen/scan_combine.h): the scan kernels take an op with
+// identity() and combine(), as block_reduce.cuh's SumOp (the Add combine) has.
+template <ScanCombine C>
+struct ScanOp {
+  template <typename A>
+  struct For {
+    __device__ A identity() const { return scan_identity<C, A>(); }
+    __device__ A combine(A a, A b) const { return scan_step<C>(a, b); }
+  };
 };
-
-// A product of integers wraps, as the type's own multiply does (a signed overflow is undefined).
 template <typename A>
-struct WrappingProdOp {
-  __device__ A identity() const { return A(1); }
-  __device__ A combine(A a, A b) const {
-    if constexpr (std::is_integral_v<A>) {
-      return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-    } else {
-      return a * b;
-    }
-  }
-};
+using WrappingProdOp = ScanOp<ScanCombine::Mul>::For<A>;
+template <typename A>
+using LogAddExpOp = ScanOp<ScanCombine::LogAddExp>::For<A>;
 
 namespace scan_detail {
 

@@ -13,6 +13,7 @@
 // has CUDA (CMakeLists.txt).
 #include <structgen/cuda/host.h>
 #include <ops/index/launch.h>
+#include <structops/ops/cumsum.h>  // cuda_kernels::cumsum_scan: the count scan runs cumsum's kernel
 #include <structops/ops/embedding.h>
 #include <structops/ops/embedding_bag.h>
 #include <structops/ops/gather.h>
@@ -33,12 +34,6 @@
 #include <utility>
 #include <vector>
 #include <ops/runtime_names.h>
-
-namespace structops::cuda_kernels {
-// cumsum's scan entry points, generated from its manifest entry (`scan: true`, runtime_kernels_cuda.cu).
-ScanPlan cumsum_scan_plan(const ScanLaunch& p);
-const char* cumsum_scan(const ScanLaunch& p);
-}  // namespace structops::cuda_kernels
 
 namespace structops::impl {
 namespace {

@@ -11,7 +11,7 @@
 namespace fixture::ops::impl {
 
 void cumprod_out_cpu(const at::Tensor& self, at::IntArrayRef scan_dim, at::ScalarType compute_dtype, const at::Tensor& out) {
-  ::structgen::cpu::scan_out<::structgen::cpu::ScanCombine::Mul>(self, scan_dim, out);
+  ::structgen::cpu::scan_out<::structgen::ScanCombine::Mul>(self, scan_dim, out);
 }
 
 void tril_out_cpu(const at::Tensor& self, c10::SymInt diagonal, at::ScalarType compute_dtype, const at::Tensor& out) {
