@@ -12,6 +12,7 @@ from structgen.codegen.api import names
 from structgen.codegen.dest import (
     autograd,
     composites,
+    lowerings,
     multi_kernel,
     pointwise_kernels,
     python_api,
@@ -58,7 +59,7 @@ def ops_header_dir(project: Project) -> str:
 
 
 # The generated Python modules, in the project's package folder.
-PYTHON_FILES = ("_ops.py", "_ops.pyi", "_rules.py")
+PYTHON_FILES = ("_ops.py", "_ops.pyi", "_rules.py", "_lowerings.py")
 # The CPU host glue of the pointwise kernels, in shards (pointwise_kernels.cpu_host_shards).
 CPU_HOST_FILE = "kernels_cpu_host_{}.cpp"
 # The files of one pointwise op's kernels (a translation unit per op and device), and their kinds.
@@ -224,6 +225,11 @@ def _rules(manifest: Manifest, fm: FileManager, shards: int) -> None:
     )
 
 
+def _lowerings(manifest: Manifest, fm: FileManager, shards: int) -> None:
+    path = f"{manifest.project.python_dir}/_lowerings.py"
+    fm.render(path, "lowerings.py.j2", lowerings=lowerings.lowerings(manifest))
+
+
 def _composites(manifest: Manifest, fm: FileManager, shards: int) -> None:
     fm.render("src/composites.cpp", "composites.cpp.j2", calls=composites.composite_calls(manifest))
 
@@ -256,6 +262,7 @@ SECTIONS: tuple[Section, ...] = (
     _registration,
     _meta,
     _rules,
+    _lowerings,
     _composites,
     _multi_kernel,
     _hooks,

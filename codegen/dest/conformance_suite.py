@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structgen.codegen.api import python
+from structgen.codegen.dest import lowerings
 from structgen.codegen.model.autograd import NOT_IMPLEMENTED
 from structgen.codegen.model.native import DispatchKey, Manifest, StructuredGroup
 from structgen.codegen.model.schema import BaseTy, BaseType, ListType
@@ -78,6 +79,9 @@ class SuiteSpec:
         tuple[str, tuple[str, ...], str, str, tuple[float, float] | None, tuple[str, ...], bool], ...
     ] = ()
     vmap_loops: tuple[str, str] | None = None  # tests.vmap_loops: (every | others, why)
+    # Inductor compiles the functional as its formula (structgen/lowering.py): "all" dtypes, or
+    # "floating" where an integer division keeps integer dtypes a call of the op; None: a call.
+    lowered: str | None = None
     # tags: [nondeterministic_seeded]: every call the suite compares is made from one seed
     seeded: bool = False
     bits_reference: str | None = None  # tests.bits_reference: the result expected from the op's own draw
@@ -108,6 +112,7 @@ def suite_spec(group: StructuredGroup, namespace: str) -> SuiteSpec:
         if a.default is not None:
             defaults.append((a.name, python.default(a.default) or "None"))
     kind = _kind(group)
+    lowered = lowerings.lowering(group)
     tensor_args = tuple(a.name for a in non_out if a.type == BaseType(BaseTy.Tensor))
     if tests and tests.dtypes:
         dtypes = tests.dtypes
@@ -170,6 +175,7 @@ def suite_spec(group: StructuredGroup, namespace: str) -> SuiteSpec:
         if tests
         else (),
         vmap_loops=tests.vmap_loops if tests else None,
+        lowered=None if lowered is None else "floating" if lowered.integer_division else "all",
         seeded="nondeterministic_seeded" in group.out.tags,
         bits_reference=tests.bits_reference if tests else None,
         kernel_variants=tuple((d.lower(), tuple(v.name for v in vs)) for d, vs in group.out.kernels.devices)

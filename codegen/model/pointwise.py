@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from structgen.codegen.model.formula import Node
+
 
 @dataclass(frozen=True)
 class HostCondition:
@@ -53,3 +55,10 @@ class PointwiseKernel:
     lowered: Lowered
     dtypes: tuple[str, ...]  # common dtypes the kernels are instantiated for
     bool_result: bool  # ALWAYS_BOOL: written as bool whatever the common dtype
+    # The dtype rule as torch's elementwise promotion reads it (what Inductor's lowering of the
+    # formula computes in): the promoted arguments, the kind (two kinds when the str? argument
+    # `given` picks one: the first where it is given), and the formula's tree.
+    promoted: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ("DEFAULT",)
+    given: str | None = None
+    tree: Node | None = None

@@ -189,7 +189,7 @@ class _Lowering:
             # not: logical_and ran at 0.02x torch); && and || where the right side divides, whose
             # division by zero raises on the CPU and must not where the left side decides.
             a, b = self.node(n.lhs), self.node(n.rhs)
-            op = {"and": "&&", "or": "||"}[n.op] if _divides(n.rhs) else {"and": "&", "or": "|"}[n.op]
+            op = {"and": "&&", "or": "||"}[n.op] if divides(n.rhs) else {"and": "&", "or": "|"}[n.op]
             return _Val(f"bool({self.truth(a)} {op} {self.truth(b)})", "bool")
         if n.op in COMPARISONS and self.is_mode(n.lhs):
             return self.condition(n)
@@ -406,14 +406,14 @@ def lower_formula(
     )
 
 
-def _divides(n: Node) -> bool:
+def divides(n: Node) -> bool:
     """Whether evaluating n may divide integers (and so raise ZeroDivisionError on the CPU)."""
     if isinstance(n, Bin):
-        return n.op in _BINARY_CPP or _divides(n.lhs) or _divides(n.rhs)
+        return n.op in _BINARY_CPP or divides(n.lhs) or divides(n.rhs)
     if isinstance(n, Un):
-        return _divides(n.operand)
+        return divides(n.operand)
     if isinstance(n, Call):
-        return n.fn == "trunc_div" or any(_divides(a) for a in n.args)
+        return n.fn == "trunc_div" or any(divides(a) for a in n.args)
     return False
 
 

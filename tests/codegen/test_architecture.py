@@ -13,8 +13,8 @@ CODEGEN = Path(__file__).resolve().parents[2] / "codegen"
 LAYERS = (
     ("errors", "limits", "dtypes", "memo", "api.names", "link", "workers", "version"),  # leaves
     # The model at the bottom (codegen/model/): frozen types that import nothing of the parsers.
-    ("model.schema", "model.rule_tree", "model.rule_ir", "model.formula", "model.pointwise", "model.tests"),
-    ("model.rule", "model.autograd", "model.composite", "model.kernels", "model.project"),
+    ("model.schema", "model.rule_tree", "model.rule_ir", "model.formula", "model.tests"),
+    ("model.rule", "model.pointwise", "model.autograd", "model.composite", "model.kernels", "model.project"),
     ("model.native",),  # an entry, a structured op, the manifest
     (
         "load",

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 import torch
 import torch._dynamo
+from structgen import lowering
 from torch._inductor.utils import run_and_get_code
 
 import structops
@@ -91,7 +92,9 @@ def test_float16_and_transposed_kernels_under_inductor():
     t = torch.randn(17, 128, generator=g).t()
     torch._dynamo.reset()
     compiled = torch.compile(f, fullgraph=True)
-    got, eager = compiled(x, b, t), f(x, b, t)
+    with lowering.as_extern_kernels():  # the ops' own loops, not Inductor's code from their formulas
+        got = compiled(x, b, t)
+    eager = f(x, b, t)
     for c, e in zip(got, eager, strict=True):
         assert torch.equal(c, e)
     h = torch.nn.functional.gelu(x.float() + 0.5 * b.float()).half()
@@ -169,13 +172,86 @@ def test_inductor_calls_the_functional_overload():
 
     x, y, i = torch.randn(3, 4), torch.randn(3, 4), torch.tensor([3, 0])
     torch._dynamo.reset()
-    result, (code,) = run_and_get_code(torch.compile(f, fullgraph=True), x, y, i)
+    with lowering.as_extern_kernels(torch.ops.structops.add.Tensor):  # else compiled as its formula
+        result, (code,) = run_and_get_code(torch.compile(f, fullgraph=True), x, y, i)
     torch.testing.assert_close(result, f(x, y, i))
     assert "torch.ops.structops.add.Tensor(" in code and "structops.add.out" not in code
     if hasattr(torch._library, "_out_variant"):  # torch >= 2.13
         from torch._library._out_variant import to_out_variant
 
         assert to_out_variant(torch.ops.structops.add.Tensor) is None
+
+
+def _kernels(code: str) -> int:
+    """The kernels Inductor generated in a module's code (one cpp_fused_* function each on the CPU)."""
+    return code.count("async_compile.cpp_pybinding(")
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_chain_of_formula_ops_compiles_to_one_kernel(dynamic):
+    """Inductor compiles formula ops as their formulas (structgen/lowering.py): a chain of them,
+    a broadcast operand, a Scalar and a str argument, becomes one generated kernel with no call
+    of a structops op. float32 gives eager's values; float16 computes the chain in float and
+    rounds once, so it is at least as close to float64 as eager (which rounds after each op)."""
+
+    def f(x, b):
+        h = structops.gelu(structops.add(structops.mul(x, x), b, alpha=0.5), approximate="tanh")
+        return structops.where(structops.gt(x, 0.1), structops.exp(h), structops.neg(h))
+
+    g = torch.Generator().manual_seed(0)
+    for dtype in (torch.float32, torch.float16):
+        x, b = torch.randn(64, 33, generator=g).to(dtype), torch.randn(33, generator=g).to(dtype)
+        torch._dynamo.reset()
+        got, (code,) = run_and_get_code(torch.compile(f, fullgraph=True, dynamic=dynamic), x, b)
+        assert "torch.ops.structops" not in code
+        assert _kernels(code) == 1, code
+        if dtype == torch.float32:
+            torch.testing.assert_close(got, f(x, b))
+            continue
+        exact = f(x.double(), b.double())
+        assert (got.double() - exact).abs().max() <= (f(x, b).double() - exact).abs().max()
+        torch.testing.assert_close(got.double(), exact, atol=2e-3, rtol=2e-3)
+
+
+def test_formula_ops_fuse_around_a_matmul_forward_and_backward():
+    """linear -> bias gelu -> residual add, forward and backward compiled: the formula ops and
+    their generated backward ops fuse into Inductor's kernels; only the matmuls stay calls."""
+
+    def f(x, w, b):
+        return structops.add(structops.gelu(structops.add(structops.mm(x, w), b)), x)
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(32, 16, generator=g, requires_grad=True)
+    w = torch.randn(16, 16, generator=g, requires_grad=True)
+    b = torch.randn(16, generator=g, requires_grad=True)
+
+    def step(fn):
+        out = fn(x, w, b)
+        return (out, *torch.autograd.grad(out.square().sum(), (x, w, b)))
+
+    torch._dynamo.reset()
+    got, code = run_and_get_code(step, torch.compile(f, fullgraph=True))
+    calls = [line for c in code for line in c.splitlines() if "torch.ops.structops." in line]
+    assert all("mm" in line for line in calls), calls
+    for c, e in zip(got, step(f), strict=True):
+        torch.testing.assert_close(c, e)
+
+
+def test_an_integer_division_stays_a_call_and_raises():
+    """An integer floor division is not lowered (the kernel raises on a zero divisor; Inductor's
+    code would divide by zero): compiled, it calls the op and raises as eager does."""
+
+    def f(x, y):
+        return structops.div(x, y, rounding_mode="floor")
+
+    x, y = torch.tensor([7, -7, 3]), torch.tensor([2, 2, 0])
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):  # torch's own error for this division
+        compiled(x, y)
+    (code,) = run_and_get_code(compiled, x, torch.tensor([2, 2, 1]))[1]
+    assert "torch.ops.structops.div.Tensor_mode(" in code
+    torch.testing.assert_close(compiled(x.float(), y.float()), f(x.float(), y.float()))
 
 
 def test_out_dtype_rules_hold_under_compile():

@@ -667,10 +667,17 @@ def check_opcheck(spec: SuiteSpec, device: str, dtype: str) -> None:
             assert set(report.values()) == {"SUCCESS"}, f"{name} on {sample!r}: {report}"
 
 
+def _lowered(spec: SuiteSpec, dtype: str) -> bool:
+    """Whether Inductor compiles the functional as its formula for inputs of ``dtype``."""
+    floating = getattr(torch, dtype).is_floating_point or getattr(torch, dtype).is_complex
+    return spec.lowered == "all" or (spec.lowered == "floating" and floating)
+
+
 @check(few_dtypes=True)
 def check_compile(spec: SuiteSpec, device: str, dtype: str) -> None:
     """torch.compile with the default backend (Inductor), fullgraph, with static and with dynamic
-    shapes, equals eager for every overload."""
+    shapes, equals eager for every overload; a formula op's functional compiles as its formula
+    (no call of the op in Inductor's code)."""
     import torch._dynamo
 
     # Two different shapes, so the dynamic graph is exercised beyond the sizes it was traced with.
@@ -725,7 +732,18 @@ def check_compile(spec: SuiteSpec, device: str, dtype: str) -> None:
                     if r.shape != s.args[0].shape or not torch.can_cast(r.dtype, s.args[0].dtype):
                         continue
                 mode = "dynamic" if dynamic else "static"
-                assert_matches(s.call(compiled_run), s.call(run), spec, s, f"compiled ({mode} shapes) {name}")
+                if name == spec.functional and _lowered(spec, dtype):
+                    from torch._inductor.utils import run_and_get_code
+
+                    got, code = run_and_get_code(s.call, compiled_run)
+                    called = f"{spec.namespace}.{name if '.' in name else name + '.default'}("
+                    assert not any(called in c for c in code), (
+                        f"{spec.name}: Inductor calls {called[:-1]} ({mode} shapes, {s!r}) instead of "
+                        "generating code from its formula (structgen/lowering.py)"
+                    )
+                else:
+                    got = s.call(compiled_run)
+                assert_matches(got, s.call(run), spec, s, f"compiled ({mode} shapes) {name}")
     if untraceable:
         pytest.skip(f"not compiled: {'; '.join(untraceable)}")
 

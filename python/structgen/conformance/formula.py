@@ -1,101 +1,13 @@
-"""The pointwise formula language in torch: what a generated backward op's reference
-(codegen/pointwise/python.py prints it) calls as ``pw.<name>``, and ``precise``, which runs such a
-reference in double precision.
-
-Each name means what the kernels' pw:: function means (csrc/include/structgen/pointwise/math.h):
-ATen's function of the same name, a number on either side of a tensor.
-"""
+"""``precise``: a formula printed as Python (a generated backward op's reference) run in double
+precision, with the ``pw`` functions of structgen/formula.py."""
 
 from __future__ import annotations
 
 import functools
-import types
 
 import torch
 
-
-def _tensor(x):
-    """A tensor as it is; a Python number as a 0-dim float64 (complex128, bool) tensor: as torch's
-    wrapped numbers, it keeps double precision (log(2) in float32, torch's default dtype, is off
-    by 2.6e-9) and does not change a tensor's dtype when it meets one."""
-    if isinstance(x, torch.Tensor):
-        return x
-    if isinstance(x, bool):
-        return torch.as_tensor(x)
-    return torch.as_tensor(x, dtype=torch.complex128 if isinstance(x, complex) else torch.float64)
-
-
-def _where(cond, then, otherwise):
-    if isinstance(cond, bool):  # decided by a non-tensor argument (approximate == "tanh")
-        return then if cond else otherwise
-    # numbers as float64 0-dim tensors: two Python numbers would give torch's default dtype, float32
-    return torch.where(cond, _tensor(then), _tensor(otherwise))
-
-
-def _select(arg, *cases):
-    for value, branch in zip(cases[::2], cases[1::2], strict=True):
-        if arg == value:
-            return branch
-    raise ValueError(f"select(): {arg!r} is none of {cases[::2]}")
-
-
-def _extremum(tensor_op, bound_op):
-    def apply(a, b):
-        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-            return tensor_op(a, b)
-        return bound_op(a, b) if isinstance(a, torch.Tensor) else bound_op(b, a)
-
-    return apply
-
-
-def _nonneg_real(x):
-    x = _tensor(x)
-    return (x.real >= 0) & (x.imag == 0) if x.is_complex() else x >= 0
-
-
-def _logical(op):
-    def apply(a, b):
-        if isinstance(a, bool) and isinstance(b, bool):
-            return (a and b) if op is torch.logical_and else (a or b)
-        # A number goes where the tensor is: torch's logical ops take no CPU scalar with CUDA.
-        device = (a if isinstance(a, torch.Tensor) else b).device
-        return op(torch.as_tensor(a, device=device), torch.as_tensor(b, device=device))
-
-    return apply
-
-
-_UNARY = (
-    *("exp", "exp2", "expm1", "log", "log2", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh"),
-    *("sigmoid", "erf", "erfc", "abs", "sign", "floor", "ceil", "round", "trunc", "isnan", "isinf"),
-)
-
-
-def _unary(f):
-    return lambda x: f(_tensor(x))
-
-
-pw = types.SimpleNamespace(
-    **{name: _unary(getattr(torch, name)) for name in _UNARY},
-    normcdf=_unary(torch.special.ndtr),
-    conj=lambda x: torch.conj(x).resolve_conj() if isinstance(x, torch.Tensor) else x.conjugate(),
-    pow=lambda a, b: torch.pow(a, b),
-    pow_scalar=lambda a, b: torch.pow(a, b),
-    max=_extremum(torch.maximum, torch.clamp_min),
-    min=_extremum(torch.minimum, torch.clamp_max),
-    fma=lambda a, b, c: a * b + c,
-    trunc_div=lambda a, b: torch.div(a, b, rounding_mode="trunc"),
-    nonneg_real=_nonneg_real,
-    where=_where,
-    clamp=lambda x, lo, hi: torch.clamp(x, lo, hi),
-    bool=lambda x: x != 0,
-    select=_select,
-    logical_and=_logical(torch.logical_and),
-    logical_or=_logical(torch.logical_or),
-    logical_not=lambda x: (not x) if isinstance(x, bool) else torch.logical_not(x),
-    invert=lambda x: ~x,
-    floor_div=lambda a, b: torch.floor_divide(a, b),
-    remainder=lambda a, b: torch.remainder(a, b),
-)
+from structgen.formula import pw  # noqa: F401 - the references' pw.<name>
 
 
 def _layout(tensors: list[torch.Tensor]) -> torch.Tensor:

@@ -25,6 +25,7 @@ set(GENERATED_FILES
   "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_ops.py"
   "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_ops.pyi"
   "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_rules.py"
+  "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_lowerings.py"
   "${CMAKE_CURRENT_LIST_DIR}/outputs.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/variant_sources.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/hooks.txt"
@@ -101,6 +102,7 @@ set(GENERATED_PYTHON
   "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_ops.py"
   "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_ops.pyi"
   "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_rules.py"
+  "${CMAKE_CURRENT_LIST_DIR}/python/fixture_pkg/ops/_lowerings.py"
 )
 set(GENERATED_BUILD
   "${CMAKE_CURRENT_LIST_DIR}/outputs.cmake"

@@ -25,6 +25,7 @@ from structgen._dispatch import register_with_dynamo as _register_with_dynamo
 from structgen._dispatch import spelled as _spelled
 from structgen._dispatch import spelled_call as _spelled_call
 from structgen.packages import serve as _serve
+from fixture_pkg.ops import _lowerings  # noqa: F401 - Inductor compiles formula ops as formulas
 from fixture_pkg.ops import _rules
 
 _ops = torch.ops.fixture_ops
