@@ -51,9 +51,9 @@ class DeviceEntry:
     host glue and a project's hand-written kernels (masked_select scans its counts with cumsum's)
     call it by that declaration."""
 
-    returns: str
     name: str
-    launch: str  # the plain-data struct it takes: ScanLaunch, TriangleLaunch (<family>_launch.h)
+    launch: str  # the runtime's plain-data struct it takes: ScanLaunch, TriangleLaunch (<family>_launch.h)
+    plans: bool = False  # returns the runtime's ScanPlan; else the CUDA error string (nullptr: none)
 
 
 @dataclass(frozen=True)
@@ -197,15 +197,13 @@ def op_header(group: StructuredGroup) -> OpHeader:
 
 def device_entries(entry: str, family: str | None) -> tuple[DeviceEntry, ...]:
     """The device entry points of a runtime kernel family, named after the op's group."""
-    rt = names.RUNTIME.namespace
     if family == "scan":
-        launch = f"::{rt}::ScanLaunch"
         return (
-            DeviceEntry(f"::{rt}::ScanPlan", f"{entry}_scan_plan", launch),
-            DeviceEntry("const char*", f"{entry}_scan", launch),
+            DeviceEntry(f"{entry}_scan_plan", "ScanLaunch", plans=True),
+            DeviceEntry(f"{entry}_scan", "ScanLaunch"),
         )
     if family == "triangle":
-        return (DeviceEntry("const char*", f"{entry}_triangle", f"::{rt}::TriangleLaunch"),)
+        return (DeviceEntry(f"{entry}_triangle", "TriangleLaunch"),)
     return ()
 
 
