@@ -16,6 +16,7 @@ kernel checks for zero and Inductor's code does not.
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import torch
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
@@ -55,20 +56,36 @@ def register(lowerings: dict) -> None:
     _LOWERINGS.update(lowerings)
 
     def add() -> None:
-        for table in _tables():
-            table.update(lowerings)
+        try:
+            for table in _tables():
+                table.update(lowerings)
+        except (AttributeError, ImportError, TypeError) as e:  # Inductor moved (torch > 2.13): calls
+            _withdraw(lowerings, e)
 
     def fall_back() -> None:
         """Each op's call (an extern kernel) where its function returns NotImplemented: Inductor
         makes an op without a lowering such a call itself, but refuses to for an op that has a
         decomposition ("both a fallback and a decomp for same op")."""
-        from torch._inductor import lowering
+        try:
+            from torch._inductor import lowering
 
-        for op in lowerings:
-            lowering.make_fallback(op, warn=False, override_decomp=True)
+            for op in lowerings:
+                lowering.make_fallback(op, warn=False, override_decomp=True)
+        except (AttributeError, ImportError, TypeError, AssertionError) as e:
+            _withdraw(lowerings, e)
 
     when_imported("torch._inductor.decomposition", add)
     when_imported("torch._inductor.lowering", fall_back)
+
+
+def _withdraw(lowerings: dict, error: Exception) -> None:
+    """The ops back to calls of their kernels, with a warning, where Inductor's tables are not
+    what this module expects: compiled code stays correct, only unfused."""
+    warnings.warn(f"structgen: formula ops stay extern kernels under Inductor ({error!r})", stacklevel=2)
+    with contextlib.suppress(AttributeError, ImportError, TypeError):
+        for table in _tables():
+            for op in lowerings:
+                table.pop(op, None)
 
 
 @contextlib.contextmanager

@@ -254,6 +254,36 @@ def test_an_integer_division_stays_a_call_and_raises():
     torch.testing.assert_close(compiled(x.float(), y.float()), f(x.float(), y.float()))
 
 
+def test_formula_ops_stay_calls_where_inductor_changed(monkeypatch):
+    """Where Inductor's tables are not what structgen.lowering expects (a torch newer than the
+    supported ones), the ops are withdrawn from them with a warning: compiled code still calls
+    their kernels, correct and unfused, instead of failing Inductor's import or compile."""
+    import torch._inductor.lowering as inductor_lowering
+    from torch._inductor import decomposition
+
+    op = torch.ops.structops.relu.default
+    function = lowering._LOWERINGS[op]
+
+    def moved(*args, **kwargs):
+        raise TypeError("make_fallback() got an unexpected keyword argument 'override_decomp'")
+
+    monkeypatch.setattr(inductor_lowering, "make_fallback", moved)
+    try:
+        with pytest.warns(UserWarning, match="formula ops stay extern kernels"):
+            lowering.register({op: function})
+        assert op not in decomposition.decompositions and op not in decomposition.select_decomp_table()
+        torch._dynamo.reset()
+        x = torch.randn(5)
+        with torch.compiler.config.patch(force_disable_caches=True):
+            got, (code,) = run_and_get_code(torch.compile(structops.relu, fullgraph=True), x)
+        assert "torch.ops.structops.relu.default(" in code
+        torch.testing.assert_close(got, torch.relu(x))
+    finally:
+        monkeypatch.undo()
+        lowering.register({op: function})
+    assert op in decomposition.select_decomp_table()
+
+
 def test_out_dtype_rules_hold_under_compile():
     """`out_dtype: dtype_argument`: sum into an int32 out sums the elements as int32 (torch.sum's
     rule), also when traced as the functional call; `exact`: mm rejects an out of another dtype."""
