@@ -54,7 +54,6 @@ class PointwiseKernel:
     line: int
     lowered: Lowered
     dtypes: tuple[str, ...]  # common dtypes the kernels are instantiated for
-    bool_result: bool  # ALWAYS_BOOL: written as bool whatever the common dtype
     # The dtype rule as torch's elementwise promotion reads it (what Inductor's lowering of the
     # formula computes in): the promoted arguments, the kind (two kinds when the str? argument
     # `given` picks one: the first where it is given), and the formula's tree.
@@ -62,3 +61,8 @@ class PointwiseKernel:
     kinds: tuple[str, ...] = ("DEFAULT",)
     given: str | None = None
     tree: Node | None = None
+
+    @property
+    def bool_result(self) -> bool:
+        """ALWAYS_BOOL: written as bool whatever the common dtype (both kinds agree on it)."""
+        return self.kinds[0] == "ALWAYS_BOOL"

@@ -194,6 +194,4 @@ def parse_pointwise(
         lowered = lower_formula(formula, tuple(operands), categories, never_none)
     except FormulaError as e:
         raise fail(e.problem, e.fix) from None
-    return PointwiseKernel(
-        text, line, lowered, dtypes, kinds[0] == "ALWAYS_BOOL", promoted, kinds, promotion.given, formula
-    )
+    return PointwiseKernel(text, line, lowered, dtypes, promoted, kinds, promotion.given, formula)
