@@ -16,7 +16,9 @@ kernel checks for zero and Inductor's code does not.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
+from collections.abc import Callable
 
 import torch
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
@@ -50,17 +52,19 @@ def integral(dtype: torch.dtype) -> bool:
     return not (dtype.is_floating_point or dtype.is_complex)
 
 
-def register(lowerings: dict) -> None:
-    """``lowerings`` (OpOverload -> function) into Inductor's decomposition table, once Inductor
-    is imported (importing it here would cost seconds)."""
-    _LOWERINGS.update(lowerings)
+def register(table_of: Callable[[], dict]) -> None:
+    """The table ``table_of()`` makes (OpOverload -> function) into Inductor's decomposition
+    tables, once Inductor is imported: importing it here would cost seconds, and even resolving
+    the OpOverloads would add to every import of the package."""
+    lowerings = functools.cache(table_of)
 
     def add() -> None:
+        _LOWERINGS.update(lowerings())
         try:
             for table in _tables():
-                table.update(lowerings)
+                table.update(lowerings())
         except (AttributeError, ImportError, TypeError) as e:  # Inductor moved (torch > 2.13): calls
-            _withdraw(lowerings, e)
+            _withdraw(lowerings(), e)
 
     def fall_back() -> None:
         """Each op's call (an extern kernel) where its function returns NotImplemented: Inductor
@@ -69,10 +73,10 @@ def register(lowerings: dict) -> None:
         try:
             from torch._inductor import lowering
 
-            for op in lowerings:
+            for op in lowerings():
                 lowering.make_fallback(op, warn=False, override_decomp=True)
         except (AttributeError, ImportError, TypeError, AssertionError) as e:
-            _withdraw(lowerings, e)
+            _withdraw(lowerings(), e)
 
     when_imported("torch._inductor.decomposition", add)
     when_imported("torch._inductor.lowering", fall_back)

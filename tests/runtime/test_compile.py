@@ -270,7 +270,7 @@ def test_formula_ops_stay_calls_where_inductor_changed(monkeypatch):
     monkeypatch.setattr(inductor_lowering, "make_fallback", moved)
     try:
         with pytest.warns(UserWarning, match="formula ops stay extern kernels"):
-            lowering.register({op: function})
+            lowering.register(lambda: {op: function})
         assert op not in decomposition.decompositions and op not in decomposition.select_decomp_table()
         torch._dynamo.reset()
         x = torch.randn(5)
@@ -280,7 +280,7 @@ def test_formula_ops_stay_calls_where_inductor_changed(monkeypatch):
         torch.testing.assert_close(got, torch.relu(x))
     finally:
         monkeypatch.undo()
-        lowering.register({op: function})
+        lowering.register(lambda: {op: function})
     assert op in decomposition.select_decomp_table()
 
 

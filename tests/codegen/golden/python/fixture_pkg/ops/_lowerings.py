@@ -46,7 +46,7 @@ def _scaled_tanh_backward_self(grad, self, alpha=1):
     return ((grad * pw.conj((alpha * (1 - (pw.tanh(self) * pw.tanh(self))))))).to(_result)
 
 
-_register({
+_register(lambda: {
     _ops.scaled_act.default: scaled_act,
     _ops.scaled_tanh.default: scaled_tanh,
     _ops._scaled_tanh_backward_self.default: _scaled_tanh_backward_self,
