@@ -26,3 +26,30 @@ def pytest_configure(config) -> None:
     from tests.under_test import use_structops
 
     use_structops()
+
+
+_SECONDS: dict[str, dict[str, float]] = {"test files": {}, "conformance checks": {}}
+
+
+def pytest_runtest_logreport(report) -> None:
+    """Sums each test file's setup, call and teardown time, and each conformance check's over its
+    ops and dtypes (test_conformance[op-check-device-dtype]), for the summary below. Under xdist
+    the workers' reports reach the controller, which sums them."""
+    path, _, name = report.nodeid.partition("::")
+    files, checks = _SECONDS.values()
+    files[path] = files.get(path, 0.0) + report.duration
+    if name.startswith("test_conformance["):
+        check = name.split("-")[-3]
+        checks[check] = checks.get(check, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The 20 slowest test files and conformance checks: where the suite's time goes, for whoever
+    makes it faster."""
+    for what, seconds in _SECONDS.items():
+        if not seconds:
+            continue
+        terminalreporter.section(f"slowest {what} (seconds summed over their tests)")
+        for name, s in sorted(seconds.items(), key=lambda item: -item[1])[:20]:
+            terminalreporter.write_line(f"{s:8.1f}  {name}")
+        terminalreporter.write_line(f"{sum(seconds.values()):8.1f}  all {len(seconds)} {what}")
