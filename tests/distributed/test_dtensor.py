@@ -17,10 +17,15 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(
-    not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
-    reason="this torch build has no torch.distributed with gloo",
-)
+# Each test starts 2 or 4 processes: under xdist they run one after another in one worker, with
+# the other files that build or start processes of their own (tools/test.sh).
+pytestmark = [
+    pytest.mark.skipif(
+        not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
+        reason="this torch build has no torch.distributed with gloo",
+    ),
+    pytest.mark.xdist_group("own_processes"),
+]
 
 
 def _free_port() -> int:

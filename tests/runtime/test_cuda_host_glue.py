@@ -18,6 +18,9 @@ import pytest
 import torch.utils.cpp_extension
 
 ROOT = Path(__file__).resolve().parents[2]
+# It builds or starts processes of its own: under xdist its tests run one after another in one
+# worker, with the other such files (tools/test.sh).
+pytestmark = pytest.mark.xdist_group("own_processes")
 
 
 def _cuda_include() -> Path | None:

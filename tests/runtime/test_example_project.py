@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "minimal"
 BUILD = ROOT / "build" / "examples" / "minimal"
 PACKAGE = BUILD / "example_ops_generated" / "python"
+# It builds or starts processes of its own: under xdist its tests run one after another in one
+# worker, with the other such files (tools/test.sh).
+pytestmark = pytest.mark.xdist_group("own_processes")
 
 
 def _readme_commands() -> list[str]:

@@ -10,7 +10,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+# It builds or starts processes of its own: under xdist its tests run one after another in one
+# worker, with the other such files (tools/test.sh).
+pytestmark = pytest.mark.xdist_group("own_processes")
 
 
 def _in(cwd: Path, env: dict, *command: str) -> subprocess.CompletedProcess:
