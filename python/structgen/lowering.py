@@ -95,13 +95,21 @@ def _withdraw(lowerings: dict, error: Exception) -> None:
 @contextlib.contextmanager
 def as_extern_kernels(*ops):
     """Inside: Inductor calls ``ops`` (every lowered op when none is named) as extern kernels,
-    the op's own kernel, instead of generating code from their formulas; its caches are off."""
+    the op's own kernel, instead of generating code from their formulas; the caches of compiled
+    graphs are off."""
+    import torch._functorch.config
+    import torch._inductor.config
+
     tables = _tables()
     taken = [{op: t.pop(op) for op in (ops or tuple(_LOWERINGS)) if op in t} for t in tables]
     try:
-        # Inductor's caches key a compiled graph by the graph, not by the table: a graph compiled
-        # with the formulas before would come back from them.
-        with torch.compiler.config.patch(force_disable_caches=True):
+        # Those caches key a compiled graph by the traced graph, not by the decomposition table: a
+        # graph compiled with the formulas before would come back from them. (Not
+        # force_disable_caches: it also turns off Dynamo's profile-guided shapes, with a warning.)
+        with (
+            torch._functorch.config.patch(enable_autograd_cache=False),
+            torch._inductor.config.patch(fx_graph_cache=False),
+        ):
             yield
     finally:
         for table, ours in zip(tables, taken, strict=True):

@@ -182,6 +182,23 @@ def test_inductor_calls_the_functional_overload():
         assert to_out_variant(torch.ops.structops.add.Tensor) is None
 
 
+def test_as_extern_kernels_is_not_undone_by_a_cached_graph():
+    """The same function compiled with the formula, then inside as_extern_kernels: Inductor's
+    caches key compiled graphs by the traced graph, so they must be off there, or the formula's
+    code would come back."""
+
+    def f(x, y):
+        return structops.add(x, y, alpha=2)
+
+    x, y = torch.randn(8), torch.randn(8)
+    _, lowered = run_and_get_code(torch.compile(f, fullgraph=True), x, y)
+    with lowering.as_extern_kernels(torch.ops.structops.add.Tensor):
+        result, extern = run_and_get_code(torch.compile(f, fullgraph=True), x, y)
+    torch.testing.assert_close(result, f(x, y))
+    assert len(lowered) == 1 and "structops.add.Tensor(" not in lowered[0]
+    assert len(extern) == 1 and "structops.add.Tensor(" in extern[0]
+
+
 def _kernels(code: str) -> int:
     """The kernels Inductor generated in a module's code (one cpp_fused_* function each on the CPU)."""
     return code.count("async_compile.cpp_pybinding(")
