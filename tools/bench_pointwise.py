@@ -3,9 +3,10 @@
     .venv/bin/python tools/bench_pointwise.py            # the full table
     .venv/bin/python tools/bench_pointwise.py --quick    # fewer sizes and ops
 
-For each op, size (1e3 .. 1e7 elements), layout (contiguous, broadcast row, transposed/strided)
-and dtype (float32 and bfloat16; --dtypes adds float16 or float64) it times the functional call
-and the out= call (no allocation: allocating a fresh 64 MiB output halves throughput for both),
+For each op, size (1e3 .. 1e7 elements, and 65,536: two grains, where both libraries start a
+second thread; --sizes picks others), layout (contiguous, broadcast row, transposed/strided) and
+dtype (float32 and bfloat16; --dtypes adds float16 or float64) it times the functional call and
+the out= call (no allocation: allocating a fresh 64 MiB output halves throughput for both),
 side by side in interleaved rounds (tools/timing.py), and prints the time, the ratio torch /
 structops (> 1: structops is faster) and structops' GB/s (bytes read + written once). Fused
 formulas are compared with torch's unfused chain, next to the ratio the bytes they move allow
@@ -163,9 +164,16 @@ def main() -> None:
     parser.add_argument("--ops", nargs="+", choices=sorted(OPS), help="only these ops")
     parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"], choices=DTYPES)
     parser.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=LAYOUTS)
+    parser.add_argument(
+        "--sizes", nargs="+", type=int, help="element counts (e.g. 65536: the threading threshold)"
+    )
     args = parser.parse_args()
     device = args.device
-    sizes = (1_000, 100_000, 10_000_000) if args.quick else (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
+    sizes = args.sizes or (
+        (1_000, 100_000, 10_000_000)
+        if args.quick
+        else (1_000, 10_000, 65_536, 100_000, 1_000_000, 10_000_000)
+    )
     names = args.ops or (QUICK if args.quick else tuple(OPS))
     peak = copy_bandwidth(device)
     print(
