@@ -191,9 +191,10 @@ def test_as_extern_kernels_is_not_undone_by_a_cached_graph():
         return structops.add(x, y, alpha=2)
 
     x, y = torch.randn(8), torch.randn(8)
-    _, lowered = run_and_get_code(torch.compile(f, fullgraph=True), x, y)
-    with lowering.as_extern_kernels(torch.ops.structops.add.Tensor):
-        result, extern = run_and_get_code(torch.compile(f, fullgraph=True), x, y)
+    with torch._inductor.config.patch(fx_graph_cache=True):  # tests/conftest.py turns it off
+        _, lowered = run_and_get_code(torch.compile(f, fullgraph=True), x, y)
+        with lowering.as_extern_kernels(torch.ops.structops.add.Tensor):
+            result, extern = run_and_get_code(torch.compile(f, fullgraph=True), x, y)
     torch.testing.assert_close(result, f(x, y))
     assert len(lowered) == 1 and "structops.add.Tensor(" not in lowered[0]
     assert len(extern) == 1 and "structops.add.Tensor(" in extern[0]
