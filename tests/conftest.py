@@ -7,7 +7,7 @@ from pathlib import Path
 # suite then times variants the way a first run does. Set before structops loads (it reads once).
 os.environ.setdefault("STRUCTOPS_AUTOTUNE_CACHE_DIR", tempfile.mkdtemp(prefix="structops-autotune-"))
 # Inductor's C++ kernels, each keyed by its own source, and its probes of the CPU stay between runs
-# in build/: a second run of one op's suite skips their compiles (add_Tensor: 36 s -> 23 s on 2
+# in build/: a second run of one op's suite skips their compiles (add_Tensor: 36 s -> 25 s on 2
 # cores). Its caches of whole compiled graphs (FX graphs, and AOTAutograd's, which needs those) are
 # off by default, as are Dynamo's saved profiles of dynamic dims: they key a graph by the traced
 # graph and torch, not by the extension's build, so an earlier build's lowering would come back
