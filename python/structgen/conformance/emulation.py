@@ -30,11 +30,17 @@ def built_emulator() -> Path:
 
 @functools.cache
 def _build_emulator() -> tuple[Path, str]:
+    return build_emulator(under_test().python_package)
+
+
+def build_emulator(name: str) -> tuple[Path, str]:
+    """The emulator library of the installed package ``name``, built or brought up to date, one
+    build at a time; or why there is none. tools/setup.sh calls it after the install
+    (`python -m structgen.conformance.emulation NAME`), so that no test process waits for it."""
     import fcntl
     import importlib
     import subprocess
 
-    name = under_test().python_package
     package = importlib.import_module(name)
     build = importlib.import_module(f"{name}._build")  # where it was built (its CMake writes it)
     if not build.EMULATOR:
@@ -148,3 +154,11 @@ def same_bits(a: Any, b: Any) -> bool:
 
 def _bytes(t: torch.Tensor) -> torch.Tensor:
     return t.contiguous().view(-1).view(torch.uint8)
+
+
+if __name__ == "__main__":  # tools/setup.sh: the package's emulator, where its build configured one
+    import importlib
+    import sys
+
+    if importlib.import_module(f"{sys.argv[1]}._build").EMULATOR:
+        sys.exit(build_emulator(sys.argv[1])[1] or None)
