@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,49 +36,83 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(tmp_path: Path, world: int, mesh: str, *extra: str, timeout: float = 300) -> list[dict]:
-    """Run the worker on ``world`` ranks; every rank's report. Killed after ``timeout`` s."""
+STALL = 240  # s with no rank printing: longer than gloo's own 120 s timeout, so a hung collective
+# reports itself first; the time a whole run takes depends on what else shares the 2 cores.
+LIMIT = 1800  # s in all: a cap for CI, far beyond a loaded run of the 4-rank mesh (about 300 s)
+
+
+def launch(tmp_path: Path, world: int, mesh: str, *extra: str) -> list[dict]:
+    """Run the worker on ``world`` ranks; every rank's report. The ranks are killed, and their logs
+    shown with each thread's stack, when none has printed for ``STALL`` s: a watchdog on progress,
+    not on the wall time, which under xdist is shared with the other worker's tests."""
     env = dict(os.environ, WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()))
     env["OMP_NUM_THREADS"] = "1"  # 4 ranks on 2 cores
     result = tmp_path / "result.json"
-    procs = [
-        subprocess.Popen(
-            # -X faulthandler: a rank killed by a signal prints the Python stack it died in.
-            [
-                sys.executable,
-                "-X",
-                "faulthandler",
-                "-m",
-                "tests.distributed.worker",
-                str(result),
-                mesh,
-                *extra,
-            ],
-            cwd=ROOT,
-            env=dict(env, RANK=str(rank)),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for rank in range(world)
-    ]
-    try:
-        logs = [p.communicate(timeout=timeout)[0] for p in procs]
-    finally:
-        for p in procs:
-            p.kill()
+    logs = [tmp_path / f"rank{rank}.log" for rank in range(world)]
+    procs = []
+    for rank, log in enumerate(logs):
+        with log.open("w") as out:
+            procs.append(
+                subprocess.Popen(
+                    # -X faulthandler: a rank killed by a signal prints the Python stack it died
+                    # in; the worker also dumps every thread's stack on SIGUSR1 (the watchdog).
+                    [
+                        sys.executable,
+                        "-X",
+                        "faulthandler",
+                        "-m",
+                        "tests.distributed.worker",
+                        str(result),
+                        mesh,
+                        *extra,
+                    ],
+                    cwd=ROOT,
+                    env=dict(env, RANK=str(rank)),
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+    stalled = _watch(procs, logs)
+    texts = [log.read_text(errors="replace") for log in logs]
     # Every rank that failed, not only the first: a rank that dies takes its peers down with a
     # "Connection closed by peer", so the first failing rank is rarely the one to read. Ranks
     # killed by a signal come last, where a log cut short in the middle still shows their end.
     failed = [
-        f"rank {rank} exited with {p.returncode}:\n{log[-3000:]}"
-        for rank, (p, log) in sorted(
-            enumerate(zip(procs, logs, strict=True)), key=lambda r: r[1][0].returncode < 0
+        f"rank {rank} exited with {p.returncode}:\n{text[-3000:]}"
+        for rank, (p, text) in sorted(
+            enumerate(zip(procs, texts, strict=True)), key=lambda r: r[1][0].returncode < 0
         )
         if p.returncode != 0
     ]
+    assert not stalled, f"{stalled}; each rank's log ends:\n\n" + "\n\n".join(failed)
     assert not failed, "\n\n".join(failed)
     return [json.loads(Path(f"{result}.rank{rank}").read_text()) for rank in range(world)]
+
+
+def _watch(procs: list[subprocess.Popen], logs: list[Path]) -> str:
+    """Wait for every rank; why they were stopped, or "" when they all ended by themselves."""
+    start = last = time.monotonic()
+    sizes = [0] * len(logs)
+    why = ""
+    while any(p.poll() is None for p in procs) and not why:
+        time.sleep(1)
+        now = time.monotonic()
+        grown = [log.stat().st_size for log in logs]
+        if grown != sizes:
+            sizes, last = grown, now
+        if now - last > STALL:
+            why = f"no rank printed for {STALL} s"
+        elif now - start > LIMIT:
+            why = f"the ranks ran past {LIMIT} s"
+    if why:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+    for p in procs:
+        p.kill()
+        p.wait()
+    return why
 
 
 def every_failure(reports: list[dict]) -> list[str]:
@@ -132,3 +168,14 @@ def test_the_tensor_parallel_demo():
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     assert "hidden (Shard(dim=1),)" in run.stdout and ", 0 collectives" in run.stdout, run.stdout
     assert "the tensor-parallel MLP equals the single-process one" in run.stdout
+
+
+def test_the_watchdog_stops_ranks_that_stopped_printing(tmp_path, monkeypatch):
+    """A hang is reported as one, with the ranks stopped, rather than as a test that never ends."""
+    monkeypatch.setattr(sys.modules[__name__], "STALL", 2)
+    log = tmp_path / "rank0.log"
+    log.write_text("rank 0: add_Tensor\n")
+    hung = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    started = time.monotonic()
+    assert _watch([hung], [log]) == "no rank printed for 2 s"
+    assert hung.returncode is not None and time.monotonic() - started < 30

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import faulthandler
 import functools
 import json
 import os
 import random
+import signal
 import sys
 import traceback
 import warnings
@@ -282,6 +284,8 @@ def _plant_parallel() -> None:
 
 
 def main() -> None:
+    # The test's watchdog sends SIGUSR1 to a rank that stopped printing: where each thread is.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     use_structops()
     parser = argparse.ArgumentParser()
     parser.add_argument("result")
