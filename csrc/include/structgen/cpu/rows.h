@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -503,20 +504,22 @@ template <typename T>
 constexpr bool kReducedFloat = std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>;
 
 // A formula computing in float over float16/bfloat16 inputs, with the inputs the launch gives as
-// values (RowLaunch::is_value) read from there. The select is on a flag fixed for the call, which
-// the vector loops hoist; every float16/bfloat16 launch goes through it, so it adds no kernel
-// instantiation (a second one per input that may be a value would have doubled them).
+// values (RowLaunch::is_value) read from there. Every float16/bfloat16 launch goes through it, so
+// it adds no kernel instantiation (a second one per input that may be a value would have doubled
+// them). The pick is bitwise, (bits & keep) | fill, fixed for the call: a select on a flag per
+// input was hoisted for one input, but with two gcc kept a branch per element and the loop
+// scalar (bfloat16 bias_gelu and logaddexp at 1e5: 0.2x and 0.05x torch).
 template <typename F, typename... in_t>
 struct WithValues {
   using compute_type = typename F::compute_type;
   F f;
-  std::array<bool, sizeof...(in_t)> is_value;
-  std::array<float, sizeof...(in_t)> values;
+  std::array<uint32_t, sizeof...(in_t)> keep;  // all ones for a tensor input, 0 for a value
+  std::array<uint32_t, sizeof...(in_t)> fill;  // 0 for a tensor input, the value's bits
 
   template <size_t I, typename X>
   [[gnu::always_inline]] auto input(X x) const {
     if constexpr (kReducedFloat<std::tuple_element_t<I, std::tuple<in_t...>>>) {
-      return is_value[I] ? values[I] : static_cast<float>(x);
+      return std::bit_cast<float>((std::bit_cast<uint32_t>(static_cast<float>(x)) & keep[I]) | fill[I]);
     } else {
       return x;
     }
@@ -549,8 +552,8 @@ void run(const F& f, const RowLaunch& p) {
   if constexpr (std::is_same_v<typename F::compute_type, float> && (detail::kReducedFloat<in_t> || ...)) {
     detail::WithValues<F, in_t...> valued{f, {}, {}};
     for (size_t k = 0; k < sizeof...(in_t); ++k) {
-      valued.is_value[k] = p.is_value[k];
-      valued.values[k] = p.values[k];
+      valued.keep[k] = p.is_value[k] ? 0u : ~0u;
+      valued.fill[k] = p.is_value[k] ? std::bit_cast<uint32_t>(p.values[k]) : 0u;
     }
     detail::run_rows<out_t, in_t...>(valued, p);
   } else {
