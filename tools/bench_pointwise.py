@@ -88,6 +88,7 @@ OPS = {
         lambda a, out=None: torch.relu(a) if out is None else torch.clamp(a, min=0, out=out),
         1,
     ),
+    "logaddexp": (direct(structops.logaddexp, 2), direct(torch.logaddexp, 2), 2),
     "lt": (direct(structops.lt, 2), direct(torch.lt, 2), 2),
     "where": (
         lambda c, a, b, out=None: (
