@@ -166,31 +166,33 @@ void softmax(const at::Tensor& self, int64_t dim, const at::Tensor& out) {
 // Elements of a row summed in acc_t lanes before their totals join a double sum.
 constexpr int64_t kStatBlock = 256;
 
-// The sums over a row of d = x[i] - center and of d^2: each block of kStatBlock elements in 16
-// lanes (add_lanes' order), the blocks' totals in double. d's lanes are double where
-// `exact_deviations` (the mean's correction: summed in float lanes, a float32 row of 1000 lost 5e-6
-// of a mean 300 times smaller than its values, as much as the first pass), d^2's acc_t.
+// The sums over a row of d = x[i] - center and, where `exact_deviations`, of d^2: each block of
+// kStatBlock elements in 16 lanes (add_lanes' order), the blocks' totals in double. d's lanes are
+// double where `exact_deviations` (the mean's correction: summed in float lanes, a float32 row of
+// 1000 lost 5e-6 of a mean 300 times smaller than its values, as much as the first pass), d^2's
+// acc_t. Each sum has a loop of its own: with both in one loop (float and double lanes), or lanes
+// a lambda wrote to, gcc left them scalar (a float32 row of 1024: 1.1 us, now 0.23 us).
 template <typename acc_t, bool exact_deviations, typename value_t>
 std::pair<double, double> deviations(const value_t* __restrict x, int64_t n, acc_t center) {
   using dev_t = std::conditional_t<exact_deviations, double, acc_t>;
+  const auto value = [&](int64_t i) {
+    return static_cast<acc_t>(cpu::to_acc<at::opmath_type<value_t>>(x[i]));
+  };
   double dev_total = 0, sq_total = 0;
   for (int64_t b = 0; b < n; b += kStatBlock) {
     const int64_t m = std::min(kStatBlock, n - b);
     std::array<dev_t, kLanes> dev{};
-    std::array<acc_t, kLanes> sq{};
-    const auto term = [&](int64_t i, int l) {
-      const acc_t v = static_cast<acc_t>(cpu::to_acc<at::opmath_type<value_t>>(x[b + i]));
-      const acc_t d = v - center;
-      dev[l] += static_cast<dev_t>(v) - static_cast<dev_t>(center);
-      sq[l] += d * d;
-    };
-    int64_t i = 0;
-    for (; i + kLanes <= m; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) term(i + l, l);
-    }
-    for (; i < m; ++i) term(i, 0);
+    add_lanes(dev, m,
+              [&](int64_t i) { return static_cast<dev_t>(value(b + i)) - static_cast<dev_t>(center); });
     dev_total += total(dev);
-    sq_total += total(sq);
+    if constexpr (exact_deviations) {
+      std::array<acc_t, kLanes> sq{};
+      add_lanes(sq, m, [&](int64_t i) {
+        const acc_t d = value(b + i) - center;
+        return d * d;
+      });
+      sq_total += total(sq);
+    }
   }
   return {dev_total, sq_total};
 }
