@@ -62,6 +62,11 @@ OPS = {
         lambda x, d: structops.rms_norm_with_rstd(x, [x.shape[-1]], _affine(x)[0])[0],
         lambda x, d: F.rms_norm(x, [x.shape[-1]], _affine(x)[0]),
     ),
+    # training statistics over the rows, a channel per column (a [N, C] input: S == 1)
+    "batch_norm": (
+        lambda x, d: structops.batch_norm(x, *_affine(x), None, None, True, 0.1, 1e-5, False),
+        lambda x, d: F.batch_norm(x, None, None, *_affine(x), True, 0.1, 1e-5),
+    ),
     # Seeded alike (on the CPU the op draws torch's bits); the draw itself, bernoulli_, is most of it.
     "dropout": (
         lambda x, d: (torch.manual_seed(0), structops.native_dropout(x, 0.1, True)[0])[1],
@@ -144,8 +149,8 @@ def main() -> None:
             if not dtype.is_floating_point and name not in INTEGER_OPS:
                 continue
             for rows, cols, dim in shapes:
-                if name in ("layer_norm", "rms_norm", "dropout") and dim == 0:
-                    continue  # normalises the last dim only; dropout has no dim
+                if name in ("layer_norm", "rms_norm", "batch_norm", "dropout") and dim == 0:
+                    continue  # normalises one dim only; dropout has no dim
                 g = torch.Generator(device).manual_seed(0)  # on the device: 6.4e8 CPU randoms take seconds
                 x = torch.randn(rows, cols, generator=g, device=device)
                 if not dtype.is_floating_point:

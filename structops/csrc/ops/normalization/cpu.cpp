@@ -289,25 +289,31 @@ SO_CPU_CLONES void layer_norm_row(const value_t* __restrict x, const param_t* __
   rstd_out = rstd;
 }
 
-// Per-channel sums over [N, C, S] (S contiguous) of d = x - shift[c] (0 without a shift), and of
-// d^2 where `squares` is given. Columns when S == 1 (a [N, C] input: vectors along C), otherwise
-// rows of S per (n, c) with 16 lanes.
-template <typename scalar_t>
-void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const double* shift, double* sums,
-                  double* squares) {
+// Per-channel sums over [N, C, S] (S contiguous) of d = x - shift[c], and of d^2 where
+// kSquares. Columns when S == 1 (a [N, C] input: vectors along C), otherwise rows of S per (n, c)
+// with 16 lanes (a loop per sum, add_lanes: both in one loop stayed scalar). No test inside the
+// loops: with `if (squares)` in it, gcc left the columns scalar (batch_norm of [256, 1024]: 0.19x
+// torch, with the store's loop of one element per channel).
+template <bool kSquares, typename scalar_t>
+void channel_sums(const scalar_t* __restrict x, int64_t N, int64_t C, int64_t S,
+                  const double* __restrict shift, double* __restrict sums, double* __restrict squares) {
+  const auto value = [&](int64_t i) {
+    return static_cast<double>(cpu::to_acc<at::opmath_type<scalar_t>>(x[i]));
+  };
   if (S == 1) {
-    structgen::parallel_for(0, C, std::max<int64_t>(16, cpu::kGrainSize / std::max<int64_t>(N, 1)),
+    // 256 columns at least: a 1 KiB run per row of a float32 input (16 took one cache line per
+    // row of a [2048, 2048] input: 0.35x torch, 0.50x now)
+    structgen::parallel_for(0, C, std::max<int64_t>(256, cpu::kGrainSize / std::max<int64_t>(N, 1)),
                             [&](int64_t begin, int64_t end) {
                               for (int64_t c = begin; c < end; ++c) {
                                 sums[c] = 0;
-                                if (squares) squares[c] = 0;
+                                if constexpr (kSquares) squares[c] = 0;
                               }
                               for (int64_t n = 0; n < N; ++n) {
                                 for (int64_t c = begin; c < end; ++c) {
-                                  const double d =
-                                      static_cast<double>(x[n * C + c]) - (shift ? shift[c] : 0.0);
+                                  const double d = value(n * C + c) - shift[c];
                                   sums[c] += d;
-                                  if (squares) squares[c] += d * d;
+                                  if constexpr (kSquares) squares[c] += d * d;
                                 }
                               }
                             });
@@ -317,25 +323,19 @@ void channel_sums(const scalar_t* x, int64_t N, int64_t C, int64_t S, const doub
                           [&](int64_t begin, int64_t end) {
                             for (int64_t c = begin; c < end; ++c) {
                               std::array<double, kLanes> lanes{}, sq{};
-                              const double m = shift ? shift[c] : 0.0;
+                              const double m = shift[c];
                               for (int64_t n = 0; n < N; ++n) {
-                                const scalar_t* row = x + (n * C + c) * S;
-                                int64_t i = 0;
-                                for (; i + kLanes <= S; i += kLanes) {
-                                  for (int l = 0; l < kLanes; ++l) {
-                                    const double d = static_cast<double>(row[i + l]) - m;
-                                    lanes[l] += d;
-                                    sq[l] += d * d;
-                                  }
-                                }
-                                for (; i < S; ++i) {
-                                  const double d = static_cast<double>(row[i]) - m;
-                                  lanes[0] += d;
-                                  sq[0] += d * d;
+                                const int64_t row = (n * C + c) * S;
+                                add_lanes(lanes, S, [&](int64_t i) { return value(row + i) - m; });
+                                if constexpr (kSquares) {
+                                  add_lanes(sq, S, [&](int64_t i) {
+                                    const double d = value(row + i) - m;
+                                    return d * d;
+                                  });
                                 }
                               }
                               sums[c] = total(lanes);
-                              if (squares) squares[c] = total(sq);
+                              if constexpr (kSquares) squares[c] = total(sq);
                             }
                           });
 }
@@ -579,10 +579,10 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
       std::vector<double> pivot(C), deviation(C);
       for (int64_t c = 0; c < C; ++c)
         pivot[c] = count > 0 ? finite_or_zero(static_cast<double>(in[c * S])) : 0.0;
-      channel_sums(in, N, C, S, pivot.data(), mean.data(), nullptr);
+      channel_sums<false>(in, N, C, S, pivot.data(), mean.data(), nullptr);
       for (int64_t c = 0; c < C; ++c)
         mean[c] = pivot[c] + mean[c] / static_cast<double>(count);  // count 0: NaN
-      channel_sums(in, N, C, S, mean.data(), deviation.data(), var.data());
+      channel_sums<true>(in, N, C, S, mean.data(), deviation.data(), var.data());
       for (int64_t c = 0; c < C; ++c) {
         const double n = static_cast<double>(count), correction = deviation[c] / n;
         if (std::isfinite(correction)) mean[c] += correction;  // a channel holding inf: mean inf, as torch
@@ -620,19 +620,30 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
       }
     }
     scalar_t* o = out.data_ptr<scalar_t>();  // contiguous: the meta layout
-    structgen::parallel_for(
-        0, N * C, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(S, 1)),
-        [&](int64_t begin, int64_t end) {
-          for (int64_t r = begin; r < end; ++r) {
-            const int64_t c = r % C;
-            using acc_t = at::opmath_type<scalar_t>;
-            const acc_t sc = static_cast<acc_t>(scale[c]), mu = static_cast<acc_t>(mean[c]),
-                        shift = static_cast<acc_t>(b[c]);
-            const scalar_t* xr = in + r * S;
-            scalar_t* orow = o + r * S;
-            store_narrowed(orow, S, [&](int64_t i) { return (cpu::to_acc<acc_t>(xr[i]) - mu) * sc + shift; });
-          }
-        });
+    using acc_t = at::opmath_type<scalar_t>;
+    std::vector<acc_t> mu(C), sc(C), sh(C);
+    for (int64_t c = 0; c < C; ++c) {
+      mu[c] = static_cast<acc_t>(mean[c]);
+      sc[c] = static_cast<acc_t>(scale[c]);
+      sh[c] = static_cast<acc_t>(b[c]);
+    }
+    const auto y = [&](int64_t i, int64_t c) { return (cpu::to_acc<acc_t>(in[i]) - mu[c]) * sc[c] + sh[c]; };
+    if (S == 1) {  // [N, C]: a row of C channels at a time (one element per channel and sample)
+      structgen::parallel_for(0, N, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(C, 1)),
+                              [&](int64_t begin, int64_t end) {
+                                for (int64_t r = begin; r < end; ++r) {
+                                  store_narrowed(o + r * C, C, [&](int64_t c) { return y(r * C + c, c); });
+                                }
+                              });
+      return;
+    }
+    structgen::parallel_for(0, N * C, std::max<int64_t>(1, cpu::kGrainSize / S),
+                            [&](int64_t begin, int64_t end) {
+                              for (int64_t r = begin; r < end; ++r) {
+                                const int64_t c = r % C;
+                                store_narrowed(o + r * S, S, [&](int64_t i) { return y(r * S + i, c); });
+                              }
+                            });
   });
 }
 
