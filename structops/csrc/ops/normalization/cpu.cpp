@@ -579,7 +579,7 @@ void batch_norm_out_cpu(const at::Tensor& input, const std::optional<at::Tensor>
       // (at most 10 of double's 53 bits cancel: the pivot within 32 standard deviations of the
       // mean). Elsewhere (a first element far out, a masked one; inf, NaN, no elements), as
       // layer_norm_row: deviations from the first pass's mean correct it and give the variance
-      // (the corrected two-pass algorithm, which a pass more made 0.35x torch on [2048, 2048]).
+      // (the corrected two-pass algorithm: a pass more, [32, 64, 56, 56] bfloat16 at 0.52x torch).
       // float64 always: its d is rounded, and the one-pass mean was 4 ulps off torch's.
       std::vector<double> pivot(C), squares(C);
       for (int64_t c = 0; c < C; ++c)
